@@ -1,0 +1,151 @@
+## Administration pages.
+
+login-title = Sign in
+login-submit = Sign in
+login-failed = Unknown name or wrong password.
+
+setup-title = Create the first administrator
+setup-intro = This one-time page creates the site's first administrator. Choose a name and a password of at least 10 characters.
+setup-submit = Create and sign in
+setup-done = Welcome. You are signed in as the site's first administrator.
+admin-name-invalid = Use 1 to 60 letters, digits, dots, dashes, underscores or @.
+admin-password-short = Use at least { $min } characters.
+admin-password-long = This password is too long.
+admin-password-mismatch = The two passwords differ.
+
+dashboard-title = Dashboard
+dashboard-attention = Needs attention
+dashboard-see-status = See the status report
+dashboard-start = Get started
+dashboard-workflow-count = Workflows:
+dashboard-recent = Recent instances
+dashboard-no-instances = No instance has been started yet.
+
+workflows-title = Workflows
+workflow-new = New workflow
+workflow-edit = Edit workflow
+workflow-label = Label
+workflow-name = Machine name
+workflow-name-help = Lowercase letters, digits and underscores; used by the command line. It cannot change later.
+workflow-steps = Steps
+workflow-definition = Steps, one per line
+workflow-definition-help = Each line is a step: its kind, optional parallel branches in brackets, a colon, its title, then details after a bar.
+kind-form-help = a form the outside party fills; * marks a required field; types are text, email, number and long
+kind-review-help = approve or reject with a comment; here two reviewers answer in parallel
+kind-payment-help = the payer goes to the payment provider and comes back
+kind-form = Form
+kind-review = Review
+kind-payment = Payment
+workflow-saved = The workflow was saved.
+workflow-name-invalid = Use 1 to 64 lowercase letters, digits or underscores.
+workflow-name-taken = Another workflow already has this machine name.
+workflow-label-invalid = Enter a label of 1 to 100 characters.
+definition-no-colon = Line { $line }: put a colon after the kind, as in "review: Check the order".
+definition-branches = Line { $line }: close the branch list with ], as in review[legal,finance].
+definition-branch-name = Line { $line }: branch names use lowercase letters, digits and underscores (at most 32).
+definition-branch-twice = Line { $line }: a branch is named twice.
+definition-title = Line { $line }: give the step a title of at most 200 characters.
+definition-kind = Line { $line }: unknown kind; use form, review or payment.
+definition-amount = Line { $line }: write the amount and currency after a bar, as in "| 49.90 EUR".
+definition-field = Line { $line }: a field is malformed; write it as Label, Label* or Label* (email).
+definition-field-kind = Line { $line }: unknown field type; use text, email, number or long.
+definition-field-twice = Line { $line }: two fields have the same name.
+definition-no-fields = Line { $line }: a form needs at least one field after a bar.
+definition-empty = Write at least one step.
+definition-too-long = A workflow has at most { $max } steps.
+
+instances-title = Instances
+instance-new = Start an instance
+instance-start = Start
+instance-started = The instance was started. Issue a link below to send it to someone.
+instance-subject = Subject
+instance-subject-title = Subject title
+instance-subject-body = Subject text (the document to review, the order to pay…)
+instance-workflow = Workflow
+instance-state = State
+instance-updated = Last change
+instance-current-step = Current step
+instance-title-invalid = Enter a title of 1 to { $max } characters.
+instance-workflow-unknown = Choose a workflow.
+instance-links = Links
+instance-branch = Branch
+instance-no-branch = (no branch)
+instance-ttl = Lifetime
+instance-ttl-help = In seconds, or with a unit: 30m, 12h, 7d.
+instance-issue = Issue a link
+instance-link-issued = Copy this link and send it to the person who should answer. It is shown only once.
+instance-link-issued-help = Anyone holding this link can answer the step, until it expires or you revoke the links.
+instance-revoke = Revoke all links
+instance-revoke-help = Every link and handle issued for this instance stops working at once.
+instance-revoked = Every link of this instance was revoked.
+instance-history = History
+history-when = When
+history-step = Step
+history-branch = Branch
+history-event = Event
+history-answer = Answer
+event-started = Started
+event-answered = Answered
+event-link-issued = Link issued
+event-links-revoked = Links revoked
+event-complete = Completed
+event-rejected = Rejected
+link-instance-unknown = No instance { $id }.
+link-branch-unknown = This workflow has no branch named { $branch }.
+link-ttl-invalid = Enter a lifetime from { $min } seconds to { $max } seconds (for example 3600, 30m, 12h or 7d).
+
+settings-title = Orchestra settings
+settings-site-name = Site name
+settings-base-url = Base URL
+settings-base-url-help = The address people reach this site on; every link is built on it.
+settings-link-ttl = Default link lifetime (seconds)
+settings-link-ttl-help = From 60 seconds to a year. 604800 is a week.
+settings-request-limits = Request limits
+settings-request-limits-help = Caps how many requests public addresses such as the interaction doorway answer in a rolling period. The limits themselves are set per address.
+settings-limits-enabled = Count and limit requests
+settings-limits-period = Period (seconds)
+settings-limits-period-help = The rolling window every limit is counted over, from 1 second to 604800 (a week). 3600 is an hour.
+settings-interaction-link = Set the interaction doorway's limits
+settings-saved = The settings were saved.
+limits-state-counting = The doorway's requests are being counted and limited.
+limits-state-not-counting = Nothing caps the interaction doorway: both limits are 0.
+interaction-title = Interaction settings
+interaction-intro = Limits on the interaction doorway, the address that answers capability links without knowing who is calling. Every request is counted before any work is done, good link or not.
+interaction-per-link = Requests per link
+interaction-per-link-help = How many requests one link or continuation handle may make in a period. Leave room for a person reloading and for a payment provider's return trips. 0 turns this limit off.
+interaction-total = Requests in total
+interaction-total-help = How many requests all links together may make in a period. Set it well above a busy day: once reached, the doorway refuses everyone until the period rolls on. 0 turns this limit off.
+interaction-period-note = Period in seconds, set in the Request limits section:
+interaction-switch-off = The request limits switch is off, so these numbers are kept but nothing is counted.
+interaction-switch-link = Turn it on in the Request limits section.
+
+status-title = Status report
+status-check = Check
+status-value = Value
+status-severity = Severity
+status-database = Database
+status-database-ok = { $backend }, reachable
+status-database-down = { $backend }, not reachable
+status-keys = Site keys
+status-keys-present = Present, made { $date }
+status-keys-missing = Missing
+status-keys-missing-description = Links cannot be signed or checked. Restart the server to create the keys.
+status-cron = Last cron run
+status-cron-ran = { $date }
+status-cron-never = Never
+status-cron-stale-description = Cron removes expired sessions, handles and counts. The server runs it every ten minutes; without a server running, schedule "orchestra cron".
+status-version = Version
+status-version-value = Orchestra { $version }
+status-doorway = Interaction doorway request limits
+status-doorway-on = { $per_link ->
+    [0] no per-link limit
+   *[other] { $per_link } per link
+  }, { $total ->
+    [0] no total limit
+   *[other] { $total } in total
+  }, per { $period } seconds (flood store: { $backend })
+status-doorway-on-description = Every request to the doorway is counted before any work; a refused request gets a plain 429.
+status-doorway-off-switch = Nothing caps the doorway: the request limits switch is off.
+status-doorway-off-switch-description = Anyone can make the site check links as fast as they can send requests. Turn on "Count and limit requests" in Settings › Request limits (/admin/config/orchestra) and set the limits in Interaction settings (/admin/config/orchestra/interaction), or: orchestra config set orchestra.request_limits.enabled true
+status-doorway-off-zero = Nothing caps the doorway: both limits are 0.
+status-doorway-off-zero-description = The switch is on, but a limit of 0 turns its tier off. Set requests per link and in total in Interaction settings (/admin/config/orchestra/interaction), or: orchestra config set interaction.limits.per_link 30

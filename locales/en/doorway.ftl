@@ -1,0 +1,36 @@
+## The interaction doorway, its refusals and the test payment provider.
+
+doorway-too-many-requests = Too many requests for this page right now. Please try again later.
+doorway-refused-title = This link cannot be used
+doorway-refused = This link is not valid. It may have expired or been replaced; ask the person who sent it for a new one.
+doorway-step = Step
+doorway-branch = for
+doorway-submit = Send
+doorway-submit-review = Send my decision
+doorway-form-has-errors = Some answers need your attention. Nothing was sent yet.
+doorway-review-decision = Your decision
+doorway-approve = Approve
+doorway-reject = Reject
+doorway-comment = Comment
+doorway-review-choose = Choose approve or reject.
+doorway-review-reason = Say why you reject it in the comment.
+doorway-amount = Amount to pay:
+doorway-pay = Pay now
+doorway-payment-cancelled = The payment was cancelled. You can try again.
+doorway-thanks-title = Thank you
+doorway-thanks-next = Your answer was recorded. The next step is in other hands; there is nothing more for you to do.
+doorway-thanks-waiting = Your answer was recorded. Others still have to answer this step.
+doorway-thanks-complete = Your answer was recorded, and everything is now complete.
+doorway-rejected = The request was rejected; there is nothing more to answer.
+doorway-closed-title = Nothing left to answer
+doorway-complete = Every step of this request has been answered. Thank you.
+doorway-nothing-title = Nothing to answer here
+doorway-nothing-here = There is nothing for this link to answer right now.
+doorway-already-answered = This step was already answered with this link.
+
+provider-title = Test payment provider
+provider-banner = TEST MODE: this is Orchestra's built-in test provider. No money moves.
+provider-amount = Amount:
+provider-explain = Choose what the provider should report back to Orchestra.
+provider-pay = Simulate a successful payment
+provider-cancel = Cancel the payment

@@ -1,0 +1,151 @@
+## Pages d'administration.
+
+login-title = Connexion
+login-submit = Se connecter
+login-failed = Nom inconnu ou mot de passe erroné.
+
+setup-title = Créer le premier administrateur
+setup-intro = Cette page à usage unique crée le premier administrateur du site. Choisissez un nom et un mot de passe d'au moins 10 caractères.
+setup-submit = Créer et se connecter
+setup-done = Bienvenue. Vous êtes connecté en tant que premier administrateur du site.
+admin-name-invalid = Utilisez de 1 à 60 lettres, chiffres, points, tirets, tirets bas ou @.
+admin-password-short = Utilisez au moins { $min } caractères.
+admin-password-long = Ce mot de passe est trop long.
+admin-password-mismatch = Les deux mots de passe diffèrent.
+
+dashboard-title = Tableau de bord
+dashboard-attention = À surveiller
+dashboard-see-status = Voir le rapport d'état
+dashboard-start = Pour commencer
+dashboard-workflow-count = Processus :
+dashboard-recent = Instances récentes
+dashboard-no-instances = Aucune instance n'a encore été démarrée.
+
+workflows-title = Processus
+workflow-new = Nouveau processus
+workflow-edit = Modifier le processus
+workflow-label = Libellé
+workflow-name = Nom machine
+workflow-name-help = Lettres minuscules, chiffres et tirets bas ; utilisé par la ligne de commande. Il ne peut plus changer ensuite.
+workflow-steps = Étapes
+workflow-definition = Étapes, une par ligne
+workflow-definition-help = Chaque ligne est une étape : son type, d'éventuelles branches parallèles entre crochets, deux-points, son titre, puis les détails après une barre.
+kind-form-help = un formulaire que remplit la personne extérieure ; * marque un champ obligatoire ; les types sont text, email, number et long
+kind-review-help = approuver ou refuser avec un commentaire ; ici deux relecteurs répondent en parallèle
+kind-payment-help = le payeur passe par le prestataire de paiement puis revient
+kind-form = Formulaire
+kind-review = Relecture
+kind-payment = Paiement
+workflow-saved = Le processus a été enregistré.
+workflow-name-invalid = Utilisez de 1 à 64 lettres minuscules, chiffres ou tirets bas.
+workflow-name-taken = Un autre processus a déjà ce nom machine.
+workflow-label-invalid = Saisissez un libellé de 1 à 100 caractères.
+definition-no-colon = Ligne { $line } : mettez deux-points après le type, comme dans « review: Vérifier la commande ».
+definition-branches = Ligne { $line } : fermez la liste des branches par ], comme dans review[legal,finance].
+definition-branch-name = Ligne { $line } : les noms de branche utilisent des minuscules, des chiffres et des tirets bas (32 au plus).
+definition-branch-twice = Ligne { $line } : une branche est nommée deux fois.
+definition-title = Ligne { $line } : donnez à l'étape un titre de 200 caractères au plus.
+definition-kind = Ligne { $line } : type inconnu ; utilisez form, review ou payment.
+definition-amount = Ligne { $line } : écrivez le montant et la devise après une barre, comme dans « | 49.90 EUR ».
+definition-field = Ligne { $line } : un champ est mal formé ; écrivez-le Libellé, Libellé* ou Libellé* (email).
+definition-field-kind = Ligne { $line } : type de champ inconnu ; utilisez text, email, number ou long.
+definition-field-twice = Ligne { $line } : deux champs ont le même nom.
+definition-no-fields = Ligne { $line } : un formulaire demande au moins un champ après une barre.
+definition-empty = Écrivez au moins une étape.
+definition-too-long = Un processus compte { $max } étapes au plus.
+
+instances-title = Instances
+instance-new = Démarrer une instance
+instance-start = Démarrer
+instance-started = L'instance a été démarrée. Émettez un lien ci-dessous pour l'envoyer à quelqu'un.
+instance-subject = Objet
+instance-subject-title = Titre de l'objet
+instance-subject-body = Texte de l'objet (le document à relire, la commande à payer…)
+instance-workflow = Processus
+instance-state = État
+instance-updated = Dernier changement
+instance-current-step = Étape en cours
+instance-title-invalid = Saisissez un titre de 1 à { $max } caractères.
+instance-workflow-unknown = Choisissez un processus.
+instance-links = Liens
+instance-branch = Branche
+instance-no-branch = (aucune branche)
+instance-ttl = Durée de vie
+instance-ttl-help = En secondes, ou avec une unité : 30m, 12h, 7d.
+instance-issue = Émettre un lien
+instance-link-issued = Copiez ce lien et envoyez-le à la personne qui doit répondre. Il n'est affiché qu'une fois.
+instance-link-issued-help = Quiconque détient ce lien peut répondre à l'étape, jusqu'à son expiration ou la révocation des liens.
+instance-revoke = Révoquer tous les liens
+instance-revoke-help = Tous les liens et jetons émis pour cette instance cessent aussitôt de fonctionner.
+instance-revoked = Tous les liens de cette instance ont été révoqués.
+instance-history = Historique
+history-when = Quand
+history-step = Étape
+history-branch = Branche
+history-event = Événement
+history-answer = Réponse
+event-started = Démarrée
+event-answered = Réponse reçue
+event-link-issued = Lien émis
+event-links-revoked = Liens révoqués
+event-complete = Terminée
+event-rejected = Refusée
+link-instance-unknown = Aucune instance { $id }.
+link-branch-unknown = Ce processus n'a pas de branche nommée { $branch }.
+link-ttl-invalid = Saisissez une durée de vie de { $min } secondes à { $max } secondes (par exemple 3600, 30m, 12h ou 7d).
+
+settings-title = Réglages d'Orchestra
+settings-site-name = Nom du site
+settings-base-url = URL de base
+settings-base-url-help = L'adresse par laquelle on atteint ce site ; chaque lien est construit dessus.
+settings-link-ttl = Durée de vie par défaut des liens (secondes)
+settings-link-ttl-help = De 60 secondes à un an. 604800 fait une semaine.
+settings-request-limits = Limites de requêtes
+settings-request-limits-help = Plafonne le nombre de requêtes auxquelles les adresses publiques, comme la porte d'interaction, répondent sur une période glissante. Les limites elles-mêmes se règlent par adresse.
+settings-limits-enabled = Compter et limiter les requêtes
+settings-limits-period = Période (secondes)
+settings-limits-period-help = La fenêtre glissante sur laquelle chaque limite est comptée, de 1 seconde à 604800 (une semaine). 3600 fait une heure.
+settings-interaction-link = Régler les limites de la porte d'interaction
+settings-saved = Les réglages ont été enregistrés.
+limits-state-counting = Les requêtes de la porte sont comptées et limitées.
+limits-state-not-counting = Rien ne limite la porte d'interaction : les deux limites valent 0.
+interaction-title = Réglages d'interaction
+interaction-intro = Les limites de la porte d'interaction, l'adresse qui répond aux liens de capacité sans savoir qui appelle. Chaque requête est comptée avant tout travail, que le lien soit bon ou non.
+interaction-per-link = Requêtes par lien
+interaction-per-link-help = Combien de requêtes un lien ou un jeton de retour peut faire par période. Laissez de la marge pour une personne qui recharge la page et pour les retours d'un prestataire de paiement. 0 désactive cette limite.
+interaction-total = Requêtes au total
+interaction-total-help = Combien de requêtes tous les liens ensemble peuvent faire par période. Placez-la bien au-dessus d'une journée chargée : une fois atteinte, la porte refuse tout le monde jusqu'à ce que la période avance. 0 désactive cette limite.
+interaction-period-note = Période en secondes, réglée dans la section Limites de requêtes :
+interaction-switch-off = L'interrupteur des limites de requêtes est éteint : ces nombres sont conservés, mais rien n'est compté.
+interaction-switch-link = L'allumer dans la section Limites de requêtes.
+
+status-title = Rapport d'état
+status-check = Vérification
+status-value = Valeur
+status-severity = Gravité
+status-database = Base de données
+status-database-ok = { $backend }, joignable
+status-database-down = { $backend }, injoignable
+status-keys = Clés du site
+status-keys-present = Présentes, créées le { $date }
+status-keys-missing = Absentes
+status-keys-missing-description = Les liens ne peuvent être ni signés ni vérifiés. Redémarrez le serveur pour créer les clés.
+status-cron = Dernière exécution du cron
+status-cron-ran = { $date }
+status-cron-never = Jamais
+status-cron-stale-description = Le cron supprime les sessions, jetons et compteurs expirés. Le serveur le lance toutes les dix minutes ; sans serveur, planifiez « orchestra cron ».
+status-version = Version
+status-version-value = Orchestra { $version }
+status-doorway = Limites de requêtes de la porte d'interaction
+status-doorway-on = { $per_link ->
+    [0] pas de limite par lien
+   *[other] { $per_link } par lien
+  }, { $total ->
+    [0] pas de limite totale
+   *[other] { $total } au total
+  }, par période de { $period } secondes (compteur : { $backend })
+status-doorway-on-description = Chaque requête vers la porte est comptée avant tout travail ; une requête refusée reçoit une simple réponse 429.
+status-doorway-off-switch = Rien ne limite la porte : l'interrupteur des limites de requêtes est éteint.
+status-doorway-off-switch-description = N'importe qui peut faire vérifier des liens au site aussi vite qu'il envoie des requêtes. Activez « Compter et limiter les requêtes » dans Réglages › Limites de requêtes (/admin/config/orchestra) et réglez les limites dans Réglages d'interaction (/admin/config/orchestra/interaction), ou : orchestra config set orchestra.request_limits.enabled true
+status-doorway-off-zero = Rien ne limite la porte : les deux limites valent 0.
+status-doorway-off-zero-description = L'interrupteur est allumé, mais une limite de 0 désactive son palier. Réglez les requêtes par lien et au total dans Réglages d'interaction (/admin/config/orchestra/interaction), ou : orchestra config set interaction.limits.per_link 30

@@ -1,0 +1,36 @@
+## La porte d'interaction, ses refus et le prestataire de paiement de test.
+
+doorway-too-many-requests = Trop de requêtes pour cette page en ce moment. Veuillez réessayer plus tard.
+doorway-refused-title = Ce lien ne peut pas être utilisé
+doorway-refused = Ce lien n'est pas valide. Il a peut-être expiré ou été remplacé ; demandez-en un nouveau à la personne qui vous l'a envoyé.
+doorway-step = Étape
+doorway-branch = pour
+doorway-submit = Envoyer
+doorway-submit-review = Envoyer ma décision
+doorway-form-has-errors = Certaines réponses demandent votre attention. Rien n'a encore été envoyé.
+doorway-review-decision = Votre décision
+doorway-approve = Approuver
+doorway-reject = Refuser
+doorway-comment = Commentaire
+doorway-review-choose = Choisissez d'approuver ou de refuser.
+doorway-review-reason = Indiquez dans le commentaire pourquoi vous refusez.
+doorway-amount = Montant à payer :
+doorway-pay = Payer maintenant
+doorway-payment-cancelled = Le paiement a été annulé. Vous pouvez réessayer.
+doorway-thanks-title = Merci
+doorway-thanks-next = Votre réponse a été enregistrée. L'étape suivante revient à d'autres personnes ; vous n'avez plus rien à faire.
+doorway-thanks-waiting = Votre réponse a été enregistrée. D'autres personnes doivent encore répondre à cette étape.
+doorway-thanks-complete = Votre réponse a été enregistrée et tout est maintenant terminé.
+doorway-rejected = La demande a été refusée ; il n'y a plus rien à répondre.
+doorway-closed-title = Plus rien à répondre
+doorway-complete = Toutes les étapes de cette demande ont reçu une réponse. Merci.
+doorway-nothing-title = Rien à répondre ici
+doorway-nothing-here = Ce lien n'a rien à répondre pour le moment.
+doorway-already-answered = Cette étape a déjà reçu une réponse par ce lien.
+
+provider-title = Prestataire de paiement de test
+provider-banner = MODE TEST : ceci est le prestataire de test intégré à Orchestra. Aucun argent ne circule.
+provider-amount = Montant :
+provider-explain = Choisissez ce que le prestataire doit renvoyer à Orchestra.
+provider-pay = Simuler un paiement réussi
+provider-cancel = Annuler le paiement

@@ -1,0 +1,275 @@
+//! Capability links and continuation handles: signing and verifying, nothing else.
+//!
+//! A link is `{kind}.{instance}.{branch}.{expires}.{signature}`, one URL path segment. The
+//! signature is HMAC-SHA256 over every other field and the instance's current token, keyed with
+//! the site's private key and hash salt, so rotating either the keys or the instance token voids
+//! every outstanding link. Pure: no database, no HTTP.
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use subtle::ConstantTimeEq;
+
+use crate::keys::SiteKeys;
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// The longest token we even try to parse; anything longer is refused before any work.
+pub const MAX_TOKEN_LEN: usize = 256;
+/// Branch names are short lowercase words so they can sit inside a link unescaped.
+pub const MAX_BRANCH_LEN: usize = 32;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A link an administrator issued.
+    Link,
+    /// A short-lived continuation handle the doorway issued for a return trip.
+    Handle,
+}
+
+impl Kind {
+    fn tag(self) -> &'static str {
+        match self {
+            Kind::Link => "l",
+            Kind::Handle => "h",
+        }
+    }
+}
+
+/// What a link grants: the instance, optionally one branch of its current step, until a time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Claims {
+    pub kind: Kind,
+    pub instance: i64,
+    pub branch: Option<String>,
+    /// Unix seconds; the link is valid while `now < expires`.
+    pub expires: i64,
+}
+
+/// A token split into its fields, before any key is involved. Cheap: no HMAC.
+#[derive(Clone, Debug)]
+pub struct Parsed {
+    pub claims: Claims,
+    signature: [u8; 32],
+}
+
+/// Whether `name` may be used as a branch name (and so inside a link).
+pub fn valid_branch_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_BRANCH_LEN
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+fn mac(keys: &SiteKeys, claims: &Claims, instance_token: &str) -> HmacSha256 {
+    let mut mac = HmacSha256::new_from_slice(&keys.link_key()).expect("HMAC takes any key length");
+    // Length-free fields separated by NUL, which none of them can contain.
+    mac.update(b"orchestra-capability\0");
+    mac.update(claims.kind.tag().as_bytes());
+    mac.update(b"\0");
+    mac.update(claims.instance.to_string().as_bytes());
+    mac.update(b"\0");
+    mac.update(claims.branch.as_deref().unwrap_or("").as_bytes());
+    mac.update(b"\0");
+    mac.update(claims.expires.to_string().as_bytes());
+    mac.update(b"\0");
+    mac.update(instance_token.as_bytes());
+    mac
+}
+
+/// Signs `claims` for an instance whose current token is `instance_token`.
+pub fn sign(keys: &SiteKeys, claims: &Claims, instance_token: &str) -> String {
+    let signature = mac(keys, claims, instance_token).finalize().into_bytes();
+    format!(
+        "{}.{}.{}.{}.{}",
+        claims.kind.tag(),
+        claims.instance,
+        claims.branch.as_deref().unwrap_or(""),
+        claims.expires,
+        hex_encode(&signature)
+    )
+}
+
+/// Splits a token into fields. `None` for anything malformed; says nothing about validity.
+pub fn parse(token: &str) -> Option<Parsed> {
+    if token.len() > MAX_TOKEN_LEN {
+        return None;
+    }
+    let mut parts = token.split('.');
+    let kind = match parts.next()? {
+        "l" => Kind::Link,
+        "h" => Kind::Handle,
+        _ => return None,
+    };
+    let instance = parse_decimal(parts.next()?)?;
+    let branch = match parts.next()? {
+        "" => None,
+        b if valid_branch_name(b) => Some(b.to_owned()),
+        _ => return None,
+    };
+    let expires = parse_decimal(parts.next()?)?;
+    let signature = hex_decode_32(parts.next()?)?;
+    if parts.next().is_some() {
+        return None;
+    }
+    Some(Parsed {
+        claims: Claims {
+            kind,
+            instance,
+            branch,
+            expires,
+        },
+        signature,
+    })
+}
+
+/// Checks the signature in constant time, then the expiry. The caller must treat every `false`
+/// the same way: the visitor is never told why a link was refused.
+pub fn verify(keys: &SiteKeys, parsed: &Parsed, instance_token: &str, now: i64) -> bool {
+    let expected = mac(keys, &parsed.claims, instance_token)
+        .finalize()
+        .into_bytes();
+    let signature_ok: bool = expected.as_slice().ct_eq(&parsed.signature).into();
+    signature_ok && now < parsed.claims.expires
+}
+
+/// Only canonical decimals (no sign, no leading zero, at most 18 digits), so one link has one
+/// spelling and its keyed hash identifies it.
+fn parse_decimal(s: &str) -> Option<i64> {
+    if s.is_empty() || s.len() > 18 || (s.len() > 1 && s.starts_with('0')) {
+        return None;
+    }
+    if !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+pub(crate) fn hex_encode(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[(b >> 4) as usize] as char);
+        out.push(DIGITS[(b & 0xf) as usize] as char);
+    }
+    out
+}
+
+pub(crate) fn hex_decode(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    let nibble = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    };
+    s.as_bytes()
+        .chunks(2)
+        .map(|pair| Some(nibble(pair[0])? << 4 | nibble(pair[1])?))
+        .collect()
+}
+
+fn hex_decode_32(s: &str) -> Option<[u8; 32]> {
+    if s.len() != 64 {
+        return None;
+    }
+    hex_decode(s)?.try_into().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys() -> SiteKeys {
+        SiteKeys::from_bytes([7; 32], [9; 32])
+    }
+
+    fn claims() -> Claims {
+        Claims {
+            kind: Kind::Link,
+            instance: 42,
+            branch: Some("legal".into()),
+            expires: 1_000,
+        }
+    }
+
+    #[test]
+    fn a_signed_link_verifies_until_its_expiry_and_not_at_it() {
+        let token = sign(&keys(), &claims(), "tok");
+        let parsed = parse(&token).expect("parses");
+        assert_eq!(parsed.claims, claims());
+        assert!(verify(&keys(), &parsed, "tok", 999));
+        assert!(!verify(&keys(), &parsed, "tok", 1_000));
+        assert!(!verify(&keys(), &parsed, "tok", 1_001));
+    }
+
+    #[test]
+    fn every_byte_tampered_is_refused() {
+        let token = sign(&keys(), &claims(), "tok");
+        let bytes = token.as_bytes();
+        for i in 0..bytes.len() {
+            for replacement in [b'0', b'1', b'a', b'f', b'.', b'x', b'9'] {
+                if bytes[i] == replacement {
+                    continue;
+                }
+                let mut changed = bytes.to_vec();
+                changed[i] = replacement;
+                let changed = String::from_utf8(changed).unwrap();
+                let accepted = parse(&changed).is_some_and(|p| verify(&keys(), &p, "tok", 0));
+                assert!(!accepted, "byte {i} set to {replacement} still verified");
+            }
+        }
+    }
+
+    #[test]
+    fn a_swapped_branch_or_instance_is_refused() {
+        let token = sign(&keys(), &claims(), "tok");
+        for forged in [
+            token.replace(".legal.", ".finance."),
+            token.replace(".legal.", ".."),
+            token.replacen(".42.", ".43.", 1),
+            token.replacen("l.", "h.", 1),
+        ] {
+            let parsed = parse(&forged).expect("still well formed");
+            assert!(!verify(&keys(), &parsed, "tok", 0), "{forged} verified");
+        }
+    }
+
+    #[test]
+    fn rotated_keys_or_a_new_instance_token_void_the_link() {
+        let token = sign(&keys(), &claims(), "tok");
+        let parsed = parse(&token).unwrap();
+        assert!(!verify(&keys(), &parsed, "revoked", 0));
+        assert!(!verify(
+            &SiteKeys::from_bytes([7; 32], [8; 32]),
+            &parsed,
+            "tok",
+            0
+        ));
+        assert!(!verify(
+            &SiteKeys::from_bytes([6; 32], [9; 32]),
+            &parsed,
+            "tok",
+            0
+        ));
+    }
+
+    #[test]
+    fn malformed_tokens_do_not_parse() {
+        for bad in [
+            "",
+            "l",
+            "l.1..5",
+            "l.01..5.00",
+            "l.-1..5.00",
+            "q.1..5.0000000000000000000000000000000000000000000000000000000000000000",
+            "l.1.Bad.5.0000000000000000000000000000000000000000000000000000000000000000",
+            "l.1..5.0000000000000000000000000000000000000000000000000000000000000000.x",
+            "l.1..5.000000000000000000000000000000000000000000000000000000000000000g",
+        ] {
+            assert!(parse(bad).is_none(), "{bad:?} parsed");
+        }
+        assert!(parse(&"l".repeat(MAX_TOKEN_LEN + 1)).is_none());
+    }
+}

@@ -1,0 +1,210 @@
+//! The SQL backend: the counting table in front of the app's database.
+//!
+//! Decisions are made in memory, so a refusal never waits on the database. Every registration
+//! is journalled and written to the `flood` table in one batch per sync; each sync also reads
+//! what other processes counted for the keys this process saw, and adds it to its own.
+//!
+//! Bound (docs/interaction.md): with P processes syncing every S, a key can be answered past its
+//! limit N only by what other processes answered since their last sync, and never more than
+//! P × N in a window in all. A process that cannot reach the database keeps counting on its own
+//! (at most N for itself), and catches up at the first sync that succeeds.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use super::table::{CountTable, bucket_of};
+use super::{BoxFuture, Clock, FloodError, FloodStore, Tier};
+use crate::store::Db;
+
+/// Pending rows kept between syncs at most; past that, new keys' events are counted locally
+/// only (the totals, always present, keep being written).
+const MAX_PENDING: usize = 100_000;
+/// Keys whose remote counts are refreshed at each sync, at most.
+const MAX_WATCHED: usize = 10_000;
+
+use crate::store::flood::CountRow as PendingRow;
+
+struct Watched {
+    event: String,
+    identifier: String,
+    window: Duration,
+}
+
+#[derive(Default)]
+struct Journal {
+    pending: HashMap<(u64, i64), PendingRow>,
+    watched: HashMap<u64, Watched>,
+    cleared: Vec<(String, String)>,
+}
+
+pub struct SqlFlood {
+    table: CountTable,
+    db: Db,
+    node: String,
+    journal: Mutex<Journal>,
+}
+
+impl SqlFlood {
+    pub fn new(db: Db, cells_per_row: usize, clock: Clock) -> Self {
+        Self {
+            table: CountTable::new(cells_per_row, clock),
+            db,
+            node: crate::keys::random_token()[..16].to_owned(),
+            journal: Mutex::new(Journal::default()),
+        }
+    }
+
+    fn journal(&self) -> std::sync::MutexGuard<'_, Journal> {
+        self.journal.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn note(journal: &mut Journal, hash: u64, event: &str, identifier: &str, window: Duration) {
+        if journal.watched.len() < MAX_WATCHED {
+            journal.watched.entry(hash).or_insert_with(|| Watched {
+                event: event.to_owned(),
+                identifier: identifier.to_owned(),
+                window,
+            });
+        }
+    }
+
+    fn journal_event(
+        &self,
+        journal: &mut Journal,
+        hash: u64,
+        event: &str,
+        identifier: &str,
+        window: Duration,
+    ) {
+        let (bucket, width) = bucket_of(self.table.clock().now_ms(), window);
+        let window_ms = window.as_millis() as i64;
+        let full = journal.pending.len() >= MAX_PENDING;
+        match journal.pending.get_mut(&(hash, bucket)) {
+            Some(row) => row.count += 1,
+            None if !full => {
+                journal.pending.insert(
+                    (hash, bucket),
+                    PendingRow {
+                        event: event.to_owned(),
+                        identifier: identifier.to_owned(),
+                        bucket_start: bucket * width,
+                        expiration: (bucket + 1) * width + window_ms,
+                        count: 1,
+                    },
+                );
+            }
+            None => {}
+        }
+        Self::note(journal, hash, event, identifier, window);
+    }
+
+    async fn sync_now(&self) -> Result<(), FloodError> {
+        let (pending, watched, cleared) = {
+            let mut journal = self.journal();
+            (
+                std::mem::take(&mut journal.pending),
+                std::mem::take(&mut journal.watched),
+                std::mem::take(&mut journal.cleared),
+            )
+        };
+        let err = |e: sqlx::Error| FloodError(e.to_string());
+        for (event, identifier) in &cleared {
+            crate::store::flood::delete_key(&self.db, event, identifier)
+                .await
+                .map_err(err)?;
+        }
+        let rows: Vec<((u64, i64), PendingRow)> = pending.into_iter().collect();
+        let result =
+            crate::store::flood::add_counts(&self.db, &self.node, rows.iter().map(|(_, row)| row))
+                .await;
+        if let Err(e) = result {
+            // Put the counts back so the next sync that works writes them.
+            let mut journal = self.journal();
+            for (key, row) in rows {
+                match journal.pending.get_mut(&key) {
+                    Some(p) => p.count += row.count,
+                    None => {
+                        journal.pending.insert(key, row);
+                    }
+                }
+            }
+            return Err(err(e));
+        }
+        if watched.is_empty() {
+            return Ok(());
+        }
+        let now = self.table.clock().now_ms();
+        let keys: Vec<(&str, &str)> = watched
+            .values()
+            .map(|w| (w.event.as_str(), w.identifier.as_str()))
+            .collect();
+        let others = crate::store::flood::others_counts(&self.db, &self.node, now, &keys)
+            .await
+            .map_err(err)?;
+        let mut by_key: HashMap<u64, Vec<(i64, u64)>> = HashMap::new();
+        for row in others {
+            let hash = self.table.key_hash(&row.event, &row.identifier);
+            by_key
+                .entry(hash)
+                .or_default()
+                .push((row.bucket_start, row.count.max(0) as u64));
+        }
+        for (hash, w) in &watched {
+            let buckets = by_key.remove(hash).unwrap_or_default();
+            self.table.set_remote(*hash, w.window, &buckets);
+        }
+        Ok(())
+    }
+}
+
+impl FloodStore for SqlFlood {
+    fn register(&self, event: &str, identifier: &str, window: Duration) {
+        self.table.register(event, identifier, window);
+        let hash = self.table.key_hash(event, identifier);
+        self.journal_event(&mut self.journal(), hash, event, identifier, window);
+    }
+
+    fn count(&self, event: &str, identifier: &str, window: Duration) -> u64 {
+        let hash = self.table.key_hash(event, identifier);
+        Self::note(&mut self.journal(), hash, event, identifier, window);
+        self.table.count(event, identifier, window)
+    }
+
+    fn try_register(&self, event: &str, tiers: &[Tier<'_>], window: Duration) -> Result<(), usize> {
+        let outcome = self.table.try_register(event, tiers, window);
+        let mut journal = self.journal();
+        for tier in tiers {
+            let hash = self.table.key_hash(event, tier.identifier);
+            if outcome.is_ok() {
+                self.journal_event(&mut journal, hash, event, tier.identifier, window);
+            } else {
+                Self::note(&mut journal, hash, event, tier.identifier, window);
+            }
+        }
+        outcome
+    }
+
+    fn clear(&self, event: &str, identifier: &str) {
+        self.table.clear(event, identifier);
+        let hash = self.table.key_hash(event, identifier);
+        let mut journal = self.journal();
+        journal.pending.retain(|(h, _), _| *h != hash);
+        journal
+            .cleared
+            .push((event.to_owned(), identifier.to_owned()));
+    }
+
+    fn sync(&self) -> BoxFuture<'_, Result<(), FloodError>> {
+        Box::pin(self.sync_now())
+    }
+
+    fn collect_garbage(&self) -> BoxFuture<'_, Result<u64, FloodError>> {
+        Box::pin(async move {
+            let now = self.table.clock().now_ms();
+            crate::store::flood::delete_expired(&self.db, now)
+                .await
+                .map_err(|e| FloodError(e.to_string()))
+        })
+    }
+}

@@ -1,0 +1,362 @@
+//! The counting table behind both flood backends: fixed memory, rolling buckets, never low.
+//!
+//! A count-min sketch of two rows. A key's events are added to one cell in each row, and its
+//! count is the smaller of the two. Cells are shared between keys, so a count can only be too
+//! high: a key that lands on another key's cell inherits that key's events and never starts
+//! from a fresh allowance, whatever else floods the table. Each cell keeps `BUCKETS + 1`
+//! buckets of `window / BUCKETS` milliseconds; a bucket is counted while any part of it lies in
+//! the window, so an event is counted for its whole window and at most one bucket longer.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use super::{Clock, Tier};
+
+/// Buckets a window is cut into: the finer, the sooner a count falls after the window.
+pub const BUCKETS: i64 = 10;
+const RING: usize = BUCKETS as usize + 1;
+const ROWS: usize = 2;
+
+/// The bucket width for a window, and the index of the bucket `now_ms` falls in.
+pub fn bucket_of(now_ms: i64, window: Duration) -> (i64, i64) {
+    let window_ms = (window.as_millis() as i64).max(BUCKETS);
+    let width = (window_ms + BUCKETS - 1) / BUCKETS;
+    (now_ms.div_euclid(width), width)
+}
+
+#[derive(Clone, Copy, Default)]
+struct Cell {
+    newest: i64,
+    width: i64,
+    counts: [u32; RING],
+}
+
+impl Cell {
+    fn live(&self, now_b: i64, width: i64) -> u64 {
+        if self.width == 0 {
+            return 0;
+        }
+        if self.width != width {
+            // Counted under another window (the period changed): keep all of it until it is
+            // surely out of any window, rather than guess which part still counts.
+            let end = (self.newest + 1) * self.width;
+            let window = width * BUCKETS;
+            if end + window + self.width * BUCKETS <= now_b * width {
+                return 0;
+            }
+            return self.counts.iter().map(|&c| u64::from(c)).sum();
+        }
+        let oldest = now_b - BUCKETS;
+        (0..RING as i64)
+            .map(|j| self.newest - j)
+            .filter(|&b| b >= oldest)
+            .map(|b| u64::from(self.counts[b.rem_euclid(RING as i64) as usize]))
+            .sum()
+    }
+
+    fn add(&mut self, now_b: i64, width: i64, n: u32) {
+        if self.width != width {
+            let carried = self.live(now_b, width).min(u64::from(u32::MAX)) as u32;
+            *self = Cell {
+                newest: now_b,
+                width,
+                counts: [0; RING],
+            };
+            self.counts[now_b.rem_euclid(RING as i64) as usize] = carried;
+        }
+        if now_b > self.newest {
+            let steps = (now_b - self.newest).min(RING as i64);
+            for k in 1..=steps {
+                self.counts[(self.newest + k).rem_euclid(RING as i64) as usize] = 0;
+            }
+            self.newest = now_b;
+        }
+        // A clock that stepped back adds to the newest bucket: later, never earlier, expiry.
+        let slot = self.newest.rem_euclid(RING as i64) as usize;
+        self.counts[slot] = self.counts[slot].saturating_add(n);
+    }
+}
+
+/// Counts other processes registered for one key, read from the shared store.
+struct Remote {
+    width: i64,
+    /// (bucket index, count)
+    buckets: Vec<(i64, u64)>,
+}
+
+impl Remote {
+    fn live(&self, now_b: i64, width: i64) -> u64 {
+        let oldest = if self.width == width {
+            now_b - BUCKETS
+        } else {
+            i64::MIN
+        };
+        self.buckets
+            .iter()
+            .filter(|(b, _)| *b >= oldest)
+            .map(|(_, c)| *c)
+            .sum()
+    }
+}
+
+struct Inner {
+    rows: Vec<Cell>,
+    remote: HashMap<u64, Remote>,
+}
+
+/// A fixed-capacity, conservative, rolling-window counter. All methods are cheap and
+/// synchronous: one hash, two cells, one short lock.
+pub struct CountTable {
+    mask: usize,
+    cells_per_row: usize,
+    hasher: RandomState,
+    clock: Clock,
+    inner: Mutex<Inner>,
+}
+
+/// Remote entries kept at most; past that the oldest reads are dropped wholesale.
+const MAX_REMOTE: usize = 65_536;
+
+impl CountTable {
+    /// `cells_per_row` is rounded up to a power of two. Memory is `2 × cells × 64` bytes,
+    /// allocated once (the pages are touched as keys arrive).
+    pub fn new(cells_per_row: usize, clock: Clock) -> Self {
+        let cells_per_row = cells_per_row.clamp(16, 1 << 30).next_power_of_two();
+        Self {
+            mask: cells_per_row - 1,
+            cells_per_row,
+            hasher: RandomState::new(),
+            clock,
+            inner: Mutex::new(Inner {
+                rows: vec![Cell::default(); cells_per_row * ROWS],
+                remote: HashMap::new(),
+            }),
+        }
+    }
+
+    pub fn cells_per_row(&self) -> usize {
+        self.cells_per_row
+    }
+
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// The table's own hash of a key; also how the SQL backend names a key in its journal.
+    pub fn key_hash(&self, event: &str, identifier: &str) -> u64 {
+        self.hasher.hash_one((event, identifier))
+    }
+
+    fn cells(&self, hash: u64) -> [usize; ROWS] {
+        let second = hash.rotate_left(32).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        [
+            hash as usize & self.mask,
+            self.cells_per_row + (second as usize & self.mask),
+        ]
+    }
+
+    fn estimate(inner: &Inner, cells: [usize; ROWS], hash: u64, now_b: i64, width: i64) -> u64 {
+        let local = cells
+            .iter()
+            .map(|&i| inner.rows[i].live(now_b, width))
+            .min()
+            .unwrap_or(0);
+        let remote = inner.remote.get(&hash).map_or(0, |r| r.live(now_b, width));
+        local + remote
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A panic while holding the lock cannot leave a cell half-written in a way that matters
+        // (counts only grow), so a poisoned lock is used as it is.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn register(&self, event: &str, identifier: &str, window: Duration) {
+        let (now_b, width) = bucket_of(self.clock.now_ms(), window);
+        let cells = self.cells(self.key_hash(event, identifier));
+        let mut inner = self.lock();
+        for i in cells {
+            inner.rows[i].add(now_b, width, 1);
+        }
+    }
+
+    pub fn count(&self, event: &str, identifier: &str, window: Duration) -> u64 {
+        let (now_b, width) = bucket_of(self.clock.now_ms(), window);
+        let hash = self.key_hash(event, identifier);
+        let inner = self.lock();
+        Self::estimate(&inner, self.cells(hash), hash, now_b, width)
+    }
+
+    pub fn try_register(
+        &self,
+        event: &str,
+        tiers: &[Tier<'_>],
+        window: Duration,
+    ) -> Result<(), usize> {
+        let (now_b, width) = bucket_of(self.clock.now_ms(), window);
+        let mut keys = [(0u64, [0usize; ROWS]); 4];
+        let tiers = &tiers[..tiers.len().min(keys.len())];
+        for (key, tier) in keys.iter_mut().zip(tiers) {
+            let hash = self.key_hash(event, tier.identifier);
+            *key = (hash, self.cells(hash));
+        }
+        let mut inner = self.lock();
+        for (index, (tier, (hash, cells))) in tiers.iter().zip(keys).enumerate() {
+            if Self::estimate(&inner, cells, hash, now_b, width) >= tier.limit {
+                return Err(index);
+            }
+        }
+        for (_, cells) in &keys[..tiers.len()] {
+            for &i in cells {
+                inner.rows[i].add(now_b, width, 1);
+            }
+        }
+        Ok(())
+    }
+
+    /// Forgets a key. Its cells may be shared, so other keys on them are forgotten too: the one
+    /// place the table can count low, which is why the guard never clears.
+    pub fn clear(&self, event: &str, identifier: &str) {
+        let hash = self.key_hash(event, identifier);
+        let mut inner = self.lock();
+        for i in self.cells(hash) {
+            inner.rows[i] = Cell::default();
+        }
+        inner.remote.remove(&hash);
+    }
+
+    /// Replaces what other processes counted for a key: `(bucket start in ms, count)` pairs.
+    pub fn set_remote(&self, hash: u64, window: Duration, buckets: &[(i64, u64)]) {
+        let (_, width) = bucket_of(0, window);
+        let mut inner = self.lock();
+        if buckets.is_empty() {
+            inner.remote.remove(&hash);
+            return;
+        }
+        if inner.remote.len() >= MAX_REMOTE && !inner.remote.contains_key(&hash) {
+            inner.remote.clear();
+        }
+        let buckets = buckets
+            .iter()
+            .map(|&(start, count)| (start.div_euclid(width), count))
+            .collect();
+        inner.remote.insert(hash, Remote { width, buckets });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOUR: Duration = Duration::from_secs(3600);
+
+    fn tier(identifier: &str, limit: u64) -> Tier<'_> {
+        Tier { identifier, limit }
+    }
+
+    #[test]
+    fn counts_fall_only_after_the_whole_window() {
+        let clock = Clock::manual(1_000_000_000);
+        let table = CountTable::new(1024, clock.clone());
+        table.register("e", "a", HOUR);
+        assert_eq!(table.count("e", "a", HOUR), 1);
+        clock.advance(HOUR - Duration::from_millis(1));
+        assert_eq!(table.count("e", "a", HOUR), 1, "dropped inside the window");
+        clock.advance(HOUR / 10 + Duration::from_millis(1));
+        assert_eq!(
+            table.count("e", "a", HOUR),
+            0,
+            "held more than one bucket too long"
+        );
+    }
+
+    #[test]
+    fn no_rolling_window_ever_holds_more_than_the_limit() {
+        // Requests every 7 seconds for five hours against a limit of 20 an hour: look back over
+        // every answered request and check each one-hour span.
+        let clock = Clock::manual(5_000_000);
+        let table = CountTable::new(1024, clock.clone());
+        let mut answered = Vec::new();
+        for _ in 0..(5 * 3600 / 7) {
+            if table.try_register("e", &[tier("k", 20)], HOUR).is_ok() {
+                answered.push(clock.now_ms());
+            }
+            clock.advance(Duration::from_secs(7));
+        }
+        for (i, &start) in answered.iter().enumerate() {
+            let inside = answered[i..]
+                .iter()
+                .take_while(|&&t| t < start + 3_600_000)
+                .count();
+            assert!(inside <= 20, "{inside} answered in the hour from {start}");
+        }
+        assert!(
+            answered.len() >= 80,
+            "only {} answered in five hours",
+            answered.len()
+        );
+    }
+
+    #[test]
+    fn a_refusal_registers_nothing_in_any_tier() {
+        let table = CountTable::new(1024, Clock::manual(0));
+        for _ in 0..3 {
+            table
+                .try_register("e", &[tier("link", 3), tier("total", 100)], HOUR)
+                .unwrap();
+        }
+        assert_eq!(
+            table.try_register("e", &[tier("link", 3), tier("total", 100)], HOUR),
+            Err(0)
+        );
+        assert_eq!(table.count("e", "total", HOUR), 3);
+        assert_eq!(table.count("e", "link", HOUR), 3);
+        assert_eq!(
+            table.try_register("e", &[tier("other", 3), tier("total", 3)], HOUR),
+            Err(1)
+        );
+        assert_eq!(table.count("e", "other", HOUR), 0);
+    }
+
+    #[test]
+    fn flooding_distinct_keys_never_lowers_a_hammered_count() {
+        let table = CountTable::new(64, Clock::manual(0));
+        while table
+            .try_register("e", &[tier("hammered", 5)], HOUR)
+            .is_ok()
+        {}
+        for i in 0..100_000 {
+            let _ = table.try_register("e", &[tier(&format!("made-up-{i}"), 5)], HOUR);
+            assert!(table.count("e", "hammered", HOUR) >= 5);
+        }
+        assert_eq!(
+            table.try_register("e", &[tier("hammered", 5)], HOUR),
+            Err(0)
+        );
+    }
+
+    #[test]
+    fn a_changed_window_keeps_what_was_counted() {
+        let table = CountTable::new(1024, Clock::manual(10_000_000));
+        for _ in 0..4 {
+            table.register("e", "a", HOUR);
+        }
+        assert_eq!(table.count("e", "a", Duration::from_secs(60)), 4);
+        table.register("e", "a", Duration::from_secs(60));
+        assert_eq!(table.count("e", "a", Duration::from_secs(60)), 5);
+    }
+
+    #[test]
+    fn remote_counts_add_to_local_ones() {
+        let clock = Clock::manual(7_200_000);
+        let table = CountTable::new(1024, clock.clone());
+        let hash = table.key_hash("e", "a");
+        table.set_remote(hash, HOUR, &[(7_200_000, 4)]);
+        table.register("e", "a", HOUR);
+        assert_eq!(table.count("e", "a", HOUR), 5);
+        clock.advance(HOUR * 2);
+        assert_eq!(table.count("e", "a", HOUR), 0);
+    }
+}

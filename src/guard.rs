@@ -1,0 +1,134 @@
+//! The two-tier request guard: per caller and in total, over one rolling period.
+//!
+//! It holds no limits of its own. Whoever calls it passes the event name, the caller's
+//! identifier (a keyed hash, never the secret itself) and the limits read from its own
+//! settings, so any public address can stand behind one.
+//!
+//! Rules, each with a test that fails without it (tests/guard.rs):
+//! - every request is counted, answered or not, before any expensive work;
+//! - a request the per-caller tier refuses is charged to neither tier, so one hammered link
+//!   cannot spend the number every other visitor shares;
+//! - a limit of 0 turns its tier off; when nothing counts, the flood store is never touched.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::flood::{FloodStore, Tier};
+
+/// The limits a caller of the guard read from its settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The site-wide switch.
+    pub enabled: bool,
+    /// Requests one caller may make in a period; 0 turns the tier off.
+    pub per_caller: u64,
+    /// Requests all callers together may make in a period; 0 turns the tier off.
+    pub total: u64,
+    pub period: Duration,
+}
+
+/// Which tier refused a request. Never shown to the caller; logged once per period.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    PerCaller,
+    Total,
+}
+
+impl Refusal {
+    pub fn name(self) -> &'static str {
+        match self {
+            Refusal::PerCaller => "per_link",
+            Refusal::Total => "total",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Allowed,
+    Refused {
+        tier: Refusal,
+        /// Whether this is the first refusal of its kind in the period, the one worth a log
+        /// line (see [`FloodGuard::check`]).
+        first_in_period: bool,
+    },
+}
+
+/// The identifier the total tier is counted under.
+pub const TOTAL: &str = "total";
+
+pub struct FloodGuard {
+    flood: Arc<dyn FloodStore>,
+}
+
+impl FloodGuard {
+    pub fn new(flood: Arc<dyn FloodStore>) -> Self {
+        Self { flood }
+    }
+
+    pub fn flood(&self) -> &Arc<dyn FloodStore> {
+        &self.flood
+    }
+
+    /// Whether a configuration counts anything at all. The doorway, the status report and the
+    /// settings pages all ask this, so they cannot disagree.
+    pub fn is_counting(limits: &Limits) -> bool {
+        limits.enabled && (limits.per_caller > 0 || limits.total > 0) && !limits.period.is_zero()
+    }
+
+    /// Counts one request of `caller` to `event` and decides whether it may be answered.
+    ///
+    /// A refusal is logged once per period: per caller for the per-caller tier (a caller
+    /// must have been answered `per_caller` times to get there, so these lines are bounded by
+    /// the total), and once for the whole event for the total tier, so no flood of fresh
+    /// identifiers can turn the log into a second flood.
+    pub fn check(&self, event: &str, caller: &str, limits: &Limits) -> Decision {
+        if !Self::is_counting(limits) {
+            return Decision::Allowed;
+        }
+        let mut tiers = [
+            Tier {
+                identifier: caller,
+                limit: limits.per_caller,
+            },
+            Tier {
+                identifier: TOTAL,
+                limit: limits.total,
+            },
+        ];
+        let (tiers, kinds): (&[Tier<'_>], &[Refusal]) =
+            match (limits.per_caller > 0, limits.total > 0) {
+                (true, true) => (&tiers[..], &[Refusal::PerCaller, Refusal::Total]),
+                (true, false) => (&tiers[..1], &[Refusal::PerCaller]),
+                (false, _) => {
+                    tiers.swap(0, 1);
+                    (&tiers[..1], &[Refusal::Total])
+                }
+            };
+        match self.flood.try_register(event, tiers, limits.period) {
+            Ok(()) => Decision::Allowed,
+            Err(index) => {
+                let tier = kinds[index];
+                let (throttle_event, throttle_key) = match tier {
+                    Refusal::PerCaller => (format!("{event}.refused"), caller),
+                    Refusal::Total => (format!("{event}.refused"), TOTAL),
+                };
+                let first_in_period = self
+                    .flood
+                    .try_register(
+                        &throttle_event,
+                        &[Tier {
+                            identifier: throttle_key,
+                            limit: 1,
+                        }],
+                        limits.period,
+                    )
+                    .is_ok();
+                Decision::Refused {
+                    tier,
+                    first_in_period,
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! Signing in and out, and the check every other admin page passes.
+
+use axum::extract::{Query, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Redirect, Response};
+use serde::Deserialize;
+use tower_sessions::Session;
+
+use crate::http::AppState;
+use crate::http::context::{ADMIN_KEY, PageContext, SignedIn, html};
+use crate::http::error::{AppError, Result};
+use crate::http::form::Form;
+use crate::store;
+
+/// Lets signed-in administrators through; sends everyone else to the login page, remembering
+/// where they were going.
+pub async fn require_admin(
+    State(state): State<AppState>,
+    session: Session,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let admin = match session.get::<i64>(ADMIN_KEY).await {
+        Ok(Some(id)) => store::admins::by_id(&state.db, id).await.ok().flatten(),
+        _ => None,
+    };
+    match admin {
+        Some(admin) => {
+            request.extensions_mut().insert(SignedIn {
+                id: admin.id,
+                name: admin.name,
+            });
+            next.run(request).await
+        }
+        None => {
+            let path = request.uri().path();
+            let to = serde_urlencoded::to_string([("destination", path)]).unwrap_or_default();
+            Redirect::to(&format!("/admin/login?{to}")).into_response()
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+pub struct Destination {
+    destination: Option<String>,
+}
+
+/// Only paths inside the admin area: never another site.
+fn safe_destination(d: Option<&str>) -> &str {
+    match d {
+        Some(d) if d.starts_with("/admin") && !d.contains("//") && !d.contains('\\') => d,
+        _ => "/admin",
+    }
+}
+
+#[derive(askama::Template)]
+#[template(path = "admin/login.html")]
+struct LoginPage {
+    ctx: PageContext,
+    name: String,
+    destination: String,
+    error: Option<String>,
+}
+
+pub async fn login_form(ctx: PageContext, Query(q): Query<Destination>) -> Response {
+    html(&LoginPage {
+        ctx,
+        name: String::new(),
+        destination: safe_destination(q.destination.as_deref()).to_owned(),
+        error: None,
+    })
+}
+
+#[derive(Deserialize)]
+pub struct Credentials {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    password: String,
+    destination: Option<String>,
+}
+
+pub async fn login(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    session: Session,
+    Form(form): Form<Credentials>,
+) -> Result<Response> {
+    let name = form.name.trim().to_owned();
+    let admin = store::admins::by_name(&state.db, &name).await?;
+    let stored = admin
+        .as_ref()
+        .map_or(crate::password::dummy_hash(), |a| a.password_hash.as_str())
+        .to_owned();
+    let password = form.password;
+    // argon2 is deliberately slow: keep it off the async workers.
+    let ok = tokio::task::spawn_blocking(move || crate::password::verify(&password, &stored))
+        .await
+        .map_err(|e| AppError::internal("password check failed", e))?;
+    let destination = safe_destination(form.destination.as_deref()).to_owned();
+    match admin {
+        Some(admin) if ok => {
+            // A new session id at sign-in: an id planted before it is worth nothing after.
+            session.cycle_id().await?;
+            session.insert(ADMIN_KEY, admin.id).await?;
+            tracing::info!(admin = admin.id, "administrator signed in");
+            Ok(Redirect::to(&destination).into_response())
+        }
+        _ => {
+            tracing::info!("failed sign-in");
+            let error = Some(ctx.t("login-failed"));
+            let mut response = html(&LoginPage {
+                ctx,
+                name,
+                destination,
+                error,
+            });
+            *response.status_mut() = StatusCode::UNAUTHORIZED;
+            Ok(response)
+        }
+    }
+}
+
+pub async fn logout(session: Session) -> Result<Response> {
+    session.flush().await?;
+    Ok(Redirect::to("/admin/login").into_response())
+}

@@ -1,0 +1,64 @@
+//! The admin area: everything behind a password. Sessions wrap the whole area; every POST
+//! passes the CSRF check; every page but the login form passes the sign-in check.
+
+use axum::Router;
+use axum::middleware::{from_fn, from_fn_with_state};
+use axum::routing::{get, post};
+
+use super::AppState;
+use super::form::check_csrf;
+
+pub mod auth;
+pub mod dashboard;
+pub mod instances;
+pub mod settings;
+pub mod status;
+pub mod workflows;
+
+pub fn router(state: AppState) -> Router<AppState> {
+    let signed_in = Router::new()
+        .route("/admin", get(dashboard::show))
+        .route("/admin/logout", post(auth::logout))
+        .route("/admin/workflows", get(workflows::list))
+        .route(
+            "/admin/workflows/new",
+            get(workflows::new_form).post(workflows::create),
+        )
+        .route(
+            "/admin/workflows/{id}",
+            get(workflows::edit_form).post(workflows::save),
+        )
+        .route("/admin/instances", get(instances::list))
+        .route(
+            "/admin/instances/new",
+            get(instances::new_form).post(instances::start),
+        )
+        .route("/admin/instances/{id}", get(instances::show))
+        .route("/admin/instances/{id}/links", post(instances::issue_link))
+        .route("/admin/instances/{id}/revoke", post(instances::revoke))
+        .route(
+            "/admin/config/orchestra",
+            get(settings::show).post(settings::save),
+        )
+        .route(
+            "/admin/config/orchestra/interaction",
+            get(settings::interaction_show).post(settings::interaction_save),
+        )
+        .route("/admin/reports/status", get(status::show))
+        .route_layer(from_fn_with_state(state, auth::require_admin));
+    Router::new()
+        .route("/admin/login", get(auth::login_form).post(auth::login))
+        .merge(signed_in)
+        // Outside the sign-in check, so a signed-out visitor's forged post is refused too.
+        .route_layer(from_fn(check_csrf))
+}
+
+/// Field errors as the templates show them beside each field.
+pub type FieldErrors = Vec<(String, String)>;
+
+pub fn error_for<'a>(errors: &'a FieldErrors, field: &str) -> Option<&'a str> {
+    errors
+        .iter()
+        .find(|(f, _)| f == field)
+        .map(|(_, m)| m.as_str())
+}

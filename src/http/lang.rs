@@ -1,0 +1,62 @@
+//! The visitor's language: `?lang=` (remembered in a cookie), else the cookie, else
+//! `Accept-Language`, else English. Runs before everything, the doorway's guard included, so
+//! a refusal is in the visitor's language too; it costs a few string comparisons.
+
+use axum::extract::{FromRequestParts, Request};
+use axum::http::header::{ACCEPT_LANGUAGE, COOKIE, SET_COOKIE};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::Response;
+
+use crate::i18n::Lang;
+
+pub const COOKIE_NAME: &str = "orchestra_lang";
+
+pub async fn negotiate(mut request: Request, next: Next) -> Response {
+    let chosen = request
+        .uri()
+        .query()
+        .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("lang=")))
+        .and_then(Lang::from_code);
+    let lang = chosen
+        .or_else(|| from_cookie(request.headers()))
+        .or_else(|| {
+            request
+                .headers()
+                .get(ACCEPT_LANGUAGE)
+                .and_then(|v| v.to_str().ok())
+                .and_then(Lang::from_accept_language)
+        })
+        .unwrap_or_default();
+    request.extensions_mut().insert(lang);
+    let mut response = next.run(request).await;
+    if let Some(lang) = chosen {
+        let cookie = format!(
+            "{COOKIE_NAME}={}; Path=/; Max-Age=31536000; SameSite=Lax",
+            lang.code()
+        );
+        if let Ok(value) = HeaderValue::from_str(&cookie) {
+            response.headers_mut().append(SET_COOKIE, value);
+        }
+    }
+    response
+}
+
+fn from_cookie(headers: &header::HeaderMap) -> Option<Lang> {
+    headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|c| c.trim().strip_prefix(COOKIE_NAME)?.strip_prefix('='))
+        .and_then(Lang::from_code)
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Lang {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(parts.extensions.get::<Lang>().copied().unwrap_or_default())
+    }
+}

@@ -1,0 +1,101 @@
+//! The only place with axum, sessions and askama. One router per area, grouped by what guards
+//! them; see `router` for the order of the layers.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::FromRef;
+use tower_sessions::{Expiry, SessionManagerLayer};
+
+use crate::flood::{self, Clock};
+use crate::guard::FloodGuard;
+use crate::site::Site;
+use crate::store::Db;
+
+pub mod admin;
+pub mod context;
+pub mod doorway;
+pub mod error;
+pub mod form;
+pub mod lang;
+pub mod provider;
+pub mod session_store;
+pub mod setup;
+pub mod statics;
+
+/// What handlers and layers share. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub db: Db,
+    pub site: Arc<Site>,
+    pub guard: Arc<FloodGuard>,
+    pub clock: Clock,
+    pub flood_backend: flood::Backend,
+}
+
+impl FromRef<AppState> for Db {
+    fn from_ref(state: &AppState) -> Db {
+        state.db.clone()
+    }
+}
+
+/// The whole application.
+///
+/// Layer order, outermost first:
+/// 1. `trace`: one span per request (method and route, never the URI: it may hold a link);
+/// 2. `lang`: picks the visitor's language for everything below, errors included;
+/// 3. per area: the doorway's headers and guard (route layers, so only matched doorway routes
+///    are counted); the admin's sessions, sign-in check and CSRF check.
+pub fn router(state: AppState, secure_cookies: bool) -> Router {
+    let sessions = SessionManagerLayer::new(session_store::DbSessionStore::new(state.db.clone()))
+        .with_name("orchestra_session")
+        .with_secure(secure_cookies)
+        .with_http_only(true)
+        .with_same_site(tower_sessions::cookie::SameSite::Lax)
+        .with_expiry(Expiry::OnInactivity(
+            tower_sessions::cookie::time::Duration::hours(12),
+        ));
+
+    Router::new()
+        .merge(doorway::router(state.clone()))
+        .merge(provider::router())
+        .merge(admin::router(state.clone()).layer(sessions.clone()))
+        .merge(setup::router(state.clone()).layer(sessions))
+        .merge(statics::router())
+        .fallback(error::not_found)
+        .layer(axum::middleware::from_fn(error::render_error_pages))
+        .layer(axum::middleware::from_fn(lang::negotiate))
+        .layer(axum::middleware::from_fn(trace))
+        .with_state(state)
+}
+
+/// One span per request. The path is not recorded as it is: a doorway path is a credential.
+async fn trace(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use tracing::Instrument;
+    let route = request
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map(|p| p.as_str().to_owned());
+    let route = route.unwrap_or_else(|| public_path(request.uri().path()));
+    let span = tracing::info_span!("request", method = %request.method(), route = %route);
+    async move {
+        let response = next.run(request).await;
+        tracing::debug!(status = response.status().as_u16(), "answered");
+        response
+    }
+    .instrument(span)
+    .await
+}
+
+/// A path fit for a log line: doorway and provider paths lose everything after their prefix.
+fn public_path(path: &str) -> String {
+    for prefix in ["/interaction/", "/test-provider/", "/setup/"] {
+        if path.starts_with(prefix) {
+            return format!("{prefix}…");
+        }
+    }
+    path.chars().take(200).collect()
+}

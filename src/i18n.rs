@@ -1,0 +1,237 @@
+//! Languages: a closed set, Fluent bundles compiled into the binary, and negotiation.
+//!
+//! The bundles are immutable statics; the language is always passed in, never global.
+
+use std::sync::LazyLock;
+
+use fluent_bundle::concurrent::FluentBundle;
+use fluent_bundle::{FluentArgs, FluentResource};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Lang {
+    #[default]
+    En,
+    Fr,
+}
+
+impl Lang {
+    pub const ALL: [Lang; 2] = [Lang::En, Lang::Fr];
+
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::Fr => "fr",
+        }
+    }
+
+    /// The language's own name, for the switcher.
+    pub fn native_name(self) -> &'static str {
+        match self {
+            Lang::En => "English",
+            Lang::Fr => "Français",
+        }
+    }
+
+    pub fn from_code(code: &str) -> Option<Lang> {
+        let primary = code.split(['-', '_', '.']).next()?.trim();
+        if primary.eq_ignore_ascii_case("en") {
+            Some(Lang::En)
+        } else if primary.eq_ignore_ascii_case("fr") {
+            Some(Lang::Fr)
+        } else {
+            None
+        }
+    }
+
+    /// The best language of an `Accept-Language` header by its q-values, or `None`.
+    pub fn from_accept_language(header: &str) -> Option<Lang> {
+        let mut best: Option<(f32, Lang)> = None;
+        for item in header.split(',').take(16) {
+            let mut parts = item.split(';');
+            let Some(lang) = parts.next().and_then(|t| Lang::from_code(t.trim())) else {
+                continue;
+            };
+            let q = parts
+                .find_map(|p| p.trim().strip_prefix("q="))
+                .and_then(|q| q.parse::<f32>().ok())
+                .unwrap_or(1.0);
+            if q > 0.0 && best.is_none_or(|(bq, _)| q > bq) {
+                best = Some((q, lang));
+            }
+        }
+        best.map(|(_, l)| l)
+    }
+
+    /// The language for a command-line run: `ORCHESTRA_LANG`, else `LANG`, else English.
+    pub fn from_env() -> Lang {
+        std::env::var("ORCHESTRA_LANG")
+            .ok()
+            .or_else(|| std::env::var("LANG").ok())
+            .and_then(|v| Lang::from_code(&v))
+            .unwrap_or_default()
+    }
+}
+
+/// A translatable message: a Fluent id and its arguments.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Message {
+    pub id: &'static str,
+    pub args: Vec<(&'static str, String)>,
+}
+
+impl Message {
+    pub fn new(id: &'static str) -> Self {
+        Self {
+            id,
+            args: Vec::new(),
+        }
+    }
+
+    pub fn arg(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.args.push((name, value.into()));
+        self
+    }
+
+    pub fn render(&self, lang: Lang) -> String {
+        let pairs: Vec<(&str, &str)> = self.args.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        tr(lang, self.id, &pairs)
+    }
+}
+
+/// Every file of every language, compiled in: one per area.
+const FILES: &[(Lang, &str, &str)] = &[
+    (Lang::En, "main.ftl", include_str!("../locales/en/main.ftl")),
+    (
+        Lang::En,
+        "admin.ftl",
+        include_str!("../locales/en/admin.ftl"),
+    ),
+    (
+        Lang::En,
+        "doorway.ftl",
+        include_str!("../locales/en/doorway.ftl"),
+    ),
+    (Lang::Fr, "main.ftl", include_str!("../locales/fr/main.ftl")),
+    (
+        Lang::Fr,
+        "admin.ftl",
+        include_str!("../locales/fr/admin.ftl"),
+    ),
+    (
+        Lang::Fr,
+        "doorway.ftl",
+        include_str!("../locales/fr/doorway.ftl"),
+    ),
+];
+
+struct Bundles {
+    en: FluentBundle<FluentResource>,
+    fr: FluentBundle<FluentResource>,
+}
+
+static BUNDLES: LazyLock<Bundles> = LazyLock::new(|| Bundles {
+    en: bundle(Lang::En),
+    fr: bundle(Lang::Fr),
+});
+
+fn bundle(lang: Lang) -> FluentBundle<FluentResource> {
+    let id = lang
+        .code()
+        .parse()
+        .expect("language codes are valid identifiers");
+    let mut bundle = FluentBundle::new_concurrent(vec![id]);
+    // Isolation marks would show up as stray characters in plain-text refusals and terminals.
+    bundle.set_use_isolating(false);
+    for (l, name, source) in FILES {
+        if *l == lang {
+            let resource = FluentResource::try_new((*source).to_owned())
+                .unwrap_or_else(|_| panic!("locales/{}/{name} does not parse", lang.code()));
+            bundle
+                .add_resource(resource)
+                .unwrap_or_else(|_| panic!("locales/{}/{name} repeats a message", lang.code()));
+        }
+    }
+    bundle
+}
+
+/// Translates `id` with string arguments. A missing message shows its id rather than failing:
+/// the test of both locales keeps that from shipping.
+pub fn tr(lang: Lang, id: &str, args: &[(&str, &str)]) -> String {
+    let bundle = match lang {
+        Lang::En => &BUNDLES.en,
+        Lang::Fr => &BUNDLES.fr,
+    };
+    let Some(pattern) = bundle.get_message(id).and_then(|m| m.value()) else {
+        return id.to_owned();
+    };
+    let mut fluent_args = FluentArgs::new();
+    for (k, v) in args {
+        // Whole numbers go in as numbers so messages can select on them (plurals, "0 = off").
+        match v.parse::<i64>() {
+            Ok(n) if !v.starts_with('+') => fluent_args.set(*k, n),
+            _ => fluent_args.set(*k, *v),
+        }
+    }
+    let mut errors = Vec::new();
+    bundle
+        .format_pattern(
+            pattern,
+            (!args.is_empty()).then_some(&fluent_args),
+            &mut errors,
+        )
+        .into_owned()
+}
+
+/// The message ids a language defines (the locale test compares them).
+pub fn message_ids(lang: Lang) -> Vec<String> {
+    let mut ids = Vec::new();
+    for (l, _, source) in FILES {
+        if *l == lang {
+            let resource = FluentResource::try_new((*source).to_owned()).unwrap_or_else(|(r, _)| r);
+            for entry in resource.entries() {
+                if let fluent_syntax::ast::Entry::Message(m) = entry {
+                    ids.push(m.id.name.to_owned());
+                }
+            }
+        }
+    }
+    ids.sort();
+    ids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_locales_hold_the_same_keys() {
+        let en = message_ids(Lang::En);
+        let fr = message_ids(Lang::Fr);
+        let missing_fr: Vec<_> = en.iter().filter(|k| !fr.contains(k)).collect();
+        let missing_en: Vec<_> = fr.iter().filter(|k| !en.contains(k)).collect();
+        assert!(missing_fr.is_empty(), "missing in fr: {missing_fr:?}");
+        assert!(missing_en.is_empty(), "missing in en: {missing_en:?}");
+        assert!(en.len() > 50);
+    }
+
+    #[test]
+    fn every_message_formats_without_errors_in_both_languages() {
+        for lang in Lang::ALL {
+            for id in message_ids(lang) {
+                let text = tr(lang, &id, &[]);
+                assert!(!text.trim().is_empty(), "{id} is empty in {lang:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn accept_language_follows_q_values() {
+        assert_eq!(
+            Lang::from_accept_language("de, fr;q=0.8, en;q=0.5"),
+            Some(Lang::Fr)
+        );
+        assert_eq!(Lang::from_accept_language("en-GB,fr;q=0.9"), Some(Lang::En));
+        assert_eq!(Lang::from_accept_language("de, es"), None);
+        assert_eq!(Lang::from_accept_language("fr;q=0"), None);
+    }
+}

@@ -1,0 +1,103 @@
+//! The site's secrets: a private key and a hash salt, made from OS randomness on first start.
+//!
+//! `Debug` never prints them; the only ways out are the derived keys below.
+
+use std::fmt;
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+#[derive(Clone)]
+pub struct SiteKeys {
+    private_key: [u8; 32],
+    hash_salt: [u8; 32],
+}
+
+impl fmt::Debug for SiteKeys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SiteKeys(<redacted>)")
+    }
+}
+
+impl SiteKeys {
+    pub fn from_bytes(private_key: [u8; 32], hash_salt: [u8; 32]) -> Self {
+        Self {
+            private_key,
+            hash_salt,
+        }
+    }
+
+    /// Fresh keys from the operating system's random source.
+    pub fn generate() -> Self {
+        Self::from_bytes(random_bytes(), random_bytes())
+    }
+
+    /// The HMAC key for capability links: private key and hash salt together.
+    pub(crate) fn link_key(&self) -> [u8; 64] {
+        let mut key = [0u8; 64];
+        key[..32].copy_from_slice(&self.private_key);
+        key[32..].copy_from_slice(&self.hash_salt);
+        key
+    }
+
+    pub(crate) fn private_key_hex(&self) -> String {
+        crate::capability::hex_encode(&self.private_key)
+    }
+
+    pub(crate) fn hash_salt_hex(&self) -> String {
+        crate::capability::hex_encode(&self.hash_salt)
+    }
+
+    pub(crate) fn from_hex(private_key: &str, hash_salt: &str) -> Option<Self> {
+        let private_key = crate::capability::hex_decode(private_key)?
+            .try_into()
+            .ok()?;
+        let hash_salt = crate::capability::hex_decode(hash_salt)?.try_into().ok()?;
+        Some(Self::from_bytes(private_key, hash_salt))
+    }
+
+    /// A keyed hash standing in for a secret wherever an identifier is needed (flood store,
+    /// logs, handle records). Full length, so it identifies exactly one secret.
+    pub fn keyed_hash(&self, purpose: &str, secret: &str) -> String {
+        let mut mac =
+            Hmac::<Sha256>::new_from_slice(&self.hash_salt).expect("HMAC takes any key length");
+        mac.update(purpose.as_bytes());
+        mac.update(b"\0");
+        mac.update(secret.as_bytes());
+        crate::capability::hex_encode(&mac.finalize().into_bytes())
+    }
+}
+
+/// 32 bytes from the operating system. Without an entropy source the site cannot be secure, so
+/// failing to get one ends the process rather than carrying on with weak secrets.
+pub fn random_bytes() -> [u8; 32] {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).expect("the operating system's random source is unavailable");
+    bytes
+}
+
+/// A random token as 64 hex characters (CSRF tokens, instance tokens, setup tokens).
+pub fn random_token() -> String {
+    crate::capability::hex_encode(&random_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_never_shows_the_keys() {
+        let keys = SiteKeys::from_bytes([0xab; 32], [0xcd; 32]);
+        let shown = format!("{keys:?}");
+        assert!(!shown.contains("ab") && !shown.contains("171"), "{shown}");
+    }
+
+    #[test]
+    fn keyed_hashes_differ_by_purpose_and_by_salt() {
+        let a = SiteKeys::from_bytes([1; 32], [2; 32]);
+        let b = SiteKeys::from_bytes([1; 32], [3; 32]);
+        assert_eq!(a.keyed_hash("flood", "x").len(), 64);
+        assert_ne!(a.keyed_hash("flood", "x"), a.keyed_hash("log", "x"));
+        assert_ne!(a.keyed_hash("flood", "x"), b.keyed_hash("flood", "x"));
+    }
+}

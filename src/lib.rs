@@ -1,0 +1,147 @@
+//! Orchestra: workflows whose steps are answered through signed capability links.
+//!
+//! `build_state` and `router` give the whole app, so tests can serve it on port 0; `serve`
+//! adds the background timers. See README.md and docs/.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+
+pub mod capability;
+pub mod cli;
+pub mod config;
+pub mod flood;
+pub mod guard;
+pub mod http;
+pub mod i18n;
+pub mod keys;
+pub mod links;
+pub mod password;
+pub mod settings;
+pub mod site;
+pub mod status;
+pub mod store;
+pub mod time;
+pub mod workflow;
+
+use config::Config;
+use flood::{Clock, FloodStore, MemoryFlood, SqlFlood};
+use guard::FloodGuard;
+use http::AppState;
+use site::Site;
+use store::Db;
+
+/// How often the server runs `cron` on its own.
+pub const CRON_INTERVAL: Duration = Duration::from_secs(600);
+
+/// Connects, migrates, seeds the examples and loads the site keys.
+pub async fn open(database_url: &str) -> Result<Db, sqlx::Error> {
+    let db = Db::connect(database_url).await?;
+    store::keys::load_or_create(&db).await?;
+    workflow::seed::seed_examples(&db).await?;
+    Ok(db)
+}
+
+/// The flood backend the operator chose.
+pub fn flood_store(config: &Config, db: &Db, clock: Clock) -> Arc<dyn FloodStore> {
+    match config.flood {
+        flood::Backend::Sql => Arc::new(SqlFlood::new(db.clone(), config.flood_cells, clock)),
+        flood::Backend::Memory => Arc::new(MemoryFlood::new(config.flood_cells, clock)),
+    }
+}
+
+/// Everything handlers share, over any flood store (tests pass a recording one).
+pub async fn build_state(
+    db: Db,
+    flood: Arc<dyn FloodStore>,
+    backend: flood::Backend,
+    clock: Clock,
+) -> Result<AppState, sqlx::Error> {
+    let site = Arc::new(Site::load(db.clone()).await?);
+    Ok(AppState {
+        db,
+        site,
+        guard: Arc::new(FloodGuard::new(flood)),
+        clock,
+        flood_backend: backend,
+    })
+}
+
+/// Periodic maintenance: expired sessions, handles and flood events. Records its run for the
+/// status report. Returns how many records went, by kind.
+pub async fn run_cron(db: &Db, flood: &dyn FloodStore) -> Result<(u64, u64, u64), sqlx::Error> {
+    let now = store::now();
+    let sessions = store::sessions::delete_expired(db, now).await?;
+    let handles = store::instances::delete_expired_handles(db, now).await?;
+    if let Err(e) = flood.sync().await {
+        tracing::warn!(error = %e, "cron could not sync the flood store");
+    }
+    let events = flood.collect_garbage().await.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "cron could not collect expired flood events");
+        0
+    });
+    store::settings::put_all(db, &[(status::CRON_LAST_RUN, now.to_string())]).await?;
+    tracing::info!(sessions, handles, flood_events = events, "cron ran");
+    Ok((sessions, handles, events))
+}
+
+/// Serves until Ctrl-C (or SIGTERM), with the cron timer and the flood store's sync running.
+pub async fn serve(listener: TcpListener, state: AppState, config: &Config) -> std::io::Result<()> {
+    let secure = state
+        .site
+        .get()
+        .await
+        .settings
+        .base_url
+        .starts_with("https://");
+    let app = http::router(state.clone(), secure);
+    let background = spawn_background(state, config.flood_sync);
+    let result = axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await;
+    background.abort();
+    result
+}
+
+fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut sync = tokio::time::interval(sync_every);
+        let mut cron = tokio::time::interval(CRON_INTERVAL);
+        sync.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        cron.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = sync.tick() => {
+                    if let Err(e) = state.guard.flood().sync().await {
+                        tracing::warn!(error = %e, "flood store sync failed; counting locally until it works");
+                    }
+                }
+                _ = cron.tick() => {
+                    if let Err(e) = run_cron(&state.db, state.guard.flood().as_ref()).await {
+                        tracing::error!(error = %e, "cron failed");
+                    }
+                }
+            }
+        }
+    })
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

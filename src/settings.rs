@@ -1,0 +1,263 @@
+//! Site settings: a typed struct whose `Default` is what ships, one validator per key shared
+//! by the admin forms and `orchestra config`, and a short-lived cache for the doorway.
+
+use std::time::Duration;
+
+use crate::guard::Limits;
+use crate::i18n::Message;
+use crate::store::{self, Db};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    pub site_name: String,
+    pub base_url: String,
+    /// Seconds a newly issued link lives unless the administrator picks otherwise.
+    pub default_link_ttl: u64,
+    pub request_limits_enabled: bool,
+    /// Seconds.
+    pub request_limits_period: u64,
+    pub per_link: u64,
+    pub total: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            site_name: "Orchestra".into(),
+            base_url: "http://127.0.0.1:8080".into(),
+            default_link_ttl: 7 * 24 * 3600,
+            // Shipped off: the operator sizes the limits for the site before turning them on.
+            request_limits_enabled: false,
+            request_limits_period: 3600,
+            per_link: 0,
+            total: 0,
+        }
+    }
+}
+
+/// Every key `orchestra config` and the forms know, in display order.
+pub const KEYS: &[&str] = &[
+    "orchestra.site_name",
+    "orchestra.base_url",
+    "orchestra.default_link_ttl",
+    "orchestra.request_limits.enabled",
+    "orchestra.request_limits.period",
+    "interaction.limits.per_link",
+    "interaction.limits.total",
+];
+
+pub const MAX_PERIOD: u64 = 7 * 24 * 3600;
+pub const MAX_PER_LINK: u64 = 1_000_000;
+pub const MAX_TOTAL: u64 = 1_000_000_000;
+pub const MIN_TTL: u64 = 60;
+pub const MAX_TTL: u64 = 365 * 24 * 3600;
+
+/// A refused value: which key, and why, in words for the person who typed it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldError {
+    pub key: &'static str,
+    pub message: Message,
+}
+
+impl Settings {
+    /// The value of a key as text, as `config get` prints it and the forms show it.
+    pub fn get(&self, key: &str) -> Option<String> {
+        Some(match key {
+            "orchestra.site_name" => self.site_name.clone(),
+            "orchestra.base_url" => self.base_url.clone(),
+            "orchestra.default_link_ttl" => self.default_link_ttl.to_string(),
+            "orchestra.request_limits.enabled" => self.request_limits_enabled.to_string(),
+            "orchestra.request_limits.period" => self.request_limits_period.to_string(),
+            "interaction.limits.per_link" => self.per_link.to_string(),
+            "interaction.limits.total" => self.total.to_string(),
+            _ => return None,
+        })
+    }
+
+    /// Checks a typed value and, when good, sets it. Nothing changes on an error.
+    pub fn set(&mut self, key: &str, raw: &str) -> Result<(), FieldError> {
+        let key = KEYS
+            .iter()
+            .copied()
+            .find(|k| *k == key)
+            .ok_or_else(|| FieldError {
+                key: "",
+                message: Message::new("config-unknown-key").arg("key", key.to_owned()),
+            })?;
+        let fail = |message: Message| FieldError { key, message };
+        let raw = raw.trim();
+        match key {
+            "orchestra.site_name" => {
+                if raw.is_empty() || raw.chars().count() > 100 {
+                    return Err(fail(Message::new("setting-site-name")));
+                }
+                self.site_name = raw.to_owned();
+            }
+            "orchestra.base_url" => {
+                self.base_url =
+                    valid_base_url(raw).ok_or_else(|| fail(Message::new("setting-base-url")))?;
+            }
+            "orchestra.default_link_ttl" => {
+                self.default_link_ttl = number(raw, MIN_TTL, MAX_TTL).map_err(fail)?;
+            }
+            "orchestra.request_limits.enabled" => {
+                self.request_limits_enabled = match raw.to_ascii_lowercase().as_str() {
+                    "true" | "1" | "on" | "yes" => true,
+                    "false" | "0" | "off" | "no" => false,
+                    _ => return Err(fail(Message::new("setting-boolean"))),
+                };
+            }
+            "orchestra.request_limits.period" => {
+                self.request_limits_period = number(raw, 1, MAX_PERIOD).map_err(fail)?;
+            }
+            "interaction.limits.per_link" => {
+                self.per_link = number(raw, 0, MAX_PER_LINK).map_err(fail)?;
+            }
+            "interaction.limits.total" => {
+                self.total = number(raw, 0, MAX_TOTAL).map_err(fail)?;
+            }
+            _ => unreachable!("every key in KEYS is matched"),
+        }
+        Ok(())
+    }
+
+    /// Applies a whole form: every field is checked, and all errors come back together.
+    pub fn set_all(&mut self, values: &[(&'static str, &str)]) -> Result<(), Vec<FieldError>> {
+        let mut next = self.clone();
+        let errors: Vec<FieldError> = values
+            .iter()
+            .filter_map(|(k, v)| next.set(k, v).err())
+            .collect();
+        if errors.is_empty() {
+            *self = next;
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// The doorway's limits as the guard takes them.
+    pub fn interaction_limits(&self) -> Limits {
+        Limits {
+            enabled: self.request_limits_enabled,
+            per_caller: self.per_link,
+            total: self.total,
+            period: Duration::from_secs(self.request_limits_period),
+        }
+    }
+
+    /// Reads the stored settings over the defaults. A stored value that no longer validates
+    /// (written by hand, say) is ignored with a warning rather than taking the site down.
+    pub async fn load(db: &Db) -> Result<Self, sqlx::Error> {
+        let mut settings = Settings::default();
+        for (name, value) in store::settings::all(db).await? {
+            if KEYS.contains(&name.as_str()) && settings.set(&name, &value).is_err() {
+                tracing::warn!(setting = %name, "ignoring a stored setting that does not validate");
+            }
+        }
+        Ok(settings)
+    }
+
+    /// Validates and stores some keys in one transaction; nothing is written on an error.
+    pub async fn save(
+        db: &Db,
+        values: &[(&'static str, &str)],
+    ) -> Result<Result<Settings, Vec<FieldError>>, sqlx::Error> {
+        let mut settings = Self::load(db).await?;
+        if let Err(errors) = settings.set_all(values) {
+            return Ok(Err(errors));
+        }
+        let stored: Vec<(&str, String)> = values
+            .iter()
+            .map(|(k, _)| (*k, settings.get(k).unwrap_or_default()))
+            .collect();
+        store::settings::put_all(db, &stored).await?;
+        Ok(Ok(settings))
+    }
+}
+
+fn number(raw: &str, min: u64, max: u64) -> Result<u64, Message> {
+    let range = |id| {
+        Message::new(id)
+            .arg("min", min.to_string())
+            .arg("max", max.to_string())
+    };
+    if raw.is_empty() || !raw.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(range("setting-not-a-number"));
+    }
+    match raw.parse::<u64>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(range("setting-out-of-range")),
+    }
+}
+
+fn valid_base_url(raw: &str) -> Option<String> {
+    let url = raw.trim_end_matches('/');
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))?;
+    let host = rest.split('/').next()?;
+    let ok = !host.is_empty()
+        && url.len() <= 200
+        && !url.contains(['?', '#', ' ', '"', '<', '>', '\\'])
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-.:[]".contains(&b));
+    ok.then(|| url.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_ships_counts_nothing() {
+        let limits = Settings::default().interaction_limits();
+        assert!(!crate::guard::FloodGuard::is_counting(&limits));
+        assert_eq!(limits.period, Duration::from_secs(3600));
+    }
+
+    #[test]
+    fn bad_values_are_refused_and_change_nothing() {
+        let mut s = Settings::default();
+        for (key, bad) in [
+            ("interaction.limits.per_link", "ten"),
+            ("interaction.limits.per_link", "-1"),
+            ("interaction.limits.per_link", "1000001"),
+            ("interaction.limits.total", "1.5"),
+            ("orchestra.request_limits.period", "0"),
+            ("orchestra.request_limits.period", "604801"),
+            ("orchestra.request_limits.enabled", "maybe"),
+            ("orchestra.base_url", "ftp://x"),
+            ("orchestra.base_url", "http://"),
+            ("orchestra.site_name", ""),
+            ("orchestra.default_link_ttl", "59"),
+        ] {
+            assert!(s.set(key, bad).is_err(), "{key}={bad} accepted");
+        }
+        assert_eq!(s, Settings::default());
+        assert!(s.set("no.such.key", "1").is_err());
+    }
+
+    #[test]
+    fn a_form_with_one_bad_field_sets_none() {
+        let mut s = Settings::default();
+        let errors = s
+            .set_all(&[
+                ("interaction.limits.per_link", "20"),
+                ("interaction.limits.total", "x"),
+            ])
+            .unwrap_err();
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].key, "interaction.limits.total");
+        assert_eq!(s.per_link, 0);
+    }
+
+    #[test]
+    fn base_urls_lose_their_trailing_slash() {
+        let mut s = Settings::default();
+        s.set("orchestra.base_url", "https://flows.example.org/")
+            .unwrap();
+        assert_eq!(s.base_url, "https://flows.example.org");
+    }
+}

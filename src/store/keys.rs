@@ -1,0 +1,50 @@
+//! The site keys row.
+
+use super::Db;
+use crate::keys::SiteKeys;
+
+/// The site keys, made and stored on first use.
+pub async fn load_or_create(db: &Db) -> Result<SiteKeys, sqlx::Error> {
+    let fresh = SiteKeys::generate();
+    // Two processes starting at once both try; the first insert wins and both read it back.
+    sqlx::query(
+        "INSERT INTO site_keys (id, private_key, hash_salt, created_at) VALUES (1, $1, $2, $3) \
+         ON CONFLICT (id) DO NOTHING",
+    )
+    .bind(fresh.private_key_hex())
+    .bind(fresh.hash_salt_hex())
+    .bind(super::now())
+    .execute(&db.pool)
+    .await?;
+    load(db).await
+}
+
+async fn load(db: &Db) -> Result<SiteKeys, sqlx::Error> {
+    let (private_key, hash_salt): (String, String) =
+        sqlx::query_as("SELECT private_key, hash_salt FROM site_keys WHERE id = 1")
+            .fetch_one(&db.pool)
+            .await?;
+    SiteKeys::from_hex(&private_key, &hash_salt)
+        .ok_or_else(|| sqlx::Error::Protocol("the stored site keys are malformed".into()))
+}
+
+/// Replaces both keys: every link and handle signed so far stops verifying.
+pub async fn rotate(db: &Db) -> Result<SiteKeys, sqlx::Error> {
+    let fresh = SiteKeys::generate();
+    sqlx::query(
+        "UPDATE site_keys SET private_key = $1, hash_salt = $2, created_at = $3 WHERE id = 1",
+    )
+    .bind(fresh.private_key_hex())
+    .bind(fresh.hash_salt_hex())
+    .bind(super::now())
+    .execute(&db.pool)
+    .await?;
+    load(db).await
+}
+
+/// When the keys were made or last rotated, if they exist.
+pub async fn created_at(db: &Db) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar("SELECT created_at FROM site_keys WHERE id = 1")
+        .fetch_optional(&db.pool)
+        .await
+}

@@ -1,0 +1,67 @@
+//! Dates for people: Unix seconds shown as UTC, without a date crate for one function.
+
+/// `2026-11-29 16:43 UTC`
+pub fn format_utc(unix: i64) -> String {
+    let days = unix.div_euclid(86_400);
+    let secs = unix.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
+        secs / 3600,
+        secs % 3600 / 60
+    )
+}
+
+/// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Parses a lifetime such as `3600`, `90s`, `30m`, `12h` or `7d` into seconds.
+pub fn parse_duration(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (digits, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let n: u64 = digits.parse().ok()?;
+    let factor = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return None,
+    };
+    n.checked_mul(factor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_known_dates() {
+        assert_eq!(format_utc(0), "1970-01-01 00:00 UTC");
+        assert_eq!(format_utc(1_795_970_580), "2026-11-29 16:43 UTC");
+        assert_eq!(format_utc(951_782_400), "2000-02-29 00:00 UTC");
+    }
+
+    #[test]
+    fn parses_lifetimes() {
+        assert_eq!(parse_duration("90"), Some(90));
+        assert_eq!(parse_duration("30m"), Some(1800));
+        assert_eq!(parse_duration("7d"), Some(604_800));
+        assert_eq!(parse_duration("1w"), None);
+        assert_eq!(parse_duration("-5m"), None);
+        assert_eq!(parse_duration(""), None);
+    }
+}

@@ -1,0 +1,409 @@
+//! Workflows: ordered steps, each answered through an interaction kind, possibly by several
+//! parallel branches. Definitions are written in a small line format that administrators edit
+//! in one text area and the CLI prints; stored as JSON.
+
+use serde::{Deserialize, Serialize};
+
+use crate::capability::valid_branch_name;
+use crate::i18n::Message;
+
+pub mod seed;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Definition {
+    pub steps: Vec<Step>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    pub title: String,
+    /// Parallel branches, each answered through its own link; empty for a single answerer.
+    #[serde(default)]
+    pub branches: Vec<String>,
+    pub interaction: Interaction,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Interaction {
+    Form { fields: Vec<Field> },
+    Review,
+    Payment { amount_cents: i64, currency: String },
+}
+
+impl Interaction {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Interaction::Form { .. } => "form",
+            Interaction::Review => "review",
+            Interaction::Payment { .. } => "payment",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Field {
+    pub name: String,
+    pub label: String,
+    pub kind: FieldKind,
+    pub required: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FieldKind {
+    Text,
+    Email,
+    Number,
+    Long,
+}
+
+impl FieldKind {
+    fn parse(s: &str) -> Option<Self> {
+        match s {
+            "text" => Some(Self::Text),
+            "email" => Some(Self::Email),
+            "number" => Some(Self::Number),
+            "long" => Some(Self::Long),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Text => "text",
+            Self::Email => "email",
+            Self::Number => "number",
+            Self::Long => "long",
+        }
+    }
+
+    fn max_len(self) -> usize {
+        if self == Self::Long { 5000 } else { 200 }
+    }
+}
+
+pub const MAX_STEPS: usize = 20;
+
+impl Definition {
+    pub fn from_json(json: &str) -> Option<Self> {
+        serde_json::from_str(json).ok()
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| "{\"steps\":[]}".into())
+    }
+
+    /// Parses the line format; every error names its line.
+    ///
+    /// ```text
+    /// form: Supplier details | Company*, Email* (email), Quantity (number), Notes (long)
+    /// review[legal,finance]: Approve the contract
+    /// payment: Pay the order | 49.90 EUR
+    /// ```
+    pub fn parse(text: &str) -> Result<Self, Message> {
+        let mut steps = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let at = |id: &'static str| Message::new(id).arg("line", (n + 1).to_string());
+            let (head, rest) = line
+                .split_once(':')
+                .ok_or_else(|| at("definition-no-colon"))?;
+            let (kind, branches) = match head.trim().split_once('[') {
+                Some((kind, list)) => {
+                    let list = list
+                        .strip_suffix(']')
+                        .ok_or_else(|| at("definition-branches"))?;
+                    let branches: Vec<String> =
+                        list.split(',').map(|b| b.trim().to_owned()).collect();
+                    if branches.iter().any(|b| !valid_branch_name(b)) {
+                        return Err(at("definition-branch-name"));
+                    }
+                    let mut unique = branches.clone();
+                    unique.sort();
+                    unique.dedup();
+                    if unique.len() != branches.len() {
+                        return Err(at("definition-branch-twice"));
+                    }
+                    (kind.trim(), branches)
+                }
+                None => (head.trim(), Vec::new()),
+            };
+            let (title, details) = match rest.split_once('|') {
+                Some((t, d)) => (t.trim(), d.trim()),
+                None => (rest.trim(), ""),
+            };
+            if title.is_empty() || title.chars().count() > 200 {
+                return Err(at("definition-title"));
+            }
+            let interaction = match kind {
+                "form" => Interaction::Form {
+                    fields: parse_fields(details).map_err(|id| at(id))?,
+                },
+                "review" => Interaction::Review,
+                "payment" => {
+                    let (amount, currency) =
+                        parse_amount(details).ok_or_else(|| at("definition-amount"))?;
+                    Interaction::Payment {
+                        amount_cents: amount,
+                        currency,
+                    }
+                }
+                _ => return Err(at("definition-kind")),
+            };
+            steps.push(Step {
+                title: title.to_owned(),
+                branches,
+                interaction,
+            });
+        }
+        if steps.is_empty() {
+            return Err(Message::new("definition-empty"));
+        }
+        if steps.len() > MAX_STEPS {
+            return Err(Message::new("definition-too-long").arg("max", MAX_STEPS.to_string()));
+        }
+        Ok(Self { steps })
+    }
+
+    /// The line format of this definition; `parse(to_text())` gives it back.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for step in &self.steps {
+            out.push_str(step.interaction.kind());
+            if !step.branches.is_empty() {
+                out.push('[');
+                out.push_str(&step.branches.join(","));
+                out.push(']');
+            }
+            out.push_str(": ");
+            out.push_str(&step.title);
+            match &step.interaction {
+                Interaction::Form { fields } => {
+                    out.push_str(" | ");
+                    let fields: Vec<String> = fields
+                        .iter()
+                        .map(|f| {
+                            let star = if f.required { "*" } else { "" };
+                            format!("{}{star} ({})", f.label, f.kind.name())
+                        })
+                        .collect();
+                    out.push_str(&fields.join(", "));
+                }
+                Interaction::Review => {}
+                Interaction::Payment {
+                    amount_cents,
+                    currency,
+                } => {
+                    out.push_str(&format!(" | {} {currency}", format_amount(*amount_cents)));
+                }
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
+fn parse_fields(details: &str) -> Result<Vec<Field>, &'static str> {
+    let mut fields: Vec<Field> = Vec::new();
+    for spec in details.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (label, kind) = match spec.split_once('(') {
+            Some((label, kind)) => {
+                let kind = kind.strip_suffix(')').ok_or("definition-field")?;
+                (
+                    label.trim(),
+                    FieldKind::parse(kind.trim()).ok_or("definition-field-kind")?,
+                )
+            }
+            None => (spec, FieldKind::Text),
+        };
+        let (label, required) = match label.strip_suffix('*') {
+            Some(l) => (l.trim(), true),
+            None => (label, false),
+        };
+        let name = slug(label);
+        if name.is_empty() || label.chars().count() > 100 {
+            return Err("definition-field");
+        }
+        if fields.iter().any(|f| f.name == name) {
+            return Err("definition-field-twice");
+        }
+        fields.push(Field {
+            name,
+            label: label.to_owned(),
+            kind,
+            required,
+        });
+    }
+    if fields.is_empty() {
+        return Err("definition-no-fields");
+    }
+    Ok(fields)
+}
+
+fn slug(label: &str) -> String {
+    let mut out = String::new();
+    for c in label.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else if !out.ends_with('_') && !out.is_empty() {
+            out.push('_');
+        }
+    }
+    out.trim_end_matches('_').to_owned()
+}
+
+fn parse_amount(details: &str) -> Option<(i64, String)> {
+    let (amount, currency) = details.split_once(' ')?;
+    let currency = currency.trim();
+    if currency.len() != 3 || !currency.bytes().all(|b| b.is_ascii_uppercase()) {
+        return None;
+    }
+    let (units, cents) = match amount.split_once(['.', ',']) {
+        Some((u, c)) if c.len() == 2 => (u, c),
+        Some(_) => return None,
+        None => (amount, "00"),
+    };
+    if units.is_empty() || !units.bytes().all(|b| b.is_ascii_digit()) || units.len() > 9 {
+        return None;
+    }
+    let cents: i64 = cents
+        .parse()
+        .ok()
+        .filter(|_| cents.bytes().all(|b| b.is_ascii_digit()))?;
+    let total = units.parse::<i64>().ok()? * 100 + cents;
+    (total > 0).then(|| (total, currency.to_owned()))
+}
+
+pub fn format_amount(cents: i64) -> String {
+    format!("{}.{:02}", cents / 100, cents % 100)
+}
+
+/// A form answer checked against its fields: the values as typed, and an error per field.
+pub struct FormCheck {
+    pub values: Vec<(String, String)>,
+    pub errors: Vec<(String, Message)>,
+}
+
+pub fn check_form(fields: &[Field], submitted: &[(String, String)]) -> FormCheck {
+    let mut values = Vec::new();
+    let mut errors = Vec::new();
+    for field in fields {
+        let value = submitted
+            .iter()
+            .find(|(k, _)| *k == field.name)
+            .map(|(_, v)| v.trim().to_owned())
+            .unwrap_or_default();
+        let error = if value.is_empty() {
+            field.required.then(|| Message::new("field-required"))
+        } else if value.chars().count() > field.kind.max_len() {
+            Some(Message::new("field-too-long").arg("max", field.kind.max_len().to_string()))
+        } else {
+            match field.kind {
+                FieldKind::Email if !looks_like_email(&value) => Some(Message::new("field-email")),
+                FieldKind::Number
+                    if value
+                        .replace(',', ".")
+                        .parse::<f64>()
+                        .map_or(true, |n| !n.is_finite()) =>
+                {
+                    Some(Message::new("field-number"))
+                }
+                _ => None,
+            }
+        };
+        if let Some(e) = error {
+            errors.push((field.name.clone(), e));
+        }
+        values.push((field.name.clone(), value));
+    }
+    FormCheck { values, errors }
+}
+
+fn looks_like_email(s: &str) -> bool {
+    match s.split_once('@') {
+        Some((local, domain)) => {
+            !local.is_empty()
+                && domain.contains('.')
+                && !domain.starts_with('.')
+                && !domain.ends_with('.')
+                && !s.contains(char::is_whitespace)
+        }
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "form: Supplier details | Company*, Email* (email), Quantity (number), Notes (long)\n\
+                          review[legal,finance]: Approve the contract\n\
+                          payment: Pay the order | 49.90 EUR\n";
+
+    #[test]
+    fn the_line_format_round_trips() {
+        let def = Definition::parse(SAMPLE).unwrap();
+        assert_eq!(def.steps.len(), 3);
+        assert_eq!(def.steps[1].branches, ["legal", "finance"]);
+        assert_eq!(
+            def.steps[2].interaction,
+            Interaction::Payment {
+                amount_cents: 4990,
+                currency: "EUR".into()
+            }
+        );
+        assert_eq!(Definition::parse(&def.to_text()).unwrap(), def);
+        assert_eq!(Definition::from_json(&def.to_json()).unwrap(), def);
+    }
+
+    #[test]
+    fn errors_name_their_line() {
+        let err = Definition::parse("review: fine\nquiz: What?").unwrap_err();
+        assert_eq!(err.id, "definition-kind");
+        assert_eq!(err.args, [("line", "2".to_string())]);
+        for bad in [
+            "",
+            "review[Legal]: x",
+            "review[a,a]: x",
+            "payment: x | 1.5 EUR",
+            "form: x | a (date)",
+            "form: x",
+        ] {
+            assert!(Definition::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn form_answers_are_checked_and_kept() {
+        let def = Definition::parse(SAMPLE).unwrap();
+        let Interaction::Form { fields } = &def.steps[0].interaction else {
+            panic!()
+        };
+        let check = check_form(
+            fields,
+            &[
+                ("company".into(), "".into()),
+                ("email".into(), "not-an-email".into()),
+                ("quantity".into(), "many".into()),
+            ],
+        );
+        let failed: Vec<_> = check
+            .errors
+            .iter()
+            .map(|(f, m)| (f.as_str(), m.id))
+            .collect();
+        assert_eq!(
+            failed,
+            [
+                ("company", "field-required"),
+                ("email", "field-email"),
+                ("quantity", "field-number")
+            ]
+        );
+        assert_eq!(check.values[1], ("email".into(), "not-an-email".into()));
+    }
+}
