@@ -147,7 +147,7 @@ async fn serve(out: &Out, config: &Config, rest: &[&str]) -> i32 {
         .local_addr()
         .map(|a| a.to_string())
         .unwrap_or_else(|_| bind.to_owned());
-    match setup_url(&state).await {
+    match setup_url(&state, &local).await {
         Ok(Some(url)) => eprintln!(
             "{}",
             Message::new("cli-setup-url")
@@ -176,11 +176,16 @@ async fn serve(out: &Out, config: &Config, rest: &[&str]) -> i32 {
 }
 
 /// On an empty site, a fresh one-time setup URL (valid a day). Printed, never logged.
-async fn setup_url(state: &crate::http::AppState) -> Result<Option<String>, sqlx::Error> {
+async fn setup_url(state: &crate::http::AppState, local: &str) -> Result<Option<String>, sqlx::Error> {
     if store::admins::count(&state.db).await? > 0 {
         return Ok(None);
     }
     let snapshot = state.site.get().await;
+    // Until an administrator sets the base URL, the address just bound is the one that works.
+    let base = match store::settings::get(&state.db, "orchestra.base_url").await? {
+        Some(_) => snapshot.settings.base_url.clone(),
+        None => format!("http://{local}"),
+    };
     let token = crate::keys::random_token();
     store::admins::put_setup_token(
         &state.db,
