@@ -193,10 +193,7 @@ async fn setup_url(state: &crate::http::AppState, local: &str) -> Result<Option<
         store::now() + 86_400,
     )
     .await?;
-    Ok(Some(format!(
-        "{}/setup/{token}",
-        snapshot.settings.base_url
-    )))
+    Ok(Some(format!("{base}/setup/{token}")))
 }
 
 async fn admin_create(out: &Out, db: &Db, name: &str) -> Result<i32, sqlx::Error> {
