@@ -1,14 +1,591 @@
 //! The doorway guard's rules, over real TCP, on both flood backends.
+//!
+//! Each rule has a test here that fails when its mechanism is taken out; docs/interaction.md
+//! lists which change breaks which test.
 
 mod common;
 
-use common::{Flood, spawn};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{Flood, TestApp, spawn};
+use orchestra::flood::{BoxFuture, FloodError, FloodStore, MemoryFlood, SqlFlood, Tier};
+
+/// A flood store that records every call before passing it on: the proof that a
+/// configuration which counts nothing never touches the store, and of what reaches it.
+struct Recording {
+    inner: Arc<dyn FloodStore>,
+    calls: Mutex<Vec<String>>,
+}
+
+impl Recording {
+    fn calls(&self) -> Vec<String> {
+        self.calls.lock().unwrap().clone()
+    }
+
+    fn note(&self, call: String) {
+        self.calls.lock().unwrap().push(call);
+    }
+}
+
+impl FloodStore for Recording {
+    fn register(&self, event: &str, identifier: &str, window: Duration) {
+        self.note(format!("register {event} {identifier}"));
+        self.inner.register(event, identifier, window);
+    }
+
+    fn count(&self, event: &str, identifier: &str, window: Duration) -> u64 {
+        self.note(format!("count {event} {identifier}"));
+        self.inner.count(event, identifier, window)
+    }
+
+    fn try_register(&self, event: &str, tiers: &[Tier<'_>], window: Duration) -> Result<(), usize> {
+        let ids: Vec<&str> = tiers.iter().map(|t| t.identifier).collect();
+        self.note(format!("try_register {event} {}", ids.join(" ")));
+        self.inner.try_register(event, tiers, window)
+    }
+
+    fn clear(&self, event: &str, identifier: &str) {
+        self.note(format!("clear {event} {identifier}"));
+        self.inner.clear(event, identifier);
+    }
+
+    fn sync(&self) -> BoxFuture<'_, Result<(), FloodError>> {
+        self.note("sync".into());
+        self.inner.sync()
+    }
+
+    fn collect_garbage(&self) -> BoxFuture<'_, Result<u64, FloodError>> {
+        self.note("collect_garbage".into());
+        self.inner.collect_garbage()
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Backend {
+    Memory,
+    Sql,
+}
+
+const BACKENDS: [Backend; 2] = [Backend::Memory, Backend::Sql];
+
+/// An app whose flood store (of the given backend) is wrapped in a recording.
+async fn recorded(backend: Backend) -> (TestApp, Arc<Recording>) {
+    let slot: Arc<Mutex<Option<Arc<Recording>>>> = Arc::new(Mutex::new(None));
+    let put = slot.clone();
+    let app = common::spawn_with(move |db, clock| {
+        let inner: Arc<dyn FloodStore> = match backend {
+            Backend::Memory => Arc::new(MemoryFlood::new(4096, clock)),
+            Backend::Sql => Arc::new(SqlFlood::new(db.clone(), 4096, clock)),
+        };
+        let rec = Arc::new(Recording {
+            inner,
+            calls: Mutex::new(Vec::new()),
+        });
+        *put.lock().unwrap() = Some(rec.clone());
+        rec
+    })
+    .await;
+    let rec = slot.lock().unwrap().clone().unwrap();
+    (app, rec)
+}
+
+async fn get(app: &TestApp, path: &str) -> reqwest::Response {
+    app.client().get(app.url(path)).send().await.unwrap()
+}
+
+async fn status_of(app: &TestApp, path: &str) -> u16 {
+    get(app, path).await.status().as_u16()
+}
+
+async fn limits(app: &TestApp, per_link: u64, total: u64, period: u64) {
+    app.set(&[
+        ("orchestra.request_limits.enabled", "true"),
+        ("orchestra.request_limits.period", &period.to_string()),
+        ("interaction.limits.per_link", &per_link.to_string()),
+        ("interaction.limits.total", &total.to_string()),
+    ])
+    .await;
+}
+
+/// A well-formed link to an instance that does not exist.
+fn made_up_link(n: u64) -> String {
+    format!(
+        "/interaction/l.{}..4000000000.{}",
+        900_000 + n,
+        "ab".repeat(32)
+    )
+}
 
 #[tokio::test]
-async fn harness_smoke() {
+async fn what_ships_counts_nothing_and_never_touches_the_flood_store() {
+    for backend in BACKENDS {
+        let (app, rec) = recorded(backend).await;
+        let id = app.start("contract_review", "Shipped").await;
+        let good = app.link(id, Some("legal")).await;
+        for _ in 0..20 {
+            assert_eq!(status_of(&app, &good).await, 200);
+            assert_eq!(status_of(&app, &made_up_link(1)).await, 404);
+        }
+        // Switched off with numbers kept, and switched on with both limits at 0: still nothing.
+        app.set(&[
+            ("interaction.limits.per_link", "2"),
+            ("interaction.limits.total", "5"),
+        ])
+        .await;
+        for _ in 0..10 {
+            assert_eq!(
+                status_of(&app, &good).await,
+                200,
+                "{backend:?}: switch off but refused"
+            );
+        }
+        app.set(&[
+            ("orchestra.request_limits.enabled", "true"),
+            ("interaction.limits.per_link", "0"),
+            ("interaction.limits.total", "0"),
+        ])
+        .await;
+        for _ in 0..10 {
+            assert_eq!(status_of(&app, &good).await, 200);
+        }
+        let touched: Vec<_> = rec.calls().into_iter().filter(|c| c != "sync").collect();
+        assert!(
+            touched.is_empty(),
+            "{backend:?}: the store was touched: {touched:?}"
+        );
+        // The doubles see calls once counting is on, so their silence above means something.
+        limits(&app, 2, 0, 3600).await;
+        get(&app, &good).await;
+        assert!(
+            !rec.calls().is_empty(),
+            "{backend:?}: the recording records nothing"
+        );
+    }
+}
+
+#[tokio::test]
+async fn one_link_is_refused_once_its_limit_is_reached_whether_good_or_not() {
+    for backend in BACKENDS {
+        let (app, _) = recorded(backend).await;
+        limits(&app, 3, 0, 3600).await;
+        let id = app.start("contract_review", "Hammered").await;
+        let good = app.link(id, Some("legal")).await;
+        let answered: Vec<u16> = futures_collect(&app, &good, 10).await;
+        assert_eq!(
+            answered,
+            [200, 200, 200, 429, 429, 429, 429, 429, 429, 429],
+            "{backend:?}"
+        );
+        let bad = made_up_link(7);
+        let answered: Vec<u16> = futures_collect(&app, &bad, 5).await;
+        assert_eq!(
+            answered,
+            [404, 404, 404, 429, 429],
+            "{backend:?}: bad links count too"
+        );
+    }
+}
+
+async fn futures_collect(app: &TestApp, path: &str, n: usize) -> Vec<u16> {
+    let mut out = Vec::new();
+    for _ in 0..n {
+        out.push(status_of(app, path).await);
+    }
+    out
+}
+
+#[tokio::test]
+async fn no_rolling_period_answers_more_than_the_limit() {
+    for backend in BACKENDS {
+        let (app, _) = recorded(backend).await;
+        let (limit, period) = (5u64, 60u64);
+        limits(&app, limit, 0, period).await;
+        let link = made_up_link(11);
+        let mut answered_at = Vec::new();
+        // A request every 4 seconds for five periods.
+        for _ in 0..(5 * period / 4) {
+            if status_of(&app, &link).await != 429 {
+                answered_at.push(app.clock.now_ms());
+            }
+            app.clock.advance(Duration::from_secs(4));
+        }
+        for (i, &start) in answered_at.iter().enumerate() {
+            let inside = answered_at[i..]
+                .iter()
+                .take_while(|&&t| t < start + period as i64 * 1000)
+                .count();
+            assert!(
+                inside as u64 <= limit,
+                "{backend:?}: {inside} answered in one period"
+            );
+        }
+        assert!(
+            answered_at.len() as u64 >= 3 * limit,
+            "{backend:?}: the period never rolled"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_window_seam_never_lets_twice_the_limit_through() {
+    for backend in BACKENDS {
+        let (app, _) = recorded(backend).await;
+        limits(&app, 4, 0, 60).await;
+        let link = made_up_link(12);
+        // Park the clock just before a minute boundary, burst, cross it, burst again.
+        let now = app.clock.now_ms();
+        app.clock.advance(Duration::from_millis(
+            (60_000 - now.rem_euclid(60_000) - 100) as u64,
+        ));
+        let first = futures_collect(&app, &link, 6).await;
+        app.clock.advance(Duration::from_millis(200));
+        let second = futures_collect(&app, &link, 6).await;
+        let answered = first.iter().chain(&second).filter(|&&s| s != 429).count();
+        assert_eq!(answered, 4, "{backend:?}: {first:?} then {second:?}");
+    }
+}
+
+#[tokio::test]
+async fn another_link_keeps_working_and_a_hammered_link_does_not_spend_the_total() {
+    for backend in BACKENDS {
+        let (app, _) = recorded(backend).await;
+        limits(&app, 3, 10, 3600).await;
+        let id = app.start("contract_review", "Shared").await;
+        let hammered = app.link(id, Some("legal")).await;
+        let other = app.link(id, Some("finance")).await;
+        let statuses = futures_collect(&app, &hammered, 200).await;
+        assert_eq!(
+            statuses.iter().filter(|&&s| s == 200).count(),
+            3,
+            "{backend:?}"
+        );
+        // 3 of the total's 10 are spent; the 197 refusals spent none of it.
+        assert_eq!(
+            futures_collect(&app, &other, 3).await,
+            [200, 200, 200],
+            "{backend:?}"
+        );
+        for n in 0..4 {
+            assert_eq!(
+                status_of(&app, &made_up_link(100 + n)).await,
+                404,
+                "{backend:?}: total spent by refusals"
+            );
+        }
+        assert_eq!(
+            status_of(&app, &made_up_link(200)).await,
+            429,
+            "{backend:?}: total not reached at 10"
+        );
+    }
+}
+
+#[tokio::test]
+async fn many_different_links_are_caught_by_the_total() {
+    for backend in BACKENDS {
+        let (app, _) = recorded(backend).await;
+        limits(&app, 5, 20, 3600).await;
+        let statuses: Vec<u16> = {
+            let mut v = Vec::new();
+            for n in 0..30 {
+                v.push(status_of(&app, &made_up_link(1000 + n)).await);
+            }
+            v
+        };
+        assert!(
+            statuses[..20].iter().all(|&s| s == 404),
+            "{backend:?}: {statuses:?}"
+        );
+        assert!(
+            statuses[20..].iter().all(|&s| s == 429),
+            "{backend:?}: {statuses:?}"
+        );
+        // A link for an instance that exists is refused as well once the total is spent.
+        let id = app.start("contract_review", "Late").await;
+        assert_eq!(
+            status_of(&app, &app.link(id, Some("legal")).await).await,
+            429
+        );
+    }
+}
+
+/// The parts of a response a refusal may not vary in.
+async fn refusal_bytes(response: reqwest::Response) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    let status = response.status().as_u16();
+    let mut headers: Vec<(String, String)> = response
+        .headers()
+        .iter()
+        .filter(|(k, _)| *k != "date")
+        .map(|(k, v)| (k.to_string(), v.to_str().unwrap().to_owned()))
+        .collect();
+    headers.sort();
+    (status, headers, response.bytes().await.unwrap().to_vec())
+}
+
+#[tokio::test]
+async fn a_refusal_is_the_same_bytes_for_good_and_bad_links_and_either_tier() {
+    for backend in BACKENDS {
+        let (app, _) = recorded(backend).await;
+        limits(&app, 2, 6, 3600).await;
+        let id = app.start("contract_review", "Same bytes").await;
+        let good = app.link(id, Some("legal")).await;
+        let bad = made_up_link(3);
+        futures_collect(&app, &good, 2).await;
+        futures_collect(&app, &bad, 2).await;
+        let good_per_link = refusal_bytes(get(&app, &good).await).await;
+        let bad_per_link = refusal_bytes(get(&app, &bad).await).await;
+        futures_collect(&app, &made_up_link(4), 2).await;
+        // The total (6) is spent: a fresh bad link and a fresh good link meet the total tier.
+        let bad_total = refusal_bytes(get(&app, &made_up_link(5)).await).await;
+        let good_total = refusal_bytes(get(&app, &app.link(id, Some("finance")).await).await).await;
+        assert_eq!(good_per_link.0, 429);
+        assert_eq!(good_per_link, bad_per_link, "{backend:?}");
+        assert_eq!(good_per_link, bad_total, "{backend:?}");
+        assert_eq!(good_per_link, good_total, "{backend:?}");
+        let headers = &good_per_link.1;
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(header("cache-control"), Some("no-store"));
+        assert_eq!(header("referrer-policy"), Some("no-referrer"));
+        assert_eq!(header("content-type"), Some("text/plain; charset=utf-8"));
+        assert_eq!(header("retry-after"), None);
+        let body = String::from_utf8(good_per_link.2.clone()).unwrap();
+        assert_eq!(body.lines().count(), 1, "one sentence: {body:?}");
+        assert!(!body.contains('<'), "a plain response, not a page");
+        // In French, for a French visitor.
+        let fr = app
+            .client()
+            .get(app.url(&bad))
+            .header("accept-language", "fr")
+            .send()
+            .await
+            .unwrap();
+        let fr = refusal_bytes(fr).await;
+        assert_eq!(fr.0, 429);
+        assert_ne!(fr.2, good_per_link.2, "the refusal is not translated");
+    }
+}
+
+#[tokio::test]
+async fn the_link_never_reaches_the_flood_store_nor_the_logs() {
+    for backend in BACKENDS {
+        let (app, rec) = recorded(backend).await;
+        limits(&app, 2, 1000, 3600).await;
+        let id = app.start("contract_review", "Secret").await;
+        let good = app.link(id, Some("legal")).await;
+        let token = good.trim_start_matches("/interaction/").to_owned();
+        let signature = token.rsplit('.').next().unwrap().to_owned();
+        // Two links that differ in their last character only: a prefix would confuse them.
+        let mut twin = token.clone();
+        twin.pop();
+        twin.push(if token.ends_with('0') { '1' } else { '0' });
+        for link in [&token, &twin] {
+            futures_collect(&app, &format!("/interaction/{link}"), 5).await;
+        }
+        app.flood.sync().await.unwrap();
+        let calls = rec.calls().join("\n");
+        assert!(
+            !calls.contains(&signature),
+            "{backend:?}: the link reached the store"
+        );
+        let ids: Vec<String> = rec
+            .calls()
+            .iter()
+            .filter(|c| c.starts_with("try_register interaction "))
+            .map(|c| c.split(' ').nth(2).unwrap().to_owned())
+            .collect();
+        let mut distinct = ids.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(
+            distinct.len(),
+            2,
+            "{backend:?}: two links, two identifiers: {distinct:?}"
+        );
+        assert!(
+            distinct
+                .iter()
+                .all(|i| i.len() == 64 && i.bytes().all(|b| b.is_ascii_hexdigit()))
+        );
+        if let Backend::Sql = backend {
+            let stored = orchestra::store::flood::identifiers(&app.db).await.unwrap();
+            assert!(!stored.is_empty(), "nothing was written to the flood table");
+            for (_, identifier) in &stored {
+                assert!(!token.contains(identifier.as_str()) && !identifier.contains(&signature));
+            }
+        }
+        let logs = common::logs();
+        assert!(
+            !logs.contains(&signature),
+            "{backend:?}: the link reached the logs"
+        );
+        assert!(
+            logs.contains(&distinct[0]) || logs.contains(&distinct[1]),
+            "{backend:?}: the refusal was not logged by its hash"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_thousand_refusals_of_one_caller_log_once_per_period() {
+    for backend in BACKENDS {
+        let (app, rec) = recorded(backend).await;
+        limits(&app, 1, 0, 60).await;
+        let link = made_up_link(5000 + backend as u64);
+        let client = app.client();
+        for _ in 0..1001 {
+            client.get(app.url(&link)).send().await.unwrap();
+        }
+        let caller = rec
+            .calls()
+            .iter()
+            .find_map(|c| {
+                c.strip_prefix("try_register interaction ")
+                    .map(str::to_owned)
+            })
+            .unwrap();
+        let lines = |logs: &str| {
+            logs.lines()
+                .filter(|l| l.contains(&caller) && l.contains("refused"))
+                .count()
+        };
+        assert_eq!(lines(&common::logs()), 1, "{backend:?}");
+        // The next period logs its first refusal again, once.
+        app.clock.advance(Duration::from_secs(200));
+        for _ in 0..50 {
+            client.get(app.url(&link)).send().await.unwrap();
+        }
+        assert_eq!(lines(&common::logs()), 2, "{backend:?}");
+        assert!(
+            common::logs()
+                .lines()
+                .any(|l| l.contains(&caller) && l.contains("per_link"))
+        );
+    }
+}
+
+#[tokio::test]
+async fn admin_pages_and_settings_forms_are_never_counted() {
+    let (app, rec) = recorded(Backend::Memory).await;
+    limits(&app, 1, 1, 3600).await;
+    let admin = app.admin_client().await;
+    for path in [
+        "/admin",
+        "/admin/config/orchestra",
+        "/admin/config/orchestra/interaction",
+        "/admin/reports/status",
+    ] {
+        for _ in 0..3 {
+            assert_eq!(
+                admin.get(app.url(path)).send().await.unwrap().status(),
+                200,
+                "{path}"
+            );
+        }
+    }
+    assert!(
+        rec.calls().iter().all(|c| !c.starts_with("try_register")),
+        "{:?}",
+        rec.calls()
+    );
+}
+
+#[tokio::test]
+async fn a_change_of_limits_takes_effect_without_a_restart() {
     let app = spawn(Flood::Memory).await;
-    let id = app.start("contract_review", "Smoke").await;
-    let link = app.link(id, Some("legal")).await;
-    let r = app.client().get(app.url(&link)).send().await.unwrap();
-    assert_eq!(r.status(), 200);
+    let link = made_up_link(77);
+    assert_eq!(futures_collect(&app, &link, 3).await, [404, 404, 404]);
+    // Through the admin form: the saving process sees it at once.
+    let admin = app.admin_client().await;
+    let page = admin
+        .get(app.url("/admin/config/orchestra"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let csrf = common::csrf_of(&page);
+    let r = admin
+        .post(app.url("/admin/config/orchestra"))
+        .form(&[
+            ("csrf", csrf.as_str()),
+            ("site_name", "Orchestra"),
+            ("base_url", "http://127.0.0.1:8080"),
+            ("default_link_ttl", "604800"),
+            ("enabled", "1"),
+            ("period", "3600"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303);
+    let r = admin
+        .post(app.url("/admin/config/orchestra/interaction"))
+        .form(&[("csrf", csrf.as_str()), ("per_link", "2"), ("total", "0")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303);
+    assert_eq!(futures_collect(&app, &link, 3).await, [404, 404, 429]);
+    // From another process (`orchestra config set`): seen within the cache's lifetime.
+    orchestra::settings::Settings::save(&app.db, &[("orchestra.request_limits.enabled", "false")])
+        .await
+        .unwrap()
+        .unwrap();
+    tokio::time::sleep(orchestra::site::CACHE_TTL + Duration::from_millis(300)).await;
+    assert_eq!(
+        status_of(&app, &link).await,
+        404,
+        "the switch was not seen without a restart"
+    );
+}
+
+#[tokio::test]
+async fn the_status_report_warns_while_nothing_caps_the_doorway_in_both_languages() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let check = |html: &str| {
+        (
+            common::select_attr(html, "#check-doorway_limits", "class").unwrap_or_default(),
+            common::select_text(html, "#check-doorway_limits .value").join(""),
+            common::select_text(html, "#check-doorway_limits .description").join(""),
+        )
+    };
+    let page = |lang: &'static str| {
+        let admin = admin.clone();
+        let url = app.url(&format!("/admin/reports/status?lang={lang}"));
+        async move { admin.get(url).send().await.unwrap().text().await.unwrap() }
+    };
+    let (class, value, description) = check(&page("en").await);
+    assert_eq!(class, "severity-warning");
+    assert!(value.contains("switch is off"), "{value}");
+    assert!(
+        description.contains("/admin/config/orchestra"),
+        "{description}"
+    );
+    let (class, value_fr, _) = check(&page("fr").await);
+    assert_eq!(class, "severity-warning");
+    assert!(value_fr.contains("interrupteur"), "{value_fr}");
+    // Switched on with both limits at 0: still a warning, now saying why.
+    app.set(&[("orchestra.request_limits.enabled", "true")])
+        .await;
+    let (class, value, _) = check(&page("en").await);
+    assert_eq!(class, "severity-warning");
+    assert!(value.contains("both limits are 0"), "{value}");
+    limits(&app, 30, 5000, 3600).await;
+    let (class, value, _) = check(&page("en").await);
+    assert_eq!(class, "severity-ok");
+    assert!(
+        value.contains("30 per link") && value.contains("5000 in total") && value.contains("3600"),
+        "{value}"
+    );
+    let (class, value_fr, _) = check(&page("fr").await);
+    assert_eq!(class, "severity-ok");
+    assert!(value_fr.contains("30 par lien"), "{value_fr}");
 }

@@ -24,17 +24,28 @@ pub async fn fresh_database() -> TestDb {
         use sqlx::Connection;
         sqlx::any::install_default_drivers();
         let name = format!("orchestra_test_{}", &orchestra::keys::random_token()[..16]);
-        let mut conn = sqlx::AnyConnection::connect(&admin_url).await.expect("connect to the test PostgreSQL server");
+        let mut conn = sqlx::AnyConnection::connect(&admin_url)
+            .await
+            .expect("connect to the test PostgreSQL server");
         sqlx::query(&format!("CREATE DATABASE {name}"))
             .execute(&mut conn)
             .await
             .expect("create a test database");
-        let base = admin_url.rsplit_once('/').map_or(admin_url.as_str(), |(b, _)| b).to_owned();
-        return TestDb { url: format!("{base}/{name}"), _dir: None };
+        let base = admin_url
+            .rsplit_once('/')
+            .map_or(admin_url.as_str(), |(b, _)| b)
+            .to_owned();
+        return TestDb {
+            url: format!("{base}/{name}"),
+            _dir: None,
+        };
     }
     let dir = tempfile::tempdir().expect("temp dir");
     let url = format!("sqlite:{}", dir.path().join("orchestra.db").display());
-    TestDb { url, _dir: Some(dir) }
+    TestDb {
+        url,
+        _dir: Some(dir),
+    }
 }
 
 pub fn on_postgres() -> bool {
@@ -68,23 +79,41 @@ impl Drop for TestApp {
 pub async fn spawn(flood: Flood) -> TestApp {
     capture_logs();
     let database = fresh_database().await;
-    let db = orchestra::open(&database.url).await.expect("open the database");
+    let db = orchestra::open(&database.url)
+        .await
+        .expect("open the database");
     let clock = Clock::manual(1_900_000_000_000);
     let (store, backend): (Arc<dyn FloodStore>, flood::Backend) = match flood {
-        Flood::Memory => (Arc::new(MemoryFlood::new(4096, clock.clone())), flood::Backend::Memory),
-        Flood::Sql => (Arc::new(SqlFlood::new(db.clone(), 4096, clock.clone())), flood::Backend::Sql),
+        Flood::Memory => (
+            Arc::new(MemoryFlood::new(4096, clock.clone())),
+            flood::Backend::Memory,
+        ),
+        Flood::Sql => (
+            Arc::new(SqlFlood::new(db.clone(), 4096, clock.clone())),
+            flood::Backend::Sql,
+        ),
         Flood::Custom(s) => (s, flood::Backend::Memory),
     };
     let state = orchestra::build_state(db.clone(), store.clone(), backend, clock.clone())
         .await
         .expect("build the state");
     let app = orchestra::http::router(state.clone(), false);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let base = format!("http://{}", listener.local_addr().unwrap());
     let server = tokio::spawn(async move {
         axum::serve(listener, app).await.expect("serve");
     });
-    TestApp { base, state, db, clock, flood: store, database, server }
+    TestApp {
+        base,
+        state,
+        db,
+        clock,
+        flood: store,
+        database,
+        server,
+    }
 }
 
 impl TestApp {
@@ -104,18 +133,32 @@ impl TestApp {
     /// Creates the test administrator directly in the store.
     pub async fn create_admin(&self) {
         let hash = orchestra::password::hash(PASSWORD).unwrap();
-        orchestra::store::admins::create(&self.db, ADMIN, &hash).await.unwrap();
+        orchestra::store::admins::create(&self.db, ADMIN, &hash)
+            .await
+            .unwrap();
     }
 
     /// A client signed in as the test administrator.
     pub async fn admin_client(&self) -> reqwest::Client {
         self.create_admin().await;
         let client = self.client();
-        let page = client.get(self.url("/admin/login")).send().await.unwrap().text().await.unwrap();
+        let page = client
+            .get(self.url("/admin/login"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
         let csrf = csrf_of(&page);
         let response = client
             .post(self.url("/admin/login"))
-            .form(&[("csrf", csrf.as_str()), ("name", ADMIN), ("password", PASSWORD), ("destination", "/admin")])
+            .form(&[
+                ("csrf", csrf.as_str()),
+                ("name", ADMIN),
+                ("password", PASSWORD),
+                ("destination", "/admin"),
+            ])
             .send()
             .await
             .unwrap();
@@ -125,23 +168,42 @@ impl TestApp {
 
     /// Saves settings as `orchestra config set` would, and makes the app see them now.
     pub async fn set(&self, values: &[(&'static str, &str)]) {
-        orchestra::settings::Settings::save(&self.db, values).await.unwrap().expect("valid settings");
+        orchestra::settings::Settings::save(&self.db, values)
+            .await
+            .unwrap()
+            .expect("valid settings");
         self.state.site.refresh().await;
     }
 
     /// Starts an instance of a seeded example workflow; returns its id.
     pub async fn start(&self, workflow: &str, title: &str) -> i64 {
-        let w = orchestra::store::workflows::by_name(&self.db, workflow).await.unwrap().expect("seeded workflow");
-        orchestra::links::start(&self.db, w.id, title, "The body of the subject.").await.unwrap().unwrap()
+        let w = orchestra::store::workflows::by_name(&self.db, workflow)
+            .await
+            .unwrap()
+            .expect("seeded workflow");
+        orchestra::links::start(&self.db, w.id, title, "The body of the subject.")
+            .await
+            .unwrap()
+            .unwrap()
     }
 
     /// Issues a link and returns its path (`/interaction/...`).
     pub async fn link(&self, instance: i64, branch: Option<&str>) -> String {
-        let keys = orchestra::store::keys::load_or_create(&self.db).await.unwrap();
-        let url = orchestra::links::issue(&self.db, &keys, "", instance, branch, 3600, self.clock.now_secs())
+        let keys = orchestra::store::keys::load_or_create(&self.db)
             .await
-            .unwrap()
             .unwrap();
+        let url = orchestra::links::issue(
+            &self.db,
+            &keys,
+            "",
+            instance,
+            branch,
+            3600,
+            self.clock.now_secs(),
+        )
+        .await
+        .unwrap()
+        .unwrap();
         url
     }
 }
@@ -154,13 +216,18 @@ pub fn csrf_of(html: &str) -> String {
 pub fn select_attr(html: &str, selector: &str, attr: &str) -> Option<String> {
     let doc = scraper::Html::parse_document(html);
     let sel = scraper::Selector::parse(selector).unwrap();
-    doc.select(&sel).next().and_then(|e| e.value().attr(attr)).map(str::to_owned)
+    doc.select(&sel)
+        .next()
+        .and_then(|e| e.value().attr(attr))
+        .map(str::to_owned)
 }
 
 pub fn select_text(html: &str, selector: &str) -> Vec<String> {
     let doc = scraper::Html::parse_document(html);
     let sel = scraper::Selector::parse(selector).unwrap();
-    doc.select(&sel).map(|e| e.text().collect::<String>().trim().to_owned()).collect()
+    doc.select(&sel)
+        .map(|e| e.text().collect::<String>().trim().to_owned())
+        .collect()
 }
 
 /// Everything the app logged in this test process (all tests share it; filter by what is
@@ -196,4 +263,41 @@ pub fn capture_logs() {
             .try_init();
         buffer
     });
+}
+
+/// Starts the app with a flood store built over its database and clock (tests wrap the real
+/// backends in recordings this way).
+pub async fn spawn_with(make: impl FnOnce(&Db, Clock) -> Arc<dyn FloodStore>) -> TestApp {
+    capture_logs();
+    let database = fresh_database().await;
+    let db = orchestra::open(&database.url)
+        .await
+        .expect("open the database");
+    let clock = Clock::manual(1_900_000_000_000);
+    let store = make(&db, clock.clone());
+    let state = orchestra::build_state(
+        db.clone(),
+        store.clone(),
+        flood::Backend::Sql,
+        clock.clone(),
+    )
+    .await
+    .expect("build the state");
+    let app = orchestra::http::router(state.clone(), false);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move {
+        axum::serve(listener, app).await.expect("serve");
+    });
+    TestApp {
+        base,
+        state,
+        db,
+        clock,
+        flood: store,
+        database,
+        server,
+    }
 }
