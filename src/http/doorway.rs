@@ -12,9 +12,9 @@ use std::sync::LazyLock;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, Query, Request, State};
+use axum::extract::{Request, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, HOST, ORIGIN, REFERRER_POLICY};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
@@ -257,12 +257,20 @@ struct ShowQuery {
     outcome: Option<String>,
 }
 
-async fn show(
-    State(state): State<AppState>,
-    lang: Lang,
-    Path(link): Path<String>,
-    Query(query): Query<ShowQuery>,
-) -> Result<Response, AppError> {
+/// The link and query of a doorway request, read as they are. Not axum's `Path` and `Query`:
+/// their rejections (bad percent-encoding, say) would answer differently from a bad link.
+fn link_and_outcome(uri: &Uri) -> (String, Option<String>) {
+    let outcome = uri.query().and_then(|q| {
+        serde_urlencoded::from_str::<ShowQuery>(q)
+            .ok()
+            .and_then(|q| q.outcome)
+    });
+    (link_of(uri.path()).to_owned(), outcome)
+}
+
+async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Response, AppError> {
+    let (link, outcome) = link_and_outcome(&uri);
+    let query = ShowQuery { outcome };
     let snapshot = state.site.get().await;
     let resolved = match resolve(&state, &snapshot, &link).await {
         Ok(r) => r,
@@ -391,9 +399,9 @@ fn cross_site(headers: &HeaderMap) -> bool {
 async fn answer(
     State(state): State<AppState>,
     lang: Lang,
-    Path(link): Path<String>,
     request: Request,
 ) -> Result<Response, AppError> {
+    let (link, _) = link_and_outcome(request.uri());
     if cross_site(request.headers()) {
         tracing::info!("refused a cross-site post to the doorway");
         return Err(AppError::Forbidden);
