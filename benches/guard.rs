@@ -1,0 +1,152 @@
+//! Criterion micro-benchmarks of the doorway's pieces: `cargo bench --bench guard`.
+//!
+//! - the guard's decision on the memory backend (allowed, and refused for a hammered link);
+//! - the keyed hash that names a caller (what the guard layer pays before counting);
+//! - a capability link's verification (what a refused request never pays);
+//! - the doorway through the whole router on SQLite: a good link resolved and rendered, and a
+//!   hammered link refused, each as one `oneshot` request with every layer in place.
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::Request;
+use criterion::{Criterion, criterion_group, criterion_main};
+use orchestra::capability::{self, Claims, Kind};
+use orchestra::flood::{Backend, Clock, MemoryFlood};
+use orchestra::guard::{FloodGuard, Limits};
+use orchestra::keys::SiteKeys;
+use orchestra::settings::Settings;
+use orchestra::site::Snapshot;
+use tower::ServiceExt;
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+fn guard(c: &mut Criterion) {
+    let guard = FloodGuard::new(Arc::new(MemoryFlood::new(1 << 16, Clock::system())));
+    let open = Limits {
+        enabled: true,
+        per_caller: 1_000_000,
+        total: 1_000_000_000,
+        period: HOUR,
+    };
+    let caller = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+    c.bench_function("guard decision, allowed (memory)", |b| {
+        b.iter(|| guard.check(black_box("interaction"), black_box(caller), &open))
+    });
+    let tight = Limits {
+        per_caller: 5,
+        ..open
+    };
+    let hammered = "0f0e0d0c0b0a09080706050403020100f0e0d0c0b0a09080706050403020100f";
+    for _ in 0..10 {
+        guard.check("interaction", hammered, &tight);
+    }
+    c.bench_function("guard decision, hammered link refused (memory)", |b| {
+        b.iter(|| guard.check(black_box("interaction"), black_box(hammered), &tight))
+    });
+
+    let snapshot = Snapshot::new(Settings::default(), SiteKeys::generate());
+    let link = "l.42..1900000000.5d41402abc4b2a76b9719d911017c5925d41402abc4b2a76b9719d911017c592";
+    c.bench_function("caller id: keyed hash of a link", |b| {
+        b.iter(|| snapshot.caller_id(black_box(link)))
+    });
+}
+
+fn verify(c: &mut Criterion) {
+    let keys = SiteKeys::generate();
+    let token = orchestra::keys::random_token();
+    let claims = Claims {
+        kind: Kind::Link,
+        instance: 42,
+        branch: Some("legal".to_owned()),
+        expires: 1_900_000_000,
+    };
+    let link = capability::sign(&keys, &claims, &token);
+    c.bench_function("capability link: parse and verify", |b| {
+        b.iter(|| {
+            let parsed = capability::parse(black_box(&link)).expect("a link");
+            assert!(capability::verify(&keys, &parsed, &token, 1_800_000_000));
+        })
+    });
+}
+
+fn doorway(c: &mut Criterion) {
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let url = format!("sqlite:{}", dir.path().join("orchestra.db").display());
+    let (app, db, state, good, hammered) = runtime.block_on(async {
+        let db = orchestra::open(&url).await.expect("open the database");
+        let clock = Clock::system();
+        let flood = Arc::new(MemoryFlood::new(1 << 16, clock.clone()));
+        let state = orchestra::build_state(db.clone(), flood, Backend::Memory, clock.clone())
+            .await
+            .expect("the state");
+        Settings::save(
+            &db,
+            &[
+                ("orchestra.request_limits.enabled", "true"),
+                ("interaction.limits.per_link", "1000000"),
+                ("interaction.limits.total", "1000000000"),
+            ],
+        )
+        .await
+        .expect("save")
+        .expect("valid settings");
+        state.site.refresh().await;
+        let keys = orchestra::store::keys::load_or_create(&db)
+            .await
+            .expect("keys");
+        let workflow = orchestra::store::workflows::by_name(&db, "supplier_onboarding")
+            .await
+            .expect("read")
+            .expect("a seeded workflow");
+        let id = orchestra::links::start(&db, workflow.id, "Bench", "")
+            .await
+            .expect("start")
+            .expect("started");
+        let now = clock.now_secs();
+        let good = orchestra::links::issue(&db, &keys, "", id, None, 86_400, now)
+            .await
+            .expect("issue")
+            .expect("issued");
+        let app = orchestra::http::router(state.clone(), false);
+        (app, db, state, good, "/interaction/l.1..1.00".to_owned())
+    });
+    let get = |path: &str| {
+        Request::get(path)
+            .header("accept-language", "en")
+            .body(Body::empty())
+            .expect("a request")
+    };
+    runtime.block_on(async {
+        let first = app.clone().oneshot(get(&good)).await.expect("answered");
+        assert_eq!(first.status(), 200, "the good link is not answered");
+    });
+    c.bench_function("doorway: good link resolved and rendered (SQLite)", |b| {
+        b.to_async(&runtime)
+            .iter(|| async { app.clone().oneshot(get(&good)).await.expect("answered") })
+    });
+    // The same app with a per-link limit of 5, spent on a made-up link first.
+    runtime.block_on(async {
+        Settings::save(&db, &[("interaction.limits.per_link", "5")])
+            .await
+            .expect("save")
+            .expect("valid settings");
+        state.site.refresh().await;
+        loop {
+            let r = app.clone().oneshot(get(&hammered)).await.expect("answered");
+            if r.status() == 429 {
+                break;
+            }
+        }
+    });
+    c.bench_function("doorway: hammered link refused (whole router)", |b| {
+        b.to_async(&runtime)
+            .iter(|| async { app.clone().oneshot(get(&hammered)).await.expect("answered") })
+    });
+}
+
+criterion_group!(benches, guard, verify, doorway);
+criterion_main!(benches);

@@ -1,0 +1,86 @@
+//! The real `orchestra` binary as an operator runs it: `config set` on its database, then
+//! `serve` on a free loopback port. Shared by the process-level tests (`#[path]`).
+#![allow(dead_code)]
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Served {
+    child: Child,
+    pub addr: SocketAddr,
+}
+
+/// Runs one `orchestra` command on `database_url`; returns its standard output, trimmed.
+pub fn cli(bin: &str, database_url: &str, args: &[&str]) -> String {
+    let out = Command::new(bin)
+        .args(args)
+        .env("ORCHESTRA_DATABASE_URL", database_url)
+        .output()
+        .expect("run orchestra");
+    assert!(
+        out.status.success(),
+        "orchestra {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// `orchestra config set` for each pair.
+pub fn configure(bin: &str, database_url: &str, settings: &[(&str, &str)]) {
+    for (key, value) in settings {
+        cli(bin, database_url, &["config", "set", key, value]);
+    }
+}
+
+/// Starts `orchestra serve` with `env` on top of the database URL, and waits until it listens.
+pub fn serve(bin: &str, database_url: &str, env: &[(&str, &str)]) -> Served {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let mut child = Command::new(bin)
+        .args(["serve", "--bind", &addr.to_string()])
+        .env("ORCHESTRA_DATABASE_URL", database_url)
+        .env("ORCHESTRA_LOG", "warn")
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start orchestra serve");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while TcpStream::connect(addr).is_err() {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("orchestra serve exited before listening: {status}");
+        }
+        assert!(Instant::now() < deadline, "orchestra serve did not listen in 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Served { child, addr }
+}
+
+impl Served {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Resident memory in KiB, from /proc/PID/status.
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .expect("read /proc/PID/status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .expect("a VmRSS line")
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
