@@ -2,7 +2,6 @@
 //! speaks the operator's language (`ORCHESTRA_LANG`, else `LANG`). Output meant for scripts
 //! (an id, a URL, a value) goes alone on standard output; everything else on standard error.
 
-use std::io::Read;
 use std::net::SocketAddr;
 
 use crate::config::Config;
@@ -59,30 +58,65 @@ pub async fn run(args: Vec<String>) -> i32 {
         }
         ["serve", rest @ ..] => serve(&out, &config, rest).await,
         rest => {
+            // Recognised before the database is opened, so a mistyped command creates no file.
+            let Some(command) = Command::parse(rest) else {
+                return out.err(Message::new("cli-unknown").arg("command", rest.join(" ")));
+            };
             let db = match crate::open(&config.database_url).await {
                 Ok(db) => db,
                 Err(e) => return out.fail(e),
             };
-            command(&out, &config, &db, rest).await
+            command.run(&out, &config, &db).await
         }
     }
 }
 
-async fn command(out: &Out, config: &Config, db: &Db, args: &[&str]) -> i32 {
-    let result = match args {
-        ["admin", "create", name] => admin_create(out, db, name).await,
-        ["workflow", "list"] => workflow_list(db).await,
-        ["instance", "start", workflow, rest @ ..] => instance_start(out, db, workflow, rest).await,
-        ["link", "issue", instance, rest @ ..] => link_issue(out, db, instance, rest).await,
-        ["config", "get", key] => config_get(out, db, key).await,
-        ["config", "set", key, value] => config_set(out, db, key, value).await,
-        ["config", "list"] => config_list(db).await,
-        ["status", rest @ ..] => status(out, config, db, rest).await,
-        ["cron"] => cron(config, db).await,
-        ["keys", "rotate"] => keys_rotate(out, db).await,
-        _ => return out.err(Message::new("cli-unknown").arg("command", args.join(" "))),
-    };
-    result.unwrap_or_else(|e| out.fail(e))
+/// Every command that works on the database, as typed.
+enum Command<'a> {
+    AdminCreate(&'a str),
+    WorkflowList,
+    InstanceStart(&'a str, &'a [&'a str]),
+    LinkIssue(&'a str, &'a [&'a str]),
+    ConfigGet(&'a str),
+    ConfigSet(&'a str, &'a str),
+    ConfigList,
+    Status(&'a [&'a str]),
+    Cron,
+    KeysRotate,
+}
+
+impl<'a> Command<'a> {
+    fn parse(args: &'a [&'a str]) -> Option<Self> {
+        Some(match args {
+            ["admin", "create", name] => Self::AdminCreate(name),
+            ["workflow", "list"] => Self::WorkflowList,
+            ["instance", "start", workflow, rest @ ..] => Self::InstanceStart(workflow, rest),
+            ["link", "issue", instance, rest @ ..] => Self::LinkIssue(instance, rest),
+            ["config", "get", key] => Self::ConfigGet(key),
+            ["config", "set", key, value] => Self::ConfigSet(key, value),
+            ["config", "list"] => Self::ConfigList,
+            ["status", rest @ ..] => Self::Status(rest),
+            ["cron"] => Self::Cron,
+            ["keys", "rotate"] => Self::KeysRotate,
+            _ => return None,
+        })
+    }
+
+    async fn run(self, out: &Out, config: &Config, db: &Db) -> i32 {
+        let result = match self {
+            Self::AdminCreate(name) => admin_create(out, db, name).await,
+            Self::WorkflowList => workflow_list(db).await,
+            Self::InstanceStart(workflow, rest) => instance_start(out, db, workflow, rest).await,
+            Self::LinkIssue(instance, rest) => link_issue(out, db, instance, rest).await,
+            Self::ConfigGet(key) => config_get(out, db, key).await,
+            Self::ConfigSet(key, value) => config_set(out, db, key, value).await,
+            Self::ConfigList => config_list(db).await,
+            Self::Status(rest) => status(out, config, db, rest).await,
+            Self::Cron => cron(config, db).await,
+            Self::KeysRotate => keys_rotate(out, db).await,
+        };
+        result.unwrap_or_else(|e| out.fail(e))
+    }
 }
 
 /// `--name value` from the rest of a command line.
@@ -176,7 +210,10 @@ async fn serve(out: &Out, config: &Config, rest: &[&str]) -> i32 {
 }
 
 /// On an empty site, a fresh one-time setup URL (valid a day). Printed, never logged.
-async fn setup_url(state: &crate::http::AppState, local: &str) -> Result<Option<String>, sqlx::Error> {
+async fn setup_url(
+    state: &crate::http::AppState,
+    local: &str,
+) -> Result<Option<String>, sqlx::Error> {
     if store::admins::count(&state.db).await? > 0 {
         return Ok(None);
     }
@@ -200,11 +237,12 @@ async fn admin_create(out: &Out, db: &Db, name: &str) -> Result<i32, sqlx::Error
     let password = match std::env::var("ORCHESTRA_ADMIN_PASSWORD") {
         Ok(p) => p,
         Err(_) => {
+            // One line, not the whole stream: typed at a terminal, Enter ends it.
             let mut input = String::new();
-            if std::io::stdin().read_to_string(&mut input).is_err() {
+            if std::io::stdin().read_line(&mut input).is_err() {
                 return Ok(out.err(Message::new("cli-password-stdin")));
             }
-            input.lines().next().unwrap_or("").to_owned()
+            input.trim_end_matches(['\r', '\n']).to_owned()
         }
     };
     let errors = crate::http::setup::check_new_admin(name, &password, None);

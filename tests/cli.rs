@@ -1,0 +1,1120 @@
+//! The `orchestra` binary as an operator runs it: real processes on a fresh database (SQLite,
+//! or PostgreSQL when `ORCHESTRA_TEST_POSTGRES_URL` is set), with standard output, standard
+//! error and the exit status checked exactly.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use orchestra::store::{self, Db};
+
+const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
+
+/// What one run of the binary said.
+#[derive(Debug, PartialEq, Eq)]
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn expect(&self, code: i32, stdout: &str, stderr: &str) {
+        assert_eq!(
+            (self.code, self.stdout.as_str(), self.stderr.as_str()),
+            (code, stdout, stderr),
+            "unexpected run: {self:#?}"
+        );
+    }
+
+    /// The one line a command prints for scripts.
+    fn line(&self) -> &str {
+        assert_eq!(self.code, 0, "the command failed: {self:#?}");
+        assert_eq!(self.stdout.matches('\n').count(), 1, "{self:#?}");
+        self.stdout.trim_end_matches('\n')
+    }
+}
+
+/// A fresh database and an empty working directory for the binary.
+struct Cli {
+    database: common::TestDb,
+    dir: tempfile::TempDir,
+}
+
+async fn cli() -> Cli {
+    Cli {
+        database: common::fresh_database().await,
+        dir: tempfile::tempdir().expect("temp dir"),
+    }
+}
+
+impl Cli {
+    /// The binary with nothing from the test's environment but the database (and English).
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(BIN);
+        command
+            .args(args)
+            .env_clear()
+            .env("ORCHESTRA_DATABASE_URL", &self.database.url)
+            .env("ORCHESTRA_LANG", "en")
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null());
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        self.run_with(args, &[], None)
+    }
+
+    fn run_fr(&self, args: &[&str]) -> Run {
+        self.run_with(args, &[("ORCHESTRA_LANG", "fr")], None)
+    }
+
+    fn run_with(&self, args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Run {
+        let mut command = self.command(args);
+        command.envs(env.iter().copied());
+        if stdin.is_some() {
+            command.stdin(Stdio::piped());
+        }
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start orchestra");
+        if let Some(input) = stdin {
+            let mut pipe = child.stdin.take().unwrap();
+            pipe.write_all(input.as_bytes()).unwrap();
+        }
+        let output = child.wait_with_output().unwrap();
+        Run {
+            code: output.status.code().expect("exited, not killed"),
+            stdout: String::from_utf8(output.stdout).unwrap(),
+            stderr: String::from_utf8(output.stderr).unwrap(),
+        }
+    }
+
+    fn get(&self, key: &str) -> String {
+        self.run(&["config", "get", key]).line().to_owned()
+    }
+
+    async fn db(&self) -> Db {
+        Db::connect(&self.database.url).await.unwrap()
+    }
+}
+
+// --- admin create -------------------------------------------------------------------------
+
+#[tokio::test]
+async fn admin_create_takes_the_password_from_the_environment() {
+    let cli = cli().await;
+    let run = cli.run_with(
+        &["admin", "create", "ada"],
+        &[("ORCHESTRA_ADMIN_PASSWORD", "correct horse battery")],
+        None,
+    );
+    run.expect(0, "1\n", "Administrator ada created.\n");
+    let db = cli.db().await;
+    let ada = store::admins::by_name(&db, "ada").await.unwrap().unwrap();
+    assert!(orchestra::password::verify(
+        "correct horse battery",
+        &ada.password_hash
+    ));
+}
+
+#[tokio::test]
+async fn admin_create_reads_one_line_of_standard_input() {
+    let cli = cli().await;
+    let run = cli.run_with(
+        &["admin", "create", "bob"],
+        &[],
+        Some("a password from a pipe\r\nand a second line\n"),
+    );
+    run.expect(0, "1\n", "Administrator bob created.\n");
+    let db = cli.db().await;
+    let bob = store::admins::by_name(&db, "bob").await.unwrap().unwrap();
+    assert!(orchestra::password::verify(
+        "a password from a pipe",
+        &bob.password_hash
+    ));
+}
+
+#[tokio::test]
+async fn admin_create_refuses_a_short_password_and_saves_nothing() {
+    let cli = cli().await;
+    cli.run_with(&["admin", "create", "ada"], &[], Some("short\n"))
+        .expect(2, "", "Use at least 10 characters.\n");
+    cli.run_with(
+        &["admin", "create", "ada"],
+        &[
+            ("ORCHESTRA_ADMIN_PASSWORD", "short"),
+            ("ORCHESTRA_LANG", "fr"),
+        ],
+        None,
+    )
+    .expect(2, "", "Utilisez au moins 10 caractères.\n");
+    cli.run(&["admin", "create", "ada"])
+        .expect(2, "", "Use at least 10 characters.\n");
+    cli.run_with(
+        &["admin", "create", "no spaces"],
+        &[("ORCHESTRA_ADMIN_PASSWORD", "long enough password")],
+        None,
+    )
+    .expect(
+        2,
+        "",
+        "Use 1 to 60 letters, digits, dots, dashes, underscores or @.\n",
+    );
+    assert_eq!(store::admins::count(&cli.db().await).await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn admin_create_refuses_a_name_taken() {
+    let cli = cli().await;
+    let env = [("ORCHESTRA_ADMIN_PASSWORD", "long enough password")];
+    cli.run_with(&["admin", "create", "ada"], &env, None)
+        .expect(0, "1\n", "Administrator ada created.\n");
+    cli.run_with(&["admin", "create", "ada"], &env, None)
+        .expect(2, "", "An administrator named ada already exists.\n");
+    cli.run_with(
+        &["admin", "create", "ada"],
+        &[env[0], ("ORCHESTRA_LANG", "fr")],
+        None,
+    )
+    .expect(2, "", "Un administrateur nommé ada existe déjà.\n");
+}
+
+// --- workflows, instances, links ------------------------------------------------------------
+
+#[tokio::test]
+async fn workflow_list_shows_the_seeded_examples() {
+    let cli = cli().await;
+    let run = cli.run(&["workflow", "list"]);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:#?}");
+    let mut rows: Vec<Vec<&str>> = run
+        .stdout
+        .lines()
+        .map(|l| l.split('\t').skip(1).collect())
+        .collect();
+    rows.sort();
+    assert_eq!(
+        rows,
+        vec![
+            vec!["contract_review", "Contract review", "1"],
+            vec!["order_payment", "Order payment", "2"],
+            vec!["supplier_onboarding", "Supplier onboarding", "2"],
+        ]
+    );
+}
+
+#[tokio::test]
+async fn instance_start_prints_the_id_alone() {
+    let cli = cli().await;
+    cli.run(&[
+        "instance",
+        "start",
+        "contract_review",
+        "--subject",
+        "Lease 2027",
+    ])
+    .expect(0, "1\n", "");
+    cli.run(&["instance", "start", "order_payment"])
+        .expect(0, "2\n", "");
+    let db = cli.db().await;
+    let first = store::instances::by_id(&db, 1).await.unwrap().unwrap();
+    assert_eq!(first.subject_title, "Lease 2027");
+    let second = store::instances::by_id(&db, 2).await.unwrap().unwrap();
+    assert_eq!(
+        second.subject_title, "Order payment",
+        "the label stands in for a subject"
+    );
+    let by_id = store::workflows::by_name(&db, "supplier_onboarding")
+        .await
+        .unwrap()
+        .unwrap()
+        .id
+        .to_string();
+    cli.run(&["instance", "start", &by_id, "--subject=Acme"])
+        .expect(0, "3\n", "");
+}
+
+#[tokio::test]
+async fn instance_start_refuses_what_it_cannot_start() {
+    let cli = cli().await;
+    cli.run(&["instance", "start", "nope"]).expect(
+        2,
+        "",
+        "No workflow named nope. \"orchestra workflow list\" shows them.\n",
+    );
+    cli.run_fr(&["instance", "start", "nope"]).expect(
+        2,
+        "",
+        "Aucun processus nommé nope. « orchestra workflow list » les affiche.\n",
+    );
+    cli.run(&["instance", "start", "contract_review", "--subject"])
+        .expect(2, "", "The option --subject needs a value.\n");
+    cli.run(&["instance", "start", "contract_review", "--colour", "red"])
+        .expect(2, "", "Unknown option: --colour\n");
+    let blank = cli.run(&["instance", "start", "contract_review", "--subject", "  "]);
+    assert_eq!((blank.code, blank.stdout.as_str()), (2, ""), "{blank:#?}");
+    assert!(
+        store::instances::recent(&cli.db().await, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn link_issue_prints_the_url_alone_on_the_base_url() {
+    let cli = cli().await;
+    let id = cli
+        .run(&["instance", "start", "contract_review"])
+        .line()
+        .to_owned();
+    let before = orchestra::store::now();
+    let link = cli.run(&["link", "issue", &id, "--branch", "legal"]);
+    assert_eq!(link.stderr, "");
+    let url = link.line();
+    let token = url
+        .strip_prefix("http://127.0.0.1:8080/interaction/")
+        .unwrap_or_else(|| panic!("not on the default base URL: {url}"));
+    let parsed = orchestra::capability::parse(token).expect("a well-formed link");
+    assert_eq!(parsed.claims.branch.as_deref(), Some("legal"));
+    let week = 7 * 24 * 3600;
+    assert!((before + week..=orchestra::store::now() + week).contains(&parsed.claims.expires));
+
+    let short = cli.run(&["link", "issue", &id, "--ttl", "30m"]);
+    let parsed = orchestra::capability::parse(short.line().rsplit('/').next().unwrap()).unwrap();
+    assert_eq!(parsed.claims.branch, None);
+    assert!(parsed.claims.expires <= orchestra::store::now() + 1800);
+
+    cli.run(&["config", "set", "orchestra.base_url", "https://x.example"])
+        .expect(0, "", "orchestra.base_url is now https://x.example.\n");
+    let run = cli.run(&["link", "issue", &id, "--branch=finance", "--ttl=12h"]);
+    assert!(
+        run.line()
+            .starts_with("https://x.example/interaction/l.1.finance."),
+        "{run:#?}"
+    );
+}
+
+#[tokio::test]
+async fn link_issue_refuses_bad_branches_lifetimes_and_instances() {
+    let cli = cli().await;
+    let id = cli
+        .run(&["instance", "start", "contract_review"])
+        .line()
+        .to_owned();
+    let ttl = "Enter a lifetime from 60 seconds to 31536000 seconds (for example 3600, 30m, 12h or 7d).\n";
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--branch", "bogus"],
+            "This workflow has no branch named bogus.\n",
+        ),
+        (&["--ttl", "abc"], ttl),
+        (&["--ttl", "10"], ttl),
+        (&["--ttl", "-5m"], ttl),
+        (&["--ttl", "366d"], ttl),
+        (&["--ttl"], "The option --ttl needs a value.\n"),
+        (&["--expires", "1h"], "Unknown option: --expires\n"),
+    ];
+    for (rest, message) in cases {
+        let args: Vec<&str> = ["link", "issue", id.as_str()]
+            .iter()
+            .chain(rest.iter())
+            .copied()
+            .collect();
+        cli.run(&args).expect(2, "", message);
+    }
+    cli.run(&["link", "issue", "99"])
+        .expect(2, "", "No instance 99.\n");
+    cli.run(&["link", "issue", "abc"])
+        .expect(2, "", "No instance abc.\n");
+    cli.run_fr(&["link", "issue", "99"])
+        .expect(2, "", "Aucune instance 99.\n");
+    cli.run_fr(&["link", "issue", &id, "--branch", "bogus"])
+        .expect(2, "", "Ce processus n'a pas de branche nommée bogus.\n");
+    cli.run_fr(&["link", "issue", &id, "--ttl", "1w"]).expect(
+        2,
+        "",
+        "Saisissez une durée de vie de 60 secondes à 31536000 secondes (par exemple 3600, 30m, 12h ou 7d).\n",
+    );
+    let events: Vec<String> = store::instances::history(&cli.db().await, 1)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|h| h.event)
+        .collect();
+    assert_eq!(events, ["started"], "no refused link was noted as issued");
+}
+
+// --- config --------------------------------------------------------------------------------
+
+/// What ships, key by key.
+const DEFAULTS: &[(&str, &str)] = &[
+    ("orchestra.site_name", "Orchestra"),
+    ("orchestra.base_url", "http://127.0.0.1:8080"),
+    ("orchestra.default_link_ttl", "604800"),
+    ("orchestra.request_limits.enabled", "false"),
+    ("orchestra.request_limits.period", "3600"),
+    ("interaction.limits.per_link", "0"),
+    ("interaction.limits.total", "0"),
+];
+
+#[tokio::test]
+async fn config_covers_every_setting_key() {
+    let keys: Vec<&str> = DEFAULTS.iter().map(|(k, _)| *k).collect();
+    assert_eq!(
+        keys,
+        orchestra::settings::KEYS,
+        "a key was added without a CLI test"
+    );
+    let cli = cli().await;
+    for (key, value) in DEFAULTS {
+        assert_eq!(cli.get(key), *value, "{key}");
+    }
+    let list: String = DEFAULTS
+        .iter()
+        .map(|(k, v)| format!("{k} = {v}\n"))
+        .collect();
+    cli.run(&["config", "list"]).expect(0, &list, "");
+}
+
+#[tokio::test]
+async fn config_set_saves_good_values_of_every_key() {
+    let cli = cli().await;
+    for (key, typed, saved) in [
+        ("orchestra.site_name", "  Flows of Acme ", "Flows of Acme"),
+        (
+            "orchestra.base_url",
+            "https://flows.example.org/",
+            "https://flows.example.org",
+        ),
+        ("orchestra.default_link_ttl", "86400", "86400"),
+        ("orchestra.request_limits.enabled", "on", "true"),
+        ("orchestra.request_limits.period", "600", "600"),
+        ("interaction.limits.per_link", "30", "30"),
+        ("interaction.limits.total", "5000", "5000"),
+    ] {
+        cli.run(&["config", "set", key, typed])
+            .expect(0, "", &format!("{key} is now {saved}.\n"));
+        assert_eq!(cli.get(key), saved);
+    }
+    cli.run_fr(&["config", "set", "interaction.limits.total", "6000"])
+        .expect(0, "", "interaction.limits.total vaut maintenant 6000.\n");
+}
+
+#[tokio::test]
+async fn config_set_refuses_bad_values_in_both_languages_and_saves_nothing() {
+    let cli = cli().await;
+    let whole = |min: &str, max: &str| {
+        (
+            format!("Enter a whole number from {min} to {max}."),
+            format!("Saisissez un nombre entier de {min} à {max}."),
+        )
+    };
+    let named = |en: &str, fr: &str| (en.to_owned(), fr.to_owned());
+    let site_name = named(
+        "Enter a site name of 1 to 100 characters.",
+        "Saisissez un nom de site de 1 à 100 caractères.",
+    );
+    let base_url = named(
+        "Enter a web address starting with http:// or https://, such as https://flows.example.org.",
+        "Saisissez une adresse web commençant par http:// ou https://, comme https://processus.exemple.fr.",
+    );
+    let boolean = named("Enter true or false.", "Saisissez true ou false.");
+    let long_name = "x".repeat(101);
+    let cases: Vec<(&str, &str, (String, String))> = vec![
+        ("orchestra.site_name", "", site_name.clone()),
+        ("orchestra.site_name", "   ", site_name.clone()),
+        ("orchestra.site_name", &long_name, site_name),
+        ("orchestra.base_url", "ftp://x.example", base_url.clone()),
+        ("orchestra.base_url", "x.example", base_url.clone()),
+        ("orchestra.base_url", "https://x.example/?a=b", base_url),
+        (
+            "orchestra.default_link_ttl",
+            "a week",
+            whole("60", "31536000"),
+        ),
+        ("orchestra.default_link_ttl", "-60", whole("60", "31536000")),
+        ("orchestra.default_link_ttl", "59", whole("60", "31536000")),
+        (
+            "orchestra.default_link_ttl",
+            "31536001",
+            whole("60", "31536000"),
+        ),
+        ("orchestra.request_limits.enabled", "maybe", boolean.clone()),
+        ("orchestra.request_limits.enabled", "-1", boolean),
+        (
+            "orchestra.request_limits.period",
+            "hour",
+            whole("1", "604800"),
+        ),
+        (
+            "orchestra.request_limits.period",
+            "-3600",
+            whole("1", "604800"),
+        ),
+        ("orchestra.request_limits.period", "0", whole("1", "604800")),
+        (
+            "orchestra.request_limits.period",
+            "604801",
+            whole("1", "604800"),
+        ),
+        ("interaction.limits.per_link", "ten", whole("0", "1000000")),
+        ("interaction.limits.per_link", "-1", whole("0", "1000000")),
+        ("interaction.limits.per_link", "2.5", whole("0", "1000000")),
+        (
+            "interaction.limits.per_link",
+            "1000001",
+            whole("0", "1000000"),
+        ),
+        ("interaction.limits.total", "lots", whole("0", "1000000000")),
+        ("interaction.limits.total", "-5", whole("0", "1000000000")),
+        (
+            "interaction.limits.total",
+            "1000000001",
+            whole("0", "1000000000"),
+        ),
+        (
+            "interaction.limits.total",
+            "99999999999999999999999",
+            whole("0", "1000000000"),
+        ),
+    ];
+    for (key, bad, (en, fr)) in &cases {
+        cli.run(&["config", "set", key, bad])
+            .expect(2, "", &format!("{key}: {en}\n"));
+        cli.run_fr(&["config", "set", key, bad])
+            .expect(2, "", &format!("{key}: {fr}\n"));
+    }
+    for (key, value) in DEFAULTS {
+        assert_eq!(cli.get(key), *value, "{key} changed after refusals");
+    }
+}
+
+#[tokio::test]
+async fn config_refuses_unknown_keys() {
+    let cli = cli().await;
+    let en = "Unknown setting: no.such.key. \"orchestra config list\" shows them.\n";
+    cli.run(&["config", "get", "no.such.key"]).expect(2, "", en);
+    cli.run(&["config", "set", "no.such.key", "1"])
+        .expect(2, "", en);
+    cli.run_fr(&["config", "get", "no.such.key"]).expect(
+        2,
+        "",
+        "Réglage inconnu : no.such.key. « orchestra config list » les affiche.\n",
+    );
+    // The record of cron's last run is a stored value, but not a setting.
+    cli.run(&["config", "set", orchestra::status::CRON_LAST_RUN, "1"])
+        .expect(
+            2,
+            "",
+            &format!(
+                "Unknown setting: {}. \"orchestra config list\" shows them.\n",
+                orchestra::status::CRON_LAST_RUN
+            ),
+        );
+}
+
+#[tokio::test]
+async fn switching_the_limits_off_keeps_the_numbers() {
+    let cli = cli().await;
+    for (key, value) in [
+        ("interaction.limits.per_link", "30"),
+        ("interaction.limits.total", "5000"),
+        ("orchestra.request_limits.period", "900"),
+        ("orchestra.request_limits.enabled", "true"),
+    ] {
+        assert_eq!(cli.run(&["config", "set", key, value]).code, 0);
+    }
+    cli.run(&["config", "set", "orchestra.request_limits.enabled", "false"])
+        .expect(0, "", "orchestra.request_limits.enabled is now false.\n");
+    assert_eq!(cli.get("interaction.limits.per_link"), "30");
+    assert_eq!(cli.get("interaction.limits.total"), "5000");
+    assert_eq!(cli.get("orchestra.request_limits.period"), "900");
+    cli.run(&["config", "set", "orchestra.request_limits.enabled", "yes"])
+        .expect(0, "", "orchestra.request_limits.enabled is now true.\n");
+    assert_eq!(cli.get("interaction.limits.per_link"), "30");
+}
+
+// --- status and cron -------------------------------------------------------------------------
+
+const DOORWAY_OFF_EN: &str = "[Warning] Interaction doorway request limits: Nothing caps the doorway: the request limits switch is off.\n    Anyone can make the site check links as fast as they can send requests. Turn on \"Count and limit requests\" in Settings › Request limits (/admin/config/orchestra) and set the limits in Interaction settings (/admin/config/orchestra/interaction), or: orchestra config set orchestra.request_limits.enabled true\n";
+const DOORWAY_OFF_FR: &str = "[Avertissement] Limites de requêtes de la porte d'interaction: Rien ne limite la porte : l'interrupteur des limites de requêtes est éteint.\n    N'importe qui peut faire vérifier des liens au site aussi vite qu'il envoie des requêtes. Activez « Compter et limiter les requêtes » dans Réglages › Limites de requêtes (/admin/config/orchestra) et réglez les limites dans Réglages d'interaction (/admin/config/orchestra/interaction), ou : orchestra config set orchestra.request_limits.enabled true\n";
+const DOORWAY_ZERO_EN: &str = "[Warning] Interaction doorway request limits: Nothing caps the doorway: both limits are 0.\n    The switch is on, but a limit of 0 turns its tier off. Set requests per link and in total in Interaction settings (/admin/config/orchestra/interaction), or: orchestra config set interaction.limits.per_link 30\n";
+const DOORWAY_ZERO_FR: &str = "[Avertissement] Limites de requêtes de la porte d'interaction: Rien ne limite la porte : les deux limites valent 0.\n    L'interrupteur est allumé, mais une limite de 0 désactive son palier. Réglez les requêtes par lien et au total dans Réglages d'interaction (/admin/config/orchestra/interaction), ou : orchestra config set interaction.limits.per_link 30\n";
+const DOORWAY_ON_EN: &str = "[OK] Interaction doorway request limits: 30 per link, 5000 in total, per 600 seconds (flood store: sql)\n    Every request to the doorway is counted before any work; a refused request gets a plain 429.\n";
+
+fn database_line(lang_fr: bool) -> String {
+    let backend = if common::on_postgres() {
+        "PostgreSQL"
+    } else {
+        "SQLite"
+    };
+    if lang_fr {
+        format!("[OK] Base de données: {backend}, joignable\n")
+    } else {
+        format!("[OK] Database: {backend}, reachable\n")
+    }
+}
+
+/// The report's text with the dates (which change) replaced by `DATE`.
+fn undated(text: &str) -> String {
+    text.lines()
+        .map(|line| match line.find("20") {
+            Some(i) if line.ends_with(" UTC") => format!("{}DATE\n", &line[..i]),
+            _ => format!("{line}\n"),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn status_warns_while_the_doorway_is_uncapped_as_shipped() {
+    let cli = cli().await;
+    let run = cli.run(&["status"]);
+    assert_eq!((run.code, run.stderr.as_str()), (1, ""), "{run:#?}");
+    let cron = "[Warning] Last cron run: Never\n    Cron removes expired sessions, handles and counts. The server runs it every ten minutes; without a server running, schedule \"orchestra cron\".\n";
+    assert_eq!(
+        undated(&run.stdout),
+        format!(
+            "{}[OK] Site keys: Present, made DATE\n{cron}[OK] Version: Orchestra {}\n{DOORWAY_OFF_EN}",
+            database_line(false),
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+
+    let run = cli.run_fr(&["status"]);
+    assert_eq!((run.code, run.stderr.as_str()), (1, ""), "{run:#?}");
+    let cron = "[Avertissement] Dernière exécution du cron: Jamais\n    Le cron supprime les sessions, jetons et compteurs expirés. Le serveur le lance toutes les dix minutes ; sans serveur, planifiez « orchestra cron ».\n";
+    assert_eq!(
+        undated(&run.stdout),
+        format!(
+            "{}[OK] Clés du site: Présentes, créées le DATE\n{cron}[OK] Version: Orchestra {}\n{DOORWAY_OFF_FR}",
+            database_line(true),
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+}
+
+#[tokio::test]
+async fn status_says_why_when_both_limits_are_zero() {
+    let cli = cli().await;
+    cli.run(&["cron"]).expect(0, "", "");
+    cli.run(&["config", "set", "orchestra.request_limits.enabled", "true"]);
+    let run = cli.run(&["status"]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(run.stdout.ends_with(DOORWAY_ZERO_EN), "{}", run.stdout);
+    let run = cli.run_fr(&["status"]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(run.stdout.ends_with(DOORWAY_ZERO_FR), "{}", run.stdout);
+}
+
+#[tokio::test]
+async fn status_is_ok_once_the_limits_are_on_and_cron_has_run() {
+    let cli = cli().await;
+    for (key, value) in [
+        ("orchestra.request_limits.enabled", "true"),
+        ("orchestra.request_limits.period", "600"),
+        ("interaction.limits.per_link", "30"),
+        ("interaction.limits.total", "5000"),
+    ] {
+        assert_eq!(cli.run(&["config", "set", key, value]).code, 0);
+    }
+    let before_cron = cli.run(&["status"]);
+    assert_eq!(
+        before_cron.code, 1,
+        "cron has not run yet: {before_cron:#?}"
+    );
+    assert!(
+        before_cron.stdout.ends_with(DOORWAY_ON_EN),
+        "{}",
+        before_cron.stdout
+    );
+
+    cli.run(&["cron"]).expect(0, "", "");
+    let run = cli.run(&["status"]);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:#?}");
+    assert_eq!(
+        undated(&run.stdout),
+        format!(
+            "{}[OK] Site keys: Present, made DATE\n[OK] Last cron run: DATE\n[OK] Version: Orchestra {}\n{DOORWAY_ON_EN}",
+            database_line(false),
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+    let run = cli.run_fr(&["status"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(
+        run.stdout
+            .contains("[OK] Limites de requêtes de la porte d'interaction: "),
+        "{}",
+        run.stdout
+    );
+}
+
+#[tokio::test]
+async fn status_as_json_carries_the_same_checks_and_exit_status() {
+    let cli = cli().await;
+    let run = cli.run(&["status", "--format", "json"]);
+    assert_eq!((run.code, run.stderr.as_str()), (1, ""), "{run:#?}");
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    assert_eq!(report["severity"], "warning");
+    let ids: Vec<&str> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        ["database", "site_keys", "cron", "version", "doorway_limits"]
+    );
+    let doorway = &report["checks"][4];
+    assert_eq!(doorway["severity"], "warning");
+    assert_eq!(doorway["severity_label"], "Warning");
+    assert_eq!(doorway["title"], "Interaction doorway request limits");
+    assert_eq!(
+        doorway["value"],
+        "Nothing caps the doorway: the request limits switch is off."
+    );
+    assert_eq!(report["checks"][2]["value"], "Never");
+
+    let run = cli.run_fr(&["status", "--format=json"]);
+    assert_eq!(run.code, 1);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let doorway = &report["checks"][4];
+    assert_eq!(
+        doorway["severity"], "warning",
+        "severities are not translated"
+    );
+    assert_eq!(doorway["severity_label"], "Avertissement");
+    assert_eq!(
+        doorway["title"],
+        "Limites de requêtes de la porte d'interaction"
+    );
+    assert_eq!(
+        doorway["value"],
+        "Rien ne limite la porte : l'interrupteur des limites de requêtes est éteint."
+    );
+
+    for (key, value) in [
+        ("orchestra.request_limits.enabled", "true"),
+        ("interaction.limits.per_link", "30"),
+    ] {
+        cli.run(&["config", "set", key, value]);
+    }
+    cli.run(&["cron"]).expect(0, "", "");
+    let run = cli.run(&["status", "--format", "json"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["severity"], "ok");
+    assert_eq!(report["checks"][4]["severity"], "ok");
+    assert_eq!(
+        report["checks"][4]["value"],
+        "30 per link, no total limit, per 3600 seconds (flood store: sql)"
+    );
+}
+
+#[tokio::test]
+async fn status_refuses_an_unknown_format() {
+    let cli = cli().await;
+    cli.run(&["status", "--format", "xml"])
+        .expect(2, "", "Unknown format: xml (text or json).\n");
+    cli.run(&["status", "--verbose"])
+        .expect(2, "", "Unknown option: --verbose\n");
+}
+
+#[tokio::test]
+async fn cron_records_its_run_and_removes_what_expired() {
+    let cli = cli().await;
+    let db = cli.db().await;
+    orchestra::workflow::seed::seed_examples(&db).await.unwrap();
+    let workflow = store::workflows::by_name(&db, "order_payment")
+        .await
+        .unwrap()
+        .unwrap();
+    let id = store::instances::create(&db, workflow.id, "Order 7", "", "t")
+        .await
+        .unwrap();
+    let now = store::now();
+    store::instances::put_handle(&db, "old", id, now - 1)
+        .await
+        .unwrap();
+    store::instances::put_handle(&db, "live", id, now + 3600)
+        .await
+        .unwrap();
+    store::sessions::save(&db, "old-session", "{}", now - 1)
+        .await
+        .unwrap();
+    store::sessions::save(&db, "live-session", "{}", now + 3600)
+        .await
+        .unwrap();
+    assert_eq!(
+        store::settings::get(&db, orchestra::status::CRON_LAST_RUN)
+            .await
+            .unwrap(),
+        None
+    );
+
+    cli.run(&["cron"]).expect(0, "", "");
+
+    let ran: i64 = store::settings::get(&db, orchestra::status::CRON_LAST_RUN)
+        .await
+        .unwrap()
+        .expect("cron recorded its run")
+        .parse()
+        .unwrap();
+    assert!((now..=store::now()).contains(&ran));
+    assert_eq!(
+        store::instances::delete_expired_handles(&db, now)
+            .await
+            .unwrap(),
+        0
+    );
+    assert!(
+        store::instances::handle_usable(&db, "live", now)
+            .await
+            .unwrap()
+    );
+    assert_eq!(store::sessions::delete_expired(&db, now).await.unwrap(), 0);
+    assert!(
+        store::sessions::load(&db, "live-session", now)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let status = cli.run(&["status"]);
+    let line = status.stdout.lines().nth(2).unwrap();
+    assert_eq!(
+        line,
+        format!("[OK] Last cron run: {}", orchestra::time::format_utc(ran))
+    );
+}
+
+// --- keys -----------------------------------------------------------------------------------
+
+/// The app over the CLI's own database, on the system clock, so CLI-issued links are live.
+async fn serve_over(db: &Db) -> (String, orchestra::http::AppState) {
+    use orchestra::flood::{Backend, Clock, MemoryFlood};
+    let clock = Clock::system();
+    let flood = Arc::new(MemoryFlood::new(1024, clock.clone()));
+    let state = orchestra::build_state(db.clone(), flood, Backend::Memory, clock)
+        .await
+        .unwrap();
+    let app = orchestra::http::router(state.clone(), false);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (base, state)
+}
+
+#[tokio::test]
+async fn keys_rotate_voids_every_link_issued_before() {
+    let cli = cli().await;
+    let id = cli
+        .run(&["instance", "start", "contract_review"])
+        .line()
+        .to_owned();
+    let url = cli
+        .run(&["link", "issue", &id, "--branch", "legal"])
+        .line()
+        .to_owned();
+    let token = url.rsplit('/').next().unwrap();
+    let parsed = orchestra::capability::parse(token).unwrap();
+    let db = cli.db().await;
+    let instance_token = store::instances::by_id(&db, parsed.claims.instance)
+        .await
+        .unwrap()
+        .unwrap()
+        .token;
+    let keys = store::keys::load_or_create(&db).await.unwrap();
+    assert!(orchestra::capability::verify(
+        &keys,
+        &parsed,
+        &instance_token,
+        store::now()
+    ));
+    let (base, state) = serve_over(&db).await;
+    let path = format!("{base}/interaction/{token}");
+    assert_eq!(reqwest::get(&path).await.unwrap().status(), 200);
+
+    cli.run(&["keys", "rotate"]).expect(
+        0,
+        "",
+        "New site keys are in place. Every link and handle issued before now no longer works.\n",
+    );
+
+    let keys = store::keys::load_or_create(&db).await.unwrap();
+    assert!(!orchestra::capability::verify(
+        &keys,
+        &parsed,
+        &instance_token,
+        store::now()
+    ));
+    state.site.refresh().await;
+    assert_eq!(reqwest::get(&path).await.unwrap().status(), 404);
+    let fresh = cli
+        .run(&["link", "issue", &id, "--branch", "legal"])
+        .line()
+        .to_owned();
+    let fresh = format!("{base}/interaction/{}", fresh.rsplit('/').next().unwrap());
+    assert_eq!(
+        reqwest::get(&fresh).await.unwrap().status(),
+        200,
+        "new links work"
+    );
+    cli.run_fr(&["keys", "rotate"]).expect(
+        0,
+        "",
+        "De nouvelles clés du site sont en place. Aucun lien ni jeton émis avant maintenant ne fonctionne plus.\n",
+    );
+}
+
+// --- every command --------------------------------------------------------------------------
+
+#[tokio::test]
+async fn an_unknown_command_exits_2_and_touches_no_database() {
+    let cli = cli().await;
+    let mut cmd = cli.command(&["frobnicate", "now"]);
+    cmd.env_remove("ORCHESTRA_DATABASE_URL");
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "Unknown command: frobnicate now. Run \"orchestra help\" for the list.\n"
+    );
+    assert_eq!(
+        std::fs::read_dir(cli.dir.path()).unwrap().count(),
+        0,
+        "no orchestra.db was made for a typo"
+    );
+    cli.run(&["workflow"]).expect(
+        2,
+        "",
+        "Unknown command: workflow. Run \"orchestra help\" for the list.\n",
+    );
+    cli.run_fr(&["keys", "show"]).expect(
+        2,
+        "",
+        "Commande inconnue : keys show. Lancez « orchestra help » pour la liste.\n",
+    );
+}
+
+#[tokio::test]
+async fn help_and_version_need_no_database() {
+    let cli = cli().await;
+    let help = cli.run(&["help"]);
+    assert_eq!((help.code, help.stderr.as_str()), (0, ""));
+    assert!(
+        help.stdout
+            .starts_with("Orchestra: workflows answered through signed links.\n")
+    );
+    for command in [
+        "serve",
+        "admin create",
+        "link issue",
+        "config get",
+        "status",
+        "cron",
+        "keys rotate",
+    ] {
+        assert!(help.stdout.contains(command), "help misses {command}");
+    }
+    cli.run(&["--version"])
+        .expect(0, &format!("orchestra {}\n", env!("CARGO_PKG_VERSION")), "");
+    assert_eq!(std::fs::read_dir(cli.dir.path()).unwrap().count(), 0);
+}
+
+#[tokio::test]
+async fn every_command_migrates_an_empty_database() {
+    let env = [("ORCHESTRA_ADMIN_PASSWORD", "long enough password")];
+    let cases: &[(&[&str], i32, &str, &str)] = &[
+        (
+            &["admin", "create", "ada"],
+            0,
+            "1\n",
+            "Administrator ada created.\n",
+        ),
+        (&["instance", "start", "contract_review"], 0, "1\n", ""),
+        (&["link", "issue", "1"], 2, "", "No instance 1.\n"),
+        (
+            &["config", "get", "orchestra.site_name"],
+            0,
+            "Orchestra\n",
+            "",
+        ),
+        (
+            &["config", "set", "orchestra.site_name", "Flows"],
+            0,
+            "",
+            "orchestra.site_name is now Flows.\n",
+        ),
+        (&["cron"], 0, "", ""),
+        (
+            &["keys", "rotate"],
+            0,
+            "",
+            "New site keys are in place. Every link and handle issued before now no longer works.\n",
+        ),
+    ];
+    for (args, code, stdout, stderr) in cases {
+        let cli = cli().await;
+        cli.run_with(args, &env, None).expect(*code, stdout, stderr);
+    }
+    for args in [&["workflow", "list"][..], &["config", "list"], &["status"]] {
+        let cli = cli().await;
+        let run = cli.run(args);
+        assert!(
+            run.code <= 1 && run.stderr.is_empty() && !run.stdout.is_empty(),
+            "{args:?}: {run:#?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn no_command_prints_a_password_or_a_key() {
+    let cli = cli().await;
+    let password = "a very secret password 42";
+    let loud = [
+        ("ORCHESTRA_LOG", "trace"),
+        ("ORCHESTRA_ADMIN_PASSWORD", password),
+    ];
+    let mut said = String::new();
+    let mut link = String::new();
+    for args in [
+        &["admin", "create", "ada"][..],
+        &["admin", "create", "ada"],
+        &["workflow", "list"],
+        &["instance", "start", "contract_review"],
+        &["link", "issue", "1", "--branch", "legal"],
+        &["config", "list"],
+        &["config", "set", "interaction.limits.total", "-1"],
+        &["status", "--format", "json"],
+        &["cron"],
+        &["keys", "rotate"],
+        &["link", "issue", "1"],
+    ] {
+        let run = cli.run_with(args, &loud, None);
+        said.push_str(&run.stderr);
+        if args[0] == "link" {
+            link = run.stdout.clone();
+        } else {
+            said.push_str(&run.stdout);
+        }
+        assert!(
+            !run.stderr.contains("/interaction/"),
+            "a link on standard error: {run:#?}"
+        );
+    }
+    let piped = cli.run_with(
+        &["admin", "create", "bob"],
+        &[("ORCHESTRA_LOG", "trace")],
+        Some(password),
+    );
+    said.push_str(&piped.stdout);
+    said.push_str(&piped.stderr);
+    assert!(
+        said.contains("TRACE") || said.contains("DEBUG") || said.contains("INFO"),
+        "logs were on"
+    );
+
+    let mut secrets = vec![password.to_owned()];
+    secrets.push(link.trim().rsplit('.').next().unwrap().to_owned());
+    let pool = {
+        sqlx::any::install_default_drivers();
+        let (_, url) = store::normalize_url(&cli.database.url);
+        sqlx::AnyPool::connect(&url).await.unwrap()
+    };
+    let (private_key, hash_salt): (String, String) =
+        sqlx::query_as("SELECT private_key, hash_salt FROM site_keys")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    secrets.extend([private_key, hash_salt]);
+    for (name, hash) in
+        sqlx::query_as::<_, (String, String)>("SELECT name, password_hash FROM admins")
+            .fetch_all(&pool)
+            .await
+            .unwrap()
+    {
+        assert!(said.contains(&name));
+        secrets.push(hash);
+    }
+    for secret in &secrets {
+        assert!(!secret.is_empty());
+        assert!(
+            !said.contains(secret.as_str()),
+            "a secret was printed: {said}"
+        );
+    }
+}
+
+// --- serve ------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn serve_on_a_fresh_directory_makes_the_database_and_prints_a_setup_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .env_clear()
+        .env("ORCHESTRA_LANG", "en")
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut said = Vec::new();
+    let listening = loop {
+        let line = lines.next().expect("serve said nothing").unwrap();
+        said.push(line.clone());
+        if let Some(rest) = line.strip_prefix("Orchestra is listening on ") {
+            break rest.to_owned();
+        }
+    };
+    assert_eq!(
+        said[0],
+        "No administrator exists yet. Open this one-time setup URL to create the first one (valid for 24 hours):"
+    );
+    let setup = said[1].trim().to_owned();
+    let address = listening.split(' ').next().unwrap();
+    assert!(setup.starts_with(&format!("{address}/setup/")), "{said:?}");
+    assert_eq!(
+        listening,
+        format!("{address} (database: SQLite, flood store: sql).")
+    );
+    let warning = lines.next().unwrap().unwrap();
+    assert_eq!(
+        warning,
+        "Warning: nothing caps the interaction doorway. Set the request limits under Settings (see docs/interaction.md)."
+    );
+    let page = reqwest::get(&setup).await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(
+        dir.path().join("orchestra.db").exists(),
+        "the SQLite file is made on first start"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let db = Db::connect(&format!(
+        "sqlite:{}",
+        dir.path().join("orchestra.db").display()
+    ))
+    .await
+    .unwrap();
+    assert!(
+        store::keys::created_at(&db).await.unwrap().is_some(),
+        "keys made on first start"
+    );
+    assert_eq!(
+        store::workflows::count(&db).await.unwrap(),
+        3,
+        "examples seeded"
+    );
+}

@@ -1,0 +1,806 @@
+//! The store on a real database: SQLite by default, PostgreSQL when
+//! `ORCHESTRA_TEST_POSTGRES_URL` is set (`.ci/run` does both). Every query in `src/store`
+//! runs here, so a statement only one backend understands fails one of the two runs.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use orchestra::store::flood::CountRow;
+use orchestra::store::instances::{Answer, Recorded};
+use orchestra::store::{self, Db};
+
+/// A migrated, empty database (no seeded workflows, no keys).
+async fn empty() -> (Db, common::TestDb) {
+    let database = common::fresh_database().await;
+    let db = Db::connect(&database.url)
+        .await
+        .expect("connect and migrate");
+    (db, database)
+}
+
+async fn a_workflow(db: &Db, name: &str) -> i64 {
+    store::workflows::create(db, name, "A workflow", r#"{"steps":[]}"#)
+        .await
+        .unwrap()
+        .expect("a new name")
+}
+
+async fn an_instance(db: &Db) -> i64 {
+    let workflow = a_workflow(db, &format!("w_{}", &orchestra::keys::random_token()[..8])).await;
+    store::instances::create(db, workflow, "The subject", "Its body", "token-1")
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn migrations_run_twice_without_harm() {
+    let (db, database) = empty().await;
+    drop(db);
+    let again = Db::connect(&database.url).await.expect("a second start");
+    again.ping().await.unwrap();
+    assert_eq!(
+        again.backend,
+        if common::on_postgres() {
+            store::Backend::Postgres
+        } else {
+            store::Backend::Sqlite
+        }
+    );
+}
+
+#[tokio::test]
+async fn settings_are_written_read_and_overwritten() {
+    let (db, _d) = empty().await;
+    assert_eq!(
+        store::settings::get(&db, "orchestra.site_name")
+            .await
+            .unwrap(),
+        None
+    );
+    store::settings::put_all(
+        &db,
+        &[
+            ("orchestra.site_name", "Flows".to_owned()),
+            ("interaction.limits.total", "500".to_owned()),
+        ],
+    )
+    .await
+    .unwrap();
+    store::settings::put_all(&db, &[("orchestra.site_name", "Flows & Co".to_owned())])
+        .await
+        .unwrap();
+    assert_eq!(
+        store::settings::get(&db, "orchestra.site_name")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("Flows & Co")
+    );
+    let mut all = store::settings::all(&db).await.unwrap();
+    all.sort();
+    assert_eq!(
+        all,
+        vec![
+            ("interaction.limits.total".to_owned(), "500".to_owned()),
+            ("orchestra.site_name".to_owned(), "Flows & Co".to_owned()),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn typed_settings_round_trip_through_the_store() {
+    let (db, _d) = empty().await;
+    let saved = orchestra::settings::Settings::save(
+        &db,
+        &[
+            ("orchestra.request_limits.enabled", "on"),
+            ("interaction.limits.per_link", "30"),
+        ],
+    )
+    .await
+    .unwrap()
+    .expect("valid values");
+    let loaded = orchestra::settings::Settings::load(&db).await.unwrap();
+    assert_eq!(loaded, saved);
+    assert!(loaded.request_limits_enabled);
+    assert_eq!(loaded.per_link, 30);
+    let refused = orchestra::settings::Settings::save(
+        &db,
+        &[
+            ("interaction.limits.per_link", "31"),
+            ("interaction.limits.total", "lots"),
+        ],
+    )
+    .await
+    .unwrap();
+    assert!(refused.is_err());
+    assert_eq!(
+        orchestra::settings::Settings::load(&db)
+            .await
+            .unwrap()
+            .per_link,
+        30,
+        "a refused form saves none of its fields"
+    );
+}
+
+#[tokio::test]
+async fn an_administrator_name_is_taken_once() {
+    let (db, _d) = empty().await;
+    assert_eq!(store::admins::count(&db).await.unwrap(), 0);
+    let id = store::admins::create(&db, "ada", "hash-1")
+        .await
+        .unwrap()
+        .expect("created");
+    assert_eq!(
+        store::admins::create(&db, "ada", "hash-2").await.unwrap(),
+        None
+    );
+    assert_eq!(store::admins::count(&db).await.unwrap(), 1);
+    let ada = store::admins::by_name(&db, "ada").await.unwrap().unwrap();
+    assert_eq!((ada.id, ada.password_hash.as_str()), (id, "hash-1"));
+    store::admins::set_password(&db, id, "hash-3")
+        .await
+        .unwrap();
+    let ada = store::admins::by_id(&db, id).await.unwrap().unwrap();
+    assert_eq!(
+        (ada.name.as_str(), ada.password_hash.as_str()),
+        ("ada", "hash-3")
+    );
+    assert!(store::admins::by_name(&db, "bob").await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn the_setup_token_makes_the_first_administrator_once() {
+    let (db, _d) = empty().await;
+    let now = store::now();
+    store::admins::put_setup_token(&db, "old", now + 60)
+        .await
+        .unwrap();
+    store::admins::put_setup_token(&db, "new", now + 60)
+        .await
+        .unwrap();
+    assert!(
+        !store::admins::setup_token_valid(&db, "old", now)
+            .await
+            .unwrap(),
+        "replaced"
+    );
+    assert!(
+        store::admins::setup_token_valid(&db, "new", now)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store::admins::setup_token_valid(&db, "new", now + 60)
+            .await
+            .unwrap(),
+        "expired"
+    );
+    assert_eq!(
+        store::admins::create_first(&db, "old", "ada", "h")
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(
+        store::admins::create_first(&db, "new", "ada", "h")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert_eq!(
+        store::admins::create_first(&db, "new", "bob", "h")
+            .await
+            .unwrap(),
+        None,
+        "spent"
+    );
+    store::admins::put_setup_token(&db, "later", now + 60)
+        .await
+        .unwrap();
+    assert_eq!(
+        store::admins::create_first(&db, "later", "bob", "h")
+            .await
+            .unwrap(),
+        None,
+        "an administrator exists"
+    );
+    assert_eq!(store::admins::count(&db).await.unwrap(), 1);
+}
+
+#[tokio::test]
+async fn sessions_load_until_they_expire_and_are_collected() {
+    let (db, _d) = empty().await;
+    let now = 1_800_000_000;
+    assert!(
+        store::sessions::create(&db, "s1", "{\"a\":1}", now + 10)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store::sessions::create(&db, "s1", "{}", now + 10)
+            .await
+            .unwrap(),
+        "id collision"
+    );
+    assert!(
+        store::sessions::create(&db, "s2", "{}", now + 100)
+            .await
+            .unwrap()
+    );
+    assert!(
+        store::sessions::create(&db, "s3", "{}", now + 100)
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store::sessions::load(&db, "s1", now)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("{\"a\":1}")
+    );
+    assert_eq!(
+        store::sessions::load(&db, "s1", now + 10).await.unwrap(),
+        None,
+        "expired"
+    );
+    store::sessions::save(&db, "s1", "{\"a\":2}", now + 20)
+        .await
+        .unwrap();
+    assert_eq!(
+        store::sessions::load(&db, "s1", now + 10)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("{\"a\":2}"),
+        "saving replaces data and expiry"
+    );
+    store::sessions::delete(&db, "s3").await.unwrap();
+    assert_eq!(store::sessions::load(&db, "s3", now).await.unwrap(), None);
+    assert_eq!(
+        store::sessions::delete_expired(&db, now + 20)
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(store::sessions::load(&db, "s1", now).await.unwrap(), None);
+    assert!(
+        store::sessions::load(&db, "s2", now)
+            .await
+            .unwrap()
+            .is_some()
+    );
+}
+
+#[tokio::test]
+async fn workflows_are_created_updated_and_named_once() {
+    let (db, _d) = empty().await;
+    assert_eq!(store::workflows::count(&db).await.unwrap(), 0);
+    let b = store::workflows::create(&db, "beta", "Beta", "{}")
+        .await
+        .unwrap()
+        .unwrap();
+    let a = store::workflows::create(&db, "alpha", "Alpha", "{}")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        store::workflows::create(&db, "beta", "Other", "{}")
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(
+        store::workflows::update(&db, b, "Beta two", "{\"steps\":[]}")
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store::workflows::update(&db, b + a + 100, "x", "{}")
+            .await
+            .unwrap()
+    );
+    let listed: Vec<(i64, String, String)> = store::workflows::list(&db)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|w| (w.id, w.name, w.label))
+        .collect();
+    assert_eq!(
+        listed,
+        vec![
+            (a, "alpha".to_owned(), "Alpha".to_owned()),
+            (b, "beta".to_owned(), "Beta two".to_owned()),
+        ]
+    );
+    let beta = store::workflows::by_name(&db, "beta")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(beta.definition, "{\"steps\":[]}");
+    assert_eq!(
+        store::workflows::by_id(&db, a).await.unwrap().unwrap().name,
+        "alpha"
+    );
+    assert_eq!(store::workflows::count(&db).await.unwrap(), 2);
+}
+
+#[tokio::test]
+async fn the_examples_are_seeded_once() {
+    let (db, _d) = empty().await;
+    orchestra::workflow::seed::seed_examples(&db).await.unwrap();
+    orchestra::workflow::seed::seed_examples(&db).await.unwrap();
+    let names: BTreeSet<String> = store::workflows::list(&db)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|w| w.name)
+        .collect();
+    assert_eq!(
+        names,
+        ["contract_review", "order_payment", "supplier_onboarding"]
+            .map(str::to_owned)
+            .into()
+    );
+}
+
+#[tokio::test]
+async fn an_instance_keeps_its_subject_and_history() {
+    let (db, _d) = empty().await;
+    let id = an_instance(&db).await;
+    let row = store::instances::by_id(&db, id).await.unwrap().unwrap();
+    assert_eq!(
+        (
+            row.subject_title.as_str(),
+            row.subject_body.as_str(),
+            row.token.as_str()
+        ),
+        ("The subject", "Its body", "token-1")
+    );
+    assert_eq!((row.step_index, row.state.as_str()), (0, "active"));
+    store::instances::note(&db, id, 0, "legal", "link_issued")
+        .await
+        .unwrap();
+    let history: Vec<(i64, String, String)> = store::instances::history(&db, id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.step_index, h.branch, h.event))
+        .collect();
+    assert_eq!(
+        history,
+        vec![
+            (0, String::new(), "started".to_owned()),
+            (0, "legal".to_owned(), "link_issued".to_owned()),
+        ]
+    );
+    let second = an_instance(&db).await;
+    let recent: Vec<i64> = store::instances::recent(&db, 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(recent, vec![second, id]);
+    assert_eq!(store::instances::recent(&db, 1).await.unwrap().len(), 1);
+    assert!(
+        store::instances::by_id(&db, second + 1)
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+fn two_reviewers() -> Vec<String> {
+    vec!["legal".to_owned(), "finance".to_owned()]
+}
+
+fn answer<'a>(instance: i64, step: i64, branch: &'a str, branches: &'a [String]) -> Answer<'a> {
+    Answer {
+        instance,
+        step,
+        branch,
+        answer_json: r#"{"decision":"approve"}"#,
+        branches,
+        last_step: false,
+        ends_as: None,
+    }
+}
+
+#[tokio::test]
+async fn a_step_with_two_branches_waits_for_both() {
+    let (db, _d) = empty().await;
+    let id = an_instance(&db).await;
+    let branches = two_reviewers();
+    let record = |branch: &'static str| {
+        let db = db.clone();
+        let branches = branches.clone();
+        async move {
+            store::instances::record_answer(&db, &answer(id, 0, branch, &branches))
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(record("legal").await, Recorded::Waiting);
+    assert_eq!(
+        record("legal").await,
+        Recorded::Stale,
+        "a branch answers once"
+    );
+    assert_eq!(
+        store::instances::answered_branches(&db, id, 0)
+            .await
+            .unwrap(),
+        vec!["legal".to_owned()]
+    );
+    assert_eq!(record("finance").await, Recorded::Advanced);
+    assert_eq!(
+        store::instances::by_id(&db, id)
+            .await
+            .unwrap()
+            .unwrap()
+            .step_index,
+        1
+    );
+    assert_eq!(
+        record("finance").await,
+        Recorded::Stale,
+        "the step moved on"
+    );
+    let history = store::instances::history(&db, id).await.unwrap();
+    let answered: Vec<(i64, &str, &str)> = history
+        .iter()
+        .filter(|h| h.event == "answered")
+        .map(|h| (h.step_index, h.branch.as_str(), h.answer.as_str()))
+        .collect();
+    assert_eq!(
+        answered,
+        vec![
+            (0, "legal", r#"{"decision":"approve"}"#),
+            (0, "finance", r#"{"decision":"approve"}"#),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn parallel_branches_answered_at_once_advance_the_step_exactly_once() {
+    let (db, _d) = empty().await;
+    let branches = two_reviewers();
+    for _ in 0..10 {
+        let id = an_instance(&db).await;
+        let legal = answer(id, 0, "legal", &branches);
+        let finance = answer(id, 0, "finance", &branches);
+        let (a, b) = tokio::join!(
+            store::instances::record_answer(&db, &legal),
+            store::instances::record_answer(&db, &finance),
+        );
+        let mut outcomes = vec![a.unwrap(), b.unwrap()];
+        outcomes.sort_by_key(|o| format!("{o:?}"));
+        assert_eq!(outcomes, vec![Recorded::Advanced, Recorded::Waiting]);
+        assert_eq!(
+            store::instances::by_id(&db, id)
+                .await
+                .unwrap()
+                .unwrap()
+                .step_index,
+            1
+        );
+    }
+}
+
+#[tokio::test]
+async fn one_branch_answered_twice_at_once_is_recorded_once() {
+    let (db, _d) = empty().await;
+    let branches = two_reviewers();
+    let id = an_instance(&db).await;
+    let one = answer(id, 0, "legal", &branches);
+    let (a, b) = tokio::join!(
+        store::instances::record_answer(&db, &one),
+        store::instances::record_answer(&db, &one),
+    );
+    let mut outcomes = vec![a.unwrap(), b.unwrap()];
+    outcomes.sort_by_key(|o| format!("{o:?}"));
+    assert_eq!(outcomes, vec![Recorded::Stale, Recorded::Waiting]);
+    assert_eq!(
+        store::instances::answered_branches(&db, id, 0)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn the_last_step_completes_and_a_rejection_ends_the_instance() {
+    let (db, _d) = empty().await;
+    let single: Vec<String> = vec![String::new()];
+    let done = an_instance(&db).await;
+    let last = Answer {
+        last_step: true,
+        ..answer(done, 0, "", &single)
+    };
+    assert_eq!(
+        store::instances::record_answer(&db, &last).await.unwrap(),
+        Recorded::Ended("complete")
+    );
+    let row = store::instances::by_id(&db, done).await.unwrap().unwrap();
+    assert_eq!((row.state.as_str(), row.step_index), ("complete", 1));
+    assert_eq!(
+        store::instances::record_answer(&db, &answer(done, 1, "", &single))
+            .await
+            .unwrap(),
+        Recorded::Stale,
+        "nothing is answered on a finished instance"
+    );
+
+    let branches = two_reviewers();
+    let rejected = an_instance(&db).await;
+    let no = Answer {
+        ends_as: Some("rejected"),
+        ..answer(rejected, 0, "finance", &branches)
+    };
+    assert_eq!(
+        store::instances::record_answer(&db, &no).await.unwrap(),
+        Recorded::Ended("rejected")
+    );
+    let row = store::instances::by_id(&db, rejected)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.state, "rejected");
+    let events: Vec<String> = store::instances::history(&db, rejected)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|h| h.event)
+        .collect();
+    assert_eq!(events, ["started", "answered", "rejected"]);
+}
+
+#[tokio::test]
+async fn rotating_a_token_replaces_it() {
+    let (db, _d) = empty().await;
+    let id = an_instance(&db).await;
+    assert!(
+        store::instances::rotate_token(&db, id, "token-2")
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store::instances::by_id(&db, id)
+            .await
+            .unwrap()
+            .unwrap()
+            .token,
+        "token-2"
+    );
+    assert!(
+        !store::instances::rotate_token(&db, id + 1, "token-3")
+            .await
+            .unwrap()
+    );
+}
+
+#[tokio::test]
+async fn a_handle_is_spent_once_and_collected_when_expired() {
+    let (db, _d) = empty().await;
+    let id = an_instance(&db).await;
+    let now = 1_800_000_000;
+    store::instances::put_handle(&db, "h1", id, now + 60)
+        .await
+        .unwrap();
+    store::instances::put_handle(&db, "h2", id, now + 600)
+        .await
+        .unwrap();
+    assert!(
+        store::instances::handle_usable(&db, "h1", now)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store::instances::handle_usable(&db, "h1", now + 60)
+            .await
+            .unwrap(),
+        "expired"
+    );
+    assert!(
+        !store::instances::handle_usable(&db, "nope", now)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store::instances::spend_handle(&db, "h1", now + 60)
+            .await
+            .unwrap(),
+        "expired"
+    );
+    let (a, b) = tokio::join!(
+        store::instances::spend_handle(&db, "h1", now),
+        store::instances::spend_handle(&db, "h1", now),
+    );
+    assert_eq!(
+        [a.unwrap(), b.unwrap()].iter().filter(|s| **s).count(),
+        1,
+        "two return trips at once spend one handle once"
+    );
+    assert!(
+        !store::instances::handle_usable(&db, "h1", now)
+            .await
+            .unwrap(),
+        "spent"
+    );
+    assert!(
+        !store::instances::spend_handle(&db, "h1", now)
+            .await
+            .unwrap(),
+        "replayed"
+    );
+    assert_eq!(
+        store::instances::delete_expired_handles(&db, now + 60)
+            .await
+            .unwrap(),
+        1
+    );
+    assert!(
+        store::instances::handle_usable(&db, "h2", now)
+            .await
+            .unwrap()
+    );
+}
+
+#[tokio::test]
+async fn the_site_keys_are_made_once_and_rotated() {
+    let (db, _d) = empty().await;
+    assert_eq!(store::keys::created_at(&db).await.unwrap(), None);
+    let first = store::keys::load_or_create(&db).await.unwrap();
+    let again = store::keys::load_or_create(&db).await.unwrap();
+    assert_eq!(
+        first.keyed_hash("t", "x"),
+        again.keyed_hash("t", "x"),
+        "made once"
+    );
+    assert!(store::keys::created_at(&db).await.unwrap().is_some());
+    let rotated = store::keys::rotate(&db).await.unwrap();
+    assert_ne!(first.keyed_hash("t", "x"), rotated.keyed_hash("t", "x"));
+    let loaded = store::keys::load_or_create(&db).await.unwrap();
+    assert_eq!(loaded.keyed_hash("t", "x"), rotated.keyed_hash("t", "x"));
+}
+
+fn count(event: &str, identifier: &str, bucket_start: i64, expiration: i64, n: i64) -> CountRow {
+    CountRow {
+        event: event.to_owned(),
+        identifier: identifier.to_owned(),
+        bucket_start,
+        expiration,
+        count: n,
+    }
+}
+
+fn summary(rows: &[CountRow]) -> Vec<(String, String, i64, i64, i64)> {
+    let mut out: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.event.clone(),
+                r.identifier.clone(),
+                r.bucket_start,
+                r.expiration,
+                r.count,
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[tokio::test]
+async fn flood_counts_add_up_per_node_and_bucket() {
+    let (db, _d) = empty().await;
+    let rows = [
+        count("doorway", "a", 1000, 5000, 2),
+        count("doorway", "b", 1000, 5000, 1),
+    ];
+    store::flood::add_counts(&db, "node-1", rows.iter())
+        .await
+        .unwrap();
+    store::flood::add_counts(&db, "node-1", [count("doorway", "a", 1000, 5000, 3)].iter())
+        .await
+        .unwrap();
+    store::flood::add_counts(&db, "node-2", [count("doorway", "a", 2000, 6000, 7)].iter())
+        .await
+        .unwrap();
+    store::flood::add_counts(&db, "node-1", std::iter::empty())
+        .await
+        .unwrap();
+
+    let seen_by_3 = store::flood::others_counts(&db, "node-3", 0, &[("doorway", "a")])
+        .await
+        .unwrap();
+    assert_eq!(
+        summary(&seen_by_3),
+        vec![
+            ("doorway".into(), "a".into(), 1000, 5000, 5),
+            ("doorway".into(), "a".into(), 2000, 6000, 7),
+        ]
+    );
+    let seen_by_1 =
+        store::flood::others_counts(&db, "node-1", 0, &[("doorway", "a"), ("doorway", "b")])
+            .await
+            .unwrap();
+    assert_eq!(
+        summary(&seen_by_1),
+        vec![("doorway".into(), "a".into(), 2000, 6000, 7)],
+        "a node does not read its own rows back"
+    );
+    let live =
+        store::flood::others_counts(&db, "node-2", 5000, &[("doorway", "a"), ("doorway", "b")])
+            .await
+            .unwrap();
+    assert!(
+        live.is_empty(),
+        "expired rows are not counted: {:?}",
+        summary(&live)
+    );
+    let other_event = store::flood::others_counts(&db, "node-3", 0, &[("login", "a")]).await;
+    assert!(other_event.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn flood_rows_are_cleared_collected_and_listed() {
+    let (db, _d) = empty().await;
+    let rows = [
+        count("doorway", "a", 1000, 5000, 1),
+        count("doorway", "b", 1000, 9000, 1),
+        count("doorway-total", "all", 1000, 9000, 2),
+        count("login", "a", 1000, 9000, 1),
+    ];
+    store::flood::add_counts(&db, "n", rows.iter())
+        .await
+        .unwrap();
+    let mut ids = store::flood::identifiers(&db).await.unwrap();
+    ids.sort();
+    assert_eq!(
+        ids,
+        vec![
+            ("doorway".into(), "a".into()),
+            ("doorway".into(), "b".into()),
+            ("doorway-total".into(), "all".into()),
+            ("login".into(), "a".into()),
+        ]
+    );
+    store::flood::delete_key(&db, "doorway", "b").await.unwrap();
+    assert_eq!(store::flood::delete_expired(&db, 5000).await.unwrap(), 1);
+    let mut ids = store::flood::identifiers(&db).await.unwrap();
+    ids.sort();
+    assert_eq!(
+        ids,
+        vec![
+            ("doorway-total".into(), "all".into()),
+            ("login".into(), "a".into())
+        ]
+    );
+}
+
+#[tokio::test]
+async fn large_counts_and_times_survive_the_round_trip() {
+    // Milliseconds since 1970 do not fit in 32 bits: the columns must be 64-bit on both backends.
+    let (db, _d) = empty().await;
+    let far = 4_102_444_800_000_i64;
+    store::flood::add_counts(
+        &db,
+        "n",
+        [count("e", "i", far, far + 1, 3_000_000_000)].iter(),
+    )
+    .await
+    .unwrap();
+    let rows = store::flood::others_counts(&db, "m", far, &[("e", "i")])
+        .await
+        .unwrap();
+    assert_eq!(
+        summary(&rows),
+        vec![("e".into(), "i".into(), far, far + 1, 3_000_000_000)]
+    );
+}
