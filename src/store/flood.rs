@@ -13,31 +13,59 @@ pub struct CountRow {
     pub count: i64,
 }
 
-/// Adds counts to this node's rows, in one transaction.
+/// Rows written by one statement: well under SQLite's and PostgreSQL's parameter limits.
+const ROWS_PER_STATEMENT: usize = 200;
+
+/// Adds counts to this node's rows, in one transaction, many rows a statement.
 pub async fn add_counts<'a>(
     db: &Db,
     node: &str,
     rows: impl Iterator<Item = &'a CountRow>,
 ) -> Result<(), sqlx::Error> {
+    let rows: Vec<&CountRow> = rows.collect();
+    if rows.is_empty() {
+        return Ok(());
+    }
     let mut tx = db.pool.begin().await?;
-    for row in rows {
-        sqlx::query(
-            "INSERT INTO flood (event, identifier, node, bucket_start, expiration, count) \
-             VALUES ($1, $2, $3, $4, $5, $6) \
+    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+        // Only placeholders are generated here; every value is bound.
+        let values: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                let p = i * 6;
+                format!(
+                    "(${}, ${}, ${}, ${}, ${}, ${})",
+                    p + 1,
+                    p + 2,
+                    p + 3,
+                    p + 4,
+                    p + 5,
+                    p + 6
+                )
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO flood (event, identifier, node, bucket_start, expiration, count) VALUES {} \
              ON CONFLICT (event, identifier, node, bucket_start) \
              DO UPDATE SET count = flood.count + excluded.count",
-        )
-        .bind(&row.event)
-        .bind(&row.identifier)
-        .bind(node)
-        .bind(row.bucket_start)
-        .bind(row.expiration)
-        .bind(row.count)
-        .execute(&mut *tx)
-        .await?;
+            values.join(", ")
+        );
+        let mut query = sqlx::query(&sql);
+        for row in chunk {
+            query = query
+                .bind(&row.event)
+                .bind(&row.identifier)
+                .bind(node)
+                .bind(row.bucket_start)
+                .bind(row.expiration)
+                .bind(row.count);
+        }
+        query.execute(&mut *tx).await?;
     }
     tx.commit().await
 }
+
+/// Identifiers read by one statement.
+const KEYS_PER_STATEMENT: usize = 500;
 
 /// Live counts other nodes registered for the given keys.
 pub async fn others_counts(
@@ -47,24 +75,31 @@ pub async fn others_counts(
     keys: &[(&str, &str)],
 ) -> Result<Vec<CountRow>, sqlx::Error> {
     let mut out = Vec::new();
-    for (event, identifier) in keys {
-        let rows = sqlx::query(
-            "SELECT bucket_start, expiration, count FROM flood \
-             WHERE event = $1 AND identifier = $2 AND node <> $3 AND expiration > $4",
-        )
-        .bind(*event)
-        .bind(*identifier)
-        .bind(node)
-        .bind(now_ms)
-        .fetch_all(&db.pool)
-        .await?;
-        for row in rows {
+    for chunk in keys.chunks(KEYS_PER_STATEMENT) {
+        let placeholders: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 3)).collect();
+        let sql = format!(
+            "SELECT event, identifier, bucket_start, expiration, count FROM flood \
+             WHERE node <> $1 AND expiration > $2 AND identifier IN ({})",
+            placeholders.join(", ")
+        );
+        let asked: std::collections::HashSet<(&str, &str)> = chunk.iter().copied().collect();
+        let mut query = sqlx::query(&sql).bind(node).bind(now_ms);
+        for (_, identifier) in chunk {
+            query = query.bind(*identifier);
+        }
+        for row in query.fetch_all(&db.pool).await? {
+            let event: String = row.try_get(0)?;
+            let identifier: String = row.try_get(1)?;
+            // The same identifier may be counted under several events; keep the asked ones.
+            if !asked.contains(&(event.as_str(), identifier.as_str())) {
+                continue;
+            }
             out.push(CountRow {
-                event: (*event).to_owned(),
-                identifier: (*identifier).to_owned(),
-                bucket_start: row.try_get(0)?,
-                expiration: row.try_get(1)?,
-                count: row.try_get(2)?,
+                event,
+                identifier,
+                bucket_start: row.try_get(2)?,
+                expiration: row.try_get(3)?,
+                count: row.try_get(4)?,
             });
         }
     }
