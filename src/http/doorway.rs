@@ -281,6 +281,23 @@ async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Res
     if resolved.claims.kind == Kind::Handle && query.outcome.is_some() {
         return payment_return(&state, &snapshot, ctx, &resolved, query.outcome.as_deref()).await;
     }
+    // A branch that has answered is not offered the form again: its answer would not count.
+    if let Some(branch) = resolved.branch_here() {
+        let answered = store::instances::answered_branches(
+            &state.db,
+            resolved.instance.id,
+            resolved.instance.step_index,
+        )
+        .await?;
+        if answered.iter().any(|b| b == branch) {
+            return Ok(done(
+                ctx,
+                &resolved,
+                "doorway-nothing-title",
+                "doorway-already-answered",
+            ));
+        }
+    }
     let notice = None;
     Ok(render_step(
         ctx,

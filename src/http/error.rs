@@ -3,7 +3,8 @@
 //! SQL, paths or links in it.
 
 use axum::extract::Request;
-use axum::http::StatusCode;
+use axum::http::header::{CACHE_CONTROL, REFERRER_POLICY};
+use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -81,6 +82,11 @@ struct ErrorPage {
     message: String,
 }
 
+/// Paths whose URL may hold a credential even when no route matched them (a link with a
+/// trailing slash pasted from an email, say): their error pages keep it out of referrers and
+/// caches like the doorway's own responses do.
+const CREDENTIAL_PREFIXES: [&str; 3] = ["/interaction/", "/test-provider/", "/setup/"];
+
 /// Renders marked errors as a page in the visitor's language.
 pub async fn render_error_pages(request: Request, next: Next) -> Response {
     let lang = request
@@ -88,6 +94,9 @@ pub async fn render_error_pages(request: Request, next: Next) -> Response {
         .get::<Lang>()
         .copied()
         .unwrap_or_default();
+    let credential = CREDENTIAL_PREFIXES
+        .iter()
+        .any(|p| request.uri().path().starts_with(p));
     let response = next.run(request).await;
     let Some(ErrorMarker(status)) = response.extensions().get::<ErrorMarker>().copied() else {
         return response;
@@ -111,6 +120,10 @@ pub async fn render_error_pages(request: Request, next: Next) -> Response {
         if name != axum::http::header::CONTENT_TYPE && name != axum::http::header::CONTENT_LENGTH {
             headers.append(name.clone(), value.clone());
         }
+    }
+    if credential {
+        headers.insert(REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+        headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
     out
 }

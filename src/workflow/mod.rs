@@ -141,7 +141,7 @@ impl Definition {
             }
             let interaction = match kind {
                 "form" => Interaction::Form {
-                    fields: parse_fields(details).map_err(|id| at(id))?,
+                    fields: parse_fields(details).map_err(&at)?,
                 },
                 "review" => Interaction::Review,
                 "payment" => {

@@ -1,0 +1,865 @@
+//! The admin area over real TCP: signing in and out, the CSRF check, workflows and instances
+//! edited through their forms, links issued and revoked, settings, and the first-run setup URL.
+
+mod common;
+mod support;
+
+use common::{ADMIN, Flood, PASSWORD, TestApp, spawn};
+use support::{assert_credential_headers, event, events, get, path_of, post, read, sign_in};
+
+const SESSION: &str = "orchestra_session";
+
+async fn workflow_count(app: &TestApp) -> i64 {
+    orchestra::store::workflows::count(&app.db).await.unwrap()
+}
+
+async fn workflow_id(app: &TestApp, name: &str) -> i64 {
+    orchestra::store::workflows::by_name(&app.db, name)
+        .await
+        .unwrap()
+        .expect("the workflow exists")
+        .id
+}
+
+/// Posts an admin form with the CSRF token of the page it is on.
+async fn submit(
+    client: &reqwest::Client,
+    app: &TestApp,
+    page: &str,
+    action: &str,
+    fields: &[(&str, &str)],
+) -> support::Page {
+    let csrf = get(client, app, page).await.csrf();
+    let mut form = vec![("csrf", csrf.as_str())];
+    form.extend_from_slice(fields);
+    read(client.post(app.url(action)).form(&form)).await
+}
+
+#[tokio::test]
+async fn an_unauthenticated_admin_page_redirects_to_the_login_page() {
+    let app = spawn(Flood::Memory).await;
+    app.create_admin().await;
+    let client = app.client();
+    let pages = [
+        ("/admin", "%2Fadmin"),
+        ("/admin/workflows", "%2Fadmin%2Fworkflows"),
+        ("/admin/workflows/new", "%2Fadmin%2Fworkflows%2Fnew"),
+        ("/admin/workflows/1", "%2Fadmin%2Fworkflows%2F1"),
+        ("/admin/instances", "%2Fadmin%2Finstances"),
+        ("/admin/instances/new", "%2Fadmin%2Finstances%2Fnew"),
+        ("/admin/instances/1", "%2Fadmin%2Finstances%2F1"),
+        ("/admin/config/orchestra", "%2Fadmin%2Fconfig%2Forchestra"),
+        (
+            "/admin/config/orchestra/interaction",
+            "%2Fadmin%2Fconfig%2Forchestra%2Finteraction",
+        ),
+        ("/admin/reports/status", "%2Fadmin%2Freports%2Fstatus"),
+    ];
+    for (path, encoded) in pages {
+        let page = get(&client, &app, path).await;
+        assert_eq!(page.status, 303, "{path}");
+        assert_eq!(
+            page.header("location"),
+            Some(format!("/admin/login?destination={encoded}").as_str()),
+            "{path}"
+        );
+    }
+
+    let login = get(
+        &client,
+        &app,
+        "/admin/login?destination=%2Fadmin%2Fworkflows",
+    )
+    .await;
+    assert_eq!(login.status, 200);
+    assert_eq!(
+        login.attr("input[name=destination]", "value").as_deref(),
+        Some("/admin/workflows")
+    );
+    let signed_in = read(client.post(app.url("/admin/login")).form(&[
+        ("csrf", login.csrf().as_str()),
+        ("name", ADMIN),
+        ("password", PASSWORD),
+        ("destination", "/admin/workflows"),
+    ]))
+    .await;
+    assert_eq!(signed_in.status, 303);
+    assert_eq!(signed_in.header("location"), Some("/admin/workflows"));
+    assert_eq!(get(&client, &app, "/admin/workflows").await.status, 200);
+}
+
+#[tokio::test]
+async fn a_signed_out_visitor_cannot_post_to_the_admin_either() {
+    let app = spawn(Flood::Memory).await;
+    let client = app.client();
+    let before = workflow_count(&app).await;
+
+    let page = post(
+        &client,
+        &app,
+        "/admin/workflows/new",
+        &[
+            ("name", "forged"),
+            ("label", "Forged"),
+            ("definition", "review: x"),
+        ],
+    )
+    .await;
+
+    assert_eq!(page.status, 403);
+    assert_eq!(workflow_count(&app).await, before);
+}
+
+#[tokio::test]
+async fn the_login_page_never_sends_a_visitor_to_another_site() {
+    let app = spawn(Flood::Memory).await;
+    app.create_admin().await;
+    for destination in [
+        "https://evil.example/admin",
+        "//evil.example/admin",
+        "/admin//evil.example",
+        "/elsewhere",
+    ] {
+        let client = app.client();
+        let login = get(&client, &app, "/admin/login").await;
+        let page = read(client.post(app.url("/admin/login")).form(&[
+            ("csrf", login.csrf().as_str()),
+            ("name", ADMIN),
+            ("password", PASSWORD),
+            ("destination", destination),
+        ]))
+        .await;
+        assert_eq!(page.status, 303, "{destination}");
+        assert_eq!(page.header("location"), Some("/admin"), "{destination}");
+    }
+}
+
+#[tokio::test]
+async fn a_wrong_password_is_refused_with_401_and_keeps_the_typed_name() {
+    let app = spawn(Flood::Memory).await;
+    app.create_admin().await;
+    let client = app.client();
+    let login = get(&client, &app, "/admin/login").await;
+
+    for name in [ADMIN, "nobody & co"] {
+        let page = read(client.post(app.url("/admin/login")).form(&[
+            ("csrf", login.csrf().as_str()),
+            ("name", name),
+            ("password", "not the password"),
+        ]))
+        .await;
+        assert_eq!(page.status, 401, "{name}");
+        assert_eq!(page.attr("input#name", "value").as_deref(), Some(name));
+        assert_eq!(page.attr("input#password", "value"), None);
+        assert_eq!(
+            page.first(".errors[role=alert]"),
+            "Unknown name or wrong password."
+        );
+        assert_eq!(page.first("h1"), "Sign in");
+    }
+    assert_eq!(get(&client, &app, "/admin").await.status, 303);
+}
+
+#[tokio::test]
+async fn signing_in_gives_the_session_a_new_id() {
+    let app = spawn(Flood::Memory).await;
+    app.create_admin().await;
+    let client = app.client();
+    let login = get(&client, &app, "/admin/login").await;
+    let before = login
+        .cookie(SESSION)
+        .expect("the login form starts a session");
+
+    let page = read(client.post(app.url("/admin/login")).form(&[
+        ("csrf", login.csrf().as_str()),
+        ("name", ADMIN),
+        ("password", PASSWORD),
+    ]))
+    .await;
+
+    assert_eq!(page.status, 303);
+    let after = page
+        .cookie(SESSION)
+        .expect("signing in sets the session cookie");
+    assert!(!after.is_empty());
+    assert!(before != after, "the session id changes at sign-in");
+    let cookie = page
+        .headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.starts_with(SESSION))
+        .unwrap()
+        .to_ascii_lowercase();
+    assert!(cookie.contains("httponly"));
+    assert!(cookie.contains("samesite=lax"));
+
+    // The id planted before sign-in is worth nothing after it.
+    let planted = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let page = read(
+        planted
+            .get(app.url("/admin"))
+            .header("cookie", format!("{SESSION}={before}")),
+    )
+    .await;
+    assert_eq!(page.status, 303);
+    assert_eq!(get(&client, &app, "/admin").await.status, 200);
+}
+
+#[tokio::test]
+async fn a_post_without_a_csrf_token_is_refused_and_saves_nothing() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let before = workflow_count(&app).await;
+    let fields = [
+        ("name", "forged"),
+        ("label", "Forged"),
+        ("definition", "review: Forged"),
+    ];
+
+    let without = post(&admin, &app, "/admin/workflows/new", &fields).await;
+    let mut wrong_form = vec![("csrf", "not-the-token")];
+    wrong_form.extend_from_slice(&fields);
+    let wrong = post(&admin, &app, "/admin/workflows/new", &wrong_form).await;
+    let settings = post(
+        &admin,
+        &app,
+        "/admin/config/orchestra",
+        &[
+            ("site_name", "Forged"),
+            ("base_url", "https://evil.example"),
+        ],
+    )
+    .await;
+
+    for page in [&without, &wrong, &settings] {
+        assert_eq!(page.status, 403);
+        assert_eq!(page.first("h1"), "Not allowed");
+    }
+    assert_eq!(workflow_count(&app).await, before);
+    let saved = orchestra::settings::Settings::load(&app.db).await.unwrap();
+    assert_eq!(saved.site_name, "Orchestra");
+    assert_eq!(saved.base_url, "http://127.0.0.1:8080");
+    // Still signed in: a refused form does not end the session.
+    assert_eq!(get(&admin, &app, "/admin").await.status, 200);
+}
+
+#[tokio::test]
+async fn a_csrf_token_from_another_session_is_refused() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let other = sign_in(&app).await;
+    let theirs = get(&other, &app, "/admin/workflows/new").await.csrf();
+    get(&admin, &app, "/admin/workflows/new").await;
+
+    let page = read(admin.post(app.url("/admin/workflows/new")).form(&[
+        ("csrf", theirs.as_str()),
+        ("name", "forged"),
+        ("label", "Forged"),
+        ("definition", "review: Forged"),
+    ]))
+    .await;
+
+    assert_eq!(page.status, 403);
+    assert!(
+        orchestra::store::workflows::by_name(&app.db, "forged")
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn signing_out_ends_the_session() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let dashboard = get(&admin, &app, "/admin").await;
+    assert_eq!(dashboard.first("header .who"), ADMIN);
+
+    let page = read(
+        admin
+            .post(app.url("/admin/logout"))
+            .form(&[("csrf", dashboard.csrf().as_str())]),
+    )
+    .await;
+
+    assert_eq!(page.status, 303);
+    assert_eq!(page.header("location"), Some("/admin/login"));
+    let after = get(&admin, &app, "/admin").await;
+    assert_eq!(after.status, 303);
+    assert_eq!(
+        after.header("location"),
+        Some("/admin/login?destination=%2Fadmin")
+    );
+}
+
+#[tokio::test]
+async fn a_new_workflow_with_a_bad_definition_keeps_the_text_and_shows_the_error_beside_it() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let before = workflow_count(&app).await;
+    let typed = "form: Details | Name*, Born (date)\nreview: Check <it> & sign\n";
+
+    let page = submit(
+        &admin,
+        &app,
+        "/admin/workflows/new",
+        "/admin/workflows/new",
+        &[
+            ("name", "hiring"),
+            ("label", "Hiring & onboarding"),
+            ("definition", typed),
+        ],
+    )
+    .await;
+
+    assert_eq!(page.status, 422);
+    assert_eq!(
+        page.first("[role=alert]"),
+        "Some fields need your attention; nothing was saved."
+    );
+    assert_eq!(page.first("textarea#definition"), typed.trim_end());
+    assert_eq!(page.attr("input#name", "value").as_deref(), Some("hiring"));
+    assert_eq!(
+        page.attr("input#label", "value").as_deref(),
+        Some("Hiring & onboarding")
+    );
+    assert_eq!(
+        page.first("textarea#definition + p.field-error[data-field=definition]"),
+        "Line 1: unknown field type; use text, email, number or long."
+    );
+    assert!(!page.has("p.field-error[data-field=name]"));
+    assert!(!page.has("p.field-error[data-field=label]"));
+    assert_eq!(workflow_count(&app).await, before);
+}
+
+#[tokio::test]
+async fn a_new_workflow_with_a_bad_name_says_so_beside_the_name() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+
+    for (name, taken) in [("Not A Slug", false), ("contract_review", true)] {
+        let page = submit(
+            &admin,
+            &app,
+            "/admin/workflows/new",
+            "/admin/workflows/new",
+            &[
+                ("name", name),
+                ("label", "Anything"),
+                ("definition", "review: Look"),
+            ],
+        )
+        .await;
+        assert_eq!(page.status, 422, "{name}");
+        assert_eq!(page.attr("input#name", "value").as_deref(), Some(name));
+        assert!(page.has("p.field-error[data-field=name]"), "{name}");
+        assert!(!page.has("p.field-error[data-field=definition]"), "{name}");
+        let expected = if taken {
+            "Another workflow already has this machine name."
+        } else {
+            "Use 1 to 64 lowercase letters, digits or underscores."
+        };
+        assert_eq!(page.first("p.field-error[data-field=name]"), expected);
+    }
+    assert_eq!(workflow_count(&app).await, 3);
+}
+
+#[tokio::test]
+async fn a_workflow_is_created_and_then_edited_through_its_forms() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let definition = "form: Candidate | Name*, Email* (email)\nreview[hr,lead]: Interview\n";
+
+    let created = submit(
+        &admin,
+        &app,
+        "/admin/workflows/new",
+        "/admin/workflows/new",
+        &[
+            ("name", "hiring"),
+            ("label", "Hiring"),
+            ("definition", definition),
+        ],
+    )
+    .await;
+
+    assert_eq!(created.status, 303);
+    let id = workflow_id(&app, "hiring").await;
+    let edit = format!("/admin/workflows/{id}");
+    assert_eq!(created.header("location"), Some(edit.as_str()));
+    let page = get(&admin, &app, &edit).await;
+    assert_eq!(page.status, 200);
+    assert_eq!(page.first("p.flash"), "The workflow was saved.");
+    assert_eq!(page.first("h1"), "Edit workflow");
+    assert_eq!(page.attr("input#name", "readonly").as_deref(), Some(""));
+    assert_eq!(
+        page.first("textarea#definition"),
+        "form: Candidate | Name* (text), Email* (email)\nreview[hr,lead]: Interview"
+    );
+    let list = get(&admin, &app, "/admin/workflows").await;
+    assert!(
+        list.text("table.workflows td")
+            .contains(&"Hiring".to_owned())
+    );
+
+    let bad = "review[hr,hr]: Interview\n";
+    let rejected = submit(
+        &admin,
+        &app,
+        &edit,
+        &edit,
+        &[("label", "Hiring, renamed"), ("definition", bad)],
+    )
+    .await;
+    assert_eq!(rejected.status, 422);
+    assert_eq!(rejected.first("textarea#definition"), bad.trim_end());
+    assert_eq!(
+        rejected.attr("input#label", "value").as_deref(),
+        Some("Hiring, renamed")
+    );
+    assert!(rejected.has("p.field-error[data-field=definition]"));
+    let stored = orchestra::store::workflows::by_id(&app.db, id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.label, "Hiring");
+
+    let saved = submit(
+        &admin,
+        &app,
+        &edit,
+        &edit,
+        &[
+            ("name", "renamed_by_a_forged_field"),
+            ("label", "Hiring, renamed"),
+            ("definition", "review: Interview\n"),
+        ],
+    )
+    .await;
+    assert_eq!(saved.status, 303);
+    let stored = orchestra::store::workflows::by_id(&app.db, id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.label, "Hiring, renamed");
+    assert_eq!(stored.name, "hiring", "a workflow's name does not change");
+    assert_eq!(
+        get(&admin, &app, "/admin/workflows/999999").await.status,
+        404
+    );
+}
+
+#[tokio::test]
+async fn an_instance_started_from_the_admin_shows_its_subject_and_history() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let workflow = workflow_id(&app, "contract_review").await.to_string();
+
+    let page = submit(
+        &admin,
+        &app,
+        "/admin/instances/new",
+        "/admin/instances/new",
+        &[
+            ("workflow", &workflow),
+            ("title", "Lease renewal"),
+            ("body", "The lease for the Harbour Road warehouse."),
+        ],
+    )
+    .await;
+
+    assert_eq!(page.status, 303);
+    let location = page.location();
+    let id: i64 = location
+        .strip_prefix("/admin/instances/")
+        .and_then(|id| id.parse().ok())
+        .expect("the instance page");
+    let shown = get(&admin, &app, &location).await;
+    assert_eq!(shown.status, 200);
+    assert_eq!(shown.first("h1"), format!("#{id} Lease renewal"));
+    assert_eq!(
+        shown.first(".subject-body"),
+        "The lease for the Harbour Road warehouse."
+    );
+    assert_eq!(shown.first("dd.state"), "In progress");
+    assert_eq!(shown.text("table.history tbody tr").len(), 1);
+    assert!(shown.has("p.flash"));
+    assert_eq!(
+        shown.text("select#branch option"),
+        ["(no branch)", "legal", "finance"]
+    );
+    assert_eq!(events(&app, id).await, [event(0, "", "started")]);
+
+    let list = get(&admin, &app, "/admin/instances").await;
+    assert!(
+        list.text("table.instances td a")
+            .contains(&"Lease renewal".to_owned())
+    );
+    let dashboard = get(&admin, &app, "/admin").await;
+    assert!(
+        dashboard
+            .text("ul.recent a")
+            .iter()
+            .any(|a| a.ends_with("Lease renewal"))
+    );
+}
+
+#[tokio::test]
+async fn an_instance_form_with_errors_keeps_what_was_typed() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let workflow = workflow_id(&app, "order_payment").await;
+    let before = orchestra::store::instances::recent(&app.db, 10)
+        .await
+        .unwrap()
+        .len();
+
+    let page = submit(
+        &admin,
+        &app,
+        "/admin/instances/new",
+        "/admin/instances/new",
+        &[
+            ("workflow", &workflow.to_string()),
+            ("title", "   "),
+            ("body", "Two chairs & a <table>."),
+        ],
+    )
+    .await;
+
+    assert_eq!(page.status, 422);
+    assert!(page.has("p.field-error[data-field=title]"));
+    assert_eq!(page.first("textarea#body"), "Two chairs & a <table>.");
+    assert_eq!(
+        page.attr("select#workflow option[selected]", "value"),
+        Some(workflow.to_string())
+    );
+    let after = orchestra::store::instances::recent(&app.db, 10)
+        .await
+        .unwrap()
+        .len();
+    assert_eq!(after, before);
+}
+
+#[tokio::test]
+async fn a_link_issued_from_the_admin_page_is_shown_once_and_works() {
+    let app = spawn(Flood::Memory).await;
+    app.set(&[("orchestra.base_url", app.base.as_str())]).await;
+    let admin = app.admin_client().await;
+    let id = app.start("contract_review", "Lease renewal").await;
+    let page = format!("/admin/instances/{id}");
+
+    let issued = submit(
+        &admin,
+        &app,
+        &page,
+        &format!("{page}/links"),
+        &[("branch", "finance"), ("ttl", "2h")],
+    )
+    .await;
+
+    assert_eq!(issued.status, 200);
+    assert_eq!(issued.header("cache-control"), Some("no-store"));
+    let url = issued
+        .attr("input#issued-url", "value")
+        .expect("the URL is shown");
+    assert!(url.starts_with(&format!("{}/interaction/l.{id}.finance.", app.base)));
+    assert_eq!(
+        issued.attr("input#issued-url", "readonly").as_deref(),
+        Some("")
+    );
+    assert_eq!(
+        issued
+            .attr("select#branch option[selected]", "value")
+            .as_deref(),
+        Some("finance")
+    );
+    assert_eq!(
+        events(&app, id).await,
+        [event(0, "", "started"), event(0, "finance", "link_issued")]
+    );
+
+    let doorway = get(&app.client(), &app, &path_of(&url)).await;
+    assert_eq!(doorway.status, 200);
+    assert_eq!(doorway.first("span.branch"), "finance");
+    assert!(doorway.has("section.step-review form"));
+
+    let again = get(&admin, &app, &page).await;
+    assert!(!again.has("input#issued-url"), "the URL is shown once");
+}
+
+#[tokio::test]
+async fn a_link_with_a_bad_lifetime_or_branch_is_not_issued() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let id = app.start("contract_review", "Lease renewal").await;
+    let page = format!("/admin/instances/{id}");
+
+    for (branch, ttl) in [("legal", "forever"), ("legal", "10"), ("marketing", "1h")] {
+        let issued = submit(
+            &admin,
+            &app,
+            &page,
+            &format!("{page}/links"),
+            &[("branch", branch), ("ttl", ttl)],
+        )
+        .await;
+        assert_eq!(issued.status, 422, "{branch} {ttl}");
+        assert!(!issued.has("input#issued-url"));
+        assert!(issued.has(".links p.field-error[role=alert]"));
+        assert_eq!(issued.attr("input#ttl", "value").as_deref(), Some(ttl));
+    }
+    assert_eq!(events(&app, id).await, [event(0, "", "started")]);
+}
+
+#[tokio::test]
+async fn revoking_from_the_admin_page_voids_the_instance_links() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let id = app.start("contract_review", "Lease renewal").await;
+    let legal = app.link(id, Some("legal")).await;
+    let page = format!("/admin/instances/{id}");
+
+    let revoked = submit(&admin, &app, &page, &format!("{page}/revoke"), &[]).await;
+
+    assert_eq!(revoked.status, 303);
+    assert_eq!(revoked.header("location"), Some(page.as_str()));
+    let shown = get(&admin, &app, &page).await;
+    assert_eq!(
+        shown.first("p.flash"),
+        "Every link of this instance was revoked."
+    );
+    assert_eq!(shown.text("table.history tbody tr").len(), 3);
+    assert_eq!(
+        events(&app, id).await.last(),
+        Some(&event(0, "", "links_revoked"))
+    );
+    assert_eq!(get(&app.client(), &app, &legal).await.status, 404);
+    let fresh = app.link(id, Some("legal")).await;
+    assert_eq!(get(&app.client(), &app, &fresh).await.status, 200);
+
+    let unknown = submit(&admin, &app, &page, "/admin/instances/999999/revoke", &[]).await;
+    assert_eq!(unknown.status, 404);
+}
+
+#[tokio::test]
+async fn a_bad_setting_keeps_what_was_typed_and_saves_nothing() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+
+    let page = submit(
+        &admin,
+        &app,
+        "/admin/config/orchestra",
+        "/admin/config/orchestra",
+        &[
+            ("site_name", "Flows & Co"),
+            ("base_url", "ftp://flows.example"),
+            ("default_link_ttl", "12"),
+            ("period", "3600"),
+        ],
+    )
+    .await;
+
+    assert_eq!(page.status, 422);
+    assert_eq!(
+        page.attr("input#site_name", "value").as_deref(),
+        Some("Flows & Co")
+    );
+    assert_eq!(
+        page.attr("input#base_url", "value").as_deref(),
+        Some("ftp://flows.example")
+    );
+    assert_eq!(
+        page.attr("input#default_link_ttl", "value").as_deref(),
+        Some("12")
+    );
+    assert!(page.has("p.field-error[data-field=base_url]"));
+    assert!(page.has("p.field-error[data-field=default_link_ttl]"));
+    assert!(!page.has("p.field-error[data-field=site_name]"));
+    let saved = orchestra::settings::Settings::load(&app.db).await.unwrap();
+    assert_eq!(saved.site_name, "Orchestra");
+}
+
+#[tokio::test]
+async fn saved_settings_take_effect_at_once() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+
+    let page = submit(
+        &admin,
+        &app,
+        "/admin/config/orchestra",
+        "/admin/config/orchestra",
+        &[
+            ("site_name", "Flows & Co"),
+            ("base_url", "https://flows.example"),
+            ("default_link_ttl", "86400"),
+            ("period", "3600"),
+        ],
+    )
+    .await;
+
+    assert_eq!(page.status, 303);
+    assert_eq!(page.header("location"), Some("/admin/config/orchestra"));
+    let shown = get(&admin, &app, "/admin/config/orchestra").await;
+    assert_eq!(shown.first("header .brand"), "Flows & Co");
+    assert!(shown.has("p.flash"));
+    assert_eq!(
+        shown.attr("input#base_url", "value").as_deref(),
+        Some("https://flows.example")
+    );
+    let id = app.start("contract_review", "Lease renewal").await;
+    let instance = get(&admin, &app, &format!("/admin/instances/{id}")).await;
+    assert_eq!(
+        instance.attr("input#ttl", "value").as_deref(),
+        Some("86400")
+    );
+}
+
+#[tokio::test]
+async fn the_status_report_lists_its_checks() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+
+    let page = get(&admin, &app, "/admin/reports/status").await;
+
+    assert_eq!(page.status, 200);
+    let rows = page.text("table.status tbody tr td.title");
+    assert!(
+        rows.len() >= 4,
+        "database, site keys, last cron run, version"
+    );
+    for severity in page.text("table.status tbody td.severity") {
+        assert!(["OK", "Warning", "Error"].contains(&severity.as_str()));
+    }
+    assert!(page.has("tr#check-database.severity-ok"));
+}
+
+/// Puts a setup token in place as `orchestra serve` does on an empty database.
+async fn setup_token(app: &TestApp) -> String {
+    let token = orchestra::keys::random_token();
+    let keys = app.state.site.get().await.keys.clone();
+    orchestra::store::admins::put_setup_token(
+        &app.db,
+        &keys.keyed_hash("setup", &token),
+        orchestra::store::now() + 3600,
+    )
+    .await
+    .unwrap();
+    format!("/setup/{token}")
+}
+
+#[tokio::test]
+async fn the_first_run_setup_url_creates_the_first_administrator_once() {
+    let app = spawn(Flood::Memory).await;
+    let setup = setup_token(&app).await;
+    let client = app.client();
+
+    let form = get(&client, &app, &setup).await;
+    assert_eq!(form.status, 200);
+    assert_credential_headers(&form, "the setup page");
+    assert_eq!(form.first("h1"), "Create the first administrator");
+
+    let page = read(client.post(app.url(&setup)).form(&[
+        ("csrf", form.csrf().as_str()),
+        ("name", "grace"),
+        ("password", "a long enough password"),
+        ("confirm", "a long enough password"),
+    ]))
+    .await;
+
+    assert_eq!(page.status, 303);
+    assert_credential_headers(&page, "the setup result");
+    assert_eq!(page.header("location"), Some("/admin"));
+    let dashboard = get(&client, &app, "/admin").await;
+    assert_eq!(dashboard.status, 200, "the new administrator is signed in");
+    assert_eq!(dashboard.first("header .who"), "grace");
+    assert!(dashboard.has("p.flash"));
+    assert_eq!(orchestra::store::admins::count(&app.db).await.unwrap(), 1);
+
+    let reused = get(&app.client(), &app, &setup).await;
+    assert_eq!(reused.status, 404, "the setup URL works once");
+    let again = read(client.post(app.url(&setup)).form(&[
+        ("csrf", dashboard.csrf().as_str()),
+        ("name", "mallory"),
+        ("password", "a long enough password"),
+        ("confirm", "a long enough password"),
+    ]))
+    .await;
+    assert_eq!(again.status, 404);
+    assert_eq!(orchestra::store::admins::count(&app.db).await.unwrap(), 1);
+
+    let other = sign_in_as(&app, "grace", "a long enough password").await;
+    assert_eq!(get(&other, &app, "/admin").await.status, 200);
+}
+
+async fn sign_in_as(app: &TestApp, name: &str, password: &str) -> reqwest::Client {
+    let client = app.client();
+    let form = get(&client, app, "/admin/login").await;
+    let page = read(client.post(app.url("/admin/login")).form(&[
+        ("csrf", form.csrf().as_str()),
+        ("name", name),
+        ("password", password),
+    ]))
+    .await;
+    assert_eq!(page.status, 303);
+    client
+}
+
+#[tokio::test]
+async fn a_setup_form_with_errors_keeps_the_name_and_creates_nobody() {
+    let app = spawn(Flood::Memory).await;
+    let setup = setup_token(&app).await;
+    let client = app.client();
+    let form = get(&client, &app, &setup).await;
+
+    let page = read(client.post(app.url(&setup)).form(&[
+        ("csrf", form.csrf().as_str()),
+        ("name", "grace hopper"),
+        ("password", "short"),
+        ("confirm", "different"),
+    ]))
+    .await;
+
+    assert_eq!(page.status, 422);
+    assert_eq!(
+        page.attr("input#name", "value").as_deref(),
+        Some("grace hopper")
+    );
+    assert_eq!(page.attr("input#password", "value"), None);
+    assert_eq!(
+        page.text("p.field-error").len(),
+        3,
+        "name, password and confirmation"
+    );
+    assert!(page.has("p.field-error#name-error"));
+    assert_eq!(orchestra::store::admins::count(&app.db).await.unwrap(), 0);
+    assert_eq!(
+        get(&app.client(), &app, &setup).await.status,
+        200,
+        "still usable"
+    );
+}
+
+#[tokio::test]
+async fn a_setup_url_is_refused_once_an_administrator_exists_or_when_unknown() {
+    let app = spawn(Flood::Memory).await;
+    let setup = setup_token(&app).await;
+    assert_eq!(
+        get(&app.client(), &app, "/setup/not-the-token")
+            .await
+            .status,
+        404
+    );
+    let unknown = get(&app.client(), &app, "/setup/not-the-token").await;
+    assert_credential_headers(&unknown, "an unknown setup URL");
+
+    app.create_admin().await;
+
+    assert_eq!(get(&app.client(), &app, &setup).await.status, 404);
+}

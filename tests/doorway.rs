@@ -1,0 +1,904 @@
+//! The interaction doorway over real TCP: each interaction kind answered end to end through a
+//! link, the test provider's round trip on a continuation handle, the one refusal every bad
+//! link gets, the credential headers, and the defence against cross-site posts.
+
+mod common;
+mod support;
+
+use std::time::Duration;
+
+use common::{Flood, TestApp, spawn};
+use orchestra::capability::{self, Claims, Kind};
+use support::{
+    Page, answers, assert_credential_headers, event, events, get, post, read, sign_in, state_of,
+    with_lang,
+};
+
+const SUPPLIER: [(&str, &str); 4] = [
+    ("company", "Acme & Sons <Ltd>"),
+    ("contact_email", "buyer@acme.example"),
+    ("yearly_volume", "1200.5"),
+    ("notes", "Deliveries on Tuesdays.\nNo pallets."),
+];
+
+const DELIVERY: [(&str, &str); 3] = [
+    ("name", "Grace Hopper"),
+    ("address", "1 Harbour Road\nPortsmouth"),
+    ("email", "grace@example.org"),
+];
+
+/// A link signed with the app's keys for any claims, as a forger holding the keys would.
+async fn signed(app: &TestApp, claims: &Claims, instance_token: &str) -> String {
+    let keys = app.state.site.get().await.keys.clone();
+    format!(
+        "/interaction/{}",
+        capability::sign(&keys, claims, instance_token)
+    )
+}
+
+async fn instance_token(app: &TestApp, id: i64) -> String {
+    orchestra::store::instances::by_id(&app.db, id)
+        .await
+        .unwrap()
+        .unwrap()
+        .token
+}
+
+/// Answers a review through a link.
+async fn review(app: &TestApp, link: &str, decision: &str, comment: &str) -> Page {
+    post(
+        &app.client(),
+        app,
+        link,
+        &[("decision", decision), ("comment", comment)],
+    )
+    .await
+}
+
+/// Answers the delivery form of `order_payment`, then opens its payment step and posts it;
+/// returns the provider's path (with its handle) the doorway redirected to.
+async fn to_the_provider(app: &TestApp, link: &str) -> String {
+    let client = app.client();
+    let form = post(&client, app, link, &DELIVERY).await;
+    assert_eq!(form.status, 303, "the delivery form is accepted");
+    let step = get(&client, app, link).await;
+    assert!(step.has("section.step-payment"), "the payment step follows");
+    let pay = post(&client, app, link, &[("action", "pay")]).await;
+    assert_eq!(pay.status, 303, "paying sends the payer to the provider");
+    assert_credential_headers(&pay, "the redirect to the provider");
+    pay.location()
+}
+
+/// The doorway path a provider button goes back to.
+fn return_path(provider: &Page, button: &str) -> String {
+    provider
+        .attr(&format!("a#{button}"), "href")
+        .expect("the provider page has the button")
+}
+
+#[tokio::test]
+async fn a_form_answered_through_its_link_moves_the_instance_on_to_the_next_step() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("supplier_onboarding", "Acme onboarding").await;
+    let link = app.link(id, None).await;
+    let client = app.client();
+
+    let page = get(&client, &app, &link).await;
+    assert_eq!(page.status, 200);
+    assert_eq!(
+        page.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    assert_credential_headers(&page, "a form step");
+    assert_eq!(page.first("h1.subject-title"), "Acme onboarding");
+    assert_eq!(page.first(".subject-body"), "The body of the subject.");
+    assert_eq!(page.first("section.step-form h2"), "Supplier details");
+    assert_eq!(page.first("p.progress"), "Step 1 / 2");
+    for field in ["company", "contact_email", "yearly_volume"] {
+        assert!(page.has(&format!("form input[name={field}]")), "{field}");
+    }
+    assert!(page.has("form textarea[name=notes]"));
+    assert_eq!(
+        page.attr("input#f-contact_email", "type").as_deref(),
+        Some("email")
+    );
+
+    let answered = post(&client, &app, &link, &SUPPLIER).await;
+    assert_eq!(answered.status, 303);
+    assert_credential_headers(&answered, "an accepted form");
+    assert!(
+        answered.location() == link,
+        "the same link answers the next step, so it is shown at once"
+    );
+    assert_eq!(state_of(&app, id).await, ("active".into(), 1));
+    let fields = &answers(&app, id).await[0]["fields"];
+    for (name, value) in SUPPLIER {
+        assert_eq!(fields[name], value, "{name} is recorded as typed");
+    }
+
+    let next = get(&client, &app, &link).await;
+    assert_eq!(next.status, 200);
+    assert!(next.has("section.step-review"));
+    assert_eq!(next.first("p.progress"), "Step 2 / 2");
+    assert_eq!(next.first("section.step-review h2"), "Check the supplier");
+}
+
+#[tokio::test]
+async fn a_rejected_form_keeps_what_was_typed_and_records_nothing() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("supplier_onboarding", "Acme onboarding").await;
+    let link = app.link(id, None).await;
+    let before = events(&app, id).await;
+
+    let typed = [
+        ("company", "Acme & Sons <Ltd>"),
+        ("contact_email", "not-an-email"),
+        ("yearly_volume", "a great many"),
+        ("notes", "Deliveries on Tuesdays.\nNo pallets."),
+    ];
+    let page = post(&app.client(), &app, &link, &typed).await;
+
+    assert_eq!(page.status, 422);
+    assert_credential_headers(&page, "a rejected form");
+    assert_eq!(
+        page.first("section.step-form .errors"),
+        "Some answers need your attention. Nothing was sent yet."
+    );
+    assert_eq!(
+        page.attr("input#f-company", "value").as_deref(),
+        Some("Acme & Sons <Ltd>")
+    );
+    assert_eq!(
+        page.attr("input#f-contact_email", "value").as_deref(),
+        Some("not-an-email")
+    );
+    assert_eq!(
+        page.attr("input#f-yearly_volume", "value").as_deref(),
+        Some("a great many")
+    );
+    assert_eq!(
+        page.first("textarea#f-notes"),
+        "Deliveries on Tuesdays.\nNo pallets."
+    );
+    assert_eq!(
+        page.first("p.field-error[data-field=contact_email]"),
+        "Enter an email address such as name@example.org."
+    );
+    assert_eq!(
+        page.first("p.field-error[data-field=yearly_volume]"),
+        "Enter a number, such as 12 or 4.5."
+    );
+    assert!(!page.has("p.field-error[data-field=company]"));
+    assert!(!page.has("p.field-error[data-field=notes]"));
+    assert_eq!(
+        page.attr("input#f-contact_email", "aria-invalid")
+            .as_deref(),
+        Some("true")
+    );
+    assert_eq!(page.attr("input#f-company", "aria-invalid"), None);
+
+    assert_eq!(events(&app, id).await, before, "nothing is recorded");
+    assert_eq!(state_of(&app, id).await, ("active".into(), 0));
+}
+
+#[tokio::test]
+async fn a_required_field_left_empty_is_named_beside_the_field() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("supplier_onboarding", "Acme onboarding").await;
+    let link = app.link(id, None).await;
+
+    let page = post(
+        &app.client(),
+        &app,
+        &link,
+        &[("company", "   "), ("contact_email", "buyer@acme.example")],
+    )
+    .await;
+
+    assert_eq!(page.status, 422);
+    assert_eq!(
+        page.first("p.field-error[data-field=company]"),
+        "This field is required."
+    );
+    assert_eq!(
+        page.attr("input#f-contact_email", "value").as_deref(),
+        Some("buyer@acme.example")
+    );
+    assert_eq!(page.text("p.field-error").len(), 1);
+    assert!(answers(&app, id).await.is_empty());
+}
+
+#[tokio::test]
+async fn an_approved_review_completes_the_instance_with_its_history_in_order() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("supplier_onboarding", "Acme onboarding").await;
+    let link = app.link(id, None).await;
+    let client = app.client();
+    assert_eq!(post(&client, &app, &link, &SUPPLIER).await.status, 303);
+
+    let done = post(
+        &client,
+        &app,
+        &link,
+        &[("decision", "approve"), ("comment", "All in order.")],
+    )
+    .await;
+
+    assert_eq!(done.status, 200);
+    assert_credential_headers(&done, "a thank-you page");
+    assert_eq!(done.first("h1"), "Thank you");
+    assert_eq!(
+        done.first("p.done"),
+        "Your answer was recorded, and everything is now complete."
+    );
+    assert_eq!(done.first("p.subject-title"), "Acme onboarding");
+    assert_eq!(state_of(&app, id).await.0, "complete");
+    assert_eq!(
+        events(&app, id).await,
+        [
+            event(0, "", "started"),
+            event(0, "", "link_issued"),
+            event(0, "", "answered"),
+            event(1, "", "answered"),
+            event(2, "", "complete"),
+        ]
+    );
+    assert_eq!(
+        answers(&app, id).await[1],
+        serde_json::json!({ "decision": "approve", "comment": "All in order." })
+    );
+
+    let closed = get(&client, &app, &link).await;
+    assert_eq!(closed.status, 200);
+    assert_eq!(closed.first("h1"), "Nothing left to answer");
+    assert!(
+        !closed.has("form"),
+        "a complete instance offers nothing to answer"
+    );
+}
+
+#[tokio::test]
+async fn a_rejection_needs_a_comment_and_then_ends_the_instance_rejected() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("contract_review", "Lease renewal").await;
+    let legal = app.link(id, Some("legal")).await;
+    let before = events(&app, id).await;
+
+    let bare = review(&app, &legal, "reject", "  ").await;
+    assert_eq!(bare.status, 422);
+    assert_credential_headers(&bare, "a rejected review");
+    assert_eq!(
+        bare.text(".errors p"),
+        ["Say why you reject it in the comment."]
+    );
+    assert_eq!(
+        bare.attr("input[name=decision][value=reject]", "checked")
+            .as_deref(),
+        Some("")
+    );
+    assert_eq!(
+        bare.attr("input[name=decision][value=approve]", "checked"),
+        None
+    );
+    assert_eq!(events(&app, id).await, before, "nothing is recorded");
+
+    let done = review(&app, &legal, "reject", "Clause 7 is unacceptable.").await;
+    assert_eq!(done.status, 200);
+    assert_eq!(
+        done.first("p.done"),
+        "The request was rejected; there is nothing more to answer."
+    );
+    assert_eq!(state_of(&app, id).await.0, "rejected");
+    let history = events(&app, id).await;
+    assert_eq!(
+        history[history.len() - 2..],
+        [event(0, "legal", "answered"), event(0, "", "rejected")]
+    );
+    assert_eq!(
+        answers(&app, id).await,
+        [serde_json::json!({ "decision": "reject", "comment": "Clause 7 is unacceptable." })]
+    );
+
+    let finance = app.link(id, Some("finance")).await;
+    let late = get(&app.client(), &app, &finance).await;
+    assert_eq!(late.status, 200);
+    assert_eq!(
+        late.first("p.done"),
+        "The request was rejected; there is nothing more to answer."
+    );
+    assert!(!late.has("form"));
+}
+
+#[tokio::test]
+async fn a_review_without_a_decision_keeps_the_comment() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("contract_review", "Lease renewal").await;
+    let legal = app.link(id, Some("legal")).await;
+
+    let page = post(
+        &app.client(),
+        &app,
+        &legal,
+        &[("comment", "Not sure yet & thinking")],
+    )
+    .await;
+
+    assert_eq!(page.status, 422);
+    assert_eq!(page.text(".errors p"), ["Choose approve or reject."]);
+    assert_eq!(page.first("textarea#comment"), "Not sure yet & thinking");
+    assert!(answers(&app, id).await.is_empty());
+}
+
+#[tokio::test]
+async fn parallel_branches_move_the_instance_on_only_when_both_have_answered() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("contract_review", "Lease renewal").await;
+    let legal = app.link(id, Some("legal")).await;
+    let finance = app.link(id, Some("finance")).await;
+
+    let shown = get(&app.client(), &app, &finance).await;
+    assert_eq!(shown.status, 200);
+    assert_eq!(shown.first("span.branch"), "finance");
+
+    let first = review(&app, &legal, "approve", "").await;
+    assert_eq!(first.status, 200);
+    assert_eq!(
+        first.first("p.done"),
+        "Your answer was recorded. Others still have to answer this step."
+    );
+    assert_eq!(state_of(&app, id).await, ("active".into(), 0));
+
+    let second = review(&app, &finance, "approve", "Within budget.").await;
+    assert_eq!(second.status, 200);
+    assert_eq!(
+        second.first("p.done"),
+        "Your answer was recorded, and everything is now complete."
+    );
+    assert_eq!(state_of(&app, id).await.0, "complete");
+    assert_eq!(
+        events(&app, id).await,
+        [
+            event(0, "", "started"),
+            event(0, "legal", "link_issued"),
+            event(0, "finance", "link_issued"),
+            event(0, "legal", "answered"),
+            event(0, "finance", "answered"),
+            event(1, "", "complete"),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_branch_link_cannot_answer_twice() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("contract_review", "Lease renewal").await;
+    let legal = app.link(id, Some("legal")).await;
+    assert_eq!(review(&app, &legal, "approve", "").await.status, 200);
+
+    let again = review(&app, &legal, "reject", "Changed my mind.").await;
+
+    assert_eq!(again.status, 200);
+    assert_eq!(again.first("h1"), "Nothing to answer here");
+    assert_eq!(
+        again.first("p.done"),
+        "This step was already answered with this link."
+    );
+    assert_eq!(
+        answers(&app, id).await,
+        [serde_json::json!({ "decision": "approve", "comment": "" })]
+    );
+    assert_eq!(state_of(&app, id).await, ("active".into(), 0));
+
+    let reopened = get(&app.client(), &app, &legal).await;
+    assert_eq!(reopened.status, 200);
+    assert!(
+        !reopened.has("form"),
+        "a branch that has answered is not offered the form again"
+    );
+    assert_eq!(
+        reopened.first("p.done"),
+        "This step was already answered with this link."
+    );
+}
+
+#[tokio::test]
+async fn a_link_for_one_branch_cannot_answer_for_another() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("contract_review", "Lease renewal").await;
+    let legal = app.link(id, Some("legal")).await;
+    let refusal = get(&app.client(), &app, "/interaction/not-a-link").await;
+    let swapped = legal.replace(".legal.", ".finance.");
+    assert!(swapped != legal);
+
+    let shown = get(&app.client(), &app, &swapped).await;
+    let posted = review(&app, &swapped, "approve", "").await;
+
+    for page in [&shown, &posted] {
+        assert_eq!(page.status, 404);
+        assert_eq!(page.body, refusal.body);
+    }
+    // A form field naming another branch changes nothing: the link says which branch answers.
+    let smuggled = post(
+        &app.client(),
+        &app,
+        &legal,
+        &[("decision", "approve"), ("branch", "finance")],
+    )
+    .await;
+    assert_eq!(smuggled.status, 200);
+    let answered: Vec<_> = events(&app, id)
+        .await
+        .into_iter()
+        .filter(|e| e.2 == "answered")
+        .collect();
+    assert_eq!(answered, [event(0, "legal", "answered")]);
+    assert_eq!(state_of(&app, id).await, ("active".into(), 0));
+
+    // A link with no branch has nothing to answer on a step that has branches.
+    let plain = app.link(id, None).await;
+    let page = post(&app.client(), &app, &plain, &[("decision", "approve")]).await;
+    assert_eq!(page.status, 200);
+    assert_eq!(page.first("h1"), "Nothing to answer here");
+    assert_eq!(answers(&app, id).await.len(), 1);
+}
+
+#[tokio::test]
+async fn the_test_provider_round_trip_records_the_payment_and_completes() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("order_payment", "Order 1042").await;
+    let link = app.link(id, None).await;
+    let client = app.client();
+
+    let step = to_the_provider(&app, &link).await;
+    assert!(step.starts_with("/test-provider/h."));
+    assert!(step.ends_with("?amount=49.90&currency=EUR"));
+    assert_eq!(state_of(&app, id).await, ("active".into(), 1));
+
+    let provider = get(&client, &app, &step).await;
+    assert_eq!(provider.status, 200);
+    assert_credential_headers(&provider, "the provider page");
+    assert_eq!(provider.first("h1"), "Test payment provider");
+    assert_eq!(
+        provider.first(".test-banner"),
+        "TEST MODE: this is Orchestra's built-in test provider. No money moves."
+    );
+    assert_eq!(provider.first("strong.amount"), "49.90 EUR");
+    let paid = return_path(&provider, "pay");
+    let handle = step
+        .strip_prefix("/test-provider/")
+        .and_then(|s| s.split_once('?'))
+        .map(|(h, _)| h)
+        .unwrap();
+    assert!(
+        paid == format!("/interaction/{handle}?outcome=paid"),
+        "the provider sends the payer back to the doorway on the handle"
+    );
+
+    let done = get(&client, &app, &paid).await;
+    assert_eq!(done.status, 200);
+    assert_credential_headers(&done, "the payment return");
+    assert_eq!(
+        done.first("p.done"),
+        "Your answer was recorded, and everything is now complete."
+    );
+    assert_eq!(state_of(&app, id).await.0, "complete");
+    assert_eq!(
+        answers(&app, id).await[1],
+        serde_json::json!({ "status": "paid", "amount": "49.90", "currency": "EUR", "provider": "test" })
+    );
+    assert_eq!(
+        events(&app, id).await,
+        [
+            event(0, "", "started"),
+            event(0, "", "link_issued"),
+            event(0, "", "answered"),
+            event(1, "", "answered"),
+            event(2, "", "complete"),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_replayed_payment_return_is_refused_and_records_nothing() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("order_payment", "Order 1042").await;
+    let link = app.link(id, None).await;
+    let client = app.client();
+    let step = to_the_provider(&app, &link).await;
+    let paid = return_path(&get(&client, &app, &step).await, "pay");
+    assert_eq!(get(&client, &app, &paid).await.status, 200);
+    let after = events(&app, id).await;
+    let refusal = get(&client, &app, "/interaction/not-a-link").await;
+
+    let replay = get(&client, &app, &paid).await;
+
+    assert_eq!(replay.status, 404);
+    assert_credential_headers(&replay, "a replayed return");
+    assert_eq!(replay.body, refusal.body);
+    assert_eq!(events(&app, id).await, after);
+}
+
+#[tokio::test]
+async fn a_cancelled_payment_shows_the_step_again_and_the_handle_still_pays() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("order_payment", "Order 1042").await;
+    let link = app.link(id, None).await;
+    let client = app.client();
+    let step = to_the_provider(&app, &link).await;
+    let provider = get(&client, &app, &step).await;
+    let before = events(&app, id).await;
+
+    let cancelled = get(&client, &app, &return_path(&provider, "cancel")).await;
+
+    assert_eq!(cancelled.status, 200);
+    assert_credential_headers(&cancelled, "a cancelled return");
+    assert!(cancelled.has("section.step-payment form button"));
+    assert_eq!(
+        cancelled.first("p.notice"),
+        "The payment was cancelled. You can try again."
+    );
+    assert_eq!(
+        events(&app, id).await,
+        before,
+        "a cancellation records nothing"
+    );
+    assert_eq!(state_of(&app, id).await, ("active".into(), 1));
+
+    let paid = get(&client, &app, &return_path(&provider, "pay")).await;
+    assert_eq!(paid.status, 200);
+    assert_eq!(state_of(&app, id).await.0, "complete");
+}
+
+#[tokio::test]
+async fn a_plain_link_cannot_claim_a_payment_through_the_return_query() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("order_payment", "Order 1042").await;
+    let link = app.link(id, None).await;
+    let client = app.client();
+    assert_eq!(post(&client, &app, &link, &DELIVERY).await.status, 303);
+
+    let page = get(&client, &app, &format!("{link}?outcome=paid")).await;
+
+    assert_eq!(page.status, 200);
+    assert!(page.has("section.step-payment"));
+    assert!(!page.has("p.notice"));
+    assert_eq!(answers(&app, id).await.len(), 1, "only the delivery form");
+    assert_eq!(state_of(&app, id).await, ("active".into(), 1));
+}
+
+#[tokio::test]
+async fn a_continuation_handle_expires_after_half_an_hour() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("order_payment", "Order 1042").await;
+    let link = app.link(id, None).await;
+    let client = app.client();
+    let step = to_the_provider(&app, &link).await;
+    let paid = return_path(&get(&client, &app, &step).await, "pay");
+    let refusal = get(&client, &app, "/interaction/not-a-link").await;
+
+    app.clock.advance(Duration::from_secs(30 * 60));
+    let late = get(&client, &app, &paid).await;
+
+    assert_eq!(late.status, 404);
+    assert_eq!(late.body, refusal.body);
+    assert_eq!(state_of(&app, id).await, ("active".into(), 1));
+}
+
+#[tokio::test]
+async fn every_doorway_response_carries_the_credential_headers() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("order_payment", "Order 1042").await;
+    let link = app.link(id, None).await;
+    let client = app.client();
+
+    let cases = [
+        ("a good link", get(&client, &app, &link).await),
+        (
+            "a good link in French",
+            get(&client, &app, &with_lang(&link, "fr")).await,
+        ),
+        (
+            "a malformed link",
+            get(&client, &app, "/interaction/x").await,
+        ),
+        (
+            "an over-long link",
+            get(&client, &app, &format!("/interaction/{}", "a".repeat(400))).await,
+        ),
+        ("a rejected post", post(&client, &app, &link, &[]).await),
+        (
+            "a refused post",
+            post(&client, &app, "/interaction/x", &[]).await,
+        ),
+        (
+            "a cross-site post",
+            read(
+                client
+                    .post(app.url(&link))
+                    .header("sec-fetch-site", "cross-site")
+                    .form(&[("name", "x")]),
+            )
+            .await,
+        ),
+        (
+            "an accepted post",
+            post(&client, &app, &link, &DELIVERY).await,
+        ),
+        ("the payment step", get(&client, &app, &link).await),
+        (
+            "a payment post",
+            post(&client, &app, &link, &[("action", "pay")]).await,
+        ),
+        (
+            "a provider page for a malformed handle",
+            get(&client, &app, "/test-provider/x").await,
+        ),
+        ("a head request", read(client.head(app.url(&link))).await),
+        (
+            "a link with a trailing slash",
+            get(&client, &app, &format!("{link}/")).await,
+        ),
+        (
+            "a link with more after it",
+            get(&client, &app, &format!("{link}/more")).await,
+        ),
+        (
+            "a provider path with more after it",
+            get(&client, &app, "/test-provider/x/more").await,
+        ),
+    ];
+    let provider_path = cases[9].1.location();
+    let provider = get(&client, &app, &provider_path).await;
+    let done = get(&client, &app, &return_path(&provider, "pay")).await;
+
+    let statuses: Vec<u16> = cases.iter().map(|(_, p)| p.status).collect();
+    assert_eq!(
+        statuses,
+        [
+            200, 200, 404, 404, 422, 404, 403, 303, 200, 303, 404, 200, 404, 404, 404
+        ]
+    );
+    for (what, page) in &cases {
+        assert_credential_headers(page, what);
+    }
+    assert_credential_headers(&provider, "the provider page");
+    assert_credential_headers(&done, "the thank-you page after paying");
+}
+
+#[tokio::test]
+async fn expired_tampered_wrong_branch_revoked_and_unknown_links_get_the_same_refusal() {
+    let app = spawn(Flood::Memory).await;
+    app.create_admin().await;
+    let id = app.start("contract_review", "Lease renewal").await;
+    let revoked_id = app.start("contract_review", "Revoked lease").await;
+    let legal = app.link(id, Some("legal")).await;
+    let token = instance_token(&app, id).await;
+    let now = app.clock.now_secs();
+
+    let expired = signed(
+        &app,
+        &Claims {
+            kind: Kind::Link,
+            instance: id,
+            branch: Some("legal".into()),
+            expires: now,
+        },
+        &token,
+    )
+    .await;
+    let (head, signature) = legal.rsplit_once('.').unwrap();
+    let flipped = if signature.starts_with('0') { "1" } else { "0" };
+    let tampered_signature = format!("{head}.{flipped}{}", &signature[1..]);
+    let later = (now + 3600 + 1).to_string();
+    let tampered_expiry = legal.replace(&(now + 3600).to_string(), &later);
+    let wrong_branch = legal.replace(".legal.", ".finance.");
+    let unknown = signed(
+        &app,
+        &Claims {
+            kind: Kind::Link,
+            instance: id + 1000,
+            branch: None,
+            expires: now + 3600,
+        },
+        "no-such-token",
+    )
+    .await;
+    let other = app.link(revoked_id, Some("legal")).await;
+    let as_handle = legal.replacen("/interaction/l.", "/interaction/h.", 1);
+
+    let admin = sign_in(&app).await;
+    let page = get(&admin, &app, &format!("/admin/instances/{revoked_id}")).await;
+    let revoke = read(
+        admin
+            .post(app.url(&format!("/admin/instances/{revoked_id}/revoke")))
+            .form(&[("csrf", page.csrf().as_str())]),
+    )
+    .await;
+    assert_eq!(revoke.status, 303);
+    let revoked = other;
+
+    let bad = [
+        ("expired", expired),
+        ("tampered signature", tampered_signature),
+        ("tampered expiry", tampered_expiry),
+        ("wrong branch", wrong_branch),
+        ("revoked", revoked),
+        ("unknown instance", unknown),
+        ("a link presented as a handle", as_handle),
+        ("malformed", "/interaction/l.1..2.zz".to_owned()),
+    ];
+    for lang in ["en", "fr"] {
+        let mut bodies = Vec::new();
+        for (what, link) in &bad {
+            let client = app.client();
+            for page in [
+                get(&client, &app, &with_lang(link, lang)).await,
+                post(
+                    &client,
+                    &app,
+                    &with_lang(link, lang),
+                    &[("decision", "approve")],
+                )
+                .await,
+            ] {
+                assert_eq!(page.status, 404, "{what}");
+                assert_eq!(
+                    page.header("content-type"),
+                    Some("text/html; charset=utf-8"),
+                    "{what}"
+                );
+                assert_credential_headers(&page, what);
+                assert_eq!(page.lang(), lang, "{what}");
+                bodies.push(page.body);
+            }
+        }
+        assert!(
+            bodies.iter().all(|b| *b == bodies[0]),
+            "every refusal in {lang} is the same, byte for byte"
+        );
+        let refused = support::Page {
+            status: 404,
+            headers: Default::default(),
+            body: bodies[0].clone(),
+        };
+        let title = refused.first("h1");
+        match lang {
+            "en" => assert_eq!(title, "This link cannot be used"),
+            _ => assert_eq!(title, "Ce lien ne peut pas être utilisé"),
+        }
+    }
+
+    // The good link still works, and nothing was recorded by any of the refused posts.
+    assert_eq!(get(&app.client(), &app, &legal).await.status, 200);
+    assert!(answers(&app, id).await.is_empty());
+    assert!(answers(&app, revoked_id).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_link_stops_working_the_second_it_expires() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("contract_review", "Lease renewal").await;
+    let legal = app.link(id, Some("legal")).await;
+    let client = app.client();
+    let refusal = get(&client, &app, "/interaction/not-a-link").await;
+
+    app.clock.advance(Duration::from_secs(3599));
+    assert_eq!(get(&client, &app, &legal).await.status, 200);
+
+    app.clock.advance(Duration::from_secs(1));
+    let late = get(&client, &app, &legal).await;
+    assert_eq!(late.status, 404);
+    assert_eq!(late.body, refusal.body);
+}
+
+#[tokio::test]
+async fn rotating_the_site_keys_voids_every_outstanding_link() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("order_payment", "Order 1042").await;
+    let link = app.link(id, None).await;
+    let client = app.client();
+    let step = to_the_provider(&app, &link).await;
+    let paid = return_path(&get(&client, &app, &step).await, "pay");
+    let refusal = get(&client, &app, "/interaction/not-a-link").await;
+
+    orchestra::store::keys::rotate(&app.db).await.unwrap();
+    app.state.site.refresh().await;
+
+    for path in [&link, &paid] {
+        let page = get(&client, &app, path).await;
+        assert_eq!(page.status, 404);
+        assert_eq!(page.body, refusal.body);
+    }
+    assert_eq!(state_of(&app, id).await, ("active".into(), 1));
+    let fresh = app.link(id, None).await;
+    assert_eq!(get(&client, &app, &fresh).await.status, 200);
+}
+
+#[tokio::test]
+async fn a_cross_site_post_is_refused_and_records_nothing() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("contract_review", "Lease renewal").await;
+    let legal = app.link(id, Some("legal")).await;
+    let client = app.client();
+    let host = app.base.trim_start_matches("http://").to_owned();
+    let before = events(&app, id).await;
+
+    let forged = [
+        ("sec-fetch-site", "cross-site"),
+        ("sec-fetch-site", "same-site"),
+        ("origin", "https://evil.example"),
+        ("origin", "null"),
+    ];
+    for (header, value) in forged {
+        let page = read(
+            client
+                .post(app.url(&legal))
+                .header(header, value)
+                .form(&[("decision", "approve")]),
+        )
+        .await;
+        assert_eq!(page.status, 403, "{header}: {value}");
+        assert_credential_headers(&page, "a cross-site post");
+        assert_eq!(page.first("h1"), "Not allowed", "{header}: {value}");
+    }
+    // A foreign origin is refused even when the browser says nothing else.
+    let page = read(
+        client
+            .post(app.url(&legal))
+            .header("origin", format!("http://{host}.evil.example"))
+            .form(&[("decision", "approve")]),
+    )
+    .await;
+    assert_eq!(page.status, 403);
+    assert_eq!(events(&app, id).await, before, "nothing is recorded");
+
+    let same_origin = read(
+        client
+            .post(app.url(&legal))
+            .header("origin", app.base.as_str())
+            .form(&[("decision", "approve")]),
+    )
+    .await;
+    assert_eq!(same_origin.status, 200, "a same-origin post is answered");
+    assert_eq!(answers(&app, id).await.len(), 1);
+}
+
+#[tokio::test]
+async fn no_link_or_handle_reaches_the_logs() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("order_payment", "Order 1042").await;
+    let link = app.link(id, None).await;
+    let client = app.client();
+    let step = to_the_provider(&app, &link).await;
+    let provider = get(&client, &app, &step).await;
+    let paid = return_path(&provider, "pay");
+    assert_eq!(get(&client, &app, &paid).await.status, 200);
+    assert_eq!(get(&client, &app, &paid).await.status, 404);
+
+    // The test's own client and HTML parser log what they read; only the app's lines count.
+    let client_side = [
+        "html5ever",
+        "selectors",
+        "scraper",
+        "markup5ever",
+        "reqwest",
+        "cookie_store",
+    ];
+    let logs: Vec<String> = common::logs()
+        .lines()
+        .filter(|l| !client_side.iter().any(|c| l.contains(&format!(" {c}"))))
+        .map(str::to_owned)
+        .collect();
+    assert!(logs.iter().any(|l| l.contains("step answered")));
+    for secret in [&link, &paid] {
+        let signature = secret
+            .split('?')
+            .next()
+            .and_then(|p| p.rsplit('.').next())
+            .unwrap();
+        assert!(
+            !logs.iter().any(|l| l.contains(signature)),
+            "a credential was logged"
+        );
+    }
+}
