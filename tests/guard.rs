@@ -589,3 +589,101 @@ async fn the_status_report_warns_while_nothing_caps_the_doorway_in_both_language
     assert_eq!(class, "severity-ok");
     assert!(value_fr.contains("30 par lien"), "{value_fr}");
 }
+
+#[tokio::test]
+async fn the_limits_forms_refuse_bad_numbers_in_both_languages_and_save_nothing() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    limits(&app, 7, 70, 600).await;
+    for (lang, expected) in [("en", "whole number"), ("fr", "nombre entier")] {
+        let page = admin
+            .get(app.url(&format!("/admin/config/orchestra/interaction?lang={lang}")))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let csrf = common::csrf_of(&page);
+        for (per_link, total) in [
+            ("ten", "70"),
+            ("-1", "70"),
+            ("7", "1000000001"),
+            ("1.5", ""),
+        ] {
+            let r = admin
+                .post(app.url("/admin/config/orchestra/interaction"))
+                .form(&[
+                    ("csrf", csrf.as_str()),
+                    ("per_link", per_link),
+                    ("total", total),
+                ])
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 422, "{per_link}/{total}");
+            let html = r.text().await.unwrap();
+            assert_eq!(
+                common::select_attr(&html, "input#per_link", "value").as_deref(),
+                Some(per_link)
+            );
+            assert_eq!(
+                common::select_attr(&html, "input#total", "value").as_deref(),
+                Some(total)
+            );
+            let errors = common::select_text(&html, ".field-error").join(" ");
+            assert!(errors.contains(expected), "{lang}: {errors}");
+        }
+    }
+    let saved = orchestra::settings::Settings::load(&app.db).await.unwrap();
+    assert_eq!(
+        (saved.per_link, saved.total, saved.request_limits_period),
+        (7, 70, 600)
+    );
+    // Switching off keeps the numbers, on the page and in the store.
+    let page = admin
+        .get(app.url("/admin/config/orchestra"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let csrf = common::csrf_of(&page);
+    let r = admin
+        .post(app.url("/admin/config/orchestra"))
+        .form(&[
+            ("csrf", csrf.as_str()),
+            ("site_name", "Orchestra"),
+            ("base_url", "http://127.0.0.1:8080"),
+            ("default_link_ttl", "604800"),
+            ("period", "600"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303);
+    let saved = orchestra::settings::Settings::load(&app.db).await.unwrap();
+    assert!(!saved.request_limits_enabled);
+    assert_eq!(
+        (saved.per_link, saved.total, saved.request_limits_period),
+        (7, 70, 600)
+    );
+    let page = admin
+        .get(app.url("/admin/config/orchestra/interaction"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(
+        common::select_attr(&page, "input#per_link", "value").as_deref(),
+        Some("7")
+    );
+    assert_eq!(
+        common::select_text(&page, ".limits-state.warning").len(),
+        1,
+        "no warning that nothing counts"
+    );
+}
