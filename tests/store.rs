@@ -329,6 +329,30 @@ async fn workflows_are_created_updated_and_named_once() {
 }
 
 #[tokio::test]
+async fn workflows_are_listed_by_label_the_same_way_on_both_backends() {
+    let (db, _d) = empty().await;
+    for (name, label) in [
+        ("c", "cherry"),
+        ("b", "Banana"),
+        ("a", "apple"),
+        ("d", "Été"),
+        ("e", "banana"),
+    ] {
+        store::workflows::create(&db, name, label, "{}")
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    let labels: Vec<String> = store::workflows::list(&db)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|w| w.label)
+        .collect();
+    assert_eq!(labels, ["apple", "Banana", "banana", "cherry", "Été"]);
+}
+
+#[tokio::test]
 async fn the_examples_are_seeded_once() {
     let (db, _d) = empty().await;
     orchestra::workflow::seed::seed_examples(&db).await.unwrap();

@@ -10,10 +10,15 @@ pub struct WorkflowRow {
     pub definition: String,
 }
 
+/// Every workflow by label, ignoring case. Sorted here rather than in SQL: SQLite orders text
+/// by bytes and PostgreSQL by the database's locale, so `ORDER BY label` differs by backend.
 pub async fn list(db: &Db) -> Result<Vec<WorkflowRow>, sqlx::Error> {
-    sqlx::query_as("SELECT id, name, label, definition FROM workflows ORDER BY label, id")
-        .fetch_all(&db.pool)
-        .await
+    let mut rows: Vec<WorkflowRow> =
+        sqlx::query_as("SELECT id, name, label, definition FROM workflows ORDER BY id")
+            .fetch_all(&db.pool)
+            .await?;
+    rows.sort_by_cached_key(|w| (w.label.to_lowercase(), w.id));
+    Ok(rows)
 }
 
 pub async fn by_id(db: &Db, id: i64) -> Result<Option<WorkflowRow>, sqlx::Error> {
