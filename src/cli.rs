@@ -393,8 +393,11 @@ async fn config_set(out: &Out, db: &Db, key: &str, value: &str) -> Result<i32, s
                 .next()
                 .map(|e| e.message)
                 .unwrap_or(Message::new("cli-failed"));
-            eprintln!("{}: {}", key, message.render(out.lang));
-            Ok(USAGE)
+            Ok(out.err(
+                Message::new("config-refused")
+                    .arg("key", key)
+                    .arg("reason", message.render(out.lang)),
+            ))
         }
     }
 }

@@ -488,7 +488,7 @@ async fn config_set_refuses_bad_values_in_both_languages_and_saves_nothing() {
         cli.run(&["config", "set", key, bad])
             .expect(2, "", &format!("{key}: {en}\n"));
         cli.run_fr(&["config", "set", key, bad])
-            .expect(2, "", &format!("{key}: {fr}\n"));
+            .expect(2, "", &format!("{key} : {fr}\n"));
     }
     for (key, value) in DEFAULTS {
         assert_eq!(cli.get(key), *value, "{key} changed after refusals");

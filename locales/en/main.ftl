@@ -76,6 +76,7 @@ cli-keys-rotated = New site keys are in place. Every link and handle issued befo
 
 config-unknown-key = Unknown setting: { $key }. "orchestra config list" shows them.
 config-saved = { $key } is now { $value }.
+config-refused = { $key }: { $reason }
 setting-site-name = Enter a site name of 1 to 100 characters.
 setting-base-url = Enter a web address starting with http:// or https://, such as https://flows.example.org.
 setting-boolean = Enter true or false.

@@ -76,6 +76,7 @@ cli-keys-rotated = De nouvelles clés du site sont en place. Aucun lien ni jeton
 
 config-unknown-key = Réglage inconnu : { $key }. « orchestra config list » les affiche.
 config-saved = { $key } vaut maintenant { $value }.
+config-refused = { $key } : { $reason }
 setting-site-name = Saisissez un nom de site de 1 à 100 caractères.
 setting-base-url = Saisissez une adresse web commençant par http:// ou https://, comme https://processus.exemple.fr.
 setting-boolean = Saisissez true ou false.
