@@ -108,6 +108,18 @@ async fn a_signed_out_visitor_cannot_post_to_the_admin_either() {
 
     assert_eq!(page.status, 403);
     assert_eq!(workflow_count(&app).await, before);
+
+    // Signing in needs the login form's token too, so no other site can sign a visitor in.
+    app.create_admin().await;
+    let login = post(
+        &client,
+        &app,
+        "/admin/login",
+        &[("name", common::ADMIN), ("password", common::PASSWORD)],
+    )
+    .await;
+    assert_eq!(login.status, 403);
+    assert_eq!(login.cookie(SESSION), None);
 }
 
 #[tokio::test]

@@ -902,3 +902,94 @@ async fn no_link_or_handle_reaches_the_logs() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_branches_answering_at_the_same_moment_complete_the_instance_once() {
+    let app = spawn(Flood::Memory).await;
+    for round in 0..5 {
+        let id = app.start("contract_review", "Lease renewal").await;
+        let legal = app.link(id, Some("legal")).await;
+        let finance = app.link(id, Some("finance")).await;
+
+        let (a, b) = tokio::join!(
+            review(&app, &legal, "approve", ""),
+            review(&app, &finance, "approve", "")
+        );
+
+        assert_eq!((a.status, b.status), (200, 200), "round {round}");
+        assert_eq!(state_of(&app, id).await.0, "complete", "round {round}");
+        let history = events(&app, id).await;
+        let ends = history.iter().filter(|e| e.2 == "complete").count();
+        assert_eq!(ends, 1, "round {round}");
+        assert_eq!(answers(&app, id).await.len(), 2, "round {round}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_form_sent_twice_at_once_is_recorded_once() {
+    let app = spawn(Flood::Memory).await;
+    for round in 0..5 {
+        let id = app.start("supplier_onboarding", "Acme onboarding").await;
+        let link = app.link(id, None).await;
+        let page = get(&app.client(), &app, &link).await;
+        let shown = page.attr("form input[name=_step]", "value").unwrap();
+        assert_eq!(shown, "1");
+        let mut form = SUPPLIER.to_vec();
+        form.push(("_step", &shown));
+
+        let (one, two) = (app.client(), app.client());
+        let (a, b) = tokio::join!(
+            post(&one, &app, &link, &form),
+            post(&two, &app, &link, &form)
+        );
+
+        // The loser either lost inside the store (200, "already answered") or saw the next
+        // step already (303, sent to it); neither answers anything.
+        for page in [&a, &b] {
+            assert!([200, 303].contains(&page.status), "round {round}");
+        }
+        assert_eq!(answers(&app, id).await.len(), 1, "round {round}");
+        assert_eq!(state_of(&app, id).await, ("active".into(), 1));
+    }
+}
+
+#[tokio::test]
+async fn a_form_sent_again_after_it_was_answered_does_not_answer_the_next_step() {
+    let app = spawn(Flood::Memory).await;
+    let definition =
+        orchestra::workflow::Definition::parse("form: Order | Name*\nform: Invoice | Name*\n")
+            .unwrap();
+    let workflow = orchestra::store::workflows::create(
+        &app.db,
+        "two_forms",
+        "Two forms",
+        &definition.to_json(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let id = orchestra::links::start(&app.db, workflow, "Order 7", "")
+        .await
+        .unwrap()
+        .unwrap();
+    let link = app.link(id, None).await;
+    let client = app.client();
+    let page = get(&client, &app, &link).await;
+    let shown = page.attr("form input[name=_step]", "value").unwrap();
+    let form = [("name", "Grace"), ("_step", shown.as_str())];
+    assert_eq!(post(&client, &app, &link, &form).await.status, 303);
+
+    let again = post(&client, &app, &link, &form).await;
+
+    assert_eq!(again.status, 303, "sent to the step that is current now");
+    assert!(again.location() == link);
+    assert_credential_headers(&again, "a post for an earlier step");
+    assert_eq!(answers(&app, id).await.len(), 1);
+    assert_eq!(state_of(&app, id).await, ("active".into(), 1));
+    let next = get(&client, &app, &link).await;
+    assert_eq!(next.first("section.step-form h2"), "Invoice");
+    assert_eq!(
+        next.attr("form input[name=_step]", "value").as_deref(),
+        Some("2")
+    );
+}

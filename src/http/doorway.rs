@@ -35,6 +35,9 @@ use crate::workflow::{Definition, Field, Interaction, Step, check_form, format_a
 /// The event the doorway's requests are counted under.
 pub const EVENT: &str = "interaction";
 pub const PREFIX: &str = "/interaction/";
+/// The hidden field naming the step a page showed (1-based). Field names are slugs, which
+/// never start with `_`, so no form field can take this name.
+pub const STEP_FIELD: &str = "_step";
 /// How long a continuation handle for a payment return lives.
 pub const HANDLE_TTL: i64 = 30 * 60;
 
@@ -433,6 +436,15 @@ async fn answer(
         Err(Unresolved::Refused) => return Ok(refused_page(lang)),
         Err(Unresolved::Failed(e)) => return Err(e),
     };
+    // The page names the step it showed: a second click, or a post that lost a race to
+    // another, must not answer whatever step came next. It is sent to the current page.
+    let shown_step = submitted
+        .iter()
+        .find(|(k, _)| k == STEP_FIELD)
+        .map(|(_, v)| v.as_str());
+    if shown_step.is_some_and(|s| s != (resolved.instance.step_index + 1).to_string()) {
+        return Ok(Redirect::to(&format!("{PREFIX}{}", resolved.link)).into_response());
+    }
     let ctx = ctx_for(&state, lang).await;
     let (Some(step), Some(branch)) = (resolved.step(), resolved.branch_here()) else {
         return Ok(render_step(
