@@ -54,7 +54,10 @@ pub fn serve(bin: &str, database_url: &str, env: &[(&str, &str)]) -> Served {
         if let Ok(Some(status)) = child.try_wait() {
             panic!("orchestra serve exited before listening: {status}");
         }
-        assert!(Instant::now() < deadline, "orchestra serve did not listen in 60 s");
+        assert!(
+            Instant::now() < deadline,
+            "orchestra serve did not listen in 60 s"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     Served { child, addr }
@@ -67,11 +70,16 @@ impl Served {
 
     /// Resident memory in KiB, from /proc/PID/status.
     pub fn rss_kib(&self) -> u64 {
+        self.status_kib("VmRSS")
+    }
+
+    /// A KiB line of /proc/PID/status: `VmRSS`, `RssAnon`, `RssFile`, `RssShmem`.
+    pub fn status_kib(&self, field: &str) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
             .expect("read /proc/PID/status");
         status
             .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
             .and_then(|v| v.split_whitespace().next())
             .and_then(|n| n.parse().ok())
             .expect("a VmRSS line")

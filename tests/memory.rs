@@ -1,0 +1,167 @@
+//! Bounded memory under a flood, on the real `orchestra serve` process, on both flood backends.
+//!
+//! The counting table has a fixed capacity (`ORCHESTRA_FLOOD_CELLS`), so a million made-up
+//! links must not grow the server; and because a key that lands on another's cells inherits
+//! their counts, no flood of fresh links can give a hammered link its allowance back.
+//!
+//! A million requests take about a minute and a half a backend against a debug build (two
+//! cores), and a few seconds in release (`cargo test --release --test memory`).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+#[path = "../benches/support/http1.rs"]
+mod http1;
+#[path = "../benches/support/serve.rs"]
+mod serve;
+
+const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
+const FLOOD_LINKS: u64 = 1_000_000;
+const CONNECTIONS: u64 = 4;
+const MAX_GROWTH_KIB: u64 = 64 * 1024;
+
+fn limits_on(database_url: &str) {
+    serve::configure(
+        BIN,
+        database_url,
+        &[
+            ("orchestra.request_limits.enabled", "true"),
+            ("interaction.limits.per_link", "5"),
+            ("interaction.limits.total", "1000000000"),
+        ],
+    );
+}
+
+/// Sends one request on each of `links` distinct made-up links, spread over a few keep-alive
+/// connections; returns how many were refused.
+fn flood(server: &serve::Served, prefix: &str, links: u64) -> u64 {
+    let refused = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for c in 0..CONNECTIONS {
+            let refused = &refused;
+            s.spawn(move || {
+                let mut conn = http1::Conn::connect(server.addr).expect("connect");
+                let paths = (c..links)
+                    .step_by(CONNECTIONS as usize)
+                    .map(|i| format!("/interaction/{prefix}-{i:x}"));
+                conn.pipeline(paths, 128, |status| {
+                    if status == 429 {
+                        refused.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+                .expect("flood");
+            });
+        }
+    });
+    refused.into_inner()
+}
+
+fn a_million_made_up_links_leave_memory_flat(flood_backend: &str) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let url = format!("sqlite:{}", dir.path().join("orchestra.db").display());
+    limits_on(&url);
+    let server = serve::serve(BIN, &url, &[("ORCHESTRA_FLOOD", flood_backend)]);
+    // A short warm-up (the runtime, the connections' buffers, the allocator's arenas), then the
+    // baseline: the table's pages, touched as keys arrive, count as growth.
+    flood(&server, "warm-up", 1_000);
+    let before = server.rss_kib();
+    let started = Instant::now();
+    let refused = flood(&server, "made-up", FLOOD_LINKS);
+    let after = server.rss_kib();
+    let growth = after.saturating_sub(before);
+    eprintln!(
+        "flood={flood_backend}: {FLOOD_LINKS} made-up links in {:.1} s ({refused} refused); \
+         VmRSS {before} KiB -> {after} KiB, grew {growth} KiB (now RssAnon {} KiB, RssFile {} \
+         KiB, RssShmem {} KiB)",
+        started.elapsed().as_secs_f64(),
+        server.status_kib("RssAnon"),
+        server.status_kib("RssFile"),
+        server.status_kib("RssShmem"),
+    );
+    assert!(
+        growth <= MAX_GROWTH_KIB,
+        "flood={flood_backend}: resident memory grew by {growth} KiB, more than {MAX_GROWTH_KIB}"
+    );
+}
+
+#[test]
+fn a_million_made_up_links_leave_memory_flat_on_the_memory_backend() {
+    a_million_made_up_links_leave_memory_flat("memory");
+}
+
+#[test]
+fn a_million_made_up_links_leave_memory_flat_on_the_sql_backend() {
+    a_million_made_up_links_leave_memory_flat("sql");
+}
+
+fn flooding_distinct_links_cannot_reset_a_hammered_link(flood_backend: &str) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let url = format!("sqlite:{}", dir.path().join("orchestra.db").display());
+    limits_on(&url);
+    // The smallest table there is (16 cells a row): every made-up link shares cells with the
+    // hammered one or with each other, over and over.
+    let server = serve::serve(
+        BIN,
+        &url,
+        &[
+            ("ORCHESTRA_FLOOD", flood_backend),
+            ("ORCHESTRA_FLOOD_CELLS", "16"),
+            ("ORCHESTRA_FLOOD_SYNC_MS", "50"),
+        ],
+    );
+    let hammered = "/interaction/l.7..1900000000.hammered";
+    let mut conn = http1::Conn::connect(server.addr).expect("connect");
+    let answered = (0..5)
+        .filter(|_| conn.get(hammered).expect("request") != 429)
+        .count();
+    assert_eq!(
+        answered, 5,
+        "the first five requests of the link are answered"
+    );
+    assert_eq!(
+        conn.get(hammered).expect("request"),
+        429,
+        "the sixth is refused"
+    );
+
+    // Batches of 99 fresh links and the hammered one, pipelined.
+    let mut fresh_answered = 0;
+    let mut hammered_answered = 0;
+    for batch in 0..300 {
+        let paths: Vec<String> = (0..100)
+            .map(|i| {
+                if i == 50 {
+                    hammered.to_owned()
+                } else {
+                    format!("/interaction/fresh-{batch}-{i}")
+                }
+            })
+            .collect();
+        let mut statuses = Vec::with_capacity(100);
+        conn.pipeline(&paths, 100, |status| statuses.push(status))
+            .expect("flood");
+        for (i, status) in statuses.into_iter().enumerate() {
+            match (i == 50, status == 429) {
+                (true, false) => hammered_answered += 1,
+                (false, false) => fresh_answered += 1,
+                _ => {}
+            }
+        }
+        assert_eq!(
+            hammered_answered, 0,
+            "flood={flood_backend}: the hammered link was answered again after {batch} batches"
+        );
+    }
+    assert!(fresh_answered > 0, "the fresh links were counted at all");
+    assert_eq!(conn.get(hammered).expect("request"), 429);
+}
+
+#[test]
+fn flooding_distinct_links_cannot_reset_a_hammered_link_on_the_memory_backend() {
+    flooding_distinct_links_cannot_reset_a_hammered_link("memory");
+}
+
+#[test]
+fn flooding_distinct_links_cannot_reset_a_hammered_link_on_the_sql_backend() {
+    flooding_distinct_links_cannot_reset_a_hammered_link("sql");
+}
