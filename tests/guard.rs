@@ -687,3 +687,29 @@ async fn the_limits_forms_refuse_bad_numbers_in_both_languages_and_save_nothing(
         "no warning that nothing counts"
     );
 }
+
+#[tokio::test]
+async fn anything_under_the_doorway_prefix_is_counted_and_refused_plainly() {
+    let app = spawn(Flood::Memory).await;
+    limits(&app, 0, 3, 3600).await;
+    let id = app.start("contract_review", "Pasted").await;
+    let link = app.link(id, Some("legal")).await;
+    let pasted = format!("{link}/");
+    let first = get(&app, &pasted).await;
+    assert_eq!(first.status(), 404);
+    let refusal_page = first.text().await.unwrap();
+    assert_eq!(
+        common::select_text(&refusal_page, "p.refused").len(),
+        1,
+        "not the doorway's refusal"
+    );
+    assert_eq!(
+        futures_collect(&app, &format!("{link}/more/segments"), 2).await,
+        [404, 404]
+    );
+    assert_eq!(
+        status_of(&app, &link).await,
+        429,
+        "the stray paths were not counted"
+    );
+}

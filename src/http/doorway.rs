@@ -43,7 +43,9 @@ pub const HANDLE_TTL: i64 = 30 * 60;
 
 pub fn router(state: AppState) -> Router<AppState> {
     Router::new()
-        .route("/interaction/{link}", get(show).post(answer))
+        // Everything under the prefix is the doorway, so a link with a stray trailing slash or
+        // segment is counted and refused like any other bad link.
+        .route("/interaction/{*link}", get(show).post(answer))
         // A route layer: only requests that matched a doorway route are counted.
         .route_layer(middleware::from_fn_with_state(state, guard_layer))
         .layer(middleware::map_response(credential_headers))

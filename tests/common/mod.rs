@@ -192,7 +192,7 @@ impl TestApp {
         let keys = orchestra::store::keys::load_or_create(&self.db)
             .await
             .unwrap();
-        let url = orchestra::links::issue(
+        orchestra::links::issue(
             &self.db,
             &keys,
             "",
@@ -203,8 +203,7 @@ impl TestApp {
         )
         .await
         .unwrap()
-        .unwrap();
-        url
+        .unwrap()
     }
 }
 
