@@ -387,8 +387,8 @@ fn duration_us(s: &str) -> Option<f64> {
 
 fn print_table(rows: &[Row]) {
     println!(
-        "| {:<44} | {:>9} | {:>9} | {:>9} | {:>8} | {}",
-        "row", "req/s", "p50 ms", "p99 ms", "÷ bare", "note"
+        "| {:<44} | {:>9} | {:>9} | {:>9} | {:>8} | note",
+        "row", "req/s", "p50 ms", "p99 ms", "÷ bare"
     );
     println!(
         "|{:-<46}|{:->11}|{:->11}|{:->11}|{:->10}|------",
