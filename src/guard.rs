@@ -54,6 +54,9 @@ pub enum Decision {
     },
 }
 
+/// The event under which the first refusal of each period is noted, so it is logged once.
+pub const REFUSAL_LOGGED: &str = "guard.refusal_logged";
+
 /// The identifier the total tier is counted under.
 pub const TOTAL: &str = "total";
 
@@ -109,14 +112,16 @@ impl FloodGuard {
             Ok(()) => Decision::Allowed,
             Err(index) => {
                 let tier = kinds[index];
-                let (throttle_event, throttle_key) = match tier {
-                    Refusal::PerCaller => (format!("{event}.refused"), caller),
-                    Refusal::Total => (format!("{event}.refused"), TOTAL),
+                // The throttle is one more count in the same store, under its own event: per
+                // caller for the per-caller tier, per event for the total. No allocation.
+                let throttle_key = match tier {
+                    Refusal::PerCaller => caller,
+                    Refusal::Total => event,
                 };
                 let first_in_period = self
                     .flood
                     .try_register(
-                        &throttle_event,
+                        REFUSAL_LOGGED,
                         &[Tier {
                             identifier: throttle_key,
                             limit: 1,

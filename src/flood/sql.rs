@@ -19,9 +19,9 @@ use crate::store::Db;
 
 /// Pending rows kept between syncs at most; past that, new keys' events are counted locally
 /// only (the totals, always present, keep being written).
-const MAX_PENDING: usize = 100_000;
+const MAX_PENDING: usize = 50_000;
 /// Keys whose remote counts are refreshed at each sync, at most.
-const MAX_WATCHED: usize = 10_000;
+const MAX_WATCHED: usize = 5_000;
 
 use crate::store::flood::CountRow as PendingRow;
 

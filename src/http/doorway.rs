@@ -41,13 +41,12 @@ pub const STEP_FIELD: &str = "_step";
 /// How long a continuation handle for a payment return lives.
 pub const HANDLE_TTL: i64 = 30 * 60;
 
-pub fn router(state: AppState) -> Router<AppState> {
+/// The doorway's routes. The guard is added by `http::router`, outside every other layer.
+pub fn router() -> Router<AppState> {
     Router::new()
         // Everything under the prefix is the doorway, so a link with a stray trailing slash or
         // segment is counted and refused like any other bad link.
         .route("/interaction/{*link}", get(show).post(answer))
-        // A route layer: only requests that matched a doorway route are counted.
-        .route_layer(middleware::from_fn_with_state(state, guard_layer))
         .layer(middleware::map_response(credential_headers))
 }
 
@@ -85,13 +84,10 @@ fn link_of(path: &str) -> &str {
     path.strip_prefix(PREFIX).unwrap_or("")
 }
 
-/// Counts the request before any other work and refuses it when a tier is full.
-async fn guard_layer(
-    State(state): State<AppState>,
-    lang: Lang,
-    request: Request,
-    next: Next,
-) -> Response {
+/// Counts the request before any other work and refuses it when a tier is full. It runs
+/// before the tracing span and the language middleware: a refusal works out the visitor's
+/// language itself, and only when it refuses.
+pub async fn guard_layer(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let snapshot = state.site.get().await;
     let limits = snapshot.settings.interaction_limits();
     if !FloodGuard::is_counting(&limits) {
@@ -111,7 +107,7 @@ async fn guard_layer(
                     "doorway request refused; further refusals like it are not logged this period"
                 );
             }
-            refusal(lang)
+            refusal(super::lang::pick(request.uri(), request.headers()).0)
         }
     }
 }

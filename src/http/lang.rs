@@ -5,7 +5,7 @@
 use axum::extract::{FromRequestParts, Request};
 use axum::http::header::{ACCEPT_LANGUAGE, COOKIE, SET_COOKIE};
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderValue, Uri, header};
 use axum::middleware::Next;
 use axum::response::Response;
 
@@ -14,21 +14,7 @@ use crate::i18n::Lang;
 pub const COOKIE_NAME: &str = "orchestra_lang";
 
 pub async fn negotiate(mut request: Request, next: Next) -> Response {
-    let chosen = request
-        .uri()
-        .query()
-        .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("lang=")))
-        .and_then(Lang::from_code);
-    let lang = chosen
-        .or_else(|| from_cookie(request.headers()))
-        .or_else(|| {
-            request
-                .headers()
-                .get(ACCEPT_LANGUAGE)
-                .and_then(|v| v.to_str().ok())
-                .and_then(Lang::from_accept_language)
-        })
-        .unwrap_or_default();
+    let (lang, chosen) = pick(request.uri(), request.headers());
     request.extensions_mut().insert(lang);
     let mut response = next.run(request).await;
     if let Some(lang) = chosen {
@@ -41,6 +27,25 @@ pub async fn negotiate(mut request: Request, next: Next) -> Response {
         }
     }
     response
+}
+
+/// The visitor's language, and whether they chose it with `?lang=` on this request. Pure and
+/// cheap, so the doorway's guard can call it on a refusal without the middleware.
+pub fn pick(uri: &Uri, headers: &header::HeaderMap) -> (Lang, Option<Lang>) {
+    let chosen = uri
+        .query()
+        .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("lang=")))
+        .and_then(Lang::from_code);
+    let lang = chosen
+        .or_else(|| from_cookie(headers))
+        .or_else(|| {
+            headers
+                .get(ACCEPT_LANGUAGE)
+                .and_then(|v| v.to_str().ok())
+                .and_then(Lang::from_accept_language)
+        })
+        .unwrap_or_default();
+    (lang, chosen)
 }
 
 fn from_cookie(headers: &header::HeaderMap) -> Option<Lang> {

@@ -42,10 +42,14 @@ impl FromRef<AppState> for Db {
 /// The whole application.
 ///
 /// Layer order, outermost first:
-/// 1. `trace`: one span per request (method and route, never the URI: it may hold a link);
-/// 2. `lang`: picks the visitor's language for everything below, errors included;
-/// 3. per area: the doorway's headers and guard (route layers, so only matched doorway routes
-///    are counted); the admin's sessions, sign-in check and CSRF check.
+/// 1. on doorway routes only, the guard (a route layer, so only matched doorway routes are
+///    counted): a refusal is answered before anything else runs, so it costs about what a bare
+///    429 costs;
+/// 2. `trace`: one span per request (method and route, never the URI: it may hold a link);
+/// 3. `lang`: picks the visitor's language for everything below, errors included;
+/// 4. `render_error_pages`: errors become themed pages in that language;
+/// 5. per area: the doorway's credential headers; the admin's sessions, sign-in check and CSRF
+///    check.
 pub fn router(state: AppState, secure_cookies: bool) -> Router {
     let sessions = SessionManagerLayer::new(session_store::DbSessionStore::new(state.db.clone()))
         .with_name("orchestra_session")
@@ -56,17 +60,25 @@ pub fn router(state: AppState, secure_cookies: bool) -> Router {
             tower_sessions::cookie::time::Duration::hours(12),
         ));
 
-    Router::new()
-        .merge(doorway::router(state.clone()))
+    let site = Router::new()
         .merge(provider::router())
         .merge(admin::router(state.clone()).layer(sessions.clone()))
         .merge(setup::router(state.clone()).layer(sessions))
         .merge(statics::router())
-        .fallback(error::not_found)
+        .fallback(error::not_found);
+    let site = with_common_layers(site);
+    let doorway = with_common_layers(doorway::router()).route_layer(
+        axum::middleware::from_fn_with_state(state.clone(), doorway::guard_layer),
+    );
+    doorway.merge(site).with_state(state)
+}
+
+/// The layers every page shares (2–4 above).
+fn with_common_layers(router: Router<AppState>) -> Router<AppState> {
+    router
         .layer(axum::middleware::from_fn(error::render_error_pages))
         .layer(axum::middleware::from_fn(lang::negotiate))
         .layer(axum::middleware::from_fn(trace))
-        .with_state(state)
 }
 
 /// One span per request. The path is not recorded as it is: a doorway path is a credential.
