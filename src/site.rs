@@ -37,10 +37,42 @@ impl Snapshot {
     }
 
     /// The flood identifier of a doorway caller: a keyed hash of its whole link, full length.
-    pub fn caller_id(&self, link: &str) -> String {
+    pub fn caller_id(&self, link: &str) -> CallerId {
         let mut mac = self.caller_hasher.clone();
         mac.update(link.as_bytes());
-        crate::capability::hex_encode(&mac.finalize().into_bytes())
+        let digest = mac.finalize().into_bytes();
+        let mut hex = [0u8; 64];
+        for (i, b) in digest.iter().enumerate() {
+            hex[2 * i] = HEX[(b >> 4) as usize];
+            hex[2 * i + 1] = HEX[(b & 0xf) as usize];
+        }
+        CallerId(hex)
+    }
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// A caller's keyed hash as 64 hex characters, on the stack: the refusal path allocates
+/// nothing for it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct CallerId([u8; 64]);
+
+impl CallerId {
+    pub fn as_str(&self) -> &str {
+        // Only ASCII hex digits are ever written.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Display for CallerId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::fmt::Debug for CallerId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -95,5 +127,28 @@ impl Site {
                 current.0.clone()
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_caller_id_is_the_full_keyed_hash_of_the_link() {
+        let keys = SiteKeys::from_bytes([1; 32], [2; 32]);
+        let snapshot = Snapshot::new(Settings::default(), keys.clone());
+        let id = snapshot.caller_id("l.1..9.abc");
+        let mut mac =
+            Hmac::<Sha256>::new_from_slice(keys.keyed_hash("doorway-caller", "").as_bytes())
+                .unwrap();
+        mac.update(b"l.1..9.abc");
+        assert_eq!(
+            id.as_str(),
+            crate::capability::hex_encode(&mac.finalize().into_bytes())
+        );
+        assert_ne!(id, snapshot.caller_id("l.1..9.abd"));
+        let other_salt = Snapshot::new(Settings::default(), SiteKeys::from_bytes([1; 32], [3; 32]));
+        assert_ne!(id, other_salt.caller_id("l.1..9.abc"));
     }
 }

@@ -94,7 +94,7 @@ pub async fn guard_layer(State(state): State<AppState>, request: Request, next: 
         return next.run(request).await;
     }
     let caller = snapshot.caller_id(link_of(request.uri().path()));
-    match state.guard.check(EVENT, &caller, &limits) {
+    match state.guard.check(EVENT, caller.as_str(), &limits) {
         Decision::Allowed => next.run(request).await,
         Decision::Refused {
             tier,
