@@ -42,10 +42,7 @@ pub async fn run(args: Vec<String>) -> i32 {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let config = match Config::from_env() {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("{e}");
-            return USAGE;
-        }
+        Err(m) => return out.err(m),
     };
     match args.as_slice() {
         [] | ["help"] | ["--help"] | ["-h"] => {

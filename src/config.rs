@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::flood::Backend;
+use crate::i18n::Message;
 
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -22,21 +23,20 @@ pub const DEFAULT_FLOOD_CELLS: usize = 1 << 16;
 pub const DEFAULT_FLOOD_SYNC_MS: u64 = 1000;
 
 impl Config {
-    pub fn from_env() -> Result<Self, String> {
+    pub fn from_env() -> Result<Self, Message> {
         Self::from_lookup(|k| std::env::var(k).ok())
     }
 
-    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, Message> {
         let database_url = get("ORCHESTRA_DATABASE_URL")
             .filter(|v| !v.trim().is_empty())
             .unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
         let flood = match get("ORCHESTRA_FLOOD") {
             None => Backend::Sql,
-            Some(v) => Backend::parse(v.trim()).ok_or_else(|| {
-                format!("ORCHESTRA_FLOOD must be \"sql\" or \"memory\", not {v:?}")
-            })?,
+            Some(v) => Backend::parse(v.trim())
+                .ok_or_else(|| Message::new("config-env-flood").arg("value", v.clone()))?,
         };
-        let number = |name: &str, default: u64, min: u64, max: u64| -> Result<u64, String> {
+        let number = |name: &str, default: u64, min: u64, max: u64| -> Result<u64, Message> {
             match get(name) {
                 None => Ok(default),
                 Some(v) => v
@@ -45,7 +45,11 @@ impl Config {
                     .ok()
                     .filter(|n| (min..=max).contains(n))
                     .ok_or_else(|| {
-                        format!("{name} must be a whole number from {min} to {max}, not {v:?}")
+                        Message::new("config-env-number")
+                            .arg("name", name.to_owned())
+                            .arg("min", min.to_string())
+                            .arg("max", max.to_string())
+                            .arg("value", v.clone())
                     }),
             }
         };

@@ -98,10 +98,17 @@ impl Report {
     pub fn to_text(&self, lang: Lang) -> String {
         let mut out = String::new();
         for c in self.render(lang) {
-            out.push_str(&format!(
-                "[{}] {}: {}\n",
-                c.severity_label, c.title, c.value
-            ));
+            let line = crate::i18n::tr(
+                lang,
+                "status-line",
+                &[
+                    ("severity", &c.severity_label),
+                    ("title", &c.title),
+                    ("value", &c.value),
+                ],
+            );
+            out.push_str(&line);
+            out.push('\n');
             if !c.description.is_empty() {
                 for line in c.description.lines() {
                     out.push_str(&format!("    {line}\n"));

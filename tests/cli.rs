@@ -543,9 +543,9 @@ async fn switching_the_limits_off_keeps_the_numbers() {
 // --- status and cron -------------------------------------------------------------------------
 
 const DOORWAY_OFF_EN: &str = "[Warning] Interaction doorway request limits: Nothing caps the doorway: the request limits switch is off.\n    Anyone can make the site check links as fast as they can send requests. Turn on \"Count and limit requests\" in Settings › Request limits (/admin/config/orchestra) and set the limits in Interaction settings (/admin/config/orchestra/interaction), or: orchestra config set orchestra.request_limits.enabled true\n";
-const DOORWAY_OFF_FR: &str = "[Avertissement] Limites de requêtes de la porte d'interaction: Rien ne limite la porte : l'interrupteur des limites de requêtes est éteint.\n    N'importe qui peut faire vérifier des liens au site aussi vite qu'il envoie des requêtes. Activez « Compter et limiter les requêtes » dans Réglages › Limites de requêtes (/admin/config/orchestra) et réglez les limites dans Réglages d'interaction (/admin/config/orchestra/interaction), ou : orchestra config set orchestra.request_limits.enabled true\n";
+const DOORWAY_OFF_FR: &str = "[Avertissement] Limites de requêtes de la porte d'interaction : Rien ne limite la porte : l'interrupteur des limites de requêtes est éteint.\n    N'importe qui peut faire vérifier des liens au site aussi vite qu'il envoie des requêtes. Activez « Compter et limiter les requêtes » dans Réglages › Limites de requêtes (/admin/config/orchestra) et réglez les limites dans Réglages d'interaction (/admin/config/orchestra/interaction), ou : orchestra config set orchestra.request_limits.enabled true\n";
 const DOORWAY_ZERO_EN: &str = "[Warning] Interaction doorway request limits: Nothing caps the doorway: both limits are 0.\n    The switch is on, but a limit of 0 turns its tier off. Set requests per link and in total in Interaction settings (/admin/config/orchestra/interaction), or: orchestra config set interaction.limits.per_link 30\n";
-const DOORWAY_ZERO_FR: &str = "[Avertissement] Limites de requêtes de la porte d'interaction: Rien ne limite la porte : les deux limites valent 0.\n    L'interrupteur est allumé, mais une limite de 0 désactive son palier. Réglez les requêtes par lien et au total dans Réglages d'interaction (/admin/config/orchestra/interaction), ou : orchestra config set interaction.limits.per_link 30\n";
+const DOORWAY_ZERO_FR: &str = "[Avertissement] Limites de requêtes de la porte d'interaction : Rien ne limite la porte : les deux limites valent 0.\n    L'interrupteur est allumé, mais une limite de 0 désactive son palier. Réglez les requêtes par lien et au total dans Réglages d'interaction (/admin/config/orchestra/interaction), ou : orchestra config set interaction.limits.per_link 30\n";
 const DOORWAY_ON_EN: &str = "[OK] Interaction doorway request limits: 30 per link, 5000 in total, per 600 seconds (flood store: sql)\n    Every request to the doorway is counted before any work; a refused request gets a plain 429.\n";
 
 fn database_line(lang_fr: bool) -> String {
@@ -555,7 +555,7 @@ fn database_line(lang_fr: bool) -> String {
         "SQLite"
     };
     if lang_fr {
-        format!("[OK] Base de données: {backend}, joignable\n")
+        format!("[OK] Base de données : {backend}, joignable\n")
     } else {
         format!("[OK] Database: {backend}, reachable\n")
     }
@@ -588,11 +588,11 @@ async fn status_warns_while_the_doorway_is_uncapped_as_shipped() {
 
     let run = cli.run_fr(&["status"]);
     assert_eq!((run.code, run.stderr.as_str()), (1, ""), "{run:#?}");
-    let cron = "[Avertissement] Dernière exécution du cron: Jamais\n    Le cron supprime les sessions, jetons et compteurs expirés. Le serveur le lance toutes les dix minutes ; sans serveur, planifiez « orchestra cron ».\n";
+    let cron = "[Avertissement] Dernière exécution du cron : Jamais\n    Le cron supprime les sessions, jetons et compteurs expirés. Le serveur le lance toutes les dix minutes ; sans serveur, planifiez « orchestra cron ».\n";
     assert_eq!(
         undated(&run.stdout),
         format!(
-            "{}[OK] Clés du site: Présentes, créées le DATE\n{cron}[OK] Version: Orchestra {}\n{DOORWAY_OFF_FR}",
+            "{}[OK] Clés du site : Présentes, créées le DATE\n{cron}[OK] Version : Orchestra {}\n{DOORWAY_OFF_FR}",
             database_line(true),
             env!("CARGO_PKG_VERSION")
         )
@@ -649,7 +649,7 @@ async fn status_is_ok_once_the_limits_are_on_and_cron_has_run() {
     assert_eq!(run.code, 0, "{run:#?}");
     assert!(
         run.stdout
-            .contains("[OK] Limites de requêtes de la porte d'interaction: "),
+            .contains("[OK] Limites de requêtes de la porte d'interaction : "),
         "{}",
         run.stdout
     );

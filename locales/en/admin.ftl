@@ -149,3 +149,5 @@ status-doorway-off-switch = Nothing caps the doorway: the request limits switch 
 status-doorway-off-switch-description = Anyone can make the site check links as fast as they can send requests. Turn on "Count and limit requests" in Settings › Request limits (/admin/config/orchestra) and set the limits in Interaction settings (/admin/config/orchestra/interaction), or: orchestra config set orchestra.request_limits.enabled true
 status-doorway-off-zero = Nothing caps the doorway: both limits are 0.
 status-doorway-off-zero-description = The switch is on, but a limit of 0 turns its tier off. Set requests per link and in total in Interaction settings (/admin/config/orchestra/interaction), or: orchestra config set interaction.limits.per_link 30
+
+status-line = [{ $severity }] { $title }: { $value }

@@ -82,3 +82,5 @@ setting-base-url = Enter a web address starting with http:// or https://, such a
 setting-boolean = Enter true or false.
 setting-not-a-number = Enter a whole number from { $min } to { $max }.
 setting-out-of-range = Enter a whole number from { $min } to { $max }.
+config-env-flood = ORCHESTRA_FLOOD must be "sql" or "memory", not "{ $value }".
+config-env-number = { $name } must be a whole number from { $min } to { $max }, not "{ $value }".

@@ -149,3 +149,5 @@ status-doorway-off-switch = Rien ne limite la porte : l'interrupteur des limites
 status-doorway-off-switch-description = N'importe qui peut faire vérifier des liens au site aussi vite qu'il envoie des requêtes. Activez « Compter et limiter les requêtes » dans Réglages › Limites de requêtes (/admin/config/orchestra) et réglez les limites dans Réglages d'interaction (/admin/config/orchestra/interaction), ou : orchestra config set orchestra.request_limits.enabled true
 status-doorway-off-zero = Rien ne limite la porte : les deux limites valent 0.
 status-doorway-off-zero-description = L'interrupteur est allumé, mais une limite de 0 désactive son palier. Réglez les requêtes par lien et au total dans Réglages d'interaction (/admin/config/orchestra/interaction), ou : orchestra config set interaction.limits.per_link 30
+
+status-line = [{ $severity }] { $title } : { $value }

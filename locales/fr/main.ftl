@@ -82,3 +82,5 @@ setting-base-url = Saisissez une adresse web commençant par http:// ou https://
 setting-boolean = Saisissez true ou false.
 setting-not-a-number = Saisissez un nombre entier de { $min } à { $max }.
 setting-out-of-range = Saisissez un nombre entier de { $min } à { $max }.
+config-env-flood = ORCHESTRA_FLOOD doit valoir « sql » ou « memory », pas « { $value } ».
+config-env-number = { $name } doit être un nombre entier de { $min } à { $max }, pas « { $value } ».
