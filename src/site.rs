@@ -101,13 +101,17 @@ impl Site {
     }
 
     pub async fn get(&self) -> Arc<Snapshot> {
-        {
-            let current = self.current.read().unwrap_or_else(|e| e.into_inner());
-            if current.1.elapsed() < CACHE_TTL {
-                return current.0.clone();
-            }
+        match self.fresh() {
+            Some(snapshot) => snapshot,
+            None => self.refresh().await,
         }
-        self.refresh().await
+    }
+
+    /// The snapshot when it is still fresh, without waiting: the doorway's guard decides
+    /// synchronously on it and only takes the slow path (`get`) once per `CACHE_TTL`.
+    pub fn fresh(&self) -> Option<Arc<Snapshot>> {
+        let current = self.current.read().unwrap_or_else(|e| e.into_inner());
+        (current.1.elapsed() < CACHE_TTL).then(|| current.0.clone())
     }
 
     /// Reads the database now. On a database error the previous snapshot stays in force and

@@ -67,9 +67,8 @@ pub fn router(state: AppState, secure_cookies: bool) -> Router {
         .merge(statics::router())
         .fallback(error::not_found);
     let site = with_common_layers(site);
-    let doorway = with_common_layers(doorway::router()).route_layer(
-        axum::middleware::from_fn_with_state(state.clone(), doorway::guard_layer),
-    );
+    let doorway =
+        with_common_layers(doorway::router()).route_layer(doorway::GuardLayer::new(state.clone()));
     doorway.merge(site).with_state(state)
 }
 
