@@ -172,10 +172,9 @@ impl FloodStore for SqlFlood {
     }
 
     fn try_register(&self, event: &str, tiers: &[Tier<'_>], window: Duration) -> Result<(), usize> {
-        let outcome = self.table.try_register(event, tiers, window);
+        let (outcome, hashes) = self.table.try_register_hashed(event, tiers, window);
         let mut journal = self.journal();
-        for tier in tiers {
-            let hash = self.table.key_hash(event, tier.identifier);
+        for (tier, &hash) in tiers.iter().zip(&hashes) {
             if outcome.is_ok() {
                 self.journal_event(&mut journal, hash, event, tier.identifier, window);
             } else {

@@ -18,6 +18,8 @@ use super::{Clock, Tier};
 pub const BUCKETS: i64 = 10;
 const RING: usize = BUCKETS as usize + 1;
 const ROWS: usize = 2;
+/// Tiers one registration may span; more are ignored.
+pub const MAX_TIERS: usize = 4;
 
 /// The bucket width for a window, and the index of the bucket `now_ms` falls in.
 pub fn bucket_of(now_ms: i64, window: Duration) -> (i64, i64) {
@@ -195,17 +197,29 @@ impl CountTable {
         tiers: &[Tier<'_>],
         window: Duration,
     ) -> Result<(), usize> {
+        self.try_register_hashed(event, tiers, window).0
+    }
+
+    /// `try_register`, also giving back each tier's key hash so a caller that journals the
+    /// keys (the SQL backend) need not hash them again.
+    pub fn try_register_hashed(
+        &self,
+        event: &str,
+        tiers: &[Tier<'_>],
+        window: Duration,
+    ) -> (Result<(), usize>, [u64; MAX_TIERS]) {
         let (now_b, width) = bucket_of(self.clock.now_ms(), window);
-        let mut keys = [(0u64, [0usize; ROWS]); 4];
+        let mut keys = [(0u64, [0usize; ROWS]); MAX_TIERS];
         let tiers = &tiers[..tiers.len().min(keys.len())];
         for (key, tier) in keys.iter_mut().zip(tiers) {
             let hash = self.key_hash(event, tier.identifier);
             *key = (hash, self.cells(hash));
         }
+        let hashes = keys.map(|(hash, _)| hash);
         let mut inner = self.lock();
         for (index, (tier, (hash, cells))) in tiers.iter().zip(keys).enumerate() {
             if Self::estimate(&inner, cells, hash, now_b, width) >= tier.limit {
-                return Err(index);
+                return (Err(index), hashes);
             }
         }
         for (_, cells) in &keys[..tiers.len()] {
@@ -213,7 +227,7 @@ impl CountTable {
                 inner.rows[i].add(now_b, width, 1);
             }
         }
-        Ok(())
+        (Ok(()), hashes)
     }
 
     /// Forgets a key. Its cells may be shared, so other keys on them are forgotten too: the one
