@@ -77,43 +77,12 @@ impl Drop for TestApp {
 
 /// Starts the whole app on 127.0.0.1:0 with a manual clock.
 pub async fn spawn(flood: Flood) -> TestApp {
-    capture_logs();
-    let database = fresh_database().await;
-    let db = orchestra::open(&database.url)
-        .await
-        .expect("open the database");
-    let clock = Clock::manual(1_900_000_000_000);
-    let (store, backend): (Arc<dyn FloodStore>, flood::Backend) = match flood {
-        Flood::Memory => (
-            Arc::new(MemoryFlood::new(4096, clock.clone())),
-            flood::Backend::Memory,
-        ),
-        Flood::Sql => (
-            Arc::new(SqlFlood::new(db.clone(), 4096, clock.clone())),
-            flood::Backend::Sql,
-        ),
-        Flood::Custom(s) => (s, flood::Backend::Memory),
-    };
-    let state = orchestra::build_state(db.clone(), store.clone(), backend, clock.clone())
-        .await
-        .expect("build the state");
-    let app = orchestra::http::router(state.clone(), false);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let server = tokio::spawn(async move {
-        axum::serve(listener, app).await.expect("serve");
-    });
-    TestApp {
-        base,
-        state,
-        db,
-        clock,
-        flood: store,
-        database,
-        server,
-    }
+    spawn_with(move |db, clock| match flood {
+        Flood::Memory => Arc::new(MemoryFlood::new(4096, clock)),
+        Flood::Sql => Arc::new(SqlFlood::new(db.clone(), 4096, clock)),
+        Flood::Custom(s) => s,
+    })
+    .await
 }
 
 impl TestApp {
