@@ -191,17 +191,21 @@ where
     }
 
     fn call(&mut self, request: Request) -> GuardFuture {
-        // The service that was polled ready answers; a clone takes its place for next time.
-        let clone = self.inner.clone();
-        let mut inner = std::mem::replace(&mut self.inner, clone);
+        // The service that was polled ready answers, and a clone takes its place for next
+        // time; a refusal calls nothing, so it clones nothing.
+        let mut take_inner = || {
+            let clone = self.inner.clone();
+            std::mem::replace(&mut self.inner, clone)
+        };
         match self.state.site.fresh() {
             Some(snapshot) => match decide(&self.state, &snapshot, &request) {
                 Verdict::Refuse(response) => GuardFuture::Refused(Some(response)),
-                Verdict::Pass => GuardFuture::Passed(Box::pin(inner.call(request))),
+                Verdict::Pass => GuardFuture::Passed(Box::pin(take_inner().call(request))),
             },
             // Once per cache lifetime: read the settings, then decide.
             None => {
                 let state = self.state.clone();
+                let mut inner = take_inner();
                 GuardFuture::Passed(Box::pin(async move {
                     let snapshot = state.site.get().await;
                     match decide(&state, &snapshot, &request) {
