@@ -1,6 +1,7 @@
 //! What every request reads and no request should query for: the settings and the site keys,
 //! held for a few seconds at a time.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -79,6 +80,16 @@ impl std::fmt::Debug for CallerId {
 pub struct Site {
     db: Db,
     current: RwLock<(Arc<Snapshot>, Instant)>,
+    /// Set while one request reads the settings again.
+    refreshing: AtomicBool,
+}
+
+struct ClearOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for ClearOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
 }
 
 impl Site {
@@ -87,12 +98,14 @@ impl Site {
         Ok(Self {
             db,
             current: RwLock::new((Arc::new(snapshot), Instant::now())),
+            refreshing: AtomicBool::new(false),
         })
     }
 
     async fn read(db: &Db) -> Result<Snapshot, sqlx::Error> {
         let settings = Settings::load(db).await?;
-        let keys = store::keys::load_or_create(db).await?;
+        // Read only: the keys are made once, by `crate::open`, not on every refresh.
+        let keys = store::keys::load(db).await?;
         Ok(Snapshot::new(settings, keys))
     }
 
@@ -100,18 +113,36 @@ impl Site {
         &self.db
     }
 
+    /// The settings and keys, read again when older than `CACHE_TTL`. One request reads them;
+    /// every other request meanwhile keeps the previous snapshot, so an expiry under a flood
+    /// costs one pair of queries, not one per request.
     pub async fn get(&self) -> Arc<Snapshot> {
-        match self.fresh() {
-            Some(snapshot) => snapshot,
-            None => self.refresh().await,
+        let snapshot = {
+            let current = self.current.read().unwrap_or_else(|e| e.into_inner());
+            if current.1.elapsed() < CACHE_TTL {
+                return current.0.clone();
+            }
+            current.0.clone()
+        };
+        if self
+            .refreshing
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return snapshot;
         }
+        // Cleared however this future ends, even if it is dropped half way.
+        let _reading = ClearOnDrop(&self.refreshing);
+        self.refresh().await
     }
 
-    /// The snapshot when it is still fresh, without waiting: the doorway's guard decides
-    /// synchronously on it and only takes the slow path (`get`) once per `CACHE_TTL`.
+    /// The snapshot without waiting, unless it is stale and nobody is reading it again: the
+    /// doorway's guard decides synchronously on it, and takes the slow path (`get`) at most
+    /// once per `CACHE_TTL`.
     pub fn fresh(&self) -> Option<Arc<Snapshot>> {
         let current = self.current.read().unwrap_or_else(|e| e.into_inner());
-        (current.1.elapsed() < CACHE_TTL).then(|| current.0.clone())
+        (current.1.elapsed() < CACHE_TTL || self.refreshing.load(Ordering::Acquire))
+            .then(|| current.0.clone())
     }
 
     /// Reads the database now. On a database error the previous snapshot stays in force and

@@ -19,7 +19,8 @@ pub async fn load_or_create(db: &Db) -> Result<SiteKeys, sqlx::Error> {
     load(db).await
 }
 
-async fn load(db: &Db) -> Result<SiteKeys, sqlx::Error> {
+/// The stored keys; an error when they were never made.
+pub async fn load(db: &Db) -> Result<SiteKeys, sqlx::Error> {
     let (private_key, hash_salt): (String, String) =
         sqlx::query_as("SELECT private_key, hash_salt FROM site_keys WHERE id = 1")
             .fetch_one(&db.pool)
