@@ -90,6 +90,43 @@ async fn recorded(backend: Backend) -> (TestApp, Arc<Recording>) {
     (app, rec)
 }
 
+/// Saves the Orchestra settings form as an administrator would, with the request limits
+/// switched on or off; returns the form's CSRF token for further posts.
+async fn save_request_limits(
+    app: &TestApp,
+    admin: &reqwest::Client,
+    enabled: bool,
+    period: &str,
+) -> String {
+    let page = admin
+        .get(app.url("/admin/config/orchestra"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let csrf = common::csrf_of(&page);
+    let mut form = vec![
+        ("csrf", csrf.as_str()),
+        ("site_name", "Orchestra"),
+        ("base_url", "http://127.0.0.1:8080"),
+        ("default_link_ttl", "604800"),
+        ("period", period),
+    ];
+    if enabled {
+        form.push(("enabled", "1"));
+    }
+    let r = admin
+        .post(app.url("/admin/config/orchestra"))
+        .form(&form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303, "the settings form was refused");
+    csrf
+}
+
 async fn get(app: &TestApp, path: &str) -> reqwest::Response {
     app.client().get(app.url(path)).send().await.unwrap()
 }
@@ -502,29 +539,7 @@ async fn a_change_of_limits_takes_effect_without_a_restart() {
     assert_eq!(futures_collect(&app, &link, 3).await, [404, 404, 404]);
     // Through the admin form: the saving process sees it at once.
     let admin = app.admin_client().await;
-    let page = admin
-        .get(app.url("/admin/config/orchestra"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let csrf = common::csrf_of(&page);
-    let r = admin
-        .post(app.url("/admin/config/orchestra"))
-        .form(&[
-            ("csrf", csrf.as_str()),
-            ("site_name", "Orchestra"),
-            ("base_url", "http://127.0.0.1:8080"),
-            ("default_link_ttl", "604800"),
-            ("enabled", "1"),
-            ("period", "3600"),
-        ])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 303);
+    let csrf = save_request_limits(&app, &admin, true, "3600").await;
     let r = admin
         .post(app.url("/admin/config/orchestra/interaction"))
         .form(&[("csrf", csrf.as_str()), ("per_link", "2"), ("total", "0")])
@@ -641,28 +656,7 @@ async fn the_limits_forms_refuse_bad_numbers_in_both_languages_and_save_nothing(
         (7, 70, 600)
     );
     // Switching off keeps the numbers, on the page and in the store.
-    let page = admin
-        .get(app.url("/admin/config/orchestra"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let csrf = common::csrf_of(&page);
-    let r = admin
-        .post(app.url("/admin/config/orchestra"))
-        .form(&[
-            ("csrf", csrf.as_str()),
-            ("site_name", "Orchestra"),
-            ("base_url", "http://127.0.0.1:8080"),
-            ("default_link_ttl", "604800"),
-            ("period", "600"),
-        ])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 303);
+    save_request_limits(&app, &admin, false, "600").await;
     let saved = orchestra::settings::Settings::load(&app.db).await.unwrap();
     assert!(!saved.request_limits_enabled);
     assert_eq!(
