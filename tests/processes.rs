@@ -1,11 +1,12 @@
-//! Two `orchestra serve` processes on one PostgreSQL database, `ORCHESTRA_FLOOD=sql`: what
+//! Two `orchestra serve` processes on one database, `ORCHESTRA_FLOOD=sql`: what
 //! they answer together stays within the limits plus the bound stated in src/flood/sql.rs and
 //! docs/performance.md:
 //! - each process answers at most N of a key in a window, so P processes at most P × N;
 //! - past N, a process answers a key only until its first sync after it first saw that key
 //!   (from then on it adds every other process's counts, read at each sync).
 //!
-//! Skipped, with a message, when `ORCHESTRA_TEST_POSTGRES_URL` is unset (`.ci/run` sets it).
+//! On one SQLite file by default (two processes sharing it through WAL), and on one PostgreSQL
+//! database when `ORCHESTRA_TEST_POSTGRES_URL` is set (`.ci/run`'s second pass).
 
 use std::time::Duration;
 
@@ -29,14 +30,7 @@ struct Pair {
     _db: common::TestDb,
 }
 
-async fn two_processes() -> Option<Pair> {
-    if !common::on_postgres() {
-        eprintln!(
-            "SKIPPED: two processes on one PostgreSQL need ORCHESTRA_TEST_POSTGRES_URL \
-             (an admin URL that may create databases); .ci/run sets it"
-        );
-        return None;
-    }
+async fn two_processes() -> Pair {
     let db = common::fresh_database().await;
     serve::configure(
         BIN,
@@ -55,12 +49,12 @@ async fn two_processes() -> Option<Pair> {
         serve::serve(BIN, &db.url, &env),
         serve::serve(BIN, &db.url, &env),
     );
-    Some(Pair {
+    Pair {
         a: http1::Conn::connect(servers.0.addr).expect("connect to A"),
         b: http1::Conn::connect(servers.1.addr).expect("connect to B"),
         _servers: servers,
         _db: db,
-    })
+    }
 }
 
 fn answered(conn: &mut http1::Conn, path: &str, n: usize) -> usize {
@@ -71,9 +65,7 @@ fn answered(conn: &mut http1::Conn, path: &str, n: usize) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_link_hammered_through_both_processes_in_turn() {
-    let Some(mut pair) = two_processes().await else {
-        return;
-    };
+    let mut pair = two_processes().await;
 
     // Fast, with no time to sync: each process counts alone, and stops at N.
     let link = "/interaction/l.1..1900000000.fast";
@@ -133,9 +125,7 @@ async fn one_link_hammered_through_both_processes_in_turn() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_links_through_both_processes_stay_within_the_total() {
-    let Some(mut pair) = two_processes().await else {
-        return;
-    };
+    let mut pair = two_processes().await;
 
     // 40 links of 5 requests each, alternating processes, as fast as they answer: 200 requests
     // against a total of 100 and a per-link limit of 10.
