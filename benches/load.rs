@@ -591,7 +591,7 @@ impl Orchestra {
             })
             .collect();
         let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
-        let mut child = Command::new(ORCHESTRA)
+        let mut child = server_command(Path::new(ORCHESTRA))
             .args(["serve", "--bind", &addr.to_string()])
             .env("ORCHESTRA_DATABASE_URL", &url)
             .env("ORCHESTRA_FLOOD", flood)
@@ -629,10 +629,24 @@ struct Baseline {
     addr: SocketAddr,
 }
 
+/// A command that starts a server, pinned to `ORCHESTRA_LOAD_SERVER_CPUS` (a `taskset` CPU
+/// list) when set. Run the harness itself under `taskset` on the other CPUs, and wrk and the
+/// probe stay off the server's cores: what a remote load generator would be.
+fn server_command(program: &Path) -> Command {
+    match std::env::var("ORCHESTRA_LOAD_SERVER_CPUS") {
+        Ok(cpus) if !cpus.trim().is_empty() => {
+            let mut command = Command::new("taskset");
+            command.args(["-c", cpus.trim()]).arg(program);
+            command
+        }
+        _ => Command::new(program),
+    }
+}
+
 impl Baseline {
     fn start(kind: &str, db: Option<&Path>) -> Self {
         let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
-        let mut command = Command::new(std::env::current_exe().expect("this executable"));
+        let mut command = server_command(&std::env::current_exe().expect("this executable"));
         command.args(["--serve", kind, &addr.to_string()]);
         if let Some(db) = db {
             command.arg(db);
