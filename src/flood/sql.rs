@@ -173,12 +173,13 @@ impl FloodStore for SqlFlood {
 
     fn try_register(&self, event: &str, tiers: &[Tier<'_>], window: Duration) -> Result<(), usize> {
         let (outcome, hashes) = self.table.try_register_hashed(event, tiers, window);
-        let mut journal = self.journal();
-        for (tier, &hash) in tiers.iter().zip(&hashes) {
-            if outcome.is_ok() {
+        // A refusal leaves the journal alone: a refused key is at its limit here already, and
+        // other processes' counts can only add to that. It is watched again from its next
+        // answered request, so the refusal path takes one lock, the table's.
+        if outcome.is_ok() {
+            let mut journal = self.journal();
+            for (tier, &hash) in tiers.iter().zip(&hashes) {
                 self.journal_event(&mut journal, hash, event, tier.identifier, window);
-            } else {
-                Self::note(&mut journal, hash, event, tier.identifier, window);
             }
         }
         outcome
