@@ -2,7 +2,7 @@
 //!
 //! Decisions are made in memory, so a refusal never waits on the database. Every registration
 //! is journalled and written to the `flood` table in one batch per sync; each sync also reads
-//! what other processes counted for the keys this process saw, and adds it to its own.
+//! what other processes counted for the keys this process answered, and adds it to its own.
 //!
 //! Bound (docs/interaction.md): with P processes syncing every S, a key can be answered past its
 //! limit N only by what other processes answered since their last sync, and never more than
