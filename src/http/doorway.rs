@@ -344,9 +344,10 @@ fn refused_page(lang: Lang) -> Response {
     response
 }
 
-async fn ctx_for(state: &AppState, lang: Lang) -> PageContext {
+/// A doorway page's context, from the snapshot the request already holds.
+fn ctx_for(snapshot: &Snapshot, lang: Lang) -> PageContext {
     let mut ctx = PageContext::plain(lang);
-    ctx.site_name = state.site.get().await.settings.site_name.clone();
+    ctx.site_name = snapshot.settings.site_name.clone();
     ctx
 }
 
@@ -384,7 +385,7 @@ async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Res
         Err(Unresolved::Refused) => return Ok(refused_page(lang)),
         Err(Unresolved::Failed(e)) => return Err(e),
     };
-    let ctx = ctx_for(&state, lang).await;
+    let ctx = ctx_for(&snapshot, lang);
     if resolved.claims.kind == Kind::Handle && query.outcome.is_some() {
         return payment_return(&state, &snapshot, ctx, &resolved, query.outcome.as_deref()).await;
     }
@@ -549,7 +550,7 @@ async fn answer(
     if shown_step.is_some_and(|s| s != (resolved.instance.step_index + 1).to_string()) {
         return Ok(Redirect::to(&format!("{PREFIX}{}", resolved.link)).into_response());
     }
-    let ctx = ctx_for(&state, lang).await;
+    let ctx = ctx_for(&snapshot, lang);
     let (Some(step), Some(branch)) = (resolved.step(), resolved.branch_here()) else {
         return Ok(render_step(
             ctx,

@@ -82,11 +82,6 @@ struct ErrorPage {
     message: String,
 }
 
-/// Paths whose URL may hold a credential even when no route matched them (a link with a
-/// trailing slash pasted from an email, say): their error pages keep it out of referrers and
-/// caches like the doorway's own responses do.
-const CREDENTIAL_PREFIXES: [&str; 3] = ["/interaction/", "/test-provider/", "/setup/"];
-
 /// Renders marked errors as a page in the visitor's language.
 pub async fn render_error_pages(request: Request, next: Next) -> Response {
     let lang = request
@@ -94,7 +89,7 @@ pub async fn render_error_pages(request: Request, next: Next) -> Response {
         .get::<Lang>()
         .copied()
         .unwrap_or_default();
-    let credential = CREDENTIAL_PREFIXES
+    let credential = super::CREDENTIAL_PREFIXES
         .iter()
         .any(|p| request.uri().path().starts_with(p));
     let response = next.run(request).await;

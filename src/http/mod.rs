@@ -80,6 +80,10 @@ fn with_common_layers(router: Router<AppState>) -> Router<AppState> {
         .layer(axum::middleware::from_fn(trace))
 }
 
+/// Paths whose URL may hold a credential (a link, a handle, a setup token): they are never
+/// logged as they are, and even their error pages keep out of referrers and caches.
+pub const CREDENTIAL_PREFIXES: [&str; 3] = ["/interaction/", "/test-provider/", "/setup/"];
+
 /// One span per request. The path is not recorded as it is: a doorway path is a credential.
 async fn trace(
     request: axum::extract::Request,
@@ -103,7 +107,7 @@ async fn trace(
 
 /// A path fit for a log line: doorway and provider paths lose everything after their prefix.
 fn public_path(path: &str) -> String {
-    for prefix in ["/interaction/", "/test-provider/", "/setup/"] {
+    for prefix in CREDENTIAL_PREFIXES {
         if path.starts_with(prefix) {
             return format!("{prefix}…");
         }
