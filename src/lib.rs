@@ -65,6 +65,7 @@ pub async fn build_state(
         guard: Arc::new(FloodGuard::new(flood)),
         clock,
         flood_backend: backend,
+        work: Default::default(),
     })
 }
 

@@ -707,3 +707,71 @@ async fn anything_under_the_doorway_prefix_is_counted_and_refused_plainly() {
         "the stray paths were not counted"
     );
 }
+
+/// While the site is answering a request that passed the guard, a refusal waits (at most
+/// `MAX_DEFER`): under a flood the worker then has nothing to run but that request, whose
+/// database queries get the CPU at once. A request whose body is held back stays in progress.
+#[tokio::test]
+async fn a_refusal_lets_work_in_progress_go_first_for_a_bounded_time() {
+    use orchestra::http::priority::MAX_DEFER;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    for backend in BACKENDS {
+        let (app, _) = recorded(backend).await;
+        limits(&app, 1, 0, 3600).await;
+        let hammered = made_up_link(1);
+        assert_eq!(status_of(&app, &hammered).await, 404, "{backend:?}");
+        assert_eq!(status_of(&app, &hammered).await, 429, "{backend:?}");
+        assert!(
+            !app.state.work.busy(),
+            "{backend:?}: answered requests are done"
+        );
+
+        let host = app.base.strip_prefix("http://").unwrap();
+        let mut held = tokio::net::TcpStream::connect(host).await.unwrap();
+        let head = format!(
+            "POST {} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+             Content-Length: 3\r\nConnection: close\r\n\r\n",
+            made_up_link(2)
+        );
+        held.write_all(head.as_bytes()).await.unwrap();
+        for _ in 0..500 {
+            if app.state.work.busy() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(
+            app.state.work.busy(),
+            "{backend:?}: the held post is in progress"
+        );
+
+        let asked = std::time::Instant::now();
+        assert_eq!(status_of(&app, &hammered).await, 429, "{backend:?}");
+        let waited = asked.elapsed();
+        assert!(
+            waited >= MAX_DEFER,
+            "{backend:?}: refused after {waited:?}, without letting the work in progress go first"
+        );
+        assert!(
+            app.state.work.busy(),
+            "{backend:?}: the wait was bounded, not ended by the held post"
+        );
+
+        // The held post finishes like any other (a made-up link: the plain refusal page).
+        held.write_all(b"a=1").await.unwrap();
+        let mut answer = String::new();
+        held.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 404"), "{backend:?}: {answer}");
+        for _ in 0..500 {
+            if !app.state.work.busy() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(
+            !app.state.work.busy(),
+            "{backend:?}: nothing left in progress"
+        );
+    }
+}

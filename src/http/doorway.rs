@@ -28,6 +28,7 @@ use super::AppState;
 use super::context::{PageContext, html};
 use super::error::AppError;
 use super::form::{MAX_FORM_BYTES, pairs};
+use super::priority;
 use crate::capability::{self, Claims, Kind};
 use crate::guard::{Decision, FloodGuard};
 use crate::i18n::{Lang, Message, tr};
@@ -158,9 +159,11 @@ pub struct GuardService<S> {
 
 type BoxedResponse = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
 
-/// A refusal ready at once, or the doorway's own work.
+/// A refusal ready at once, a refusal that lets the site's work in progress go first, or the
+/// doorway's own work.
 pub enum GuardFuture {
     Refused(Option<Response>),
+    Deferred(BoxedResponse),
     Passed(BoxedResponse),
 }
 
@@ -172,7 +175,7 @@ impl Future for GuardFuture {
             GuardFuture::Refused(response) => {
                 Poll::Ready(Ok(response.take().unwrap_or_else(|| refusal(Lang::En))))
             }
-            GuardFuture::Passed(future) => future.as_mut().poll(cx),
+            GuardFuture::Deferred(future) | GuardFuture::Passed(future) => future.as_mut().poll(cx),
         }
     }
 }
@@ -199,6 +202,14 @@ where
         };
         match self.state.site.fresh() {
             Some(snapshot) => match decide(&self.state, &snapshot, &request) {
+                // Work in progress goes first (`priority`): one atomic read when there is none.
+                Verdict::Refuse(response) if self.state.work.busy() => {
+                    let work = self.state.work.clone();
+                    GuardFuture::Deferred(Box::pin(async move {
+                        work.idle_within(priority::MAX_DEFER).await;
+                        Ok(response)
+                    }))
+                }
                 Verdict::Refuse(response) => GuardFuture::Refused(Some(response)),
                 Verdict::Pass => GuardFuture::Passed(Box::pin(take_inner().call(request))),
             },

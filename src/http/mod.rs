@@ -18,6 +18,7 @@ pub mod doorway;
 pub mod error;
 pub mod form;
 pub mod lang;
+pub mod priority;
 pub mod provider;
 pub mod session_store;
 pub mod setup;
@@ -31,6 +32,8 @@ pub struct AppState {
     pub guard: Arc<FloodGuard>,
     pub clock: Clock,
     pub flood_backend: flood::Backend,
+    /// Requests being answered; refusals wait for them (`priority`).
+    pub work: Arc<priority::InProgress>,
 }
 
 impl FromRef<AppState> for Db {
@@ -44,11 +47,12 @@ impl FromRef<AppState> for Db {
 /// Layer order, outermost first:
 /// 1. on doorway routes only, the guard (a route layer, so only matched doorway routes are
 ///    counted): a refusal is answered before anything else runs, so it costs about what a bare
-///    429 costs;
-/// 2. `trace`: one span per request (method and route, never the URI: it may hold a link);
-/// 3. `lang`: picks the visitor's language for everything below, errors included;
-/// 4. `render_error_pages`: errors become themed pages in that language;
-/// 5. per area: the doorway's credential headers; the admin's sessions, sign-in check and CSRF
+///    429 costs, and waits while a request that passed is being answered;
+/// 2. `priority::track`: counts the request as work in progress, which refusals let go first;
+/// 3. `trace`: one span per request (method and route, never the URI: it may hold a link);
+/// 4. `lang`: picks the visitor's language for everything below, errors included;
+/// 5. `render_error_pages`: errors become themed pages in that language;
+/// 6. per area: the doorway's credential headers; the admin's sessions, sign-in check and CSRF
 ///    check.
 pub fn router(state: AppState, secure_cookies: bool) -> Router {
     let sessions = SessionManagerLayer::new(session_store::DbSessionStore::new(state.db.clone()))
@@ -66,18 +70,22 @@ pub fn router(state: AppState, secure_cookies: bool) -> Router {
         .merge(setup::router(state.clone()).layer(sessions))
         .merge(statics::router())
         .fallback(error::not_found);
-    let site = with_common_layers(site);
-    let doorway =
-        with_common_layers(doorway::router()).route_layer(doorway::GuardLayer::new(state.clone()));
+    let site = with_common_layers(site, &state);
+    let doorway = with_common_layers(doorway::router(), &state)
+        .route_layer(doorway::GuardLayer::new(state.clone()));
     doorway.merge(site).with_state(state)
 }
 
-/// The layers every page shares (2–4 above).
-fn with_common_layers(router: Router<AppState>) -> Router<AppState> {
+/// The layers every page shares (2–5 above).
+fn with_common_layers(router: Router<AppState>, state: &AppState) -> Router<AppState> {
     router
         .layer(axum::middleware::from_fn(error::render_error_pages))
         .layer(axum::middleware::from_fn(lang::negotiate))
         .layer(axum::middleware::from_fn(trace))
+        .layer(axum::middleware::from_fn_with_state(
+            state.work.clone(),
+            priority::track,
+        ))
 }
 
 /// Paths whose URL may hold a credential (a link, a handle, a setup token): they are never

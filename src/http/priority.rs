@@ -1,0 +1,124 @@
+//! Requests the site has taken on come before refusals.
+//!
+//! A refusal is the cheapest answer the doorway gives, yet a flood of them can keep every worker
+//! busy. A request that passed the guard leaves its worker at each database query (SQLite's run
+//! on threads of their own, PostgreSQL's in another process), and when it comes back, the query's
+//! thread and then the request itself wait for a CPU that the flood holds: the kernel hands a busy
+//! core over only at its next tick, a few milliseconds later, once per query.
+//!
+//! So while the site is answering any request it took on, a refusal waits until it is not (at
+//! most [`MAX_DEFER`]). The flooding connections then have nothing to run, the worker goes idle,
+//! and the query's thread and the request get the CPU at once. When nothing is in progress, as
+//! under a pure flood, a refusal pays one atomic read for this and is answered at once.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use tokio::sync::Notify;
+
+/// The longest a refusal waits for the site's work in progress. Long enough for the few queries
+/// of a page; short enough that a refused caller still hears quickly under steady traffic.
+pub const MAX_DEFER: Duration = Duration::from_millis(20);
+
+/// How many requests the site is answering, and a signal for when that falls to none.
+#[derive(Default)]
+pub struct InProgress {
+    count: AtomicUsize,
+    idle: Notify,
+}
+
+/// One request in progress, counted until it is dropped (answered, or abandoned by its caller).
+pub struct Working(Arc<InProgress>);
+
+impl Drop for Working {
+    fn drop(&mut self) {
+        if self.0.count.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
+impl InProgress {
+    /// Counts one request until the returned value is dropped.
+    pub fn enter(self: &Arc<Self>) -> Working {
+        self.count.fetch_add(1, Ordering::AcqRel);
+        Working(Arc::clone(self))
+    }
+
+    /// Whether any request is being answered.
+    pub fn busy(&self) -> bool {
+        self.count.load(Ordering::Acquire) > 0
+    }
+
+    /// Waits until no request is being answered, or `max` has passed.
+    pub async fn idle_within(&self, max: Duration) {
+        let idle = self.idle.notified();
+        tokio::pin!(idle);
+        // Registered before the check, so a fall to none between the two is not missed.
+        idle.as_mut().enable();
+        if !self.busy() {
+            return;
+        }
+        let _ = tokio::time::timeout(max, idle).await;
+    }
+}
+
+/// Middleware counting every request it wraps as in progress. On the doorway it sits inside the
+/// guard, so only requests that passed are counted; refusals never are.
+pub async fn track(State(work): State<Arc<InProgress>>, request: Request, next: Next) -> Response {
+    let _working = work.enter();
+    next.run(request).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn idle_at_once_when_nothing_is_in_progress() {
+        let work = Arc::new(InProgress::default());
+        assert!(!work.busy());
+        // Would take the whole wait if it did not see that nothing is in progress.
+        tokio::time::timeout(
+            Duration::from_secs(5),
+            work.idle_within(Duration::from_secs(60)),
+        )
+        .await
+        .expect("no wait when idle");
+    }
+
+    #[tokio::test]
+    async fn a_refusal_waits_for_work_in_progress_then_goes() {
+        let work = Arc::new(InProgress::default());
+        let working = work.enter();
+        assert!(work.busy());
+        let waiter = tokio::spawn({
+            let work = Arc::clone(&work);
+            async move { work.idle_within(Duration::from_secs(60)).await }
+        });
+        tokio::task::yield_now().await;
+        assert!(
+            !waiter.is_finished(),
+            "waits while a request is in progress"
+        );
+        drop(working);
+        tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .expect("goes when the work is done")
+            .unwrap();
+        assert!(!work.busy());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_refusal_never_waits_longer_than_its_bound() {
+        let work = Arc::new(InProgress::default());
+        let _stuck = work.enter();
+        let started = tokio::time::Instant::now();
+        work.idle_within(MAX_DEFER).await;
+        assert_eq!(started.elapsed(), MAX_DEFER);
+    }
+}
