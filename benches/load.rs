@@ -10,17 +10,21 @@
 //! - `ORCHESTRA_LOAD_SECS` (default 5): measured seconds per row, after one second of warm-up;
 //! - `ORCHESTRA_LOAD_RUNS` (default 1): whole runs; with more than one, a table of medians too;
 //! - `ORCHESTRA_LOAD_CONNECTIONS` (default 32), `ORCHESTRA_LOAD_THREADS` (default 1): for wrk;
+//! - `ORCHESTRA_LOAD_ONLY`: run only the rows whose name contains one of these `|`-separated
+//!   texts (`second link`, `bare|refusing`, …), to look again at one part without the whole run;
 //! - `ORCHESTRA_BENCH_POSTGRES_URL`, else `ORCHESTRA_TEST_POSTGRES_URL`: a PostgreSQL server
 //!   whose admin URL may create databases; without one, a throwaway server is started when
 //!   `initdb` is found, else the PostgreSQL row is skipped and the table says so.
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 #[path = "support/http1.rs"]
 mod http1;
+#[path = "support/serve.rs"]
+mod serve;
 
 const ORCHESTRA: &str = env!("CARGO_BIN_EXE_orchestra");
 /// Requests one link may make before it is refused, in the refusal rows.
@@ -55,12 +59,17 @@ fn main() {
             wrk_shape()
         );
         print_table(&table);
+        println!("Targets:");
+        for check in checks(&table) {
+            check.print("");
+        }
         tables.push(table);
     }
     if runs > 1 {
         let medians = medians(&tables);
         println!("\nMedians of {runs} runs (ratios: the median of each run's ratio)");
         print_table(&medians);
+        print_median_checks(&tables);
     }
 }
 
@@ -108,71 +117,85 @@ mod rows {
     pub const SECOND_FLOOD: &str = "second link, 250 req/s, one link flooded";
 }
 
+/// Whether the row named `name` is to be run (`ORCHESTRA_LOAD_ONLY`).
+fn wanted(name: &str) -> bool {
+    match std::env::var("ORCHESTRA_LOAD_ONLY") {
+        Ok(only) if !only.is_empty() => only.split('|').any(|part| name.contains(part)),
+        _ => true,
+    }
+}
+
 fn run_once(secs: u64, postgres: Option<&Postgres>) -> Vec<Row> {
     let mut table = Vec::new();
     let dur = Duration::from_secs(secs);
 
-    let bare = Baseline::start("bare", None);
-    table.push(measure(
-        rows::BARE,
-        &bare.url("/interaction/l.1..1.ab"),
-        dur,
-        Expect::Refused,
-    ));
-    drop(bare);
-
+    // The floor, the doorway on each backend and tower_governor run side by side and are
+    // measured in turns (`interleaved`), so a change in the machine's load falls on all alike.
+    let path = "/interaction/l.1..1.ab";
+    let mut baselines = Vec::new();
+    let mut servers = Vec::new();
+    let mut group: Vec<Entry> = Vec::new();
+    if wanted(rows::BARE) {
+        let bare = Baseline::start("bare", None);
+        group.push(Entry::new(rows::BARE, bare.url(path), Expect::Refused));
+        baselines.push(bare);
+    }
     let limits = [
         ("orchestra.request_limits.enabled", "true"),
         ("interaction.limits.per_link", HAMMER_LIMIT),
         ("interaction.limits.total", "1000000000"),
     ];
-    for (name, flood, db) in [
-        (rows::MEMORY, "memory", Database::sqlite()),
-        (rows::SQLITE, "sql", Database::sqlite()),
+    let postgres_db = || match postgres.map(Postgres::database) {
+        Some(Ok(db)) => Ok(db),
+        Some(Err(e)) => Err(e),
+        None => Err("no PostgreSQL (set ORCHESTRA_BENCH_POSTGRES_URL, or install initdb)".into()),
+    };
+    for (name, flood) in [
+        (rows::MEMORY, "memory"),
+        (rows::SQLITE, "sql"),
+        (rows::POSTGRES, "sql"),
     ] {
-        let server = Orchestra::start(db, flood, &limits, 1);
-        server.hammer(&server.links[0], 20);
-        table.push(measure(
-            name,
-            &server.url(&server.links[0]),
-            dur,
+        if !wanted(name) {
+            continue;
+        }
+        let db = if name == rows::POSTGRES {
+            postgres_db()
+        } else {
+            Ok(Database::sqlite())
+        };
+        match db {
+            Ok(db) => {
+                let server = Orchestra::start(db, flood, &limits, 1);
+                server.hammer(&server.links[0], 20);
+                group.push(Entry::new(
+                    name,
+                    server.url(&server.links[0]),
+                    Expect::Refused,
+                ));
+                servers.push(server);
+            }
+            Err(e) => group.push(Entry::skipped(name, &e)),
+        }
+    }
+    if wanted(rows::GOVERNOR) {
+        let governor = Baseline::start("governor", None);
+        governor.hammer(path, 20);
+        group.push(Entry::new(
+            rows::GOVERNOR,
+            governor.url(path),
             Expect::Refused,
         ));
+        baselines.push(governor);
     }
-    match postgres.map(Postgres::database) {
-        Some(Ok(db)) => {
-            let server = Orchestra::start(db, "sql", &limits, 1);
-            server.hammer(&server.links[0], 20);
-            table.push(measure(
-                rows::POSTGRES,
-                &server.url(&server.links[0]),
-                dur,
-                Expect::Refused,
-            ));
-        }
-        Some(Err(e)) => table.push(skipped(rows::POSTGRES, &e)),
-        None => table.push(skipped(
-            rows::POSTGRES,
-            "no PostgreSQL (set ORCHESTRA_BENCH_POSTGRES_URL, or install initdb)",
-        )),
+    table.extend(interleaved(&group, dur));
+    drop((baselines, servers));
+
+    if wanted(rows::NAIVE) {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let naive = Baseline::start("naive", Some(&dir.path().join("naive.db")));
+        naive.hammer(path, 20);
+        table.push(measure(rows::NAIVE, &naive.url(path), dur, Expect::Refused));
     }
-
-    let governor = Baseline::start("governor", None);
-    let path = "/interaction/l.1..1.ab";
-    governor.hammer(path, 20);
-    table.push(measure(
-        rows::GOVERNOR,
-        &governor.url(path),
-        dur,
-        Expect::Refused,
-    ));
-    drop(governor);
-
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let naive = Baseline::start("naive", Some(&dir.path().join("naive.db")));
-    naive.hammer(path, 20);
-    table.push(measure(rows::NAIVE, &naive.url(path), dur, Expect::Refused));
-    drop(naive);
 
     // The allowed path: the same good link answered, with the guard off and counting.
     let off = [("orchestra.request_limits.enabled", "false")];
@@ -181,21 +204,46 @@ fn run_once(secs: u64, postgres: Option<&Postgres>) -> Vec<Row> {
         ("interaction.limits.per_link", "1000000"),
         ("interaction.limits.total", "1000000000"),
     ];
+    let mut servers = Vec::new();
+    let mut group = Vec::new();
     for (name, flood, limits) in [
         (rows::GOOD_OFF, "sql", &off[..]),
         (rows::GOOD_MEMORY, "memory", &counting[..]),
         (rows::GOOD_SQL, "sql", &counting[..]),
     ] {
+        if !wanted(name) {
+            continue;
+        }
         let server = Orchestra::start(Database::sqlite(), flood, limits, 1);
-        table.push(measure(
+        group.push(Entry::new(
             name,
-            &server.url(&server.links[0]),
-            dur,
+            server.url(&server.links[0]),
             Expect::Answered,
         ));
+        servers.push(server);
     }
+    table.extend(interleaved(&group, dur));
+    drop(servers);
 
     // One link flooded, another used at a steady pace: the second link's latency.
+    if wanted(rows::SECOND_ALONE) || wanted(rows::SECOND_FLOOD) {
+        table.extend(second_link(dur));
+    }
+
+    let floor = table
+        .iter()
+        .find(|r| r.name == rows::BARE)
+        .map_or(0.0, |r| r.rps);
+    for row in &mut table {
+        if floor > 0.0 && row.rps > 0.0 && !row.name.starts_with("second link") {
+            row.ratio = Some(row.rps / floor);
+        }
+    }
+    table
+}
+
+/// The second link's latency at a steady pace, alone and while the first link is flooded.
+fn second_link(dur: Duration) -> [Row; 2] {
     let flooded = [
         ("orchestra.request_limits.enabled", "true"),
         ("interaction.limits.per_link", "3000"),
@@ -205,7 +253,7 @@ fn run_once(secs: u64, postgres: Option<&Postgres>) -> Vec<Row> {
     server.hammer(&server.links[0], 3100);
     let second = server.links[1].clone();
     let probe_for = dur.min(Duration::from_secs(4));
-    table.push(probe(rows::SECOND_ALONE, server.addr, &second, probe_for));
+    let alone = probe(rows::SECOND_ALONE, server.addr, &second, probe_for);
     let flood = wrk_spawn(
         &server.url(&server.links[0]),
         probe_for + Duration::from_secs(2),
@@ -214,16 +262,7 @@ fn run_once(secs: u64, postgres: Option<&Postgres>) -> Vec<Row> {
     let mut row = probe(rows::SECOND_FLOOD, server.addr, &second, probe_for);
     let flood = wrk_wait(flood);
     row.note = format!("flood: {:.0} refusals/s", flood.rps);
-    table.push(row);
-    drop(server);
-
-    let floor = table[0].rps;
-    for row in &mut table {
-        if row.rps > 0.0 && !row.name.starts_with("second link") {
-            row.ratio = Some(row.rps / floor);
-        }
-    }
-    table
+    [alone, row]
 }
 
 fn skipped(name: &str, why: &str) -> Row {
@@ -241,6 +280,97 @@ enum Expect {
     Answered,
 }
 
+/// A row to measure: a server's URL, or why it could not be measured.
+struct Entry {
+    name: &'static str,
+    url: Result<String, String>,
+    expect: Expect,
+}
+
+impl Entry {
+    fn new(name: &'static str, url: String, expect: Expect) -> Self {
+        Self {
+            name,
+            url: Ok(url),
+            expect,
+        }
+    }
+
+    fn skipped(name: &'static str, why: &str) -> Self {
+        Self {
+            name,
+            url: Err(why.to_owned()),
+            expect: Expect::Refused,
+        }
+    }
+}
+
+/// Turns per row in `interleaved`.
+const TURNS: u32 = 3;
+
+/// Measures every row of `group` in turns: a second of warm-up each, then `TURNS` rounds, each
+/// row driven for `dur / 2` (at least a second) a round, starting one row further each round.
+/// Slow drifts in the machine's load then fall on every row alike, and the ratios between rows
+/// of one run are what the harness compares. Requests a second: the mean of the turns; p50 and
+/// p99: their medians.
+fn interleaved(group: &[Entry], dur: Duration) -> Vec<Row> {
+    let slice = (dur / 2).max(Duration::from_secs(1));
+    let live: Vec<(usize, &str)> = group
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| e.url.as_deref().ok().map(|u| (i, u)))
+        .collect();
+    for (i, url) in &live {
+        eprintln!("{} (warm-up) …", group[*i].name);
+        wrk_wait(wrk_spawn(url, Duration::from_secs(1)));
+    }
+    let mut results: Vec<Vec<WrkResult>> = group.iter().map(|_| Vec::new()).collect();
+    for round in 0..TURNS as usize {
+        for k in 0..live.len() {
+            let (i, url) = live[(k + round) % live.len()];
+            eprintln!("{} (turn {} of {TURNS}) …", group[i].name, round + 1);
+            results[i].push(wrk_wait(wrk_spawn(url, slice)));
+        }
+    }
+    let median = |mut v: Vec<f64>| -> f64 {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    group
+        .iter()
+        .zip(results)
+        .map(|(entry, turns)| {
+            if let Err(why) = &entry.url {
+                return skipped(entry.name, why);
+            }
+            let requests: u64 = turns.iter().map(|t| t.requests).sum();
+            let non_2xx: u64 = turns.iter().map(|t| t.non_2xx).sum();
+            let note = match entry.expect {
+                // Every answer should be the 429.
+                Expect::Refused if non_2xx + 10 < requests => {
+                    format!("only {non_2xx} of {requests} refused!")
+                }
+                Expect::Answered if non_2xx > 0 => {
+                    format!("{non_2xx} of {requests} not answered!")
+                }
+                _ => String::new(),
+            };
+            if !note.is_empty() {
+                eprintln!("  {}: {note}", entry.name);
+            }
+            Row {
+                name: entry.name.to_owned(),
+                rps: turns.iter().map(|t| t.rps).sum::<f64>() / turns.len() as f64,
+                p50_us: median(turns.iter().map(|t| t.p50_us).collect()),
+                p99_us: median(turns.iter().map(|t| t.p99_us).collect()),
+                ratio: None,
+                note,
+            }
+        })
+        .collect()
+}
+
+/// One row alone: a second of warm-up, then `dur`.
 fn measure(name: &str, url: &str, dur: Duration, expect: Expect) -> Row {
     eprintln!("{name} …");
     wrk_wait(wrk_spawn(url, Duration::from_secs(1)));
@@ -414,26 +544,52 @@ fn print_table(rows: &[Row]) {
         );
     }
     println!();
-    targets(rows);
 }
 
-fn targets(rows: &[Row]) {
+/// One of issue 4's targets, as measured in one run.
+struct Check {
+    what: String,
+    value: Option<f64>,
+    target: f64,
+    at_least: bool,
+}
+
+impl Check {
+    fn print(&self, runs: &str) {
+        let Some(v) = self.value else {
+            println!("  n/a    {}: not measured", self.what);
+            return;
+        };
+        let met = if self.at_least {
+            v >= self.target
+        } else {
+            v <= self.target
+        };
+        println!(
+            "  {} {}: {v:.2} (target {} {}){runs}",
+            if met { "met   " } else { "MISSED" },
+            self.what,
+            if self.at_least { "≥" } else { "≤" },
+            self.target
+        );
+    }
+}
+
+/// The targets, each a ratio between two rows of the same run.
+fn checks(rows: &[Row]) -> Vec<Check> {
     let get = |name: &str| rows.iter().find(|r| r.name == name && r.rps > 0.0);
-    let check = |what: &str, value: Option<f64>, target: f64, at_least: bool| match value {
-        Some(v) => {
-            let met = if at_least { v >= target } else { v <= target };
-            println!(
-                "  {} {what}: {v:.2} (target {} {target})",
-                if met { "met   " } else { "MISSED" },
-                if at_least { "≥" } else { "≤" }
-            );
-        }
-        None => println!("  n/a    {what}: not measured"),
+    let mut checks = Vec::new();
+    let mut check = |what: String, value: Option<f64>, target: f64, at_least: bool| {
+        checks.push(Check {
+            what,
+            value,
+            target,
+            at_least,
+        });
     };
-    println!("Targets:");
     for name in [rows::MEMORY, rows::SQLITE, rows::POSTGRES] {
         check(
-            &format!("{name} ÷ bare 429"),
+            format!("{name} ÷ bare 429"),
             get(name).and_then(|r| r.ratio),
             0.9,
             true,
@@ -442,18 +598,46 @@ fn targets(rows: &[Row]) {
     let governor = get(rows::GOVERNOR).map(|r| r.rps);
     for name in [rows::MEMORY, rows::SQLITE, rows::POSTGRES] {
         let value = get(name).zip(governor).map(|(r, g)| r.rps / g);
-        check(&format!("{name} ÷ tower_governor"), value, 1.0, true);
+        check(format!("{name} ÷ tower_governor"), value, 1.0, true);
     }
     let off = get(rows::GOOD_OFF).map(|r| r.rps);
     for name in [rows::GOOD_MEMORY, rows::GOOD_SQL] {
         let value = get(name).zip(off).map(|(r, o)| r.rps / o);
-        check(&format!("{name} ÷ guard off"), value, 0.95, true);
+        check(format!("{name} ÷ guard off"), value, 0.95, true);
     }
     let alone = get(rows::SECOND_ALONE).map(|r| r.p99_us);
     let value = get(rows::SECOND_FLOOD)
         .zip(alone)
         .map(|(r, a)| r.p99_us / a);
-    check("second link p99, flooded ÷ not flooded", value, 2.0, false);
+    check(
+        "second link p99, flooded ÷ not flooded".into(),
+        value,
+        2.0,
+        false,
+    );
+    checks
+}
+
+/// Each target's median over the runs, each run's ratio taken within that run.
+fn print_median_checks(tables: &[Vec<Row>]) {
+    let runs: Vec<Vec<Check>> = tables.iter().map(|t| checks(t)).collect();
+    println!("Targets (median of the runs' ratios):");
+    for (i, first) in runs[0].iter().enumerate() {
+        let mut values: Vec<f64> = runs.iter().filter_map(|r| r[i].value).collect();
+        let listed = values
+            .iter()
+            .map(|v| format!("{v:.2}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        values.sort_by(f64::total_cmp);
+        Check {
+            what: first.what.clone(),
+            value: values.get(values.len() / 2).copied(),
+            target: first.target,
+            at_least: first.at_least,
+        }
+        .print(&format!("; runs: {listed}"));
+    }
 }
 
 fn medians(tables: &[Vec<Row>]) -> Vec<Row> {
@@ -498,17 +682,7 @@ fn free_port() -> u16 {
 }
 
 fn wait_until_listening(addr: SocketAddr, child: &mut Child, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while TcpStream::connect(addr).is_err() {
-        if let Ok(Some(status)) = child.try_wait() {
-            panic!("{what} exited before listening: {status}");
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what} did not listen on {addr} in 30 s"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    serve::wait_until_listening(addr, child, what, Duration::from_secs(30));
 }
 
 fn stop(child: &mut Child) {

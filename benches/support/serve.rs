@@ -49,18 +49,23 @@ pub fn serve(bin: &str, database_url: &str, env: &[(&str, &str)]) -> Served {
         .stderr(Stdio::null())
         .spawn()
         .expect("start orchestra serve");
-    let deadline = Instant::now() + Duration::from_secs(60);
+    wait_until_listening(addr, &mut child, "orchestra serve", Duration::from_secs(60));
+    Served { child, addr }
+}
+
+/// Waits until something listens on `addr`; panics if `child` exits first or `limit` passes.
+pub fn wait_until_listening(addr: SocketAddr, child: &mut Child, what: &str, limit: Duration) {
+    let deadline = Instant::now() + limit;
     while TcpStream::connect(addr).is_err() {
         if let Ok(Some(status)) = child.try_wait() {
-            panic!("orchestra serve exited before listening: {status}");
+            panic!("{what} exited before listening: {status}");
         }
         assert!(
             Instant::now() < deadline,
-            "orchestra serve did not listen in 60 s"
+            "{what} did not listen on {addr} in {limit:?}"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    Served { child, addr }
 }
 
 impl Served {
