@@ -108,27 +108,22 @@ impl FloodGuard {
                     (&tiers[..1], &[Refusal::Total])
                 }
             };
-        match self.flood.try_register(event, tiers, limits.period) {
+        // The log throttle is one more count in the same store, under its own event and in the
+        // same step: per caller for the per-caller tier, per event for the total.
+        // No allocation.
+        let notes = [caller, event];
+        let notes = if kinds[0] == Refusal::Total {
+            &notes[1..]
+        } else {
+            &notes[..]
+        };
+        match self
+            .flood
+            .try_register_noting(event, tiers, limits.period, REFUSAL_LOGGED, notes)
+        {
             Ok(()) => Decision::Allowed,
-            Err(index) => {
+            Err((index, first_in_period)) => {
                 let tier = kinds[index];
-                // The throttle is one more count in the same store, under its own event: per
-                // caller for the per-caller tier, per event for the total. No allocation.
-                let throttle_key = match tier {
-                    Refusal::PerCaller => caller,
-                    Refusal::Total => event,
-                };
-                let first_in_period = self
-                    .flood
-                    .try_register(
-                        REFUSAL_LOGGED,
-                        &[Tier {
-                            identifier: throttle_key,
-                            limit: 1,
-                        }],
-                        limits.period,
-                    )
-                    .is_ok();
                 Decision::Refused {
                     tier,
                     first_in_period,

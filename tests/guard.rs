@@ -45,6 +45,20 @@ impl FloodStore for Recording {
         self.inner.try_register(event, tiers, window)
     }
 
+    fn try_register_noting(
+        &self,
+        event: &str,
+        tiers: &[Tier<'_>],
+        window: Duration,
+        note_event: &str,
+        note_keys: &[&str],
+    ) -> Result<(), (usize, bool)> {
+        let ids: Vec<&str> = tiers.iter().map(|t| t.identifier).collect();
+        self.note(format!("try_register {event} {}", ids.join(" ")));
+        self.inner
+            .try_register_noting(event, tiers, window, note_event, note_keys)
+    }
+
     fn clear(&self, event: &str, identifier: &str) {
         self.note(format!("clear {event} {identifier}"));
         self.inner.clear(event, identifier);

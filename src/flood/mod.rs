@@ -20,7 +20,7 @@ mod sql;
 pub mod table;
 
 pub use sql::SqlFlood;
-pub use table::CountTable;
+pub use table::{CountTable, Note};
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -56,6 +56,31 @@ pub trait FloodStore: Send + Sync + 'static {
     /// one event for each and returns `Ok`; otherwise registers nothing and returns the index
     /// of the first full tier. Two concurrent callers can never both take the last place.
     fn try_register(&self, event: &str, tiers: &[Tier<'_>], window: Duration) -> Result<(), usize>;
+
+    /// `try_register`, and when it refuses, a note of the refusal in the same step: one event
+    /// of `note_keys[index]` under `note_event`, with a limit of 1, where `index` is the full
+    /// tier's. Returns `Err((index, first))`, `first` telling whether the note was taken, that
+    /// is, whether this is the first refusal so noted in `window`. The guard's log throttle;
+    /// the stores do both under one lock, so a refusal costs one lock and no second lookup.
+    fn try_register_noting(
+        &self,
+        event: &str,
+        tiers: &[Tier<'_>],
+        window: Duration,
+        note_event: &str,
+        note_keys: &[&str],
+    ) -> Result<(), (usize, bool)> {
+        self.try_register(event, tiers, window).map_err(|index| {
+            let note = Tier {
+                identifier: note_keys[index],
+                limit: 1,
+            };
+            (
+                index,
+                self.try_register(note_event, &[note], window).is_ok(),
+            )
+        })
+    }
 
     /// Forgets every event of `identifier` under `event`.
     fn clear(&self, event: &str, identifier: &str);
@@ -141,6 +166,28 @@ impl FloodStore for MemoryFlood {
 
     fn try_register(&self, event: &str, tiers: &[Tier<'_>], window: Duration) -> Result<(), usize> {
         self.table.try_register(event, tiers, window)
+    }
+
+    fn try_register_noting(
+        &self,
+        event: &str,
+        tiers: &[Tier<'_>],
+        window: Duration,
+        note_event: &str,
+        note_keys: &[&str],
+    ) -> Result<(), (usize, bool)> {
+        let note = Note {
+            event: note_event,
+            keys: note_keys,
+        };
+        match self
+            .table
+            .try_register_noting(event, tiers, window, Some(note))
+            .0
+        {
+            Ok(()) => Ok(()),
+            Err((index, noted)) => Err((index, noted.is_some())),
+        }
     }
 
     fn clear(&self, event: &str, identifier: &str) {

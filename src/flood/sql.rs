@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::table::{CountTable, bucket_of};
+use super::table::{CountTable, Note, bucket_of};
 use super::{BoxFuture, Clock, FloodError, FloodStore, Tier};
 use crate::store::Db;
 
@@ -183,6 +183,40 @@ impl FloodStore for SqlFlood {
             }
         }
         outcome
+    }
+
+    fn try_register_noting(
+        &self,
+        event: &str,
+        tiers: &[Tier<'_>],
+        window: Duration,
+        note_event: &str,
+        note_keys: &[&str],
+    ) -> Result<(), (usize, bool)> {
+        let note = Note {
+            event: note_event,
+            keys: note_keys,
+        };
+        let (outcome, hashes) = self
+            .table
+            .try_register_noting(event, tiers, window, Some(note));
+        match outcome {
+            Ok(()) => {
+                let mut journal = self.journal();
+                for (tier, &hash) in tiers.iter().zip(&hashes) {
+                    self.journal_event(&mut journal, hash, event, tier.identifier, window);
+                }
+                Ok(())
+            }
+            // A refusal leaves the journal alone (as in `try_register`), but for the note when
+            // it was taken: once a period, so other processes see the refusal logged.
+            Err((index, Some(hash))) => {
+                let mut journal = self.journal();
+                self.journal_event(&mut journal, hash, note_event, note_keys[index], window);
+                Err((index, true))
+            }
+            Err((index, None)) => Err((index, false)),
+        }
     }
 
     fn clear(&self, event: &str, identifier: &str) {

@@ -8,7 +8,12 @@
 //! the window, so an event is counted for its whole window and at most one bucket longer.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, RandomState};
+use std::hash::BuildHasher;
+
+// Keys reach the table as keyed hashes (the doorway's callers) or constants, so no caller can
+// pick where its key lands; what the table's hash needs is speed and spread, not resistance to
+// chosen inputs. foldhash, seeded per table, is both, and is already built for hashbrown.
+use foldhash::quality::RandomState;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -105,7 +110,19 @@ impl Remote {
 
 struct Inner {
     rows: Vec<Cell>,
-    remote: HashMap<u64, Remote>,
+    remote: HashMap<u64, Remote, RandomState>,
+}
+
+/// What `try_register_noting` decided: `Ok`, or the full tier's index and, when the refusal's
+/// note was taken, the note key's hash.
+pub type Noted = Result<(), (usize, Option<u64>)>;
+
+/// A note of a refusal, taken under the same lock as the refused registration
+/// (`try_register_noting`): one event of `keys[index]` under `event`, with a limit of 1.
+#[derive(Clone, Copy)]
+pub struct Note<'a> {
+    pub event: &'a str,
+    pub keys: &'a [&'a str],
 }
 
 /// A fixed-capacity, conservative, rolling-window counter. All methods are cheap and
@@ -129,11 +146,11 @@ impl CountTable {
         Self {
             mask: cells_per_row - 1,
             cells_per_row,
-            hasher: RandomState::new(),
+            hasher: RandomState::default(),
             clock,
             inner: Mutex::new(Inner {
                 rows: vec![Cell::default(); cells_per_row * ROWS],
-                remote: HashMap::new(),
+                remote: HashMap::default(),
             }),
         }
     }
@@ -165,7 +182,11 @@ impl CountTable {
             .map(|&i| inner.rows[i].live(now_b, width))
             .min()
             .unwrap_or(0);
-        let remote = inner.remote.get(&hash).map_or(0, |r| r.live(now_b, width));
+        let remote = if inner.remote.is_empty() {
+            0
+        } else {
+            inner.remote.get(&hash).map_or(0, |r| r.live(now_b, width))
+        };
         local + remote
     }
 
@@ -208,6 +229,20 @@ impl CountTable {
         tiers: &[Tier<'_>],
         window: Duration,
     ) -> (Result<(), usize>, [u64; MAX_TIERS]) {
+        let (outcome, hashes) = self.try_register_noting(event, tiers, window, None);
+        (outcome.map_err(|(index, _)| index), hashes)
+    }
+
+    /// `try_register_hashed`; on a refusal, also the refusal's `note` under the same lock
+    /// (`FloodStore::try_register_noting`). A refusal gives the full tier's index and, when
+    /// the note was taken (the first refusal so noted in the window), the note key's hash.
+    pub fn try_register_noting(
+        &self,
+        event: &str,
+        tiers: &[Tier<'_>],
+        window: Duration,
+        note: Option<Note<'_>>,
+    ) -> (Noted, [u64; MAX_TIERS]) {
         let (now_b, width) = bucket_of(self.clock.now_ms(), window);
         let mut keys = [(0u64, [0usize; ROWS]); MAX_TIERS];
         let tiers = &tiers[..tiers.len().min(keys.len())];
@@ -219,7 +254,18 @@ impl CountTable {
         let mut inner = self.lock();
         for (index, (tier, (hash, cells))) in tiers.iter().zip(keys).enumerate() {
             if Self::estimate(&inner, cells, hash, now_b, width) >= tier.limit {
-                return (Err(index), hashes);
+                let noted = note.and_then(|note| {
+                    let hash = self.key_hash(note.event, note.keys.get(index)?);
+                    let cells = self.cells(hash);
+                    if Self::estimate(&inner, cells, hash, now_b, width) >= 1 {
+                        return None;
+                    }
+                    for i in cells {
+                        inner.rows[i].add(now_b, width, 1);
+                    }
+                    Some(hash)
+                });
+                return (Err((index, noted)), hashes);
             }
         }
         for (_, cells) in &keys[..tiers.len()] {
@@ -268,6 +314,31 @@ mod tests {
 
     fn tier(identifier: &str, limit: u64) -> Tier<'_> {
         Tier { identifier, limit }
+    }
+
+    #[test]
+    fn a_refusal_is_noted_once_a_window_and_charges_no_tier() {
+        let clock = Clock::manual(1_000_000_000);
+        let table = CountTable::new(1024, clock.clone());
+        let note = Some(Note {
+            event: "noted",
+            keys: &["k", "total"],
+        });
+        let tiers = [tier("k", 1), tier("total", 100)];
+        assert_eq!(table.try_register_noting("e", &tiers, HOUR, note).0, Ok(()));
+        let first = table.try_register_noting("e", &tiers, HOUR, note).0;
+        assert!(matches!(first, Err((0, Some(_)))), "first refusal noted");
+        for _ in 0..10 {
+            let again = table.try_register_noting("e", &tiers, HOUR, note).0;
+            assert_eq!(again, Err((0, None)), "noted again inside the window");
+        }
+        assert_eq!(table.count("e", "total", HOUR), 1, "refusals charged the total");
+        assert_eq!(table.count("noted", "k", HOUR), 1);
+        assert_eq!(table.count("noted", "total", HOUR), 0);
+        clock.advance(HOUR + HOUR / 10);
+        assert_eq!(table.try_register_noting("e", &tiers, HOUR, note).0, Ok(()));
+        let next = table.try_register_noting("e", &tiers, HOUR, note).0;
+        assert!(matches!(next, Err((0, Some(_)))), "noted again next window");
     }
 
     #[test]
