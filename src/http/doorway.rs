@@ -11,7 +11,7 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 use std::task::{Context, Poll};
 
 use axum::Router;
@@ -23,6 +23,7 @@ use axum::middleware;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use serde::Deserialize;
+use tower::ServiceExt;
 
 use super::AppState;
 use super::context::{PageContext, html};
@@ -144,17 +145,27 @@ impl<S> tower::Layer<S> for GuardLayer {
     type Service = GuardService<S>;
 
     fn layer(&self, inner: S) -> GuardService<S> {
-        GuardService {
+        GuardService(Arc::new(Guarded {
             inner,
             state: self.state.clone(),
-        }
+        }))
     }
 }
 
-#[derive(Clone)]
-pub struct GuardService<S> {
+/// The guard over the doorway's service. axum clones a route's service for every request, so
+/// everything sits behind one `Arc`: a refusal's clone is one count, and the doorway's own stack
+/// of layers is cloned only for a request that passes.
+pub struct GuardService<S>(Arc<Guarded<S>>);
+
+pub struct Guarded<S> {
     inner: S,
     state: AppState,
+}
+
+impl<S> Clone for GuardService<S> {
+    fn clone(&self) -> Self {
+        Self(Arc::clone(&self.0))
+    }
 }
 
 type BoxedResponse = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
@@ -182,46 +193,46 @@ impl Future for GuardFuture {
 
 impl<S> tower::Service<Request> for GuardService<S>
 where
-    S: tower::Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S: tower::Service<Request, Response = Response, Error = Infallible>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
     S::Future: Send + 'static,
 {
     type Response = Response;
     type Error = Infallible;
     type Future = GuardFuture;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
+    /// Always ready: a request that passes readies its own clone of the doorway (`oneshot`).
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, request: Request) -> GuardFuture {
-        // The service that was polled ready answers, and a clone takes its place for next
-        // time; a refusal calls nothing, so it clones nothing.
-        let mut take_inner = || {
-            let clone = self.inner.clone();
-            std::mem::replace(&mut self.inner, clone)
-        };
-        match self.state.site.fresh() {
-            Some(snapshot) => match decide(&self.state, &snapshot, &request) {
+        let Guarded { inner, state } = &*self.0;
+        match state.site.fresh() {
+            Some(snapshot) => match decide(state, &snapshot, &request) {
                 // Work in progress goes first (`priority`): one atomic read when there is none.
-                Verdict::Refuse(response) if self.state.work.busy() => {
-                    let work = self.state.work.clone();
+                Verdict::Refuse(response) if state.work.busy() => {
+                    let work = state.work.clone();
                     GuardFuture::Deferred(Box::pin(async move {
                         work.idle_within(priority::MAX_DEFER).await;
                         Ok(response)
                     }))
                 }
                 Verdict::Refuse(response) => GuardFuture::Refused(Some(response)),
-                Verdict::Pass => GuardFuture::Passed(Box::pin(take_inner().call(request))),
+                Verdict::Pass => GuardFuture::Passed(Box::pin(inner.clone().oneshot(request))),
             },
             // Once per cache lifetime: read the settings, then decide.
             None => {
-                let state = self.state.clone();
-                let mut inner = take_inner();
+                let state = state.clone();
+                let inner = inner.clone();
                 GuardFuture::Passed(Box::pin(async move {
                     let snapshot = state.site.get().await;
                     match decide(&state, &snapshot, &request) {
                         Verdict::Refuse(response) => Ok(response),
-                        Verdict::Pass => inner.call(request).await,
+                        Verdict::Pass => inner.oneshot(request).await,
                     }
                 }))
             }
