@@ -131,7 +131,9 @@ fn run_once(secs: u64, postgres: Option<&Postgres>) -> Vec<Row> {
 
     // The floor, the doorway on each backend and tower_governor run side by side and are
     // measured in turns (`interleaved`), so a change in the machine's load falls on all alike.
-    let path = "/interaction/l.1..1.ab";
+    // The baselines answer a path of the doorway's real shape and length (an instance, no
+    // branch, an expiry, 64 hex digits), so each server parses and routes the same bytes.
+    let path = &format!("/interaction/l.1..1796000000.{}", "ab".repeat(32));
     let mut baselines = Vec::new();
     let mut servers = Vec::new();
     let mut group: Vec<Entry> = Vec::new();
