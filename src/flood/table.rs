@@ -332,7 +332,11 @@ mod tests {
             let again = table.try_register_noting("e", &tiers, HOUR, note).0;
             assert_eq!(again, Err((0, None)), "noted again inside the window");
         }
-        assert_eq!(table.count("e", "total", HOUR), 1, "refusals charged the total");
+        assert_eq!(
+            table.count("e", "total", HOUR),
+            1,
+            "refusals charged the total"
+        );
         assert_eq!(table.count("noted", "k", HOUR), 1);
         assert_eq!(table.count("noted", "total", HOUR), 0);
         clock.advance(HOUR + HOUR / 10);
