@@ -157,7 +157,8 @@ impl<S> tower::Layer<S> for GuardLayer {
 /// of layers is cloned only for a request that passes.
 pub struct GuardService<S>(Arc<Guarded<S>>);
 
-pub struct Guarded<S> {
+/// What every clone of one `GuardService` shares.
+struct Guarded<S> {
     inner: S,
     state: AppState,
 }
