@@ -10,6 +10,8 @@
 //! - `ORCHESTRA_LOAD_SECS` (default 5): measured seconds per row, after one second of warm-up;
 //! - `ORCHESTRA_LOAD_RUNS` (default 1): whole runs; with more than one, a table of medians too;
 //! - `ORCHESTRA_LOAD_CONNECTIONS` (default 32), `ORCHESTRA_LOAD_THREADS` (default 1): for wrk;
+//! - `ORCHESTRA_LOAD_CLIENT_PRIORITY=1`: wrk at idle priority and the probe at real-time priority
+//!   (`client_priority`), for a load generator that shares the server's cores;
 //! - `ORCHESTRA_LOAD_ONLY`: run only the rows whose name contains one of these `|`-separated
 //!   texts (`second link`, `bare|refusing`, …), to look again at one part without the whole run;
 //! - `ORCHESTRA_BENCH_POSTGRES_URL`, else `ORCHESTRA_TEST_POSTGRES_URL`: a PostgreSQL server
@@ -404,6 +406,33 @@ fn measure(name: &str, url: &str, dur: Duration, expect: Expect) -> Row {
 /// One keep-alive connection asking for `path` every 4 ms; latency of each answer.
 fn probe(name: &str, addr: SocketAddr, path: &str, dur: Duration) -> Row {
     eprintln!("{name} …");
+    if !client_priority() {
+        return probe_here(name, addr, path, dur);
+    }
+    // A thread of its own, so only the probe is raised, not the wrk processes started later.
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let tid = std::fs::read_link("/proc/thread-self")
+                .ok()
+                .and_then(|p| p.file_name()?.to_str()?.parse::<u32>().ok());
+            let raised = tid.is_some_and(|tid| {
+                Command::new("chrt")
+                    .args(["--fifo", "--pid", "10", &tid.to_string()])
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success())
+            });
+            if !raised {
+                eprintln!("  the probe could not be raised to real-time priority (chrt, as root)");
+            }
+            probe_here(name, addr, path, dur)
+        })
+        .join()
+        .expect("the probe's thread")
+    })
+}
+
+fn probe_here(name: &str, addr: SocketAddr, path: &str, dur: Duration) -> Row {
     let mut conn = http1::Conn::connect(addr).expect("connect the probe");
     let every = Duration::from_millis(4);
     let start = Instant::now();
@@ -451,8 +480,23 @@ struct WrkResult {
     non_2xx: u64,
 }
 
+/// `ORCHESTRA_LOAD_CLIENT_PRIORITY=1`: wrk in the idle scheduling class and the probe's thread
+/// at real-time priority, so that on the server's own cores neither takes the server's CPU nor
+/// waits for it, as a remote client would not. Needs `chrt` (util-linux), and root or
+/// CAP_SYS_NICE for the probe; the harness says so when it cannot.
+fn client_priority() -> bool {
+    std::env::var("ORCHESTRA_LOAD_CLIENT_PRIORITY").is_ok_and(|v| v == "1")
+}
+
 fn wrk_spawn(url: &str, dur: Duration) -> Child {
-    Command::new("wrk")
+    let mut command = if client_priority() {
+        let mut chrt = Command::new("chrt");
+        chrt.args(["--idle", "0", "wrk"]);
+        chrt
+    } else {
+        Command::new("wrk")
+    };
+    command
         .arg(format!("-t{}", env_number("ORCHESTRA_LOAD_THREADS", 1)))
         .arg(format!(
             "-c{}",
