@@ -55,6 +55,7 @@ impl FloodStore for Recording {
     ) -> Result<(), (usize, bool)> {
         let ids: Vec<&str> = tiers.iter().map(|t| t.identifier).collect();
         self.note(format!("try_register {event} {}", ids.join(" ")));
+        self.note(format!("note {note_event} {}", note_keys.join(" ")));
         self.inner
             .try_register_noting(event, tiers, window, note_event, note_keys)
     }
@@ -761,7 +762,10 @@ async fn a_refusal_lets_work_in_progress_go_first_for_a_bounded_time() {
         );
 
         let asked = std::time::Instant::now();
-        assert_eq!(status_of(&app, &hammered).await, 429, "{backend:?}");
+        let refused = tokio::time::timeout(Duration::from_secs(10), status_of(&app, &hammered))
+            .await
+            .expect("the refusal waited without a bound");
+        assert_eq!(refused, 429, "{backend:?}");
         let waited = asked.elapsed();
         assert!(
             waited >= MAX_DEFER,

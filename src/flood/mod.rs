@@ -71,14 +71,15 @@ pub trait FloodStore: Send + Sync + 'static {
         note_keys: &[&str],
     ) -> Result<(), (usize, bool)> {
         self.try_register(event, tiers, window).map_err(|index| {
-            let note = Tier {
-                identifier: note_keys[index],
-                limit: 1,
-            };
-            (
-                index,
-                self.try_register(note_event, &[note], window).is_ok(),
-            )
+            // A tier without a note key is not noted.
+            let noted = note_keys.get(index).is_some_and(|&identifier| {
+                let note = Tier {
+                    identifier,
+                    limit: 1,
+                };
+                self.try_register(note_event, &[note], window).is_ok()
+            });
+            (index, noted)
         })
     }
 

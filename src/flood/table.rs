@@ -346,6 +346,29 @@ mod tests {
     }
 
     #[test]
+    fn a_refusal_by_the_second_tier_is_noted_under_its_own_key() {
+        let clock = Clock::manual(1_000_000_000);
+        let table = CountTable::new(1024, clock);
+        let note = Some(Note {
+            event: "noted",
+            keys: &["caller", "event"],
+        });
+        let tiers = |id| [tier(id, 5), tier("total", 2)];
+        for id in ["a", "b"] {
+            assert_eq!(
+                table.try_register_noting("e", &tiers(id), HOUR, note).0,
+                Ok(())
+            );
+        }
+        let refused = table.try_register_noting("e", &tiers("c"), HOUR, note).0;
+        assert!(matches!(refused, Err((1, Some(_)))), "{refused:?}");
+        assert_eq!(table.count("noted", "event", HOUR), 1);
+        assert_eq!(table.count("noted", "caller", HOUR), 0);
+        let again = table.try_register_noting("e", &tiers("d"), HOUR, note).0;
+        assert_eq!(again, Err((1, None)));
+    }
+
+    #[test]
     fn counts_fall_only_after_the_whole_window() {
         let clock = Clock::manual(1_000_000_000);
         let table = CountTable::new(1024, clock.clone());

@@ -127,9 +127,10 @@ fn decide(state: &AppState, snapshot: &Snapshot, request: &Request) -> Verdict {
 
 /// The guard as a route layer on the doorway's routes, outside every other layer.
 ///
-/// A hand-written service rather than `middleware::from_fn`: a refusal is answered from
-/// `call` itself, with no boxed future and no clone of the inner service, so it costs about
-/// what a bare 429 costs. Only a request that passes pays for calling the doorway.
+/// A hand-written service rather than `middleware::from_fn`: while nothing else is in progress,
+/// a refusal is answered from `call` itself, with no boxed future and no clone of the inner
+/// service, so it costs about what a bare 429 costs. Only a request that passes pays for calling
+/// the doorway, and only a refusal that waits for work in progress (`priority`) is boxed.
 #[derive(Clone)]
 pub struct GuardLayer {
     state: AppState,
@@ -232,7 +233,10 @@ where
                 GuardFuture::Passed(Box::pin(async move {
                     let snapshot = state.site.get().await;
                     match decide(&state, &snapshot, &request) {
-                        Verdict::Refuse(response) => Ok(response),
+                        Verdict::Refuse(response) => {
+                            state.work.idle_within(priority::MAX_DEFER).await;
+                            Ok(response)
+                        }
                         Verdict::Pass => inner.oneshot(request).await,
                     }
                 }))

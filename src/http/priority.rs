@@ -67,8 +67,9 @@ impl InProgress {
     }
 }
 
-/// Middleware counting every request it wraps as in progress. On the doorway it sits inside the
-/// guard, so only requests that passed are counted; refusals never are.
+/// Middleware counting every request it wraps as in progress, until its response is made (a
+/// body streamed after that would not be followed; no route streams). On the doorway it sits
+/// inside the guard, so only requests that passed are counted; refusals never are.
 pub async fn track(State(work): State<Arc<InProgress>>, request: Request, next: Next) -> Response {
     let _working = work.enter();
     next.run(request).await
