@@ -24,10 +24,12 @@ use tokio::sync::Notify;
 /// of a page; short enough that a refused caller still hears quickly under steady traffic.
 pub const MAX_DEFER: Duration = Duration::from_millis(20);
 
-/// How many requests the site is answering, and a signal for when that falls to none.
+/// How many requests the site is answering, how many refusals wait for that to fall to none,
+/// and the signal that it has.
 #[derive(Default)]
 pub struct InProgress {
     count: AtomicUsize,
+    waiting: AtomicUsize,
     idle: Notify,
 }
 
@@ -36,29 +38,45 @@ pub struct Working(Arc<InProgress>);
 
 impl Drop for Working {
     fn drop(&mut self) {
-        if self.0.count.fetch_sub(1, Ordering::AcqRel) == 1 {
+        // The signal takes a lock: only when a refusal waits for it, not after every request.
+        // Sequentially consistent with `idle_within`: a refusal that saw this request in
+        // progress counted itself as waiting first, so its count is seen here.
+        if self.0.count.fetch_sub(1, Ordering::SeqCst) == 1
+            && self.0.waiting.load(Ordering::SeqCst) > 0
+        {
             self.0.idle.notify_waiters();
         }
+    }
+}
+
+/// One refusal counted as waiting, until it stops (woken, timed out or abandoned).
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
 impl InProgress {
     /// Counts one request until the returned value is dropped.
     pub fn enter(self: &Arc<Self>) -> Working {
-        self.count.fetch_add(1, Ordering::AcqRel);
+        self.count.fetch_add(1, Ordering::SeqCst);
         Working(Arc::clone(self))
     }
 
     /// Whether any request is being answered.
     pub fn busy(&self) -> bool {
-        self.count.load(Ordering::Acquire) > 0
+        self.count.load(Ordering::SeqCst) > 0
     }
 
     /// Waits until no request is being answered, or `max` has passed.
     pub async fn idle_within(&self, max: Duration) {
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let _waiting = Waiting(&self.waiting);
+        // Registered before the check, so a fall to none between the two is not missed.
         let idle = self.idle.notified();
         tokio::pin!(idle);
-        // Registered before the check, so a fall to none between the two is not missed.
         idle.as_mut().enable();
         if !self.busy() {
             return;
@@ -111,6 +129,35 @@ mod tests {
             .await
             .expect("goes when the work is done")
             .unwrap();
+        assert!(!work.busy());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn no_waiting_refusal_is_left_behind_when_work_comes_and_goes() {
+        let work = Arc::new(InProgress::default());
+        for _ in 0..200 {
+            let working = work.enter();
+            let waiters: Vec<_> = (0..4)
+                .map(|_| {
+                    let work = Arc::clone(&work);
+                    tokio::spawn(async move { work.idle_within(Duration::from_secs(60)).await })
+                })
+                .collect();
+            // Let the waiters count themselves, and most of them park.
+            while work.waiting.load(Ordering::SeqCst) < 4 {
+                tokio::task::yield_now().await;
+            }
+            tokio::time::sleep(Duration::from_micros(200)).await;
+            // During or after the waiters' checks: each must go at once, not at 60 s.
+            drop(working);
+            for waiter in waiters {
+                tokio::time::timeout(Duration::from_secs(5), waiter)
+                    .await
+                    .expect("a waiting refusal was not woken")
+                    .unwrap();
+            }
+        }
+        assert_eq!(work.waiting.load(Ordering::SeqCst), 0);
         assert!(!work.busy());
     }
 
