@@ -20,7 +20,7 @@ mod sql;
 pub mod table;
 
 pub use sql::SqlFlood;
-pub use table::{CountTable, Note};
+pub use table::CountTable;
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -55,13 +55,16 @@ pub trait FloodStore: Send + Sync + 'static {
     /// In one step: when every tier has fewer than its limit of events in `window`, registers
     /// one event for each and returns `Ok`; otherwise registers nothing and returns the index
     /// of the first full tier. Two concurrent callers can never both take the last place.
-    fn try_register(&self, event: &str, tiers: &[Tier<'_>], window: Duration) -> Result<(), usize>;
+    fn try_register(&self, event: &str, tiers: &[Tier<'_>], window: Duration) -> Result<(), usize> {
+        self.try_register_noting(event, tiers, window, "", &[])
+            .map_err(|(index, _)| index)
+    }
 
     /// `try_register`, and when it refuses, a note of the refusal in the same step: one event
     /// of `note_keys[index]` under `note_event`, with a limit of 1, where `index` is the full
-    /// tier's. Returns `Err((index, first))`, `first` telling whether the note was taken, that
-    /// is, whether this is the first refusal so noted in `window`. The guard's log throttle;
-    /// the stores do both under one lock, so a refusal costs one lock and no second lookup.
+    /// tier's (a tier without a note key is not noted). Returns `Err((index, first))`, `first`
+    /// telling whether the note was taken, that is, whether this is the first refusal so noted
+    /// in `window`. The guard's log throttle: a refusal costs one lock and no second lookup.
     fn try_register_noting(
         &self,
         event: &str,
@@ -69,19 +72,7 @@ pub trait FloodStore: Send + Sync + 'static {
         window: Duration,
         note_event: &str,
         note_keys: &[&str],
-    ) -> Result<(), (usize, bool)> {
-        self.try_register(event, tiers, window).map_err(|index| {
-            // A tier without a note key is not noted.
-            let noted = note_keys.get(index).is_some_and(|&identifier| {
-                let note = Tier {
-                    identifier,
-                    limit: 1,
-                };
-                self.try_register(note_event, &[note], window).is_ok()
-            });
-            (index, noted)
-        })
-    }
+    ) -> Result<(), (usize, bool)>;
 
     /// Forgets every event of `identifier` under `event`.
     fn clear(&self, event: &str, identifier: &str);
@@ -165,10 +156,6 @@ impl FloodStore for MemoryFlood {
         self.table.count(event, identifier, window)
     }
 
-    fn try_register(&self, event: &str, tiers: &[Tier<'_>], window: Duration) -> Result<(), usize> {
-        self.table.try_register(event, tiers, window)
-    }
-
     fn try_register_noting(
         &self,
         event: &str,
@@ -177,18 +164,10 @@ impl FloodStore for MemoryFlood {
         note_event: &str,
         note_keys: &[&str],
     ) -> Result<(), (usize, bool)> {
-        let note = Note {
-            event: note_event,
-            keys: note_keys,
-        };
-        match self
+        let (outcome, _) = self
             .table
-            .try_register_noting(event, tiers, window, Some(note))
-            .0
-        {
-            Ok(()) => Ok(()),
-            Err((index, noted)) => Err((index, noted.is_some())),
-        }
+            .try_register_noting(event, tiers, window, note_event, note_keys);
+        outcome.map_err(|(index, noted)| (index, noted.is_some()))
     }
 
     fn clear(&self, event: &str, identifier: &str) {

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::table::{CountTable, Note, bucket_of};
+use super::table::{CountTable, bucket_of};
 use super::{BoxFuture, Clock, FloodError, FloodStore, Tier};
 use crate::store::Db;
 
@@ -171,20 +171,6 @@ impl FloodStore for SqlFlood {
         self.table.count(event, identifier, window)
     }
 
-    fn try_register(&self, event: &str, tiers: &[Tier<'_>], window: Duration) -> Result<(), usize> {
-        let (outcome, hashes) = self.table.try_register_hashed(event, tiers, window);
-        // A refusal leaves the journal alone: a refused key is at its limit here already, and
-        // other processes' counts can only add to that. It is watched again from its next
-        // answered request, so the refusal path takes one lock, the table's.
-        if outcome.is_ok() {
-            let mut journal = self.journal();
-            for (tier, &hash) in tiers.iter().zip(&hashes) {
-                self.journal_event(&mut journal, hash, event, tier.identifier, window);
-            }
-        }
-        outcome
-    }
-
     fn try_register_noting(
         &self,
         event: &str,
@@ -193,13 +179,9 @@ impl FloodStore for SqlFlood {
         note_event: &str,
         note_keys: &[&str],
     ) -> Result<(), (usize, bool)> {
-        let note = Note {
-            event: note_event,
-            keys: note_keys,
-        };
         let (outcome, hashes) = self
             .table
-            .try_register_noting(event, tiers, window, Some(note));
+            .try_register_noting(event, tiers, window, note_event, note_keys);
         match outcome {
             Ok(()) => {
                 let mut journal = self.journal();
@@ -208,8 +190,11 @@ impl FloodStore for SqlFlood {
                 }
                 Ok(())
             }
-            // A refusal leaves the journal alone (as in `try_register`), but for the note when
-            // it was taken: once a period, so other processes see the refusal logged.
+            // A refusal leaves the journal alone: a refused key is at its limit here already,
+            // and other processes' counts can only add to that. It is watched again from its
+            // next answered request, so the refusal path takes one lock, the table's. Only a
+            // note that was taken is written, once a period, so other processes see the
+            // refusal logged.
             Err((index, Some(hash))) => {
                 let mut journal = self.journal();
                 self.journal_event(&mut journal, hash, note_event, note_keys[index], window);

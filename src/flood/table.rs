@@ -117,14 +117,6 @@ struct Inner {
 /// note was taken, the note key's hash.
 pub type Noted = Result<(), (usize, Option<u64>)>;
 
-/// A note of a refusal, taken under the same lock as the refused registration
-/// (`try_register_noting`): one event of `keys[index]` under `event`, with a limit of 1.
-#[derive(Clone, Copy)]
-pub struct Note<'a> {
-    pub event: &'a str,
-    pub keys: &'a [&'a str],
-}
-
 /// A fixed-capacity, conservative, rolling-window counter. All methods are cheap and
 /// synchronous: one hash, two cells, one short lock.
 pub struct CountTable {
@@ -218,30 +210,22 @@ impl CountTable {
         tiers: &[Tier<'_>],
         window: Duration,
     ) -> Result<(), usize> {
-        self.try_register_hashed(event, tiers, window).0
+        let (outcome, _) = self.try_register_noting(event, tiers, window, "", &[]);
+        outcome.map_err(|(index, _)| index)
     }
 
-    /// `try_register`, also giving back each tier's key hash so a caller that journals the
-    /// keys (the SQL backend) need not hash them again.
-    pub fn try_register_hashed(
-        &self,
-        event: &str,
-        tiers: &[Tier<'_>],
-        window: Duration,
-    ) -> (Result<(), usize>, [u64; MAX_TIERS]) {
-        let (outcome, hashes) = self.try_register_noting(event, tiers, window, None);
-        (outcome.map_err(|(index, _)| index), hashes)
-    }
-
-    /// `try_register_hashed`; on a refusal, also the refusal's `note` under the same lock
-    /// (`FloodStore::try_register_noting`). A refusal gives the full tier's index and, when
-    /// the note was taken (the first refusal so noted in the window), the note key's hash.
+    /// `try_register`; on a refusal, also the refusal's note under the same lock
+    /// (`FloodStore::try_register_noting`): one event of `note_keys[index]` under `note_event`,
+    /// limit 1. Gives back each tier's key hash too, so a caller that journals the keys (the
+    /// SQL backend) need not hash them again, and on a refusal whose note was taken, the note
+    /// key's hash.
     pub fn try_register_noting(
         &self,
         event: &str,
         tiers: &[Tier<'_>],
         window: Duration,
-        note: Option<Note<'_>>,
+        note_event: &str,
+        note_keys: &[&str],
     ) -> (Noted, [u64; MAX_TIERS]) {
         let (now_b, width) = bucket_of(self.clock.now_ms(), window);
         let mut keys = [(0u64, [0usize; ROWS]); MAX_TIERS];
@@ -254,8 +238,8 @@ impl CountTable {
         let mut inner = self.lock();
         for (index, (tier, (hash, cells))) in tiers.iter().zip(keys).enumerate() {
             if Self::estimate(&inner, cells, hash, now_b, width) >= tier.limit {
-                let noted = note.and_then(|note| {
-                    let hash = self.key_hash(note.event, note.keys.get(index)?);
+                let noted = note_keys.get(index).and_then(|key| {
+                    let hash = self.key_hash(note_event, key);
                     let cells = self.cells(hash);
                     if Self::estimate(&inner, cells, hash, now_b, width) >= 1 {
                         return None;
@@ -320,16 +304,22 @@ mod tests {
     fn a_refusal_is_noted_once_a_window_and_charges_no_tier() {
         let clock = Clock::manual(1_000_000_000);
         let table = CountTable::new(1024, clock.clone());
-        let note = Some(Note {
-            event: "noted",
-            keys: &["k", "total"],
-        });
+        let note = ("noted", &["k", "total"][..]);
         let tiers = [tier("k", 1), tier("total", 100)];
-        assert_eq!(table.try_register_noting("e", &tiers, HOUR, note).0, Ok(()));
-        let first = table.try_register_noting("e", &tiers, HOUR, note).0;
+        assert_eq!(
+            table
+                .try_register_noting("e", &tiers, HOUR, note.0, note.1)
+                .0,
+            Ok(())
+        );
+        let first = table
+            .try_register_noting("e", &tiers, HOUR, note.0, note.1)
+            .0;
         assert!(matches!(first, Err((0, Some(_)))), "first refusal noted");
         for _ in 0..10 {
-            let again = table.try_register_noting("e", &tiers, HOUR, note).0;
+            let again = table
+                .try_register_noting("e", &tiers, HOUR, note.0, note.1)
+                .0;
             assert_eq!(again, Err((0, None)), "noted again inside the window");
         }
         assert_eq!(
@@ -340,8 +330,15 @@ mod tests {
         assert_eq!(table.count("noted", "k", HOUR), 1);
         assert_eq!(table.count("noted", "total", HOUR), 0);
         clock.advance(HOUR + HOUR / 10);
-        assert_eq!(table.try_register_noting("e", &tiers, HOUR, note).0, Ok(()));
-        let next = table.try_register_noting("e", &tiers, HOUR, note).0;
+        assert_eq!(
+            table
+                .try_register_noting("e", &tiers, HOUR, note.0, note.1)
+                .0,
+            Ok(())
+        );
+        let next = table
+            .try_register_noting("e", &tiers, HOUR, note.0, note.1)
+            .0;
         assert!(matches!(next, Err((0, Some(_)))), "noted again next window");
     }
 
@@ -349,22 +346,25 @@ mod tests {
     fn a_refusal_by_the_second_tier_is_noted_under_its_own_key() {
         let clock = Clock::manual(1_000_000_000);
         let table = CountTable::new(1024, clock);
-        let note = Some(Note {
-            event: "noted",
-            keys: &["caller", "event"],
-        });
+        let note = ("noted", &["caller", "event"][..]);
         let tiers = |id| [tier(id, 5), tier("total", 2)];
         for id in ["a", "b"] {
             assert_eq!(
-                table.try_register_noting("e", &tiers(id), HOUR, note).0,
+                table
+                    .try_register_noting("e", &tiers(id), HOUR, note.0, note.1)
+                    .0,
                 Ok(())
             );
         }
-        let refused = table.try_register_noting("e", &tiers("c"), HOUR, note).0;
+        let refused = table
+            .try_register_noting("e", &tiers("c"), HOUR, note.0, note.1)
+            .0;
         assert!(matches!(refused, Err((1, Some(_)))), "{refused:?}");
         assert_eq!(table.count("noted", "event", HOUR), 1);
         assert_eq!(table.count("noted", "caller", HOUR), 0);
-        let again = table.try_register_noting("e", &tiers("d"), HOUR, note).0;
+        let again = table
+            .try_register_noting("e", &tiers("d"), HOUR, note.0, note.1)
+            .0;
         assert_eq!(again, Err((1, None)));
     }
 
