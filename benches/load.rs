@@ -29,6 +29,8 @@ mod http1;
 mod serve;
 
 const ORCHESTRA: &str = env!("CARGO_BIN_EXE_orchestra");
+/// How long a server may take to start listening.
+const LISTEN_WAIT: Duration = Duration::from_secs(30);
 /// Requests one link may make before it is refused, in the refusal rows.
 const HAMMER_LIMIT: &str = "5";
 
@@ -198,7 +200,8 @@ fn run_once(secs: u64, postgres: Option<&Postgres>) -> Vec<Row> {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let naive = Baseline::start("naive", Some(&dir.path().join("naive.db")));
         naive.hammer(path, 20);
-        table.push(measure(rows::NAIVE, &naive.url(path), dur, Expect::Refused));
+        let entry = Entry::new(rows::NAIVE, naive.url(path), Expect::Refused);
+        table.extend(interleaved(&[entry], dur));
     }
 
     // The allowed path: the same good link answered, with the guard off and counting.
@@ -372,35 +375,6 @@ fn interleaved(group: &[Entry], dur: Duration) -> Vec<Row> {
             }
         })
         .collect()
-}
-
-/// One row alone: a second of warm-up, then `dur`.
-fn measure(name: &str, url: &str, dur: Duration, expect: Expect) -> Row {
-    eprintln!("{name} …");
-    wrk_wait(wrk_spawn(url, Duration::from_secs(1)));
-    let result = wrk_wait(wrk_spawn(url, dur));
-    let mut note = String::new();
-    match expect {
-        // Every answer should be the 429.
-        Expect::Refused if result.non_2xx + 10 < result.requests => {
-            note = format!("only {} of {} refused!", result.non_2xx, result.requests);
-        }
-        Expect::Answered if result.non_2xx > 0 => {
-            note = format!("{} of {} not answered!", result.non_2xx, result.requests);
-        }
-        _ => {}
-    }
-    if !note.is_empty() {
-        eprintln!("  {note}");
-    }
-    Row {
-        name: name.to_owned(),
-        rps: result.rps,
-        p50_us: result.p50_us,
-        p99_us: result.p99_us,
-        ratio: None,
-        note,
-    }
 }
 
 /// One keep-alive connection asking for `path` every 4 ms; latency of each answer.
@@ -727,10 +701,6 @@ fn free_port() -> u16 {
         .expect("a free port on 127.0.0.1")
 }
 
-fn wait_until_listening(addr: SocketAddr, child: &mut Child, what: &str) {
-    serve::wait_until_listening(addr, child, what, Duration::from_secs(30));
-}
-
 fn stop(child: &mut Child) {
     let _ = child.kill();
     let _ = child.wait();
@@ -819,7 +789,7 @@ impl Orchestra {
             .stderr(Stdio::null())
             .spawn()
             .expect("start orchestra serve");
-        wait_until_listening(addr, &mut child, "orchestra serve");
+        serve::wait_until_listening(addr, &mut child, "orchestra serve", LISTEN_WAIT);
         Self {
             child,
             addr,
@@ -875,7 +845,7 @@ impl Baseline {
             .stdout(Stdio::null())
             .spawn()
             .expect("start a baseline server");
-        wait_until_listening(addr, &mut child, kind);
+        serve::wait_until_listening(addr, &mut child, kind, LISTEN_WAIT);
         Self { child, addr }
     }
 
