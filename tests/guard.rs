@@ -723,6 +723,17 @@ async fn anything_under_the_doorway_prefix_is_counted_and_refused_plainly() {
     );
 }
 
+/// Whether the app has work in progress, once it says `want` or after 5 s.
+async fn busy_within_5s(app: &TestApp, want: bool) -> bool {
+    for _ in 0..500 {
+        if app.state.work.busy() == want {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    app.state.work.busy()
+}
+
 /// While the site is answering a request that passed the guard, a refusal waits (at most
 /// `MAX_DEFER`): under a flood the worker then has nothing to run but that request, whose
 /// database queries get the CPU at once. A request whose body is held back stays in progress.
@@ -750,14 +761,8 @@ async fn a_refusal_lets_work_in_progress_go_first_for_a_bounded_time() {
             made_up_link(2)
         );
         held.write_all(head.as_bytes()).await.unwrap();
-        for _ in 0..500 {
-            if app.state.work.busy() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
         assert!(
-            app.state.work.busy(),
+            busy_within_5s(&app, true).await,
             "{backend:?}: the held post is in progress"
         );
 
@@ -781,14 +786,8 @@ async fn a_refusal_lets_work_in_progress_go_first_for_a_bounded_time() {
         let mut answer = String::new();
         held.read_to_string(&mut answer).await.unwrap();
         assert!(answer.starts_with("HTTP/1.1 404"), "{backend:?}: {answer}");
-        for _ in 0..500 {
-            if !app.state.work.busy() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
         assert!(
-            !app.state.work.busy(),
+            !busy_within_5s(&app, false).await,
             "{backend:?}: nothing left in progress"
         );
     }
