@@ -747,23 +747,8 @@ struct Orchestra {
 impl Orchestra {
     fn start(db: Database, flood: &str, settings: &[(&str, &str)], links: usize) -> Self {
         let url = db.url();
-        let cli = |args: &[&str]| -> String {
-            let out = Command::new(ORCHESTRA)
-                .args(args)
-                .env("ORCHESTRA_DATABASE_URL", &url)
-                .env("ORCHESTRA_FLOOD", flood)
-                .output()
-                .expect("run orchestra");
-            assert!(
-                out.status.success(),
-                "orchestra {args:?} failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            String::from_utf8_lossy(&out.stdout).trim().to_owned()
-        };
-        for (key, value) in settings {
-            cli(&["config", "set", key, value]);
-        }
+        let cli = |args: &[&str]| serve::cli(ORCHESTRA, &url, args);
+        serve::configure(ORCHESTRA, &url, settings);
         let links = (0..links)
             .map(|i| {
                 let id = cli(&[
