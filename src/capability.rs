@@ -145,14 +145,18 @@ fn parse_decimal(s: &str) -> Option<i64> {
     s.parse().ok()
 }
 
-pub(crate) fn hex_encode(bytes: &[u8]) -> String {
+/// A byte as two lower-case hex digits.
+pub(crate) fn hex_pair(b: u8) -> [u8; 2] {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(DIGITS[(b >> 4) as usize] as char);
-        out.push(DIGITS[(b & 0xf) as usize] as char);
-    }
-    out
+    [DIGITS[(b >> 4) as usize], DIGITS[(b & 0xf) as usize]]
+}
+
+pub(crate) fn hex_encode(bytes: &[u8]) -> String {
+    bytes
+        .iter()
+        .flat_map(|&b| hex_pair(b))
+        .map(char::from)
+        .collect()
 }
 
 pub(crate) fn hex_decode(s: &str) -> Option<Vec<u8>> {

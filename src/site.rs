@@ -43,15 +43,12 @@ impl Snapshot {
         mac.update(link.as_bytes());
         let digest = mac.finalize().into_bytes();
         let mut hex = [0u8; 64];
-        for (i, b) in digest.iter().enumerate() {
-            hex[2 * i] = HEX[(b >> 4) as usize];
-            hex[2 * i + 1] = HEX[(b & 0xf) as usize];
+        for (pair, &b) in hex.chunks_exact_mut(2).zip(digest.iter()) {
+            pair.copy_from_slice(&crate::capability::hex_pair(b));
         }
         CallerId(hex)
     }
 }
-
-const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// A caller's keyed hash as 64 hex characters, on the stack: the refusal path allocates
 /// nothing for it.
