@@ -269,7 +269,7 @@ async fn workflow_list(db: &Db) -> Result<i32, sqlx::Error> {
     for w in store::workflows::list(db).await? {
         let steps =
             crate::workflow::Definition::from_json(&w.definition).map_or(0, |d| d.steps.len());
-        println!("{}\t{}\t{}\t{steps}", w.id, w.name, w.label);
+        println!("{}\t{}\t{}\t{steps}\t{}", w.id, w.name, w.label, w.version);
     }
     Ok(0)
 }
@@ -315,17 +315,23 @@ async fn instance_start(
 }
 
 async fn link_issue(out: &Out, db: &Db, instance: &str, rest: &[&str]) -> Result<i32, sqlx::Error> {
-    if let Some(m) = unknown_options(rest, &["--branch", "--ttl"]) {
+    if let Some(m) = unknown_options(rest, &["--participant", "--branch", "--ttl"]) {
         return Ok(out.err(m));
     }
     let Ok(instance) = instance.parse::<i64>() else {
         return Ok(out.err(Message::new("link-instance-unknown").arg("id", instance.to_owned())));
     };
     let settings = Settings::load(db).await?;
-    let (branch, ttl) = match (option(rest, "--branch"), option(rest, "--ttl")) {
-        (Ok(b), Ok(t)) => (b, t),
-        (Err(m), _) | (_, Err(m)) => return Ok(out.err(m)),
+    // `--branch` is the name this option had before participants; scripts keep working.
+    let (participant, branch, ttl) = match (
+        option(rest, "--participant"),
+        option(rest, "--branch"),
+        option(rest, "--ttl"),
+    ) {
+        (Ok(p), Ok(b), Ok(t)) => (p, b, t),
+        (Err(m), _, _) | (_, Err(m), _) | (_, _, Err(m)) => return Ok(out.err(m)),
     };
+    let participant = participant.or(branch).unwrap_or("");
     let ttl = match ttl {
         None => settings.default_link_ttl,
         Some(t) => match crate::time::parse_duration(t) {
@@ -345,17 +351,19 @@ async fn link_issue(out: &Out, db: &Db, instance: &str, rest: &[&str]) -> Result
         &keys,
         &settings.base_url,
         instance,
-        branch,
+        participant,
         ttl,
         store::now(),
+        &crate::links::Actor::CommandLine,
     )
-    .await?
+    .await
     {
-        Ok(url) => {
+        Ok(Ok(url)) => {
             println!("{url}");
             Ok(0)
         }
-        Err(m) => Ok(out.err(m)),
+        Ok(Err(m)) => Ok(out.err(m)),
+        Err(e) => Ok(out.fail(e)),
     }
 }
 

@@ -11,6 +11,9 @@ use sha2::Sha256;
 pub struct SiteKeys {
     private_key: [u8; 32],
     hash_salt: [u8; 32],
+    /// The key the payment provider signs its notices with. Kept apart from the link keys:
+    /// rotating those does not break notices already on their way.
+    provider_key: [u8; 32],
 }
 
 impl fmt::Debug for SiteKeys {
@@ -24,12 +27,27 @@ impl SiteKeys {
         Self {
             private_key,
             hash_salt,
+            provider_key: [0; 32],
         }
     }
 
     /// Fresh keys from the operating system's random source.
     pub fn generate() -> Self {
-        Self::from_bytes(random_bytes(), random_bytes())
+        Self::from_bytes(random_bytes(), random_bytes()).with_provider_key(random_bytes())
+    }
+
+    pub fn with_provider_key(mut self, key: [u8; 32]) -> Self {
+        self.provider_key = key;
+        self
+    }
+
+    /// The HMAC key of the payment provider's notices.
+    pub fn provider_key(&self) -> &[u8; 32] {
+        &self.provider_key
+    }
+
+    pub(crate) fn provider_key_hex(&self) -> String {
+        crate::capability::hex_encode(&self.provider_key)
     }
 
     /// The HMAC key for capability links: private key and hash salt together.
@@ -48,12 +66,14 @@ impl SiteKeys {
         crate::capability::hex_encode(&self.hash_salt)
     }
 
-    pub(crate) fn from_hex(private_key: &str, hash_salt: &str) -> Option<Self> {
-        let private_key = crate::capability::hex_decode(private_key)?
-            .try_into()
-            .ok()?;
-        let hash_salt = crate::capability::hex_decode(hash_salt)?.try_into().ok()?;
-        Some(Self::from_bytes(private_key, hash_salt))
+    pub(crate) fn from_hex(private_key: &str, hash_salt: &str, provider: &str) -> Option<Self> {
+        let decode = |hex: &str| -> Option<[u8; 32]> {
+            crate::capability::hex_decode(hex)?.try_into().ok()
+        };
+        Some(
+            Self::from_bytes(decode(private_key)?, decode(hash_salt)?)
+                .with_provider_key(decode(provider)?),
+        )
     }
 
     /// A keyed hash standing in for a secret wherever an identifier is needed (flood store,

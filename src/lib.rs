@@ -16,6 +16,8 @@ pub mod guard;
 pub mod http;
 pub mod i18n;
 pub mod keys;
+pub mod error;
+pub mod interaction;
 pub mod links;
 pub mod password;
 pub mod settings;
@@ -66,6 +68,7 @@ pub async fn build_state(
         clock,
         flood_backend: backend,
         work: Default::default(),
+        versions: Default::default(),
     })
 }
 
@@ -74,7 +77,7 @@ pub async fn build_state(
 pub async fn run_cron(db: &Db, flood: &dyn FloodStore) -> Result<(u64, u64, u64), sqlx::Error> {
     let now = store::now();
     let sessions = store::sessions::delete_expired(db, now).await?;
-    let handles = store::instances::delete_expired_handles(db, now).await?;
+    let handles = store::payments::delete_expired_handles(db, now).await?;
     if let Err(e) = flood.sync().await {
         tracing::warn!(error = %e, "cron could not sync the flood store");
     }

@@ -1,12 +1,14 @@
-//! Operations on instances shared by the admin pages and the CLI: start one, issue a link,
-//! revoke its links. Each validates its input the same way for both.
+//! Operations on instances shared by the admin pages and the CLI: start one, issue a link for a
+//! participant, list and revoke links. Each validates its input the same way for both.
 
 use crate::capability::{self, Claims, Kind};
+use crate::error::Error;
 use crate::i18n::Message;
 use crate::keys::SiteKeys;
 use crate::settings::{MAX_TTL, MIN_TTL};
+use crate::store::links::LinkRow;
 use crate::store::{self, Db};
-use crate::workflow::Definition;
+use crate::workflow::{Definition, Participant};
 
 /// Why an operation was refused, in the operator's words.
 pub type Refused = Message;
@@ -14,7 +16,33 @@ pub type Refused = Message;
 pub const MAX_TITLE: usize = 200;
 pub const MAX_BODY: usize = 10_000;
 
-/// Starts an instance of a workflow about a subject; returns its id.
+/// Who did something to an instance's links, as the history shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Actor {
+    Admin(String),
+    CommandLine,
+}
+
+impl Actor {
+    /// As stored: `admin:<name>` or `cli`, so no administrator's name can pass for the CLI.
+    pub fn stored(&self) -> String {
+        match self {
+            Actor::Admin(name) => format!("admin:{name}"),
+            Actor::CommandLine => "cli".into(),
+        }
+    }
+
+    pub fn from_stored(s: &str) -> Option<Self> {
+        match s {
+            "cli" => Some(Actor::CommandLine),
+            _ => s
+                .strip_prefix("admin:")
+                .map(|n| Actor::Admin(n.to_owned())),
+        }
+    }
+}
+
+/// Starts an instance of a workflow, on its newest version, about a subject; returns its id.
 pub async fn start(
     db: &Db,
     workflow_id: i64,
@@ -22,7 +50,8 @@ pub async fn start(
     body: &str,
 ) -> Result<Result<i64, Vec<(&'static str, Refused)>>, sqlx::Error> {
     let mut errors = Vec::new();
-    if store::workflows::by_id(db, workflow_id).await?.is_none() {
+    let workflow = store::workflows::by_id(db, workflow_id).await?;
+    if workflow.is_none() {
         errors.push(("workflow", Message::new("instance-workflow-unknown")));
     }
     let title = title.trim();
@@ -38,48 +67,102 @@ pub async fn start(
             Message::new("field-too-long").arg("max", MAX_BODY.to_string()),
         ));
     }
-    if !errors.is_empty() {
+    let Some(workflow) = workflow.filter(|_| errors.is_empty()) else {
         return Ok(Err(errors));
-    }
+    };
     let id = store::instances::create(
         db,
-        workflow_id,
+        workflow.id,
+        workflow.version_id,
         title,
         body.trim(),
         &crate::keys::random_token(),
     )
     .await?;
-    tracing::info!(instance = id, workflow = workflow_id, "instance started");
+    tracing::info!(
+        instance = id,
+        workflow = workflow_id,
+        version = workflow.version,
+        "instance started"
+    );
     Ok(Ok(id))
 }
 
-/// Signs a link for an instance (and a branch) that lives `ttl` seconds, and returns its URL
-/// on `base_url`. The link is not stored anywhere; only the instance's history notes it.
+/// The participants of an instance's version who still have something to answer, in the order
+/// they answer. A participant of a parallel step who has answered it waits for a later step.
+pub async fn participants_left(
+    db: &Db,
+    instance: &store::instances::InstanceRow,
+    definition: &Definition,
+) -> Result<Vec<Participant>, sqlx::Error> {
+    if instance.state.is_over() {
+        return Ok(Vec::new());
+    }
+    let current = instance.step_index as usize;
+    let answered = store::instances::answered_branches(db, instance.id, instance.step_index).await?;
+    let mut left: Vec<Participant> = Vec::new();
+    for (i, step) in definition.steps.iter().enumerate().skip(current) {
+        for p in step.participants() {
+            let done_here = i == current
+                && step
+                    .branch_of(p)
+                    .is_some_and(|b| answered.iter().any(|a| a == b));
+            if !done_here && !left.contains(p) {
+                left.push(p.clone());
+            }
+        }
+    }
+    Ok(left)
+}
+
+/// Signs a link for a participant of an instance, that lives `ttl` seconds, records it (by a
+/// keyed hash) and returns its URL on `base_url`.
+#[allow(clippy::too_many_arguments)]
 pub async fn issue(
     db: &Db,
     keys: &SiteKeys,
     base_url: &str,
     instance_id: i64,
-    branch: Option<&str>,
+    participant: &str,
     ttl: u64,
     now: i64,
-) -> Result<Result<String, Refused>, sqlx::Error> {
+    by: &Actor,
+) -> Result<Result<String, Refused>, Error> {
     let Some(instance) = store::instances::by_id(db, instance_id).await? else {
         return Ok(Err(
             Message::new("link-instance-unknown").arg("id", instance_id.to_string())
         ));
     };
-    let branch = branch.map(str::trim).filter(|b| !b.is_empty());
-    if let Some(b) = branch {
-        let workflow = store::workflows::by_id(db, instance.workflow_id).await?;
-        let known = workflow
-            .and_then(|w| Definition::from_json(&w.definition))
-            .is_some_and(|d| d.steps.iter().any(|s| s.branches.iter().any(|x| x == b)));
-        if !known {
-            return Ok(Err(
-                Message::new("link-branch-unknown").arg("branch", b.to_owned())
-            ));
+    if instance.state.is_over() {
+        return Ok(Err(Message::new("link-instance-over")));
+    }
+    let version = store::workflows::version(db, instance.version_id)
+        .await?
+        .ok_or(Error::Corrupt("an instance names a version that does not exist"))?;
+    let definition = Definition::from_json(&version.definition)
+        .ok_or(Error::Corrupt("a stored workflow version does not parse"))?;
+    let participant = participant.trim();
+    let who = if participant.is_empty() {
+        Participant::default()
+    } else {
+        match Participant::parse(participant) {
+            Some(p) if definition.participants().contains(&&p) => p,
+            _ => {
+                return Ok(Err(Message::new("link-participant-unknown")
+                    .arg("participant", participant.chars().take(40).collect::<String>())));
+            }
         }
+    };
+    if !definition.participants().contains(&&who) {
+        return Ok(Err(Message::new("link-participant-unknown")
+            .arg("participant", who.as_str().to_owned())));
+    }
+    if !participants_left(db, &instance, &definition)
+        .await?
+        .contains(&who)
+    {
+        return Ok(Err(Message::new("link-participant-done")
+            .arg("participant", who.as_str().to_owned())));
     }
     if !(MIN_TTL..=MAX_TTL).contains(&ttl) {
         return Ok(Err(Message::new("link-ttl-invalid")
@@ -89,31 +172,100 @@ pub async fn issue(
     let claims = Claims {
         kind: Kind::Link,
         instance: instance.id,
-        branch: branch.map(str::to_owned),
+        branch: who.claim(),
         expires: now + ttl as i64,
     };
     let token = capability::sign(keys, &claims, &instance.token);
-    store::instances::note(
+    store::links::record(
         db,
         instance.id,
         instance.step_index,
-        branch.unwrap_or(""),
-        "link_issued",
+        &keys.keyed_hash("link", &token),
+        who.as_str(),
+        claims.expires,
+        &by.stored(),
     )
     .await?;
+    tracing::info!(instance = instance.id, participant = %who, "link issued");
     Ok(Ok(format!(
         "{}/interaction/{token}",
         base_url.trim_end_matches('/')
     )))
 }
 
-/// Rotates the instance's token: every link and handle issued for it stops working.
-pub async fn revoke(db: &Db, instance_id: i64) -> Result<bool, sqlx::Error> {
+/// An issued link's state, as the instance page lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkState {
+    Active,
+    Expired,
+    Revoked,
+    /// Its participant has nothing left to answer.
+    UsedUp,
+}
+
+impl LinkState {
+    pub fn message_id(self) -> &'static str {
+        match self {
+            LinkState::Active => "link-state-active",
+            LinkState::Expired => "link-state-expired",
+            LinkState::Revoked => "link-state-revoked",
+            LinkState::UsedUp => "link-state-used-up",
+        }
+    }
+}
+
+/// An instance's issued links, newest first, each with its state now.
+pub async fn list(
+    db: &Db,
+    instance: &store::instances::InstanceRow,
+    definition: &Definition,
+    now: i64,
+) -> Result<Vec<(LinkRow, LinkState)>, sqlx::Error> {
+    let left = participants_left(db, instance, definition).await?;
+    Ok(store::links::list(db, instance.id)
+        .await?
+        .into_iter()
+        .map(|l| {
+            let state = if l.revoked_at.is_some() {
+                LinkState::Revoked
+            } else if l.expires <= now {
+                LinkState::Expired
+            } else if !left.iter().any(|p| p.as_str() == l.participant) {
+                LinkState::UsedUp
+            } else {
+                LinkState::Active
+            };
+            (l, state)
+        })
+        .collect())
+}
+
+/// Revokes one link of an instance; `false` when there is no such live link.
+pub async fn revoke_one(db: &Db, instance_id: i64, link: i64, by: &Actor) -> Result<bool, sqlx::Error> {
     let Some(instance) = store::instances::by_id(db, instance_id).await? else {
         return Ok(false);
     };
-    store::instances::rotate_token(db, instance.id, &crate::keys::random_token()).await?;
-    store::instances::note(db, instance.id, instance.step_index, "", "links_revoked").await?;
+    let done =
+        store::links::revoke(db, instance.id, instance.step_index, link, &by.stored()).await?;
+    if done {
+        tracing::info!(instance = instance.id, link, "link revoked");
+    }
+    Ok(done)
+}
+
+/// Rotates the instance's token: every link and handle issued for it stops working.
+pub async fn revoke(db: &Db, instance_id: i64, by: &Actor) -> Result<bool, sqlx::Error> {
+    let Some(instance) = store::instances::by_id(db, instance_id).await? else {
+        return Ok(false);
+    };
+    store::links::revoke_all(
+        db,
+        instance.id,
+        instance.step_index,
+        &crate::keys::random_token(),
+        &by.stored(),
+    )
+    .await?;
     tracing::info!(instance = instance.id, "links revoked");
     Ok(true)
 }

@@ -18,6 +18,12 @@ pub struct Settings {
     pub request_limits_period: u64,
     pub per_link: u64,
     pub total: u64,
+    /// The built-in test payment provider: on as shipped, so the examples can be paid.
+    pub test_provider: bool,
+    /// Provider notices one payment may send per period; 0 turns this tier off.
+    pub notice_per_payment: u64,
+    /// Provider notices per period, all together; 0 turns this tier off.
+    pub notice_total: u64,
 }
 
 impl Default for Settings {
@@ -31,6 +37,9 @@ impl Default for Settings {
             request_limits_period: 3600,
             per_link: 0,
             total: 0,
+            test_provider: true,
+            notice_per_payment: 0,
+            notice_total: 0,
         }
     }
 }
@@ -44,6 +53,9 @@ pub const KEYS: &[&str] = &[
     "orchestra.request_limits.period",
     "interaction.limits.per_link",
     "interaction.limits.total",
+    "orchestra.test_provider",
+    "notice.limits.per_payment",
+    "notice.limits.total",
 ];
 
 pub const MAX_PERIOD: u64 = 7 * 24 * 3600;
@@ -70,6 +82,9 @@ impl Settings {
             "orchestra.request_limits.period" => self.request_limits_period.to_string(),
             "interaction.limits.per_link" => self.per_link.to_string(),
             "interaction.limits.total" => self.total.to_string(),
+            "orchestra.test_provider" => self.test_provider.to_string(),
+            "notice.limits.per_payment" => self.notice_per_payment.to_string(),
+            "notice.limits.total" => self.notice_total.to_string(),
             _ => return None,
         })
     }
@@ -101,11 +116,16 @@ impl Settings {
                 self.default_link_ttl = number(raw, MIN_TTL, MAX_TTL).map_err(fail)?;
             }
             "orchestra.request_limits.enabled" => {
-                self.request_limits_enabled = match raw.to_ascii_lowercase().as_str() {
-                    "true" | "1" | "on" | "yes" => true,
-                    "false" | "0" | "off" | "no" => false,
-                    _ => return Err(fail(Message::new("setting-boolean"))),
-                };
+                self.request_limits_enabled = boolean(raw).map_err(fail)?;
+            }
+            "orchestra.test_provider" => {
+                self.test_provider = boolean(raw).map_err(fail)?;
+            }
+            "notice.limits.per_payment" => {
+                self.notice_per_payment = number(raw, 0, MAX_PER_LINK).map_err(fail)?;
+            }
+            "notice.limits.total" => {
+                self.notice_total = number(raw, 0, MAX_TOTAL).map_err(fail)?;
             }
             "orchestra.request_limits.period" => {
                 self.request_limits_period = number(raw, 1, MAX_PERIOD).map_err(fail)?;
@@ -146,6 +166,17 @@ impl Settings {
         }
     }
 
+    /// The provider notices' limits as the guard takes them: their own numbers, under the
+    /// site-wide switch and period.
+    pub fn notice_limits(&self) -> Limits {
+        Limits {
+            enabled: self.request_limits_enabled,
+            per_caller: self.notice_per_payment,
+            total: self.notice_total,
+            period: Duration::from_secs(self.request_limits_period),
+        }
+    }
+
     /// Reads the stored settings over the defaults. A stored value that no longer validates
     /// (written by hand, say) is ignored with a warning rather than taking the site down.
     pub async fn load(db: &Db) -> Result<Self, sqlx::Error> {
@@ -173,6 +204,14 @@ impl Settings {
             .collect();
         store::settings::put_all(db, &stored).await?;
         Ok(Ok(settings))
+    }
+}
+
+fn boolean(raw: &str) -> Result<bool, Message> {
+    match raw.to_ascii_lowercase().as_str() {
+        "true" | "1" | "on" | "yes" => Ok(true),
+        "false" | "0" | "off" | "no" => Ok(false),
+        _ => Err(Message::new("setting-boolean")),
     }
 }
 
@@ -214,6 +253,9 @@ mod tests {
     fn what_ships_counts_nothing() {
         let limits = Settings::default().interaction_limits();
         assert!(!crate::guard::FloodGuard::is_counting(&limits));
+        assert!(!crate::guard::FloodGuard::is_counting(
+            &Settings::default().notice_limits()
+        ));
         assert_eq!(limits.period, Duration::from_secs(3600));
     }
 
@@ -232,6 +274,9 @@ mod tests {
             ("orchestra.base_url", "http://"),
             ("orchestra.site_name", ""),
             ("orchestra.default_link_ttl", "59"),
+            ("orchestra.test_provider", "sometimes"),
+            ("notice.limits.per_payment", "-2"),
+            ("notice.limits.total", "1000000001"),
         ] {
             assert!(s.set(key, bad).is_err(), "{key}={bad} accepted");
         }

@@ -202,6 +202,8 @@ pub async fn build(db: &Db, flood_backend: &str) -> Report {
     });
     let settings = Settings::load(db).await.unwrap_or_default();
     checks.push(doorway_check(&settings, flood_backend));
+    checks.push(notice_check(&settings, flood_backend));
+    checks.push(provider_check(&settings));
     Report { checks }
 }
 
@@ -241,5 +243,66 @@ pub fn doorway_check(settings: &Settings, flood_backend: &str) -> Check {
             severity: Severity::Warning,
             description: Some(Message::new(description)),
         }
+    }
+}
+
+/// "Payment notice request limits": the provider notices' own line, asking the same
+/// `is_counting` for their limits.
+pub fn notice_check(settings: &Settings, flood_backend: &str) -> Check {
+    let limits = settings.notice_limits();
+    let title = Message::new("status-notice");
+    if FloodGuard::is_counting(&limits) {
+        Check {
+            id: "notice_limits",
+            title,
+            value: Message::new("status-notice-on")
+                .arg("per_payment", limits.per_caller.to_string())
+                .arg("total", limits.total.to_string())
+                .arg("period", limits.period.as_secs().to_string())
+                .arg("backend", flood_backend),
+            severity: Severity::Ok,
+            description: None,
+        }
+    } else {
+        Check {
+            id: "notice_limits",
+            title,
+            value: Message::new(if limits.enabled {
+                "status-notice-off-zero"
+            } else {
+                "status-notice-off-switch"
+            }),
+            severity: Severity::Warning,
+            description: Some(Message::new("status-notice-off-description")),
+        }
+    }
+}
+
+/// "Payment provider": a warning while the test provider takes payments on a public (https)
+/// site, where payers would believe they paid.
+pub fn provider_check(settings: &Settings) -> Check {
+    let title = Message::new("status-provider");
+    match (settings.test_provider, settings.base_url.starts_with("https://")) {
+        (true, true) => Check {
+            id: "payment_provider",
+            title,
+            value: Message::new("status-provider-test"),
+            severity: Severity::Warning,
+            description: Some(Message::new("status-provider-test-public-description")),
+        },
+        (true, false) => Check {
+            id: "payment_provider",
+            title,
+            value: Message::new("status-provider-test"),
+            severity: Severity::Ok,
+            description: Some(Message::new("status-provider-test-description")),
+        },
+        (false, _) => Check {
+            id: "payment_provider",
+            title,
+            value: Message::new("status-provider-off"),
+            severity: Severity::Ok,
+            description: None,
+        },
     }
 }

@@ -151,3 +151,87 @@ status-doorway-off-zero = Nothing caps the doorway: both limits are 0.
 status-doorway-off-zero-description = The switch is on, but a limit of 0 turns its tier off. Set requests per link and in total in Interaction settings (/admin/config/orchestra/interaction), or: orchestra config set interaction.limits.per_link 30
 
 status-line = [{ $severity }] { $title }: { $value }
+
+# Issue 8: versions, participants, link records
+action-cancel = Cancel
+workflow-open = Open the workflow { $label }
+workflow-current-version = Current version
+workflow-participants = Participants
+workflow-participants-help = Write @name after the kind to say who answers a step (form@supplier). Steps that name nobody go to the participant "default". Parallel branches [legal,finance] are participants of one step.
+workflow-versions = Versions
+workflow-versions-help = Every save makes a new version. A running instance stays on the version it started on until it ends; new instances start on the newest.
+workflow-version = Version
+workflow-version-created = Saved
+workflow-version-running = Running instances
+workflow-version-ended = Ended instances
+workflow-version-newest = newest
+workflow-version-delete = Delete version { $number }
+workflow-edit-named = Edit { $label }
+workflow-delete-named = Delete { $label }
+workflow-save-makes-version = You are editing version { $version }. Saving a changed definition makes a new version; { $running ->
+    [0] no instance is running now.
+    [one] the one running instance stays on the version it has.
+   *[other] the { $running } running instances stay on the version they have.
+}
+workflow-delete-explain = The workflow disappears from the lists and no new instance can start on it. Ended instances keep their history. This cannot be undone.
+workflow-delete-confirm = Delete the workflow
+workflow-delete-running = This workflow cannot be deleted: { $running ->
+    [one] one instance is still running on it.
+   *[other] { $running } instances are still running on it.
+} Let them end first.
+workflow-deleted = The workflow was deleted.
+workflow-version-delete-title = Delete version { $number } of { $label }
+workflow-version-delete-explain = The version disappears from the workflow's page. Instances that ended on it keep their history.
+workflow-version-delete-running = This version cannot be deleted: { $running ->
+    [one] one instance is still running on it.
+   *[other] { $running } instances are still running on it.
+}
+workflow-version-delete-last = The newest version cannot be deleted: a workflow keeps at least one.
+workflow-version-deleted = The version was deleted.
+instance-version = version
+instance-participant = Participant
+instance-nothing-to-issue = No participant has anything left to answer: no link can be issued.
+link-issued = Issued
+link-expires = Expires
+link-state = State
+link-state-active = Active
+link-state-expired = Expired
+link-state-revoked = Revoked
+link-state-used-up = Used up
+instance-link-revoke = Revoke the { $participant } link
+instance-link-revoked = The link was revoked.
+instance-revoke-title = Revoke every link of #{ $id } { $title }?
+instance-revoke-explain = Every link and payment return issued for this instance stops working at once, including any a participant is using right now. You can issue new links afterwards.
+history-participant = Participant
+event-link-revoked = Link revoked
+event-other = Other
+actor-cli = command line
+history-decision = Decision
+history-decision-approve = Approved
+history-decision-reject = Rejected
+history-comment = Comment
+history-payment = Payment
+history-paid = Paid
+link-instance-over = This instance has ended: there is nothing left to answer.
+link-participant-unknown = “{ $participant }” is not a participant of this instance's workflow version.
+link-participant-done = { $participant } has nothing left to answer in this instance.
+definition-participant = Line { $line }: a participant after @ is lower-case letters, digits and _ (for example form@supplier).
+definition-participant-and-branches = Line { $line }: a step has either one participant (@name) or parallel branches ([a,b]), not both.
+status-notice = Payment notice request limits
+status-notice-on = { $per_payment } per payment and { $total } in total every { $period } s (flood store: { $backend })
+status-notice-off-switch = Off: the site-wide switch is off
+status-notice-off-zero = Off: both notice limits are 0
+status-notice-off-description = Nothing caps the payment provider's notices (POST /notice/test-provider). Set them under Settings › Interaction, or: orchestra config set notice.limits.total 10000
+status-provider = Payment provider
+status-provider-test = Test provider (no money moves)
+status-provider-test-description = Payments go through the built-in test provider. Turn it off with: orchestra config set orchestra.test_provider false
+status-provider-test-public-description = This site is public (https) and its payments go through the built-in test provider: payers would believe they paid. Turn it off with: orchestra config set orchestra.test_provider false
+status-provider-off = Off
+notices-title = Payment notices
+notices-intro = The payment provider confirms each payment by a signed notice sent to POST /notice/test-provider. These limits count those notices through the same guard as the doorway, under the same switch and period. 0 turns a limit off.
+notices-per-payment = Notices per payment in a period
+notices-per-payment-help = A provider sends one notice per payment, and retries a few times when it gets no answer: 10 is plenty.
+notices-total = Notices in a period, all payments together
+notices-total-help = Size it from the payments you expect in a period, times the per-payment limit.
+notices-test-provider = Take payments through the built-in test provider
+notices-test-provider-help = On as shipped, so the examples can be paid. No money moves: turn it off on a public site.

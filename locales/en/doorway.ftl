@@ -34,3 +34,12 @@ provider-amount = Amount:
 provider-explain = Choose what the provider should report back to Orchestra.
 provider-pay = Simulate a successful payment
 provider-cancel = Cancel the payment
+
+# Issue 8: payments confirmed by the provider's notice
+doorway-payment-unavailable = Payments cannot be taken at the moment. Please try again later.
+doorway-payment-waiting-title = Waiting for the payment
+doorway-payment-waiting = We are waiting for the payment provider's confirmation. This page checks again by itself.
+doorway-payment-confirmed-title = Payment confirmed
+doorway-payment-confirmed = The payment provider confirmed your payment. Thank you.
+provider-settled = This payment is settled.
+provider-back = Back to the site

@@ -49,7 +49,7 @@ cli-usage =
       admin create NAME                                    create an administrator (password from ORCHESTRA_ADMIN_PASSWORD or standard input)
       workflow list                                        list workflows: id, name, label, steps
       instance start WORKFLOW [--subject TITLE] [--body TEXT]   start an instance; prints its id
-      link issue INSTANCE [--branch NAME] [--ttl DURATION] issue a link; prints its URL (DURATION: 3600, 30m, 12h, 7d)
+      link issue INSTANCE [--participant NAME] [--ttl DURATION] issue a link; prints its URL (DURATION: 3600, 30m, 12h, 7d)
       config get KEY | config set KEY VALUE | config list  read and change settings
       status [--format text|json]                          the status report; exits 0 OK, 1 warning, 2 error
       cron                                                 periodic maintenance

@@ -151,3 +151,87 @@ status-doorway-off-zero = Rien ne limite la porte : les deux limites valent 0.
 status-doorway-off-zero-description = L'interrupteur est allumé, mais une limite de 0 désactive son palier. Réglez les requêtes par lien et au total dans Réglages d'interaction (/admin/config/orchestra/interaction), ou : orchestra config set interaction.limits.per_link 30
 
 status-line = [{ $severity }] { $title } : { $value }
+
+# Issue 8: versions, participants, link records
+action-cancel = Annuler
+workflow-open = Ouvrir le workflow { $label }
+workflow-current-version = Version actuelle
+workflow-participants = Participants
+workflow-participants-help = Écrivez @nom après le type pour dire qui répond à une étape (form@supplier). Les étapes qui ne nomment personne vont au participant « default ». Les branches parallèles [legal,finance] sont les participants d'une même étape.
+workflow-versions = Versions
+workflow-versions-help = Chaque enregistrement crée une nouvelle version. Une instance en cours reste sur la version où elle a commencé jusqu'à sa fin ; les nouvelles instances démarrent sur la plus récente.
+workflow-version = Version
+workflow-version-created = Enregistrée
+workflow-version-running = Instances en cours
+workflow-version-ended = Instances terminées
+workflow-version-newest = la plus récente
+workflow-version-delete = Supprimer la version { $number }
+workflow-edit-named = Modifier { $label }
+workflow-delete-named = Supprimer { $label }
+workflow-save-makes-version = Vous modifiez la version { $version }. Enregistrer une définition modifiée crée une nouvelle version ; { $running ->
+    [0] aucune instance n'est en cours.
+    [one] l'instance en cours reste sur sa version.
+   *[other] les { $running } instances en cours restent sur leur version.
+}
+workflow-delete-explain = Le workflow disparaît des listes et aucune nouvelle instance ne peut démarrer dessus. Les instances terminées gardent leur historique. C'est définitif.
+workflow-delete-confirm = Supprimer le workflow
+workflow-delete-running = Ce workflow ne peut pas être supprimé : { $running ->
+    [one] une instance est encore en cours dessus.
+   *[other] { $running } instances sont encore en cours dessus.
+} Attendez qu'elles se terminent.
+workflow-deleted = Le workflow a été supprimé.
+workflow-version-delete-title = Supprimer la version { $number } de { $label }
+workflow-version-delete-explain = La version disparaît de la page du workflow. Les instances terminées sur cette version gardent leur historique.
+workflow-version-delete-running = Cette version ne peut pas être supprimée : { $running ->
+    [one] une instance est encore en cours dessus.
+   *[other] { $running } instances sont encore en cours dessus.
+}
+workflow-version-delete-last = La version la plus récente ne peut pas être supprimée : un workflow en garde au moins une.
+workflow-version-deleted = La version a été supprimée.
+instance-version = version
+instance-participant = Participant
+instance-nothing-to-issue = Aucun participant n'a plus rien à répondre : aucun lien ne peut être émis.
+link-issued = Émis
+link-expires = Expire
+link-state = État
+link-state-active = Actif
+link-state-expired = Expiré
+link-state-revoked = Révoqué
+link-state-used-up = Épuisé
+instance-link-revoke = Révoquer le lien de { $participant }
+instance-link-revoked = Le lien a été révoqué.
+instance-revoke-title = Révoquer tous les liens de #{ $id } { $title } ?
+instance-revoke-explain = Tous les liens et retours de paiement émis pour cette instance cessent de fonctionner immédiatement, y compris ceux qu'un participant utilise en ce moment. Vous pourrez émettre de nouveaux liens ensuite.
+history-participant = Participant
+event-link-revoked = Lien révoqué
+event-other = Autre
+actor-cli = ligne de commande
+history-decision = Décision
+history-decision-approve = Approuvé
+history-decision-reject = Refusé
+history-comment = Commentaire
+history-payment = Paiement
+history-paid = Payé
+link-instance-over = Cette instance est terminée : il n'y a plus rien à répondre.
+link-participant-unknown = « { $participant } » n'est pas un participant de la version du workflow de cette instance.
+link-participant-done = { $participant } n'a plus rien à répondre dans cette instance.
+definition-participant = Ligne { $line } : un participant après @ s'écrit en minuscules, chiffres et _ (par exemple form@supplier).
+definition-participant-and-branches = Ligne { $line } : une étape a soit un participant (@nom), soit des branches parallèles ([a,b]), pas les deux.
+status-notice = Limites des avis de paiement
+status-notice-on = { $per_payment } par paiement et { $total } au total toutes les { $period } s (stockage : { $backend })
+status-notice-off-switch = Désactivées : l'interrupteur général est coupé
+status-notice-off-zero = Désactivées : les deux limites des avis valent 0
+status-notice-off-description = Rien ne limite les avis du prestataire de paiement (POST /notice/test-provider). Réglez-les sous Paramètres › Interaction, ou : orchestra config set notice.limits.total 10000
+status-provider = Prestataire de paiement
+status-provider-test = Prestataire de test (aucun argent ne circule)
+status-provider-test-description = Les paiements passent par le prestataire de test intégré. Désactivez-le avec : orchestra config set orchestra.test_provider false
+status-provider-test-public-description = Ce site est public (https) et ses paiements passent par le prestataire de test intégré : les payeurs croiraient avoir payé. Désactivez-le avec : orchestra config set orchestra.test_provider false
+status-provider-off = Désactivé
+notices-title = Avis de paiement
+notices-intro = Le prestataire de paiement confirme chaque paiement par un avis signé envoyé à POST /notice/test-provider. Ces limites comptent ces avis avec la même garde que le point d'entrée, sous le même interrupteur et la même période. 0 désactive une limite.
+notices-per-payment = Avis par paiement et par période
+notices-per-payment-help = Un prestataire envoie un avis par paiement, et le renvoie quelques fois sans réponse : 10 suffit largement.
+notices-total = Avis par période, tous paiements confondus
+notices-total-help = Dimensionnez-la d'après les paiements attendus sur une période, multipliés par la limite par paiement.
+notices-test-provider = Recevoir les paiements par le prestataire de test intégré
+notices-test-provider-help = Activé à la livraison, pour que les exemples puissent être payés. Aucun argent ne circule : désactivez-le sur un site public.

@@ -34,3 +34,12 @@ provider-amount = Montant :
 provider-explain = Choisissez ce que le prestataire doit renvoyer à Orchestra.
 provider-pay = Simuler un paiement réussi
 provider-cancel = Annuler le paiement
+
+# Issue 8: payments confirmed by the provider's notice
+doorway-payment-unavailable = Les paiements ne peuvent pas être reçus pour le moment. Veuillez réessayer plus tard.
+doorway-payment-waiting-title = En attente du paiement
+doorway-payment-waiting = Nous attendons la confirmation du prestataire de paiement. Cette page se met à jour d'elle-même.
+doorway-payment-confirmed-title = Paiement confirmé
+doorway-payment-confirmed = Le prestataire de paiement a confirmé votre paiement. Merci.
+provider-settled = Ce paiement est réglé.
+provider-back = Retour au site

@@ -49,7 +49,7 @@ cli-usage =
       admin create NOM                                     crée un administrateur (mot de passe dans ORCHESTRA_ADMIN_PASSWORD ou sur l'entrée standard)
       workflow list                                        liste les processus : id, nom, libellé, étapes
       instance start PROCESSUS [--subject TITRE] [--body TEXTE]   démarre une instance ; affiche son id
-      link issue INSTANCE [--branch NOM] [--ttl DURÉE]     émet un lien ; affiche son URL (DURÉE : 3600, 30m, 12h, 7d)
+      link issue INSTANCE [--participant NOM] [--ttl DURÉE] émet un lien ; affiche son URL (DURÉE : 3600, 30m, 12h, 7d)
       config get CLÉ | config set CLÉ VALEUR | config list lit et modifie les réglages
       status [--format text|json]                          le rapport d'état ; sort avec 0 si OK, 1 si avertissement, 2 si erreur
       cron                                                 maintenance périodique

@@ -45,6 +45,12 @@ impl From<sqlx::Error> for AppError {
     }
 }
 
+impl From<crate::error::Error> for AppError {
+    fn from(e: crate::error::Error) -> Self {
+        AppError::internal("domain error", e)
+    }
+}
+
 impl From<askama::Error> for AppError {
     fn from(e: askama::Error) -> Self {
         AppError::internal("template error", e)

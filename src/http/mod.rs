@@ -18,6 +18,7 @@ pub mod doorway;
 pub mod error;
 pub mod form;
 pub mod lang;
+pub mod notice;
 pub mod priority;
 pub mod provider;
 pub mod session_store;
@@ -34,6 +35,8 @@ pub struct AppState {
     pub flood_backend: flood::Backend,
     /// Requests being answered; refusals wait for them (`priority`).
     pub work: Arc<priority::InProgress>,
+    /// Parsed workflow versions: they never change, so the doorway reads them once.
+    pub versions: Arc<crate::workflow::versions::Cache>,
 }
 
 impl FromRef<AppState> for Db {
@@ -66,6 +69,7 @@ pub fn router(state: AppState, secure_cookies: bool) -> Router {
 
     let site = Router::new()
         .merge(provider::router())
+        .merge(notice::router())
         .merge(admin::router(state.clone()).layer(sessions.clone()))
         .merge(setup::router(state.clone()).layer(sessions))
         .merge(statics::router())

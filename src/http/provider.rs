@@ -1,30 +1,37 @@
-//! The built-in test payment provider: a page of its own, clearly labelled as a test, that
-//! sends the payer back to the doorway on the continuation handle it was given. No money
-//! moves; a real provider would sign its return, which this one does not need to.
+//! The built-in test payment provider: a page of its own, clearly labelled as a test. Its
+//! buttons do what a real provider's server does: send a signed notice (through the same
+//! counting and checks as `POST /notice/test-provider`), then send the payer back to the
+//! doorway on the continuation handle, where the page shows where the payment stands.
+//! Switched off with `orchestra.test_provider`: its pages are then not found.
 
 use axum::Router;
-use axum::extract::{Path, Query};
-use axum::http::StatusCode;
+use axum::body::Bytes;
+use axum::extract::{Request, State};
+use axum::http::{StatusCode, Uri};
 use axum::middleware;
-use axum::response::{IntoResponse, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
-use serde::Deserialize;
 
 use super::AppState;
 use super::context::{PageContext, html};
-use super::doorway::credential_headers;
+use super::doorway::{credential_headers, cross_site};
+use super::error::AppError;
+use super::form::pairs;
+use super::notice::{self, Received};
+use crate::capability::Kind;
 use crate::i18n::Lang;
+use crate::interaction::payment::{self, Notice, Outcome, PaymentState};
+use crate::interaction::{self, Resolved};
+use crate::site::Snapshot;
+use crate::store;
+use crate::workflow::format_amount;
+
+const PREFIX: &str = "/test-provider/";
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/test-provider/{handle}", get(checkout))
+        .route("/test-provider/{handle}", get(checkout).post(settle))
         .layer(middleware::map_response(credential_headers))
-}
-
-#[derive(Deserialize)]
-struct Checkout {
-    amount: Option<String>,
-    currency: Option<String>,
 }
 
 #[derive(askama::Template)]
@@ -32,29 +39,87 @@ struct Checkout {
 struct CheckoutPage {
     ctx: PageContext,
     amount: String,
-    paid_url: String,
-    cancel_url: String,
+    /// Whether the payment is still to be made here.
+    pending: bool,
+    return_url: String,
 }
 
-async fn checkout(lang: Lang, Path(handle): Path<String>, Query(q): Query<Checkout>) -> Response {
-    // Only the shape is checked: the doorway verifies the handle when the payer comes back.
-    if crate::capability::parse(&handle).is_none() {
-        return super::error::AppError::NotFound.into_response();
+/// The handle in the path, resolved, when the test provider is on.
+async fn handle_of(
+    state: &AppState,
+    snapshot: &Snapshot,
+    uri: &Uri,
+) -> Result<Option<(Resolved, store::payments::PaymentRow)>, AppError> {
+    if !snapshot.settings.test_provider {
+        return Ok(None);
     }
-    let amount = format!(
-        "{} {}",
-        q.amount
-            .filter(|a| a.len() <= 16 && a.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
-            .unwrap_or_default(),
-        q.currency
-            .filter(|c| c.len() == 3 && c.bytes().all(|b| b.is_ascii_uppercase()))
-            .unwrap_or_default()
-    );
+    let handle = uri.path().strip_prefix(PREFIX).unwrap_or("");
+    let Some(resolved) = interaction::resolve(
+        &state.db,
+        &state.versions,
+        &snapshot.keys,
+        handle,
+        state.clock.now_secs(),
+    )
+    .await?
+    .filter(|r| r.claims.kind == Kind::Handle) else {
+        return Ok(None);
+    };
+    let Some(id) = resolved.payment.map(|p| p.id) else {
+        return Ok(None);
+    };
+    Ok(store::payments::by_id(&state.db, id)
+        .await?
+        .map(|p| (resolved, p)))
+}
+
+async fn checkout(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Response, AppError> {
+    let snapshot = state.site.get().await;
+    let Some((resolved, payment)) = handle_of(&state, &snapshot, &uri).await? else {
+        return Err(AppError::NotFound);
+    };
     let page = CheckoutPage {
         ctx: PageContext::plain(lang),
-        amount,
-        paid_url: format!("/interaction/{handle}?outcome=paid"),
-        cancel_url: format!("/interaction/{handle}?outcome=cancelled"),
+        amount: format!("{} {}", format_amount(payment.amount_cents), payment.currency),
+        pending: PaymentState::parse(&payment.state) == Some(PaymentState::Pending),
+        return_url: format!("/interaction/{}", resolved.link),
     };
-    (StatusCode::OK, html(&page)).into_response()
+    Ok((StatusCode::OK, html(&page)).into_response())
+}
+
+/// The payer pressed *Pay* or *Cancel*: the provider sends its notice, then the payer back.
+async fn settle(State(state): State<AppState>, request: Request) -> Result<Response, AppError> {
+    if cross_site(request.headers()) {
+        return Err(AppError::Forbidden);
+    }
+    let uri = request.uri().clone();
+    let body = axum::body::to_bytes(request.into_body(), 1024)
+        .await
+        .map_err(|_| AppError::BadRequest)?;
+    let outcome = match pairs(&body)
+        .iter()
+        .find(|(k, _)| k == "outcome")
+        .map(|(_, v)| v.as_str())
+    {
+        Some("paid") => Outcome::Paid,
+        Some("failed") => Outcome::Failed,
+        _ => return Err(AppError::BadRequest),
+    };
+    let snapshot = state.site.get().await;
+    let Some((resolved, payment)) = handle_of(&state, &snapshot, &uri).await? else {
+        return Err(AppError::NotFound);
+    };
+    let notice = serde_json::to_vec(&Notice {
+        payment: payment.reference,
+        outcome,
+        timestamp: state.clock.now_secs(),
+    })
+    .map_err(|e| AppError::internal("could not write a test notice", e))?;
+    let signature = payment::sign(&snapshot.keys, &notice);
+    match notice::deliver(&state, &snapshot, &Bytes::from(notice), &signature).await? {
+        Received::Applied(_) => {}
+        Received::Limited => return Ok(super::doorway::refusal(Lang::En)),
+        Received::Refused => return Err(AppError::NotFound),
+    }
+    Ok(Redirect::to(&format!("/interaction/{}", resolved.link)).into_response())
 }

@@ -1,34 +1,61 @@
-//! Instances, their history, and continuation handles.
+//! Instances and their history. History lines record what they showed at the time (the step's
+//! title, kind and participant), so no later version of the workflow changes them.
 
 use super::Db;
+use crate::workflow::InstanceState;
 
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct InstanceRow {
     pub id: i64,
     pub workflow_id: i64,
+    pub version_id: i64,
     pub subject_title: String,
     pub subject_body: String,
     pub token: String,
     pub step_index: i64,
-    pub state: String,
+    #[sqlx(try_from = "String")]
+    pub state: InstanceState,
     pub created_at: i64,
     pub updated_at: i64,
 }
 
-#[derive(Clone, Debug, sqlx::FromRow)]
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct HistoryRow {
     pub step_index: i64,
     pub branch: String,
     pub event: String,
     pub answer: String,
     pub at: i64,
+    pub step_title: String,
+    pub kind: String,
+    pub participant: String,
+    pub actor: String,
 }
 
-const COLUMNS: &str = "id, workflow_id, subject_title, subject_body, token, step_index, state, created_at, updated_at";
+pub(crate) const COLUMNS: &str = "id, workflow_id, version_id, subject_title, subject_body, token, \
+     step_index, state, created_at, updated_at";
+/// The same columns, named through the table, for reads that join others.
+const QUALIFIED: &str = "instances.id, instances.workflow_id, instances.version_id, \
+     instances.subject_title, instances.subject_body, instances.token, instances.step_index, \
+     instances.state, instances.created_at, instances.updated_at";
+
+/// One line of history, as it will be shown.
+#[derive(Clone, Debug, Default)]
+pub struct Entry<'a> {
+    pub step: i64,
+    pub branch: &'a str,
+    pub event: &'a str,
+    pub answer: &'a str,
+    pub step_title: &'a str,
+    pub kind: &'a str,
+    pub participant: &'a str,
+    pub actor: &'a str,
+}
 
 pub async fn create(
     db: &Db,
     workflow_id: i64,
+    version_id: i64,
     title: &str,
     body: &str,
     token: &str,
@@ -36,40 +63,53 @@ pub async fn create(
     let now = super::now();
     let mut tx = db.pool.begin().await?;
     let id: i64 = sqlx::query_scalar(
-        "INSERT INTO instances (workflow_id, subject_title, subject_body, token, step_index, state, \
-         created_at, updated_at) VALUES ($1, $2, $3, $4, 0, 'active', $5, $5) RETURNING id",
+        "INSERT INTO instances (workflow_id, version_id, subject_title, subject_body, token, \
+         step_index, state, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, 0, 'active', $6, $6) RETURNING id",
     )
     .bind(workflow_id)
+    .bind(version_id)
     .bind(title)
     .bind(body)
     .bind(token)
     .bind(now)
     .fetch_one(&mut *tx)
     .await?;
-    insert_history(&mut tx, id, 0, "", "started", "{}", now).await?;
+    insert_history(
+        &mut tx,
+        id,
+        &Entry {
+            event: "started",
+            answer: "{}",
+            ..Entry::default()
+        },
+        now,
+    )
+    .await?;
     tx.commit().await?;
     Ok(id)
 }
 
-async fn insert_history(
+pub(crate) async fn insert_history(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     instance: i64,
-    step: i64,
-    branch: &str,
-    event: &str,
-    answer: &str,
+    e: &Entry<'_>,
     at: i64,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "INSERT INTO history (instance_id, step_index, branch, event, answer, at) \
-         VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO history (instance_id, step_index, branch, event, answer, at, step_title, \
+         kind, participant, actor) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(instance)
-    .bind(step)
-    .bind(branch)
-    .bind(event)
-    .bind(answer)
+    .bind(e.step)
+    .bind(e.branch)
+    .bind(e.event)
+    .bind(if e.answer.is_empty() { "{}" } else { e.answer })
     .bind(at)
+    .bind(e.step_title)
+    .bind(e.kind)
+    .bind(e.participant)
+    .bind(e.actor)
     .execute(&mut **tx)
     .await
     .map(|_| ())
@@ -80,6 +120,60 @@ pub async fn by_id(db: &Db, id: i64) -> Result<Option<InstanceRow>, sqlx::Error>
         .bind(id)
         .fetch_optional(&db.pool)
         .await
+}
+
+/// An instance as a link finds it, with the link's record in the same read.
+#[derive(Debug, sqlx::FromRow)]
+pub struct ForLink {
+    #[sqlx(flatten)]
+    pub instance: InstanceRow,
+    /// `None`: no record (a link issued before links were recorded); `Some(0)`: not revoked;
+    /// else when it was revoked.
+    pub revoked_at: Option<i64>,
+}
+
+/// One read for a link: the instance, and whether the link's record is revoked.
+pub async fn for_link(db: &Db, id: i64, link_hash: &str) -> Result<Option<ForLink>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS}, (SELECT COALESCE(l.revoked_at, 0) FROM links l \
+         WHERE l.hash = $2 AND l.instance_id = instances.id) AS revoked_at \
+         FROM instances WHERE id = $1"
+    ))
+    .bind(id)
+    .bind(link_hash)
+    .fetch_optional(&db.pool)
+    .await
+}
+
+/// An instance as a continuation handle finds it, with the payment it returns to.
+#[derive(Debug, sqlx::FromRow)]
+pub struct ForHandle {
+    #[sqlx(flatten)]
+    pub instance: InstanceRow,
+    pub payment_id: Option<i64>,
+    pub payment_state: Option<String>,
+}
+
+/// One read for a handle: the instance, and the payment the handle returns to while it is
+/// unexpired.
+pub async fn for_handle(
+    db: &Db,
+    id: i64,
+    handle_hash: &str,
+    now: i64,
+) -> Result<Option<ForHandle>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {QUALIFIED}, p.id AS payment_id, p.state AS payment_state \
+         FROM instances \
+         LEFT JOIN handles h ON h.hash = $2 AND h.instance_id = instances.id AND h.expires > $3 \
+         LEFT JOIN payments p ON p.id = h.payment_id \
+         WHERE instances.id = $1"
+    ))
+    .bind(id)
+    .bind(handle_hash)
+    .bind(now)
+    .fetch_optional(&db.pool)
+    .await
 }
 
 pub async fn recent(db: &Db, limit: i64) -> Result<Vec<InstanceRow>, sqlx::Error> {
@@ -93,7 +187,8 @@ pub async fn recent(db: &Db, limit: i64) -> Result<Vec<InstanceRow>, sqlx::Error
 
 pub async fn history(db: &Db, instance: i64) -> Result<Vec<HistoryRow>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT step_index, branch, event, answer, at FROM history WHERE instance_id = $1 ORDER BY id",
+        "SELECT step_index, branch, event, answer, at, step_title, kind, participant, actor \
+         FROM history WHERE instance_id = $1 ORDER BY id",
     )
     .bind(instance)
     .fetch_all(&db.pool)
@@ -115,19 +210,6 @@ pub async fn answered_branches(
     .await
 }
 
-/// Adds a history line outside an answer (a link issued, links revoked).
-pub async fn note(
-    db: &Db,
-    instance: i64,
-    step: i64,
-    branch: &str,
-    event: &str,
-) -> Result<(), sqlx::Error> {
-    let mut tx = db.pool.begin().await?;
-    insert_history(&mut tx, instance, step, branch, event, "{}", super::now()).await?;
-    tx.commit().await
-}
-
 /// What an answer did to its instance.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Recorded {
@@ -136,7 +218,7 @@ pub enum Recorded {
     /// Recorded, and the instance moved to the next step.
     Advanced,
     /// Recorded, and the instance ended in this state.
-    Ended(&'static str),
+    Ended(InstanceState),
     /// Not recorded: the step moved on or this branch was already answered.
     Stale,
 }
@@ -151,22 +233,38 @@ pub struct Answer<'a> {
     pub branches: &'a [String],
     pub last_step: bool,
     /// Set when this answer ends the instance whatever the other branches say (a rejection).
-    pub ends_as: Option<&'static str>,
+    pub ends_as: Option<InstanceState>,
+    pub step_title: &'a str,
+    pub kind: &'a str,
+    pub participant: &'a str,
 }
 
 /// Records an answer and moves the instance on when its step is complete, in one transaction.
-/// The first statement takes the instance's row (its write lock), so two branches answered at
-/// the same moment are counted one after the other and the step advances exactly once.
 pub async fn record_answer(db: &Db, a: &Answer<'_>) -> Result<Recorded, sqlx::Error> {
-    let now = super::now();
     let mut tx = db.pool.begin().await?;
+    let outcome = record_answer_in(&mut tx, a).await?;
+    if outcome != Recorded::Stale {
+        tx.commit().await?;
+    }
+    Ok(outcome)
+}
+
+/// Records an answer inside a transaction the caller commits (a payment notice records the
+/// payment's state and its answer together). The first statement takes the instance's row (its
+/// write lock), so two branches answered at the same moment are counted one after the other and
+/// the step advances exactly once.
+pub async fn record_answer_in(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    a: &Answer<'_>,
+) -> Result<Recorded, sqlx::Error> {
+    let now = super::now();
     let locked = sqlx::query(
         "UPDATE instances SET updated_at = $1 WHERE id = $2 AND step_index = $3 AND state = 'active'",
     )
     .bind(now)
     .bind(a.instance)
     .bind(a.step)
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?
     .rows_affected();
     if locked == 0 {
@@ -177,18 +275,24 @@ pub async fn record_answer(db: &Db, a: &Answer<'_>) -> Result<Recorded, sqlx::Er
     )
     .bind(a.instance)
     .bind(a.step)
-    .fetch_all(&mut *tx)
+    .fetch_all(&mut **tx)
     .await?;
     if answered.iter().any(|b| b == a.branch) {
         return Ok(Recorded::Stale);
     }
     insert_history(
-        &mut tx,
+        tx,
         a.instance,
-        a.step,
-        a.branch,
-        "answered",
-        a.answer_json,
+        &Entry {
+            step: a.step,
+            branch: a.branch,
+            event: "answered",
+            answer: a.answer_json,
+            step_title: a.step_title,
+            kind: a.kind,
+            participant: a.participant,
+            actor: "",
+        },
         now,
     )
     .await?;
@@ -197,22 +301,21 @@ pub async fn record_answer(db: &Db, a: &Answer<'_>) -> Result<Recorded, sqlx::Er
         .iter()
         .all(|b| b == a.branch || answered.contains(b));
     let outcome = if let Some(state) = a.ends_as {
-        set_state(&mut tx, a.instance, a.step, state, now).await?;
+        set_state(tx, a.instance, a.step, state, now).await?;
         Recorded::Ended(state)
     } else if !complete {
         Recorded::Waiting
     } else if a.last_step {
-        set_state(&mut tx, a.instance, a.step + 1, "complete", now).await?;
-        Recorded::Ended("complete")
+        set_state(tx, a.instance, a.step + 1, InstanceState::Complete, now).await?;
+        Recorded::Ended(InstanceState::Complete)
     } else {
         sqlx::query("UPDATE instances SET step_index = $1 WHERE id = $2")
             .bind(a.step + 1)
             .bind(a.instance)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
         Recorded::Advanced
     };
-    tx.commit().await?;
     Ok(outcome)
 }
 
@@ -220,70 +323,24 @@ async fn set_state(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     instance: i64,
     step: i64,
-    state: &str,
+    state: InstanceState,
     now: i64,
 ) -> Result<(), sqlx::Error> {
     sqlx::query("UPDATE instances SET state = $1, step_index = $2 WHERE id = $3")
-        .bind(state)
+        .bind(state.as_str())
         .bind(step)
         .bind(instance)
         .execute(&mut **tx)
         .await?;
-    insert_history(tx, instance, step, "", state, "{}", now).await
-}
-
-/// Gives the instance a new token: every link and handle issued for it stops verifying.
-pub async fn rotate_token(db: &Db, instance: i64, token: &str) -> Result<bool, sqlx::Error> {
-    sqlx::query("UPDATE instances SET token = $1, updated_at = $2 WHERE id = $3")
-        .bind(token)
-        .bind(super::now())
-        .bind(instance)
-        .execute(&db.pool)
-        .await
-        .map(|r| r.rows_affected() == 1)
-}
-
-pub async fn put_handle(
-    db: &Db,
-    hash: &str,
-    instance: i64,
-    expires: i64,
-) -> Result<(), sqlx::Error> {
-    sqlx::query("INSERT INTO handles (hash, instance_id, expires) VALUES ($1, $2, $3)")
-        .bind(hash)
-        .bind(instance)
-        .bind(expires)
-        .execute(&db.pool)
-        .await
-        .map(|_| ())
-}
-
-/// Whether a handle is known, unexpired and unused.
-pub async fn handle_usable(db: &Db, hash: &str, now: i64) -> Result<bool, sqlx::Error> {
-    let found: Option<i64> = sqlx::query_scalar(
-        "SELECT instance_id FROM handles WHERE hash = $1 AND expires > $2 AND used = 0",
+    insert_history(
+        tx,
+        instance,
+        &Entry {
+            step,
+            event: state.as_str(),
+            ..Entry::default()
+        },
+        now,
     )
-    .bind(hash)
-    .bind(now)
-    .fetch_optional(&db.pool)
-    .await?;
-    Ok(found.is_some())
-}
-
-/// Spends a handle; `false` when it was already spent (a replayed return trip).
-pub async fn spend_handle(db: &Db, hash: &str, now: i64) -> Result<bool, sqlx::Error> {
-    sqlx::query("UPDATE handles SET used = 1 WHERE hash = $1 AND used = 0 AND expires > $2")
-        .bind(hash)
-        .bind(now)
-        .execute(&db.pool)
-        .await
-        .map(|r| r.rows_affected() == 1)
-}
-
-pub async fn delete_expired_handles(db: &Db, now: i64) -> Result<u64, sqlx::Error> {
-    sqlx::query("DELETE FROM handles WHERE expires <= $1")
-        .bind(now)
-        .execute(&db.pool)
-        .await
-        .map(|r| r.rows_affected())
+    .await
 }

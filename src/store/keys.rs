@@ -8,24 +8,32 @@ pub async fn load_or_create(db: &Db) -> Result<SiteKeys, sqlx::Error> {
     let fresh = SiteKeys::generate();
     // Two processes starting at once both try; the first insert wins and both read it back.
     sqlx::query(
-        "INSERT INTO site_keys (id, private_key, hash_salt, created_at) VALUES (1, $1, $2, $3) \
-         ON CONFLICT (id) DO NOTHING",
+        "INSERT INTO site_keys (id, private_key, hash_salt, created_at, provider_key) \
+         VALUES (1, $1, $2, $3, $4) ON CONFLICT (id) DO NOTHING",
     )
     .bind(fresh.private_key_hex())
     .bind(fresh.hash_salt_hex())
     .bind(super::now())
+    .bind(fresh.provider_key_hex())
     .execute(&db.pool)
     .await?;
+    // A database made before provider notices gets its provider key on the first start after
+    // the upgrade.
+    sqlx::query("UPDATE site_keys SET provider_key = $1 WHERE id = 1 AND provider_key IS NULL")
+        .bind(fresh.provider_key_hex())
+        .execute(&db.pool)
+        .await?;
     load(db).await
 }
 
 /// The stored keys; an error when they were never made.
 pub async fn load(db: &Db) -> Result<SiteKeys, sqlx::Error> {
-    let (private_key, hash_salt): (String, String) =
-        sqlx::query_as("SELECT private_key, hash_salt FROM site_keys WHERE id = 1")
-            .fetch_one(&db.pool)
-            .await?;
-    SiteKeys::from_hex(&private_key, &hash_salt)
+    let (private_key, hash_salt, provider): (String, String, Option<String>) = sqlx::query_as(
+        "SELECT private_key, hash_salt, provider_key FROM site_keys WHERE id = 1",
+    )
+    .fetch_one(&db.pool)
+    .await?;
+    SiteKeys::from_hex(&private_key, &hash_salt, provider.as_deref().unwrap_or(""))
         .ok_or_else(|| sqlx::Error::Protocol("the stored site keys are malformed".into()))
 }
 

@@ -12,6 +12,8 @@ pub mod admins;
 pub mod flood;
 pub mod instances;
 pub mod keys;
+pub mod links;
+pub mod payments;
 pub mod sessions;
 pub mod settings;
 pub mod workflows;

@@ -1,13 +1,20 @@
-//! Workflows: ordered steps, each answered through an interaction kind, possibly by several
-//! parallel branches. Definitions are written in a small line format that administrators edit
-//! in one text area and the CLI prints; stored as JSON.
+//! Workflows: ordered steps, each answered through an interaction kind by a participant, or by
+//! several participants in parallel branches. Definitions are written in a small line format
+//! that administrators edit in one text area and the CLI prints; stored as JSON, one immutable
+//! version per save (`versions`).
 
 use serde::{Deserialize, Serialize};
 
-use crate::capability::valid_branch_name;
 use crate::i18n::Message;
 
 pub mod seed;
+pub mod versions;
+
+pub use participant::Participant;
+pub use state::InstanceState;
+
+mod participant;
+mod state;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Definition {
@@ -17,10 +24,48 @@ pub struct Definition {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Step {
     pub title: String,
-    /// Parallel branches, each answered through its own link; empty for a single answerer.
+    /// Parallel branches, each a participant answering through its own link; empty for a step
+    /// answered by `participant` alone.
     #[serde(default)]
-    pub branches: Vec<String>,
+    pub branches: Vec<Participant>,
+    /// Who answers a step without branches. Definitions saved before participants existed
+    /// name none, and go to the default participant.
+    #[serde(default, skip_serializing_if = "Participant::is_default")]
+    pub participant: Participant,
     pub interaction: Interaction,
+}
+
+impl Step {
+    /// Whether a participant answers this step, and under which branch ("" for a step without
+    /// branches).
+    pub fn branch_of(&self, who: &Participant) -> Option<&str> {
+        if self.branches.is_empty() {
+            (self.participant == *who).then_some("")
+        } else {
+            self.branches
+                .iter()
+                .find(|b| *b == who)
+                .map(Participant::as_str)
+        }
+    }
+
+    /// Everyone who answers this step.
+    pub fn participants(&self) -> &[Participant] {
+        if self.branches.is_empty() {
+            std::slice::from_ref(&self.participant)
+        } else {
+            &self.branches
+        }
+    }
+
+    /// The branches the step waits for ("" alone for a step without branches).
+    pub fn awaited(&self) -> Vec<String> {
+        if self.branches.is_empty() {
+            vec![String::new()]
+        } else {
+            self.branches.iter().map(|b| b.as_str().to_owned()).collect()
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -37,6 +82,15 @@ impl Interaction {
             Interaction::Form { .. } => "form",
             Interaction::Review => "review",
             Interaction::Payment { .. } => "payment",
+        }
+    }
+
+    /// The message naming this kind in the visitor's language.
+    pub fn message_id(&self) -> &'static str {
+        match self {
+            Interaction::Form { .. } => "kind-form",
+            Interaction::Review => "kind-review",
+            Interaction::Payment { .. } => "kind-payment",
         }
     }
 }
@@ -86,6 +140,17 @@ impl FieldKind {
 pub const MAX_STEPS: usize = 20;
 
 impl Definition {
+    /// Every participant of the definition, in the order they first answer.
+    pub fn participants(&self) -> Vec<&Participant> {
+        let mut out: Vec<&Participant> = Vec::new();
+        for p in self.steps.iter().flat_map(Step::participants) {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+        out
+    }
+
     pub fn from_json(json: &str) -> Option<Self> {
         serde_json::from_str(json).ok()
     }
@@ -99,8 +164,11 @@ impl Definition {
     /// ```text
     /// form: Supplier details | Company*, Email* (email), Quantity (number), Notes (long)
     /// review[legal,finance]: Approve the contract
-    /// payment: Pay the order | 49.90 EUR
+    /// payment@payer: Pay the order | 49.90 EUR
     /// ```
+    ///
+    /// `@name` names the participant who answers a step; `[a,b]` makes parallel branches, each a
+    /// participant. A step that names none goes to the default participant.
     pub fn parse(text: &str) -> Result<Self, Message> {
         let mut steps = Vec::new();
         for (n, line) in text.lines().enumerate() {
@@ -112,16 +180,26 @@ impl Definition {
             let (head, rest) = line
                 .split_once(':')
                 .ok_or_else(|| at("definition-no-colon"))?;
+            let (head, participant) = match head.split_once('@') {
+                Some((head, who)) => (
+                    head,
+                    Participant::parse(who.trim()).ok_or_else(|| at("definition-participant"))?,
+                ),
+                None => (head, Participant::default()),
+            };
             let (kind, branches) = match head.trim().split_once('[') {
+                Some(_) if !participant.is_default() => {
+                    return Err(at("definition-participant-and-branches"));
+                }
                 Some((kind, list)) => {
                     let list = list
                         .strip_suffix(']')
                         .ok_or_else(|| at("definition-branches"))?;
-                    let branches: Vec<String> =
-                        list.split(',').map(|b| b.trim().to_owned()).collect();
-                    if branches.iter().any(|b| !valid_branch_name(b)) {
-                        return Err(at("definition-branch-name"));
-                    }
+                    let branches = list
+                        .split(',')
+                        .map(|b| Participant::parse(b.trim()))
+                        .collect::<Option<Vec<_>>>()
+                        .ok_or_else(|| at("definition-branch-name"))?;
                     let mut unique = branches.clone();
                     unique.sort();
                     unique.dedup();
@@ -157,6 +235,7 @@ impl Definition {
             steps.push(Step {
                 title: title.to_owned(),
                 branches,
+                participant,
                 interaction,
             });
         }
@@ -175,9 +254,13 @@ impl Definition {
         for step in &self.steps {
             out.push_str(step.interaction.kind());
             if !step.branches.is_empty() {
+                let names: Vec<&str> = step.branches.iter().map(Participant::as_str).collect();
                 out.push('[');
-                out.push_str(&step.branches.join(","));
+                out.push_str(&names.join(","));
                 out.push(']');
+            } else if !step.participant.is_default() {
+                out.push('@');
+                out.push_str(step.participant.as_str());
             }
             out.push_str(": ");
             out.push_str(&step.title);
@@ -342,13 +425,16 @@ mod tests {
 
     const SAMPLE: &str = "form: Supplier details | Company*, Email* (email), Quantity (number), Notes (long)\n\
                           review[legal,finance]: Approve the contract\n\
-                          payment: Pay the order | 49.90 EUR\n";
+                          payment@payer: Pay the order | 49.90 EUR\n";
 
     #[test]
     fn the_line_format_round_trips() {
         let def = Definition::parse(SAMPLE).unwrap();
         assert_eq!(def.steps.len(), 3);
-        assert_eq!(def.steps[1].branches, ["legal", "finance"]);
+        let branches: Vec<&str> = def.steps[1].branches.iter().map(|b| b.as_str()).collect();
+        assert_eq!(branches, ["legal", "finance"]);
+        assert_eq!(def.steps[2].participant.as_str(), "payer");
+        assert!(def.steps[0].participant.is_default());
         assert_eq!(
             def.steps[2].interaction,
             Interaction::Payment {
@@ -372,6 +458,9 @@ mod tests {
             "payment: x | 1.5 EUR",
             "form: x | a (date)",
             "form: x",
+            "review@: x",
+            "review@Legal: x",
+            "review[a,b]@c: x",
         ] {
             assert!(Definition::parse(bad).is_err(), "{bad:?}");
         }

@@ -1,4 +1,6 @@
-//! Example workflows made on first start, so a newcomer can click through at once.
+//! Example workflows made on first start, so a newcomer can click through at once. Each shows
+//! participants: a supplier and a reviewer on two links; a payer who fills the form and pays on
+//! one; two parallel reviewers.
 
 use crate::store::{self, Db};
 
@@ -6,8 +8,8 @@ pub const EXAMPLES: &[(&str, &str, &str)] = &[
     (
         "supplier_onboarding",
         "Supplier onboarding",
-        "form: Supplier details | Company*, Contact email* (email), Yearly volume (number), Notes (long)\n\
-         review: Check the supplier\n",
+        "form@supplier: Supplier details | Company*, Contact email* (email), Yearly volume (number), Notes (long)\n\
+         review@reviewer: Check the supplier\n",
     ),
     (
         "contract_review",
@@ -17,8 +19,8 @@ pub const EXAMPLES: &[(&str, &str, &str)] = &[
     (
         "order_payment",
         "Order payment",
-        "form: Delivery address | Name*, Address* (long), Email* (email)\n\
-         payment: Pay the order | 49.90 EUR\n",
+        "form@payer: Delivery address | Name*, Address* (long), Email* (email)\n\
+         payment@payer: Pay the order | 49.90 EUR\n",
     ),
 ];
 

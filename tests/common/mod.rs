@@ -156,23 +156,44 @@ impl TestApp {
             .unwrap()
     }
 
-    /// Issues a link and returns its path (`/interaction/...`).
-    pub async fn link(&self, instance: i64, branch: Option<&str>) -> String {
+    /// Issues a link and returns its path (`/interaction/...`): for a participant, or with
+    /// `None` for whoever answers the instance's current step.
+    pub async fn link(&self, instance: i64, participant: Option<&str>) -> String {
         let keys = orchestra::store::keys::load_or_create(&self.db)
             .await
             .unwrap();
+        let who = match participant {
+            Some(p) => p.to_owned(),
+            None => self.current_participant(instance).await,
+        };
         orchestra::links::issue(
             &self.db,
             &keys,
             "",
             instance,
-            branch,
+            &who,
             3600,
             self.clock.now_secs(),
+            &orchestra::links::Actor::CommandLine,
         )
         .await
         .unwrap()
         .unwrap()
+    }
+
+    /// The first participant with something left to answer in an instance.
+    pub async fn current_participant(&self, instance: i64) -> String {
+        let row = orchestra::store::instances::by_id(&self.db, instance)
+            .await
+            .unwrap()
+            .expect("the instance exists");
+        let definition = self.state.versions.get(&self.db, row.version_id).await.unwrap();
+        orchestra::links::participants_left(&self.db, &row, &definition)
+            .await
+            .unwrap()
+            .first()
+            .map(|p| p.as_str().to_owned())
+            .expect("someone has something left to answer")
     }
 }
 

@@ -139,7 +139,7 @@ pub async fn state_of(app: &TestApp, id: i64) -> (String, i64) {
         .await
         .unwrap()
         .expect("the instance exists");
-    (row.state, row.step_index)
+    (row.state.as_str().to_owned(), row.step_index)
 }
 
 /// An instance's history as (step, branch, event), oldest first.

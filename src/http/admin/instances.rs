@@ -1,4 +1,5 @@
-//! Instances: start one for a subject, see its history, issue and revoke links.
+//! Instances: start one for a subject, see its history, issue links for its participants, list
+//! and revoke them (all of them after a confirmation page).
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -6,14 +7,15 @@ use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use tower_sessions::Session;
 
+use super::workflows::ConfirmPage;
 use super::{FieldErrors, error_for};
 use crate::http::AppState;
 use crate::http::context::{PageContext, flash, html};
 use crate::http::error::{AppError, Result};
 use crate::http::form::Form;
-use crate::links;
+use crate::i18n::{Lang, Message};
+use crate::links::{self, Actor};
 use crate::store::{self, instances::InstanceRow};
-use crate::workflow::Definition;
 
 pub struct InstanceLine {
     pub id: i64,
@@ -31,22 +33,27 @@ struct ListPage {
 }
 
 pub async fn list(State(state): State<AppState>, ctx: PageContext) -> Result<Response> {
-    let workflows = store::workflows::list(&state.db).await?;
-    let instances = store::instances::recent(&state.db, 200)
-        .await?
-        .into_iter()
-        .map(|i| InstanceLine {
+    let mut labels: Vec<(i64, String)> = Vec::new();
+    let mut instances = Vec::new();
+    for i in store::instances::recent(&state.db, 200).await? {
+        let workflow = match labels.iter().find(|(id, _)| *id == i.workflow_id) {
+            Some((_, l)) => l.clone(),
+            None => {
+                let l = store::workflows::label(&state.db, i.workflow_id)
+                    .await?
+                    .unwrap_or_default();
+                labels.push((i.workflow_id, l.clone()));
+                l
+            }
+        };
+        instances.push(InstanceLine {
             id: i.id,
-            workflow: workflows
-                .iter()
-                .find(|w| w.id == i.workflow_id)
-                .map(|w| w.label.clone())
-                .unwrap_or_default(),
-            state: ctx.t(&format!("state-{}", i.state)),
+            workflow,
+            state: ctx.t(i.state.message_id()),
             updated: crate::time::format_utc(i.updated_at),
             title: i.subject_title,
-        })
-        .collect();
+        });
+    }
     Ok(html(&ListPage { ctx, instances }))
 }
 
@@ -131,9 +138,21 @@ pub async fn start(
 pub struct HistoryLine {
     pub at: String,
     pub step: String,
-    pub branch: String,
+    pub participant: String,
     pub event: String,
+    pub actor: String,
     pub answer: Vec<(String, String)>,
+}
+
+pub struct LinkLine {
+    pub id: i64,
+    pub participant: String,
+    pub issued: String,
+    pub expires: String,
+    pub state: String,
+    pub state_class: &'static str,
+    pub revocable: bool,
+    pub revoke_label: String,
 }
 
 #[derive(askama::Template)]
@@ -142,13 +161,15 @@ struct ShowPage {
     ctx: PageContext,
     instance: InstanceRow,
     workflow: String,
+    version: i64,
     state_label: String,
     current_step: String,
-    /// Branches a link may be issued for (all branches of the workflow).
-    branches: Vec<String>,
+    /// Participants a link may be issued for: those with something left to answer.
+    participants: Vec<String>,
+    links: Vec<LinkLine>,
     history: Vec<HistoryLine>,
     ttl: String,
-    branch: String,
+    participant: String,
     issued_url: Option<String>,
     link_error: Option<String>,
 }
@@ -157,54 +178,77 @@ async fn show_page(state: &AppState, ctx: PageContext, id: i64) -> Result<ShowPa
     let instance = store::instances::by_id(&state.db, id)
         .await?
         .ok_or(AppError::NotFound)?;
-    let row = store::workflows::by_id(&state.db, instance.workflow_id)
+    let definition = state.versions.get(&state.db, instance.version_id).await?;
+    let version = store::workflows::version(&state.db, instance.version_id)
         .await?
-        .ok_or(AppError::NotFound)?;
-    let definition =
-        Definition::from_json(&row.definition).unwrap_or(Definition { steps: Vec::new() });
-    let mut branches: Vec<String> = definition
-        .steps
-        .iter()
-        .flat_map(|s| s.branches.clone())
-        .collect();
-    branches.dedup();
-    let step_title = |i: i64| {
-        definition
-            .steps
-            .get(i as usize)
-            .map(|s| s.title.clone())
-            .unwrap_or_default()
-    };
-    let current_step = if instance.state == "active" {
+        .map_or(0, |v| v.number);
+    let workflow = store::workflows::label(&state.db, instance.workflow_id)
+        .await?
+        .unwrap_or_default();
+    let current_step = if instance.state.is_over() {
+        String::new()
+    } else {
+        let i = instance.step_index as usize;
         format!(
             "{} / {} — {}",
-            instance.step_index + 1,
+            i + 1,
             definition.steps.len(),
-            step_title(instance.step_index)
+            definition.steps.get(i).map_or("", |s| s.title.as_str())
         )
-    } else {
-        String::new()
     };
+    let participants = links::participants_left(&state.db, &instance, &definition)
+        .await?
+        .into_iter()
+        .map(|p| p.as_str().to_owned())
+        .collect();
+    let now = state.clock.now_secs();
+    let links = links::list(&state.db, &instance, &definition, now)
+        .await?
+        .into_iter()
+        .map(|(l, s)| LinkLine {
+            revoke_label: ctx.msg(
+                &Message::new("instance-link-revoke").arg("participant", l.participant.clone()),
+            ),
+            id: l.id,
+            issued: format!(
+                "{} · {}",
+                crate::time::format_utc(l.issued_at),
+                actor_name(&ctx, &l.issued_by)
+            ),
+            expires: crate::time::format_utc(l.expires),
+            state: ctx.t(s.message_id()),
+            state_class: s.message_id(),
+            revocable: l.revoked_at.is_none() && l.expires > now,
+            participant: l.participant,
+        })
+        .collect();
     let history = store::instances::history(&state.db, id)
         .await?
         .into_iter()
         .map(|h| HistoryLine {
             at: crate::time::format_utc(h.at),
-            step: step_title(h.step_index),
-            branch: h.branch,
-            event: ctx.t(&format!("event-{}", h.event.replace('_', "-"))),
-            answer: flatten_answer(&h.answer),
+            step: h.step_title,
+            event: ctx.t(event_message(&h.event)),
+            actor: if h.actor.is_empty() {
+                String::new()
+            } else {
+                actor_name(&ctx, &h.actor)
+            },
+            answer: answer_lines(ctx.lang, &h.answer),
+            participant: h.participant,
         })
         .collect();
     let ttl = state.site.get().await.settings.default_link_ttl.to_string();
     Ok(ShowPage {
-        state_label: ctx.t(&format!("state-{}", instance.state)),
-        workflow: row.label,
+        state_label: ctx.t(instance.state.message_id()),
+        workflow,
+        version,
         current_step,
-        branches,
+        participants,
+        links,
         history,
         ttl,
-        branch: String::new(),
+        participant: String::new(),
         issued_url: None,
         link_error: None,
         instance,
@@ -212,29 +256,82 @@ async fn show_page(state: &AppState, ctx: PageContext, id: i64) -> Result<ShowPa
     })
 }
 
-/// An answer's JSON as label/value lines for the history table.
-fn flatten_answer(json: &str) -> Vec<(String, String)> {
+/// The message naming a history event. Every event written is listed, so the locale parity
+/// test sees each id.
+fn event_message(event: &str) -> &'static str {
+    match event {
+        "started" => "event-started",
+        "answered" => "event-answered",
+        "complete" => "event-complete",
+        "rejected" => "event-rejected",
+        "link_issued" => "event-link-issued",
+        "link_revoked" => "event-link-revoked",
+        "links_revoked" => "event-links-revoked",
+        _ => "event-other",
+    }
+}
+
+fn actor_name(ctx: &PageContext, stored: &str) -> String {
+    match Actor::from_stored(stored) {
+        Some(Actor::Admin(name)) => name,
+        Some(Actor::CommandLine) => ctx.t("actor-cli"),
+        None => stored.to_owned(),
+    }
+}
+
+/// An amount of cents as the language writes it: 49.90 or 49,90.
+pub fn format_amount_for(lang: Lang, cents: i64, currency: &str) -> String {
+    let plain = crate::workflow::format_amount(cents);
+    match lang {
+        Lang::Fr => format!("{} {currency}", plain.replace('.', ",")),
+        Lang::En => format!("{plain} {currency}"),
+    }
+}
+
+/// An answer as label/value lines in the visitor's language. Reads the answers recorded today
+/// (labels included) and those recorded before labels were (field names only).
+fn answer_lines(lang: Lang, json: &str) -> Vec<(String, String)> {
+    let t = |id: &str| crate::i18n::tr(lang, id, &[]);
     let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(json) else {
         return Vec::new();
     };
+    let text = |v: &serde_json::Value| v.as_str().map_or_else(|| v.to_string(), str::to_owned);
     let mut out = Vec::new();
-    for (k, v) in map {
-        match v {
-            serde_json::Value::Object(inner) => {
-                for (ik, iv) in inner {
-                    out.push((
-                        ik,
-                        iv.as_str().map_or_else(|| iv.to_string(), str::to_owned),
-                    ));
-                }
+    match map.get("fields") {
+        Some(serde_json::Value::Array(fields)) => {
+            for f in fields {
+                let label = f.get("label").map(text).unwrap_or_default();
+                let value = f.get("value").map(text).unwrap_or_default();
+                out.push((label, value));
             }
-            other => out.push((
-                k,
-                other
-                    .as_str()
-                    .map_or_else(|| other.to_string(), str::to_owned),
-            )),
         }
+        Some(serde_json::Value::Object(fields)) => {
+            for (k, v) in fields {
+                out.push((k.clone(), text(v)));
+            }
+        }
+        _ => {}
+    }
+    if let Some(d) = map.get("decision").and_then(|d| d.as_str()) {
+        let decision = match d {
+            "approve" => t("history-decision-approve"),
+            "reject" => t("history-decision-reject"),
+            other => other.to_owned(),
+        };
+        out.push((t("history-decision"), decision));
+        if let Some(c) = map.get("comment").and_then(|c| c.as_str()).filter(|c| !c.is_empty()) {
+            out.push((t("history-comment"), c.to_owned()));
+        }
+    }
+    if map.get("status").and_then(|s| s.as_str()) == Some("paid") {
+        let currency = map.get("currency").and_then(|c| c.as_str()).unwrap_or("");
+        let cents = map.get("amount_cents").and_then(|c| c.as_i64()).or_else(|| {
+            let a = map.get("amount")?.as_str()?;
+            let (u, c) = a.split_once('.')?;
+            Some(u.parse::<i64>().ok()? * 100 + c.parse::<i64>().ok()?)
+        });
+        let amount = cents.map_or_else(String::new, |c| format_amount_for(lang, c, currency));
+        out.push((t("history-payment"), format!("{} — {amount}", t("history-paid"))));
     }
     out
 }
@@ -249,9 +346,14 @@ pub async fn show(
 
 #[derive(Deserialize)]
 pub struct IssueForm {
-    branch: Option<String>,
+    #[serde(default)]
+    participant: String,
     #[serde(default)]
     ttl: String,
+}
+
+fn actor(ctx: &PageContext) -> Actor {
+    Actor::Admin(ctx.admin.clone().unwrap_or_default())
 }
 
 /// Issues a link and shows it once, on this response only: the URL is a credential, so it is
@@ -264,6 +366,7 @@ pub async fn issue_link(
 ) -> Result<Response> {
     let snapshot = state.site.get().await;
     let ttl = crate::time::parse_duration(&form.ttl);
+    let by = actor(&ctx);
     let result = match ttl {
         Some(ttl) => {
             links::issue(
@@ -271,19 +374,20 @@ pub async fn issue_link(
                 &snapshot.keys,
                 &snapshot.settings.base_url,
                 id,
-                form.branch.as_deref(),
+                &form.participant,
                 ttl,
                 state.clock.now_secs(),
+                &by,
             )
             .await?
         }
-        None => Err(crate::i18n::Message::new("link-ttl-invalid")
+        None => Err(Message::new("link-ttl-invalid")
             .arg("min", crate::settings::MIN_TTL.to_string())
             .arg("max", crate::settings::MAX_TTL.to_string())),
     };
     let mut page = show_page(&state, ctx, id).await?;
     page.ttl = form.ttl;
-    page.branch = form.branch.unwrap_or_default();
+    page.participant = form.participant;
     let status = match result {
         Ok(url) => {
             page.issued_url = Some(url);
@@ -304,14 +408,55 @@ pub async fn issue_link(
     Ok(response)
 }
 
+fn revoke_page(ctx: PageContext, instance: &InstanceRow) -> ConfirmPage {
+    ConfirmPage {
+        title: ctx.msg(
+            &Message::new("instance-revoke-title")
+                .arg("id", instance.id.to_string())
+                .arg("title", instance.subject_title.clone()),
+        ),
+        message: ctx.t("instance-revoke-explain"),
+        confirm: ctx.t("instance-revoke"),
+        cancel_url: format!("/admin/instances/{}", instance.id),
+        refusal: None,
+        ctx,
+    }
+}
+
+/// *Revoke all links* asks first, on a page of its own.
+pub async fn revoke_form(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    Path(id): Path<i64>,
+) -> Result<Response> {
+    let instance = store::instances::by_id(&state.db, id)
+        .await?
+        .ok_or(AppError::NotFound)?;
+    Ok(html(&revoke_page(ctx, &instance)))
+}
+
 pub async fn revoke(
     State(state): State<AppState>,
+    ctx: PageContext,
     session: Session,
     Path(id): Path<i64>,
 ) -> Result<Response> {
-    if !links::revoke(&state.db, id).await? {
+    if !links::revoke(&state.db, id, &actor(&ctx)).await? {
         return Err(AppError::NotFound);
     }
     flash(&session, "instance-revoked").await?;
+    Ok(Redirect::to(&format!("/admin/instances/{id}")).into_response())
+}
+
+pub async fn revoke_link(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    session: Session,
+    Path((id, link)): Path<(i64, i64)>,
+) -> Result<Response> {
+    if !links::revoke_one(&state.db, id, link, &actor(&ctx)).await? {
+        return Err(AppError::NotFound);
+    }
+    flash(&session, "instance-link-revoked").await?;
     Ok(Redirect::to(&format!("/admin/instances/{id}")).into_response())
 }

@@ -24,9 +24,18 @@ pub fn router(state: AppState) -> Router<AppState> {
             "/admin/workflows/new",
             get(workflows::new_form).post(workflows::create),
         )
+        .route("/admin/workflows/{id}", get(workflows::show))
         .route(
-            "/admin/workflows/{id}",
+            "/admin/workflows/{id}/edit",
             get(workflows::edit_form).post(workflows::save),
+        )
+        .route(
+            "/admin/workflows/{id}/delete",
+            get(workflows::delete_form).post(workflows::delete),
+        )
+        .route(
+            "/admin/workflows/{id}/versions/{number}/delete",
+            get(workflows::delete_version_form).post(workflows::delete_version),
         )
         .route("/admin/instances", get(instances::list))
         .route(
@@ -35,7 +44,14 @@ pub fn router(state: AppState) -> Router<AppState> {
         )
         .route("/admin/instances/{id}", get(instances::show))
         .route("/admin/instances/{id}/links", post(instances::issue_link))
-        .route("/admin/instances/{id}/revoke", post(instances::revoke))
+        .route(
+            "/admin/instances/{id}/revoke",
+            get(instances::revoke_form).post(instances::revoke),
+        )
+        .route(
+            "/admin/instances/{id}/links/{link}/revoke",
+            post(instances::revoke_link),
+        )
         .route(
             "/admin/config/orchestra",
             get(settings::show).post(settings::save),

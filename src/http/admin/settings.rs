@@ -119,9 +119,13 @@ struct InteractionPage {
     ctx: PageContext,
     per_link: String,
     total: String,
+    notice_per_payment: String,
+    notice_total: String,
+    test_provider: bool,
     enabled: bool,
     period: u64,
     counting: bool,
+    notices_counting: bool,
     errors: FieldErrors,
 }
 
@@ -136,9 +140,13 @@ pub async fn interaction_show(State(state): State<AppState>, ctx: PageContext) -
     Ok(html(&InteractionPage {
         per_link: s.per_link.to_string(),
         total: s.total.to_string(),
+        notice_per_payment: s.notice_per_payment.to_string(),
+        notice_total: s.notice_total.to_string(),
+        test_provider: s.test_provider,
         enabled: s.request_limits_enabled,
         period: s.request_limits_period,
         counting: FloodGuard::is_counting(&s.interaction_limits()),
+        notices_counting: FloodGuard::is_counting(&s.notice_limits()),
         errors: Vec::new(),
         ctx,
     }))
@@ -150,6 +158,11 @@ pub struct InteractionForm {
     per_link: String,
     #[serde(default)]
     total: String,
+    #[serde(default)]
+    notice_per_payment: String,
+    #[serde(default)]
+    notice_total: String,
+    test_provider: Option<String>,
 }
 
 pub async fn interaction_save(
@@ -158,9 +171,17 @@ pub async fn interaction_save(
     session: Session,
     Form(form): Form<InteractionForm>,
 ) -> Result<Response> {
+    let test_provider = if form.test_provider.is_some() {
+        "true"
+    } else {
+        "false"
+    };
     let values = [
         ("interaction.limits.per_link", form.per_link.as_str()),
         ("interaction.limits.total", form.total.as_str()),
+        ("notice.limits.per_payment", form.notice_per_payment.as_str()),
+        ("notice.limits.total", form.notice_total.as_str()),
+        ("orchestra.test_provider", test_provider),
     ];
     match Settings::save(&state.db, &values).await? {
         Ok(_) => {
@@ -174,9 +195,13 @@ pub async fn interaction_save(
                 errors: field_errors(&ctx, errors),
                 per_link: form.per_link,
                 total: form.total,
+                notice_per_payment: form.notice_per_payment,
+                notice_total: form.notice_total,
+                test_provider: form.test_provider.is_some(),
                 enabled: s.request_limits_enabled,
                 period: s.request_limits_period,
                 counting: FloodGuard::is_counting(&s.interaction_limits()),
+                notices_counting: FloodGuard::is_counting(&s.notice_limits()),
                 ctx,
             });
             *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;

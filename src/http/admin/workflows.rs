@@ -1,4 +1,5 @@
-//! Workflows: list, create from the interaction kinds, edit.
+//! Workflows: list, create, a workflow's page with its versions, edit (a new version), and
+//! delete (a workflow or a version) after a confirmation page.
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -12,14 +13,17 @@ use crate::http::context::{PageContext, flash, html};
 use crate::http::error::{AppError, Result};
 use crate::http::form::Form;
 use crate::i18n::Message;
-use crate::store;
-use crate::workflow::Definition;
+use crate::store::{self, workflows::Deleted};
+use crate::workflow::{Definition, Participant};
 
 pub struct WorkflowLine {
     pub id: i64,
     pub name: String,
     pub label: String,
     pub steps: String,
+    pub version: i64,
+    /// "Open Supplier onboarding": a link text that says what it opens.
+    pub open_label: String,
 }
 
 #[derive(askama::Template)]
@@ -29,36 +33,100 @@ struct ListPage {
     workflows: Vec<WorkflowLine>,
 }
 
+/// A definition's steps in one line: kinds and who answers them.
+fn steps_line(ctx: &PageContext, definition: &Definition) -> String {
+    definition
+        .steps
+        .iter()
+        .map(|s| {
+            let kind = ctx.t(s.interaction.message_id());
+            let who: Vec<&str> = s.participants().iter().map(Participant::as_str).collect();
+            format!("{kind} ({})", who.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(" → ")
+}
+
 pub async fn list(State(state): State<AppState>, ctx: PageContext) -> Result<Response> {
     let workflows = store::workflows::list(&state.db)
         .await?
         .into_iter()
-        .map(|w| {
-            let steps = Definition::from_json(&w.definition)
-                .map(|d| {
-                    d.steps
-                        .iter()
-                        .map(|s| {
-                            let kind = ctx.t(&format!("kind-{}", s.interaction.kind()));
-                            if s.branches.is_empty() {
-                                kind
-                            } else {
-                                format!("{kind} ({})", s.branches.join(", "))
-                            }
-                        })
-                        .collect::<Vec<_>>()
-                        .join(" → ")
-                })
-                .unwrap_or_default();
-            WorkflowLine {
-                id: w.id,
-                name: w.name,
-                label: w.label,
-                steps,
-            }
+        .map(|w| WorkflowLine {
+            steps: Definition::from_json(&w.definition)
+                .map(|d| steps_line(&ctx, &d))
+                .unwrap_or_default(),
+            open_label: ctx.msg(&Message::new("workflow-open").arg("label", w.label.clone())),
+            id: w.id,
+            name: w.name,
+            label: w.label,
+            version: w.version,
         })
         .collect();
     Ok(html(&ListPage { ctx, workflows }))
+}
+
+pub struct VersionView {
+    pub number: i64,
+    pub created: String,
+    pub running: i64,
+    pub ended: i64,
+    pub delete_label: String,
+}
+
+#[derive(askama::Template)]
+#[template(path = "admin/workflow.html")]
+struct ShowPage {
+    ctx: PageContext,
+    id: i64,
+    name: String,
+    label: String,
+    version: i64,
+    participants: String,
+    definition: String,
+    versions: Vec<VersionView>,
+    edit_label: String,
+    delete_label: String,
+}
+
+pub async fn show(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    Path(id): Path<i64>,
+) -> Result<Response> {
+    let w = store::workflows::by_id(&state.db, id)
+        .await?
+        .ok_or(AppError::NotFound)?;
+    let definition = Definition::from_json(&w.definition).unwrap_or(Definition { steps: vec![] });
+    let versions = store::workflows::versions(&state.db, id)
+        .await?
+        .into_iter()
+        .map(|v| VersionView {
+            delete_label: ctx.msg(
+                &Message::new("workflow-version-delete").arg("number", v.number.to_string()),
+            ),
+            number: v.number,
+            created: crate::time::format_utc(v.created_at),
+            running: v.running,
+            ended: v.ended,
+        })
+        .collect();
+    Ok(html(&ShowPage {
+        participants: definition
+            .participants()
+            .iter()
+            .map(|p| p.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        definition: definition.to_text(),
+        edit_label: ctx.msg(&Message::new("workflow-edit-named").arg("label", w.label.clone())),
+        delete_label: ctx.msg(&Message::new("workflow-delete-named").arg("label", w.label.clone())),
+        versions,
+        id,
+        name: w.name,
+        label: w.label,
+        version: w.version,
+        ctx,
+    }))
 }
 
 #[derive(askama::Template)]
@@ -71,6 +139,8 @@ struct FormPage {
     label: String,
     definition: String,
     errors: FieldErrors,
+    /// When editing: what saving will do to running instances.
+    versions_note: Option<String>,
 }
 
 impl FormPage {
@@ -79,8 +149,8 @@ impl FormPage {
     }
 }
 
-const STARTER: &str =
-    "form: Your details | Name*, Email* (email), Notes (long)\nreview: Check the details\n";
+const STARTER: &str = "form@requester: Your details | Name*, Email* (email), Notes (long)\n\
+                       review@reviewer: Check the details\n";
 
 pub async fn new_form(ctx: PageContext) -> Response {
     html(&FormPage {
@@ -90,7 +160,27 @@ pub async fn new_form(ctx: PageContext) -> Response {
         label: String::new(),
         definition: STARTER.into(),
         errors: Vec::new(),
+        versions_note: None,
     })
+}
+
+/// "Saving makes version 4; the 3 running instances stay on the version they have."
+async fn versions_note(state: &AppState, ctx: &PageContext, id: i64) -> Result<Option<String>> {
+    let Some(w) = store::workflows::by_id(&state.db, id).await? else {
+        return Ok(None);
+    };
+    let running: i64 = store::workflows::versions(&state.db, id)
+        .await?
+        .iter()
+        .map(|v| v.running)
+        .sum();
+    Ok(Some(
+        ctx.msg(
+            &Message::new("workflow-save-makes-version")
+                .arg("version", w.version.to_string())
+                .arg("running", running.to_string()),
+        ),
+    ))
 }
 
 pub async fn edit_form(
@@ -104,6 +194,7 @@ pub async fn edit_form(
     let definition = Definition::from_json(&w.definition)
         .map(|d| d.to_text())
         .unwrap_or_default();
+    let versions_note = versions_note(&state, &ctx, id).await?;
     Ok(html(&FormPage {
         ctx,
         id: Some(id),
@@ -111,6 +202,7 @@ pub async fn edit_form(
         label: w.label,
         definition,
         errors: Vec::new(),
+        versions_note,
     }))
 }
 
@@ -165,6 +257,7 @@ fn rejected(
     id: Option<i64>,
     form: WorkflowForm,
     errors: FieldErrors,
+    versions_note: Option<String>,
 ) -> Response {
     let mut response = html(&FormPage {
         ctx,
@@ -173,6 +266,7 @@ fn rejected(
         label: form.label,
         definition: form.definition,
         errors,
+        versions_note,
     });
     *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
     response
@@ -201,7 +295,7 @@ pub async fn create(
             None => errors.push(("name".into(), ctx.t("workflow-name-taken"))),
         }
     }
-    Ok(rejected(ctx, None, form, errors))
+    Ok(rejected(ctx, None, form, errors, None))
 }
 
 pub async fn save(
@@ -217,9 +311,143 @@ pub async fn save(
     form.name = w.name;
     let (definition, errors) = check(&ctx, &form, false);
     if let (Some(definition), true) = (definition, errors.is_empty()) {
-        store::workflows::update(&state.db, id, form.label.trim(), &definition.to_json()).await?;
+        let saved =
+            store::workflows::save(&state.db, id, form.label.trim(), &definition.to_json()).await?;
+        if saved == store::workflows::Saved::NotFound {
+            return Err(AppError::NotFound);
+        }
         flash(&session, "workflow-saved").await?;
         return Ok(Redirect::to(&format!("/admin/workflows/{id}")).into_response());
     }
-    Ok(rejected(ctx, Some(id), form, errors))
+    let note = versions_note(&state, &ctx, id).await?;
+    Ok(rejected(ctx, Some(id), form, errors, note))
+}
+
+#[derive(askama::Template)]
+#[template(path = "admin/confirm.html")]
+pub struct ConfirmPage {
+    pub ctx: PageContext,
+    pub title: String,
+    pub message: String,
+    pub confirm: String,
+    pub cancel_url: String,
+    /// Set when the action cannot be done: why, and no button.
+    pub refusal: Option<String>,
+}
+
+impl ConfirmPage {
+    pub fn refused(mut self, why: String) -> Response {
+        self.refusal = Some(why);
+        let mut response = html(&self);
+        *response.status_mut() = StatusCode::CONFLICT;
+        response
+    }
+}
+
+fn delete_page(ctx: PageContext, label: &str, id: i64) -> ConfirmPage {
+    ConfirmPage {
+        title: ctx.msg(&Message::new("workflow-delete-named").arg("label", label.to_owned())),
+        message: ctx.t("workflow-delete-explain"),
+        confirm: ctx.t("workflow-delete-confirm"),
+        cancel_url: format!("/admin/workflows/{id}"),
+        refusal: None,
+        ctx,
+    }
+}
+
+pub async fn delete_form(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    Path(id): Path<i64>,
+) -> Result<Response> {
+    let w = store::workflows::by_id(&state.db, id)
+        .await?
+        .ok_or(AppError::NotFound)?;
+    Ok(html(&delete_page(ctx, &w.label, id)))
+}
+
+pub async fn delete(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    session: Session,
+    Path(id): Path<i64>,
+) -> Result<Response> {
+    let w = store::workflows::by_id(&state.db, id)
+        .await?
+        .ok_or(AppError::NotFound)?;
+    match store::workflows::delete(&state.db, id).await? {
+        Deleted::Done => {
+            tracing::info!(workflow = id, "workflow deleted");
+            flash(&session, "workflow-deleted").await?;
+            Ok(Redirect::to("/admin/workflows").into_response())
+        }
+        Deleted::Running(n) => {
+            let why = ctx.msg(&Message::new("workflow-delete-running").arg("running", n.to_string()));
+            Ok(delete_page(ctx, &w.label, id).refused(why))
+        }
+        Deleted::LastVersion | Deleted::NotFound => Err(AppError::NotFound),
+    }
+}
+
+fn delete_version_page(ctx: PageContext, label: &str, id: i64, number: i64) -> ConfirmPage {
+    ConfirmPage {
+        title: ctx.msg(
+            &Message::new("workflow-version-delete-title")
+                .arg("number", number.to_string())
+                .arg("label", label.to_owned()),
+        ),
+        message: ctx.t("workflow-version-delete-explain"),
+        confirm: ctx.msg(&Message::new("workflow-version-delete").arg("number", number.to_string())),
+        cancel_url: format!("/admin/workflows/{id}"),
+        refusal: None,
+        ctx,
+    }
+}
+
+pub async fn delete_version_form(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    Path((id, number)): Path<(i64, i64)>,
+) -> Result<Response> {
+    let w = store::workflows::by_id(&state.db, id)
+        .await?
+        .ok_or(AppError::NotFound)?;
+    let known = store::workflows::versions(&state.db, id)
+        .await?
+        .iter()
+        .any(|v| v.number == number);
+    if !known {
+        return Err(AppError::NotFound);
+    }
+    Ok(html(&delete_version_page(ctx, &w.label, id, number)))
+}
+
+pub async fn delete_version(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    session: Session,
+    Path((id, number)): Path<(i64, i64)>,
+) -> Result<Response> {
+    let w = store::workflows::by_id(&state.db, id)
+        .await?
+        .ok_or(AppError::NotFound)?;
+    let page = delete_version_page(ctx, &w.label, id, number);
+    match store::workflows::delete_version(&state.db, id, number).await? {
+        Deleted::Done => {
+            tracing::info!(workflow = id, version = number, "workflow version deleted");
+            flash(&session, "workflow-version-deleted").await?;
+            Ok(Redirect::to(&format!("/admin/workflows/{id}")).into_response())
+        }
+        Deleted::Running(n) => {
+            let why = page
+                .ctx
+                .msg(&Message::new("workflow-version-delete-running").arg("running", n.to_string()));
+            Ok(page.refused(why))
+        }
+        Deleted::LastVersion => {
+            let why = page.ctx.t("workflow-version-delete-last");
+            Ok(page.refused(why))
+        }
+        Deleted::NotFound => Err(AppError::NotFound),
+    }
 }

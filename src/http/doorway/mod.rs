@@ -1,0 +1,233 @@
+//! The interaction doorway: the one route answered without asking who is calling.
+//!
+//! Order of work for every request, cheapest first:
+//! 1. the guard (`guard`): a keyed hash of the link and an in-memory count, nothing else;
+//! 2. `interaction::resolve`: parse, one read of the instance (with the link's record), the
+//!    HMAC, and the instance's version from memory;
+//! 3. the handler: at most one more read (what was answered), then render or record.
+//!
+//! Routing never loads anything, so a refused request costs no instance load, no token check,
+//! no HMAC over the link, no subject, no interaction and no render. The rules (what a link may
+//! answer, what an answer must hold) are the domain's, in `crate::interaction`; this module
+//! only speaks HTTP.
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::header::{CACHE_CONTROL, HOST, ORIGIN, REFERRER_POLICY};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
+use axum::middleware;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::get;
+
+use super::AppState;
+use super::context::PageContext;
+use super::error::AppError;
+use super::form::{MAX_FORM_BYTES, pairs};
+use crate::capability::Kind;
+use crate::i18n::Lang;
+use crate::interaction::{self, Invalid, Now, Resolved};
+use crate::site::Snapshot;
+use crate::store::{self, instances::Recorded};
+use crate::workflow::{InstanceState, Interaction};
+
+mod guard;
+mod payment;
+mod views;
+
+pub use guard::{GuardLayer, GuardService, refusal};
+pub use views::refused;
+
+/// The event the doorway's requests are counted under.
+pub const EVENT: &str = "interaction";
+pub const PREFIX: &str = "/interaction/";
+/// The hidden field naming the step a page showed (1-based). Field names are slugs, which
+/// never start with `_`, so no form field can take this name.
+pub const STEP_FIELD: &str = "_step";
+
+/// The doorway's routes. The guard is added by `http::router`, outside every other layer.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        // Everything under the prefix is the doorway, so a link with a stray trailing slash or
+        // segment is counted and refused like any other bad link.
+        .route("/interaction/{*link}", get(show).post(answer))
+        .layer(middleware::map_response(credential_headers))
+}
+
+/// Every doorway response: its URL is a credential, so it is neither sent on as a referrer
+/// nor kept in any cache.
+pub async fn credential_headers(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// The link as it appears in the path: everything after the prefix.
+pub(crate) fn link_of(path: &str) -> &str {
+    path.strip_prefix(PREFIX).unwrap_or("")
+}
+
+/// Resolves the request's link, or answers the one refusal.
+async fn resolve(
+    state: &AppState,
+    snapshot: &Snapshot,
+    link: &str,
+) -> Result<Option<Resolved>, AppError> {
+    Ok(interaction::resolve(
+        &state.db,
+        &state.versions,
+        &snapshot.keys,
+        link,
+        state.clock.now_secs(),
+    )
+    .await?)
+}
+
+async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Response, AppError> {
+    // The query is not read: a return trip's `?outcome=` is no proof of anything.
+    let link = link_of(uri.path());
+    let snapshot = state.site.get().await;
+    let Some(resolved) = resolve(&state, &snapshot, link).await? else {
+        return Ok(views::refused(lang));
+    };
+    let ctx = views::ctx_for(&snapshot, lang);
+    if resolved.claims.kind == Kind::Handle {
+        return payment::returned(ctx, &resolved);
+    }
+    let Now::Answer { branch, .. } = resolved.now() else {
+        return Ok(views::nothing(ctx, &resolved));
+    };
+    // A branch that has answered is not offered the form again: its answer would not count.
+    let answered = store::instances::answered_branches(
+        &state.db,
+        resolved.instance.id,
+        resolved.instance.step_index,
+    )
+    .await?;
+    if answered.iter().any(|b| b == branch) {
+        return Ok(views::done(
+            ctx,
+            &resolved,
+            "doorway-nothing-title",
+            "doorway-already-answered",
+        ));
+    }
+    Ok(views::step(
+        ctx,
+        &resolved,
+        Invalid::default(),
+        None,
+        StatusCode::OK,
+    ))
+}
+
+/// Whether a POST may have come from another site. An anonymous form has no session to hold
+/// a token, so the browser's own statements are the defence: `Sec-Fetch-Site` where sent,
+/// else `Origin` against `Host`. Clients that send neither (scripts, old browsers) are let
+/// through: they are not a victim's browser carrying someone else's intent.
+pub(crate) fn cross_site(headers: &HeaderMap) -> bool {
+    if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
+        return !matches!(site, "same-origin" | "none");
+    }
+    let Some(origin) = headers.get(ORIGIN).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let host = headers
+        .get(HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let origin_host = origin.split_once("://").map_or("", |(_, h)| h);
+    origin == "null" || !origin_host.eq_ignore_ascii_case(host)
+}
+
+async fn answer(
+    State(state): State<AppState>,
+    lang: Lang,
+    request: Request,
+) -> Result<Response, AppError> {
+    let link = link_of(request.uri().path()).to_owned();
+    if cross_site(request.headers()) {
+        tracing::info!("refused a cross-site post to the doorway");
+        return Err(AppError::Forbidden);
+    }
+    let body = axum::body::to_bytes(request.into_body(), MAX_FORM_BYTES)
+        .await
+        .map_err(|_| AppError::BadRequest)?;
+    let submitted = pairs(&body);
+    let snapshot = state.site.get().await;
+    let Some(resolved) = resolve(&state, &snapshot, &link).await? else {
+        return Ok(views::refused(lang));
+    };
+    // The page names the step it showed: a second click, or a post that lost a race to
+    // another, must not answer whatever step came next. It is sent to the current page.
+    let shown_step = submitted
+        .iter()
+        .find(|(k, _)| k == STEP_FIELD)
+        .map(|(_, v)| v.as_str());
+    if shown_step.is_some_and(|s| s != resolved.step_number().to_string()) {
+        return Ok(Redirect::to(&format!("{PREFIX}{}", resolved.link)).into_response());
+    }
+    let ctx = views::ctx_for(&snapshot, lang);
+    let Now::Answer { step, branch } = resolved.now() else {
+        return Ok(views::nothing(ctx, &resolved));
+    };
+    if let Interaction::Payment { .. } = step.interaction {
+        return payment::start(&state, &snapshot, ctx, &resolved, step, branch).await;
+    }
+    if resolved.claims.kind == Kind::Handle {
+        // A handle returns to its payment; it answers nothing else.
+        return Ok(views::nothing(ctx, &resolved));
+    }
+    let given = match interaction::check(step, &submitted) {
+        Ok(given) => given,
+        Err(invalid) => {
+            return Ok(views::step(
+                ctx,
+                &resolved,
+                invalid,
+                None,
+                StatusCode::UNPROCESSABLE_ENTITY,
+            ));
+        }
+    };
+    let outcome = interaction::record(&state.db, &resolved, step, branch, &given).await?;
+    tracing::info!(
+        instance = resolved.instance.id,
+        step = resolved.instance.step_index,
+        participant = %resolved.participant,
+        "step answered"
+    );
+    Ok(after_recording(ctx, &resolved, outcome))
+}
+
+/// The page after an answer was recorded (or found stale).
+fn after_recording(ctx: PageContext, resolved: &Resolved, outcome: Recorded) -> Response {
+    match outcome {
+        // The same link answers the next step: go straight on to it.
+        Recorded::Advanced if resolved.answers_next() => {
+            Redirect::to(&format!("{PREFIX}{}", resolved.link)).into_response()
+        }
+        Recorded::Advanced => views::done(ctx, resolved, "doorway-thanks-title", "doorway-thanks-next"),
+        Recorded::Waiting => views::done(
+            ctx,
+            resolved,
+            "doorway-thanks-title",
+            "doorway-thanks-waiting",
+        ),
+        Recorded::Ended(InstanceState::Rejected) => {
+            views::done(ctx, resolved, "doorway-thanks-title", "doorway-rejected")
+        }
+        Recorded::Ended(_) => views::done(
+            ctx,
+            resolved,
+            "doorway-thanks-title",
+            "doorway-thanks-complete",
+        ),
+        Recorded::Stale => views::done(
+            ctx,
+            resolved,
+            "doorway-nothing-title",
+            "doorway-already-answered",
+        ),
+    }
+}

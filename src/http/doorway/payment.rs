@@ -1,0 +1,74 @@
+//! The doorway's side of a payment: sending the payer to the provider, and showing where the
+//! payment stands when they come back. Only the provider's notice (`http::notice`) pays.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+
+use super::views::{self, Notice};
+use crate::http::AppState;
+use crate::http::context::PageContext;
+use crate::http::error::AppError;
+use crate::interaction::payment::{self, PaymentState};
+use crate::interaction::{Invalid, Resolved};
+use crate::site::Snapshot;
+use crate::workflow::Step;
+
+/// Starts (or joins) the step's payment and sends the payer to the provider.
+pub async fn start(
+    state: &AppState,
+    snapshot: &Snapshot,
+    ctx: PageContext,
+    resolved: &Resolved,
+    step: &Step,
+    branch: &str,
+) -> Result<Response, AppError> {
+    if !snapshot.settings.test_provider {
+        // No provider to pay through: the step stays as it is.
+        return Ok(views::step(
+            ctx,
+            resolved,
+            Invalid {
+                errors: vec![crate::i18n::Message::new("doorway-payment-unavailable")],
+                ..Invalid::default()
+            },
+            None,
+            StatusCode::SERVICE_UNAVAILABLE,
+        ));
+    }
+    let handle = payment::start(
+        &state.db,
+        &snapshot.keys,
+        resolved,
+        step,
+        branch,
+        state.clock.now_secs(),
+    )
+    .await?;
+    Ok(Redirect::to(&format!("/test-provider/{handle}")).into_response())
+}
+
+/// The payer is back from the provider on a handle: show where the payment stands. Paying
+/// happened, or will, through the provider's notice.
+pub fn returned(ctx: PageContext, resolved: &Resolved) -> Result<Response, AppError> {
+    let state = resolved
+        .payment
+        .as_ref()
+        .map(|p| p.state)
+        .ok_or(AppError::NotFound)?;
+    Ok(match state {
+        PaymentState::Paid => views::done(
+            ctx,
+            resolved,
+            "doorway-payment-confirmed-title",
+            "doorway-payment-confirmed",
+        ),
+        PaymentState::Pending => views::waiting(ctx, resolved),
+        PaymentState::Failed => views::step(
+            ctx,
+            resolved,
+            Invalid::default(),
+            Some(Notice::PaymentFailed),
+            StatusCode::OK,
+        ),
+    })
+}

@@ -1,0 +1,137 @@
+//! The payment provider's notices: `POST /notice/test-provider`, server to server. The second
+//! public address behind the same `FloodGuard` as the doorway, with limits of its own (per
+//! payment, and in total), under the site-wide switch and period.
+//!
+//! Order of work: read the body (at most `MAX_NOTICE_BYTES`, for at most `READ_TIMEOUT`), name
+//! the payment it claims, count it, and only then check the signature and apply it.
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde::Serialize;
+
+use super::AppState;
+use super::error::AppError;
+use crate::guard::Decision;
+use crate::interaction::payment::{self, Applied, MAX_NOTICE_BYTES, SIGNATURE_HEADER};
+use crate::site::Snapshot;
+
+/// The event the notices are counted under.
+pub const EVENT: &str = "notice";
+/// A notice body that takes longer than this to arrive is dropped.
+const READ_TIMEOUT: Duration = Duration::from_secs(5);
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/notice/test-provider", post(receive))
+}
+
+#[derive(Serialize)]
+struct Answer {
+    /// Whether this notice made the change, or joined one already made.
+    changed: bool,
+    state: &'static str,
+}
+
+/// What a notice got.
+pub enum Received {
+    Applied(Applied),
+    /// The one refusal of a bad notice: nothing says why.
+    Refused,
+    /// Counted past a limit.
+    Limited,
+}
+
+impl IntoResponse for Received {
+    fn into_response(self) -> Response {
+        match self {
+            Received::Applied(a) => Json(Answer {
+                changed: a.changed,
+                state: a.state.as_str(),
+            })
+            .into_response(),
+            Received::Refused => (
+                StatusCode::BAD_REQUEST,
+                Json(serde_json::json!({"error": "refused"})),
+            )
+                .into_response(),
+            Received::Limited => (
+                StatusCode::TOO_MANY_REQUESTS,
+                Json(serde_json::json!({"error": "too_many_requests"})),
+            )
+                .into_response(),
+        }
+    }
+}
+
+async fn receive(State(state): State<AppState>, request: Request) -> Result<Response, AppError> {
+    let signature = request
+        .headers()
+        .get(SIGNATURE_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let body = match tokio::time::timeout(
+        READ_TIMEOUT,
+        axum::body::to_bytes(request.into_body(), MAX_NOTICE_BYTES),
+    )
+    .await
+    {
+        Ok(Ok(body)) => body,
+        _ => return Ok(Received::Refused.into_response()),
+    };
+    let snapshot = state.site.get().await;
+    Ok(deliver(&state, &snapshot, &body, &signature)
+        .await?
+        .into_response())
+}
+
+/// Counts a notice, then checks and applies it. The notice route and the test provider's own
+/// buttons both come through here, so both are counted and checked alike.
+pub async fn deliver(
+    state: &AppState,
+    snapshot: &Snapshot,
+    body: &Bytes,
+    signature: &str,
+) -> Result<Received, AppError> {
+    let limits = snapshot.settings.notice_limits();
+    // Counted per payment by a keyed hash of the reference the body claims (a body that names
+    // none shares one identifier), before the signature or the database is looked at.
+    let named = payment::payment_named(body).unwrap_or_default();
+    let caller = snapshot.keys.keyed_hash("notice-caller", &named);
+    if let Decision::Refused {
+        tier,
+        first_in_period,
+    } = state.guard.check(EVENT, &caller, &limits)
+    {
+        if first_in_period {
+            tracing::warn!(
+                caller = %caller,
+                tier = tier.name(),
+                "provider notice refused; further refusals like it are not logged this period"
+            );
+        }
+        return Ok(Received::Limited);
+    }
+    let received = payment::receive(
+        &state.db,
+        &state.versions,
+        &snapshot.keys,
+        body,
+        signature,
+        state.clock.now_secs(),
+    )
+    .await?;
+    Ok(match received {
+        Some(applied) => Received::Applied(applied),
+        None => {
+            tracing::info!("refused a provider notice");
+            Received::Refused
+        }
+    })
+}

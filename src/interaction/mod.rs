@@ -1,0 +1,308 @@
+//! What a capability link may do: the workflow's rules for the doorway, with no web in them.
+//!
+//! `resolve` turns a link into an instance, its version and the participant the link was
+//! issued for, or refuses it; `Resolved::now` says what the link may answer at this moment;
+//! `check` validates an answer; `record` records it. Payments (`payment`) are confirmed only
+//! by the provider's signed notice.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::capability::{self, Claims, Kind};
+use crate::error::Error;
+use crate::i18n::Message;
+use crate::keys::SiteKeys;
+use crate::store::instances::{Answer, InstanceRow, Recorded};
+use crate::store::{self, Db};
+use crate::workflow::versions::Cache;
+use crate::workflow::{
+    Definition, Field, InstanceState, Interaction, Participant, Step, check_form,
+};
+
+pub mod payment;
+
+/// A link or handle that resolved: its instance, the instance's version and the participant.
+pub struct Resolved {
+    pub instance: InstanceRow,
+    pub definition: Arc<Definition>,
+    pub claims: Claims,
+    pub participant: Participant,
+    /// The token as it came, to send the visitor back to it.
+    pub link: String,
+    /// For a handle: the payment it returns to.
+    pub payment: Option<HandlePayment>,
+}
+
+/// The payment a handle returns to, as the resolving read found it.
+#[derive(Clone, Copy, Debug)]
+pub struct HandlePayment {
+    pub id: i64,
+    pub state: payment::PaymentState,
+}
+
+/// A token compared against when the instance does not exist, so that refusing a link to a
+/// missing instance costs the same HMAC as refusing a bad signature: the time taken says
+/// nothing about which instances exist.
+const ABSENT_TOKEN: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// Resolves a link or handle: parse, one read of the instance (with the link's record, or the
+/// handle's payment), HMAC and expiry, then the version from the cache. `Ok(None)` is the one
+/// refusal every bad, expired, revoked or unknown link gets.
+pub async fn resolve(
+    db: &Db,
+    versions: &Cache,
+    keys: &SiteKeys,
+    link: &str,
+    now: i64,
+) -> Result<Option<Resolved>, Error> {
+    let Some(parsed) = capability::parse(link) else {
+        return Ok(None);
+    };
+    let Some(participant) = Participant::from_claim(parsed.claims.branch.as_deref()) else {
+        return Ok(None);
+    };
+    let (instance, usable, payment) = match parsed.claims.kind {
+        Kind::Link => {
+            let hash = keys.keyed_hash("link", link);
+            match store::instances::for_link(db, parsed.claims.instance, &hash).await? {
+                // A link issued before links were recorded has no record and stays good until
+                // its instance's links are revoked (a new token) or it expires.
+                Some(row) => (Some(row.instance), row.revoked_at.unwrap_or(0) == 0, None),
+                None => (None, false, None),
+            }
+        }
+        Kind::Handle => {
+            let hash = keys.keyed_hash("handle", link);
+            match store::instances::for_handle(db, parsed.claims.instance, &hash, now).await? {
+                Some(row) => {
+                    let payment = row.payment_id.zip(row.payment_state).and_then(|(id, s)| {
+                        Some(HandlePayment {
+                            id,
+                            state: payment::PaymentState::parse(&s)?,
+                        })
+                    });
+                    (Some(row.instance), payment.is_some(), payment)
+                }
+                None => (None, false, None),
+            }
+        }
+    };
+    let token = instance.as_ref().map_or(ABSENT_TOKEN, |i| i.token.as_str());
+    let verified = capability::verify(keys, &parsed, token, now);
+    let Some(instance) = instance.filter(|_| verified && usable) else {
+        return Ok(None);
+    };
+    let definition = versions.get(db, instance.version_id).await?;
+    Ok(Some(Resolved {
+        instance,
+        definition,
+        claims: parsed.claims,
+        participant,
+        link: link.to_owned(),
+        payment,
+    }))
+}
+
+/// What a resolved link may do at this moment.
+pub enum Now<'a> {
+    /// Answer the current step, under this branch ("" for a step without branches).
+    Answer { step: &'a Step, branch: &'a str },
+    /// The current step is someone else's.
+    NothingHere,
+    /// The instance has ended.
+    Over(InstanceState),
+}
+
+impl Resolved {
+    pub fn now(&self) -> Now<'_> {
+        if self.instance.state.is_over() {
+            return Now::Over(self.instance.state);
+        }
+        let Some(step) = self.current_step() else {
+            return Now::NothingHere;
+        };
+        match step.branch_of(&self.participant) {
+            Some(branch) => Now::Answer { step, branch },
+            None => Now::NothingHere,
+        }
+    }
+
+    pub fn current_step(&self) -> Option<&Step> {
+        self.definition
+            .steps
+            .get(usize::try_from(self.instance.step_index).ok()?)
+    }
+
+    pub fn step_number(&self) -> usize {
+        self.instance.step_index as usize + 1
+    }
+
+    /// Whether this link answers the step after the current one: the page then goes on to it.
+    pub fn answers_next(&self) -> bool {
+        self.claims.kind == Kind::Link
+            && self
+                .definition
+                .steps
+                .get(self.step_number())
+                .is_some_and(|s| s.branch_of(&self.participant).is_some())
+    }
+}
+
+/// A review's decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Approve,
+    Reject,
+}
+
+impl Decision {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "approve" => Some(Self::Approve),
+            "reject" => Some(Self::Reject),
+            _ => None,
+        }
+    }
+}
+
+/// An answer as recorded: what it shows in the history, labels included, so that it reads the
+/// same whatever later versions say.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Given {
+    Form { fields: Vec<FieldAnswer> },
+    Review { decision: Decision, comment: String },
+}
+
+#[derive(Debug, Serialize)]
+pub struct FieldAnswer {
+    pub name: String,
+    pub label: String,
+    pub value: String,
+}
+
+/// An answer that did not pass: what was typed, kept, and what is wrong with it.
+#[derive(Debug, Default)]
+pub struct Invalid {
+    pub values: Vec<(String, String)>,
+    pub field_errors: Vec<(String, Message)>,
+    pub decision: String,
+    pub comment: String,
+    pub errors: Vec<Message>,
+}
+
+pub const MAX_COMMENT: usize = 2000;
+
+/// Checks an answer to a form or a review step. A payment step takes no answer from the
+/// visitor: only the provider's notice pays it.
+pub fn check(step: &Step, submitted: &[(String, String)]) -> Result<Given, Invalid> {
+    let get = |name: &str| {
+        submitted
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.trim().to_owned())
+            .unwrap_or_default()
+    };
+    match &step.interaction {
+        Interaction::Form { fields } => {
+            let check = check_form(fields, submitted);
+            if !check.errors.is_empty() {
+                return Err(Invalid {
+                    values: check.values,
+                    field_errors: check.errors,
+                    errors: vec![Message::new("doorway-form-has-errors")],
+                    ..Invalid::default()
+                });
+            }
+            Ok(Given::Form {
+                fields: labelled(fields, check.values),
+            })
+        }
+        Interaction::Review => {
+            let decision = get("decision");
+            let comment = get("comment");
+            let mut errors = Vec::new();
+            let parsed = Decision::parse(&decision);
+            if parsed.is_none() {
+                errors.push(Message::new("doorway-review-choose"));
+            }
+            if comment.chars().count() > MAX_COMMENT {
+                errors.push(Message::new("field-too-long").arg("max", MAX_COMMENT.to_string()));
+            }
+            if parsed == Some(Decision::Reject) && comment.is_empty() {
+                errors.push(Message::new("doorway-review-reason"));
+            }
+            match parsed {
+                Some(decision) if errors.is_empty() => Ok(Given::Review { decision, comment }),
+                _ => Err(Invalid {
+                    decision,
+                    comment,
+                    errors,
+                    ..Invalid::default()
+                }),
+            }
+        }
+        Interaction::Payment { .. } => Err(Invalid::default()),
+    }
+}
+
+fn labelled(fields: &[Field], values: Vec<(String, String)>) -> Vec<FieldAnswer> {
+    fields
+        .iter()
+        .zip(values)
+        .map(|(f, (name, value))| FieldAnswer {
+            name,
+            label: f.label.clone(),
+            value,
+        })
+        .collect()
+}
+
+/// Records an answer to the current step for the link's participant.
+pub async fn record(
+    db: &Db,
+    resolved: &Resolved,
+    step: &Step,
+    branch: &str,
+    given: &Given,
+) -> Result<Recorded, Error> {
+    let ends_as = match given {
+        Given::Review {
+            decision: Decision::Reject,
+            ..
+        } => Some(InstanceState::Rejected),
+        _ => None,
+    };
+    let json = serde_json::to_string(given).map_err(|_| Error::Corrupt("unserialisable answer"))?;
+    let awaited = step.awaited();
+    Ok(store::instances::record_answer(
+        db,
+        &answer_of(resolved, step, branch, &json, &awaited, ends_as),
+    )
+    .await?)
+}
+
+/// The store's view of one answer to the current step.
+pub(crate) fn answer_of<'a>(
+    resolved: &'a Resolved,
+    step: &'a Step,
+    branch: &'a str,
+    json: &'a str,
+    awaited: &'a [String],
+    ends_as: Option<InstanceState>,
+) -> Answer<'a> {
+    Answer {
+        instance: resolved.instance.id,
+        step: resolved.instance.step_index,
+        branch,
+        answer_json: json,
+        branches: awaited,
+        last_step: resolved.step_number() == resolved.definition.steps.len(),
+        ends_as,
+        step_title: &step.title,
+        kind: step.interaction.kind(),
+        participant: resolved.participant.as_str(),
+    }
+}

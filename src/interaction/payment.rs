@@ -1,0 +1,263 @@
+//! Payments: started from the doorway, confirmed only by the provider's signed,
+//! server-to-server notice. The payer's return trip is never proof of payment; it only shows
+//! where the payment stands.
+//!
+//! A notice is a JSON body `{"payment": "<reference>", "outcome": "paid" | "failed",
+//! "timestamp": <unix seconds>}` signed with HMAC-SHA256 under the provider key (hex, in the
+//! `Provider-Signature` header). Applying it and recording what it brought are one transaction,
+//! and the same notice sent again, or many times at once, joins the change already made.
+
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+use subtle::ConstantTimeEq;
+
+use super::Resolved;
+use crate::capability::{self, Claims, Kind};
+use crate::error::Error;
+use crate::keys::SiteKeys;
+use crate::store::instances::{Answer, Recorded};
+use crate::store::payments::NewPayment;
+use crate::store::{self, Db};
+use crate::workflow::versions::Cache;
+use crate::workflow::{Interaction, Step, format_amount};
+
+/// How long a continuation handle lives.
+pub const HANDLE_TTL: i64 = 30 * 60;
+/// A notice older (or further in the future) than this is refused.
+pub const NOTICE_MAX_AGE: i64 = 5 * 60;
+/// The largest notice body read.
+pub const MAX_NOTICE_BYTES: usize = 4096;
+/// The header carrying a notice's signature.
+pub const SIGNATURE_HEADER: &str = "provider-signature";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PaymentState {
+    Pending,
+    Paid,
+    Failed,
+}
+
+impl PaymentState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Paid => "paid",
+            Self::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "pending" => Some(Self::Pending),
+            "paid" => Some(Self::Paid),
+            "failed" => Some(Self::Failed),
+            _ => None,
+        }
+    }
+}
+
+/// Sends the payer to the provider: starts a payment for the step, or joins the one under way,
+/// and returns a continuation handle for the way back.
+pub async fn start(
+    db: &Db,
+    keys: &SiteKeys,
+    resolved: &Resolved,
+    step: &Step,
+    branch: &str,
+    now: i64,
+) -> Result<String, Error> {
+    let Interaction::Payment {
+        amount_cents,
+        currency,
+    } = &step.interaction
+    else {
+        return Err(Error::Corrupt("a payment started on a step that is not one"));
+    };
+    let expires = now + HANDLE_TTL;
+    let claims = Claims {
+        kind: Kind::Handle,
+        instance: resolved.instance.id,
+        branch: resolved.participant.claim(),
+        expires,
+    };
+    let handle = capability::sign(keys, &claims, &resolved.instance.token);
+    let reference = crate::keys::random_token();
+    store::payments::start(
+        db,
+        &NewPayment {
+            reference: &reference[..32],
+            instance: resolved.instance.id,
+            step: resolved.instance.step_index,
+            branch,
+            participant: resolved.participant.as_str(),
+            amount_cents: *amount_cents,
+            currency,
+        },
+        &keys.keyed_hash("handle", &handle),
+        expires,
+    )
+    .await?;
+    Ok(handle)
+}
+
+/// What the provider says happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Paid,
+    Failed,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Notice {
+    pub payment: String,
+    pub outcome: Outcome,
+    pub timestamp: i64,
+}
+
+/// The payment a notice names, read without checking anything: the guard counts notices per
+/// payment before the signature is checked.
+pub fn payment_named(body: &[u8]) -> Option<String> {
+    serde_json::from_slice::<Notice>(body)
+        .ok()
+        .map(|n| n.payment)
+}
+
+/// The signature of a notice body, as the provider sends it.
+pub fn sign(keys: &SiteKeys, body: &[u8]) -> String {
+    capability::hex_encode(&mac(keys, body).finalize().into_bytes())
+}
+
+fn mac(keys: &SiteKeys, body: &[u8]) -> Hmac<Sha256> {
+    let mut mac =
+        Hmac::<Sha256>::new_from_slice(keys.provider_key()).expect("HMAC takes any key length");
+    mac.update(body);
+    mac
+}
+
+/// What a notice did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Applied {
+    /// Whether this notice made the change, or joined one already made.
+    pub changed: bool,
+    pub state: PaymentState,
+}
+
+/// Receives a notice: signature, age, then the change. `Ok(None)` is the one refusal every bad
+/// notice gets (bad signature, stale, malformed, unknown payment): it says nothing about why.
+pub async fn receive(
+    db: &Db,
+    versions: &Cache,
+    keys: &SiteKeys,
+    body: &[u8],
+    signature: &str,
+    now: i64,
+) -> Result<Option<Applied>, Error> {
+    let expected = mac(keys, body).finalize().into_bytes();
+    let given = capability::hex_decode(signature.trim()).unwrap_or_default();
+    if !bool::from(expected.as_slice().ct_eq(&given)) {
+        return Ok(None);
+    }
+    let Ok(notice) = serde_json::from_slice::<Notice>(body) else {
+        return Ok(None);
+    };
+    if (now - notice.timestamp).abs() > NOTICE_MAX_AGE {
+        return Ok(None);
+    }
+    apply(db, versions, &notice).await
+}
+
+/// Applies a verified notice. The payment leaves `pending` and, when paid, its step's answer is
+/// recorded, in one transaction: if recording fails, nothing changed and the provider's retry
+/// applies it.
+pub async fn apply(db: &Db, versions: &Cache, notice: &Notice) -> Result<Option<Applied>, Error> {
+    let Some(payment) = store::payments::by_reference(db, &notice.payment).await? else {
+        return Ok(None);
+    };
+    let state = PaymentState::parse(&payment.state)
+        .ok_or(Error::Corrupt("a payment's state is unknown"))?;
+    if state != PaymentState::Pending {
+        return Ok(Some(Applied {
+            changed: false,
+            state,
+        }));
+    }
+    let instance = store::instances::by_id(db, payment.instance_id)
+        .await?
+        .ok_or(Error::Corrupt("a payment names no instance"))?;
+    let definition = versions.get(db, instance.version_id).await?;
+    let new_state = match notice.outcome {
+        Outcome::Paid => PaymentState::Paid,
+        Outcome::Failed => PaymentState::Failed,
+    };
+    let mut tx = db.pool.begin().await?;
+    let Some(settled) = store::payments::settle_in(&mut tx, &payment.reference, new_state.as_str())
+        .await?
+    else {
+        // Another notice settled it between the read and the lock: join its change.
+        drop(tx);
+        let now = store::payments::by_id(db, payment.id)
+            .await?
+            .and_then(|p| PaymentState::parse(&p.state))
+            .unwrap_or(new_state);
+        return Ok(Some(Applied {
+            changed: false,
+            state: now,
+        }));
+    };
+    if new_state == PaymentState::Paid {
+        let step = definition
+            .steps
+            .get(settled.step_index as usize)
+            .ok_or(Error::Corrupt("a payment names a step its version lacks"))?;
+        let json = serde_json::json!({
+            "status": "paid",
+            "amount": format_amount(settled.amount_cents),
+            "amount_cents": settled.amount_cents,
+            "currency": settled.currency,
+            "provider": "test",
+            "payment": settled.reference,
+        })
+        .to_string();
+        let awaited = step.awaited();
+        let recorded = store::instances::record_answer_in(
+            &mut tx,
+            &Answer {
+                instance: settled.instance_id,
+                step: settled.step_index,
+                branch: &settled.branch,
+                answer_json: &json,
+                branches: &awaited,
+                last_step: settled.step_index as usize + 1 == definition.steps.len(),
+                ends_as: None,
+                step_title: &step.title,
+                kind: step.interaction.kind(),
+                participant: &settled.participant,
+            },
+        )
+        .await?;
+        if recorded == Recorded::Stale {
+            // The money moved; the step had already moved on (another branch rejected, or the
+            // links were revoked and the step answered otherwise). The payment stays paid.
+            tracing::warn!(
+                instance = settled.instance_id,
+                step = settled.step_index,
+                "a payment was confirmed for a step that had moved on"
+            );
+        }
+    }
+    tx.commit().await?;
+    tracing::info!(
+        instance = settled.instance_id,
+        step = settled.step_index,
+        state = new_state.as_str(),
+        "payment settled by the provider's notice"
+    );
+    Ok(Some(Applied {
+        changed: true,
+        state: new_state,
+    }))
+}

@@ -1,0 +1,151 @@
+//! Issued links, recorded by a keyed hash of the link: never the link itself.
+
+use super::Db;
+use super::instances::{Entry, insert_history};
+
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct LinkRow {
+    pub id: i64,
+    pub participant: String,
+    pub expires: i64,
+    pub issued_by: String,
+    pub issued_at: i64,
+    pub revoked_at: Option<i64>,
+    pub revoked_by: Option<String>,
+}
+
+/// Records an issued link and notes it in the history, in one transaction. The same link
+/// issued twice (same participant and expiry, in the same second) is one record.
+pub async fn record(
+    db: &Db,
+    instance: i64,
+    step: i64,
+    hash: &str,
+    participant: &str,
+    expires: i64,
+    issued_by: &str,
+) -> Result<(), sqlx::Error> {
+    let now = super::now();
+    let mut tx = db.pool.begin().await?;
+    sqlx::query(
+        "INSERT INTO links (instance_id, hash, participant, expires, issued_by, issued_at) \
+         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (hash) DO NOTHING",
+    )
+    .bind(instance)
+    .bind(hash)
+    .bind(participant)
+    .bind(expires)
+    .bind(issued_by)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    insert_history(
+        &mut tx,
+        instance,
+        &Entry {
+            step,
+            event: "link_issued",
+            participant,
+            actor: issued_by,
+            ..Entry::default()
+        },
+        now,
+    )
+    .await?;
+    tx.commit().await
+}
+
+pub async fn list(db: &Db, instance: i64) -> Result<Vec<LinkRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, participant, expires, issued_by, issued_at, revoked_at, revoked_by \
+         FROM links WHERE instance_id = $1 ORDER BY id DESC",
+    )
+    .bind(instance)
+    .fetch_all(&db.pool)
+    .await
+}
+
+/// Revokes one link of an instance; `false` when there is no such live record.
+pub async fn revoke(
+    db: &Db,
+    instance: i64,
+    step: i64,
+    link: i64,
+    by: &str,
+) -> Result<bool, sqlx::Error> {
+    let now = super::now();
+    let mut tx = db.pool.begin().await?;
+    let participant: Option<String> = sqlx::query_scalar(
+        "UPDATE links SET revoked_at = $1, revoked_by = $2 \
+         WHERE id = $3 AND instance_id = $4 AND revoked_at IS NULL RETURNING participant",
+    )
+    .bind(now)
+    .bind(by)
+    .bind(link)
+    .bind(instance)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(participant) = participant else {
+        return Ok(false);
+    };
+    insert_history(
+        &mut tx,
+        instance,
+        &Entry {
+            step,
+            event: "link_revoked",
+            participant: &participant,
+            actor: by,
+            ..Entry::default()
+        },
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Gives the instance a new token, so every link and handle issued for it stops verifying, and
+/// marks every record revoked; one transaction.
+pub async fn revoke_all(
+    db: &Db,
+    instance: i64,
+    step: i64,
+    token: &str,
+    by: &str,
+) -> Result<bool, sqlx::Error> {
+    let now = super::now();
+    let mut tx = db.pool.begin().await?;
+    let found = sqlx::query("UPDATE instances SET token = $1, updated_at = $2 WHERE id = $3")
+        .bind(token)
+        .bind(now)
+        .bind(instance)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    if found == 0 {
+        return Ok(false);
+    }
+    sqlx::query(
+        "UPDATE links SET revoked_at = $1, revoked_by = $2 WHERE instance_id = $3 AND revoked_at IS NULL",
+    )
+    .bind(now)
+    .bind(by)
+    .bind(instance)
+    .execute(&mut *tx)
+    .await?;
+    insert_history(
+        &mut tx,
+        instance,
+        &Entry {
+            step,
+            event: "links_revoked",
+            actor: by,
+            ..Entry::default()
+        },
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(true)
+}

@@ -1,0 +1,52 @@
+//! An instance's state: running, or ended one way or the other.
+
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InstanceState {
+    Active,
+    Complete,
+    Rejected,
+}
+
+impl InstanceState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Active => "active",
+            Self::Complete => "complete",
+            Self::Rejected => "rejected",
+        }
+    }
+
+    /// The message naming the state in the visitor's language.
+    pub fn message_id(self) -> &'static str {
+        match self {
+            Self::Active => "state-active",
+            Self::Complete => "state-complete",
+            Self::Rejected => "state-rejected",
+        }
+    }
+
+    pub fn is_over(self) -> bool {
+        self != Self::Active
+    }
+}
+
+impl TryFrom<String> for InstanceState {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Self, String> {
+        match s.as_str() {
+            "active" => Ok(Self::Active),
+            "complete" => Ok(Self::Complete),
+            "rejected" => Ok(Self::Rejected),
+            _ => Err(format!("unknown instance state {s:?}")),
+        }
+    }
+}
+
+impl fmt::Display for InstanceState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -1,0 +1,694 @@
+//! Workflows people can trust, over real TCP on a real database: versions that never rewrite
+//! history, links that answer only their participant's steps, links recorded and revoked one
+//! by one, and payments confirmed only by the provider's signed notice.
+
+mod common;
+mod support;
+
+use std::sync::Arc;
+
+use common::{Flood, TestApp, on_postgres, spawn};
+use orchestra::interaction::payment;
+use orchestra::store;
+use support::{Page, answers, get, post, read, sign_in, state_of};
+
+const SUPPLIER: [(&str, &str); 4] = [
+    ("company", "Acme"),
+    ("contact_email", "buyer@acme.example"),
+    ("yearly_volume", "12"),
+    ("notes", ""),
+];
+
+const DELIVERY: [(&str, &str); 3] = [
+    ("name", "Grace Hopper"),
+    ("address", "1 Harbour Road"),
+    ("email", "grace@example.org"),
+];
+
+/// Every line of an instance's history, whole, as the store holds it.
+async fn history(app: &TestApp, id: i64) -> Vec<store::instances::HistoryRow> {
+    store::instances::history(&app.db, id).await.unwrap()
+}
+
+/// Saves a new definition for a seeded workflow, as the edit form does.
+async fn redefine(app: &TestApp, name: &str, text: &str) {
+    let w = store::workflows::by_name(&app.db, name)
+        .await
+        .unwrap()
+        .unwrap();
+    let def = orchestra::workflow::Definition::parse(text).unwrap();
+    store::workflows::save(&app.db, w.id, &w.label, &def.to_json())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_definition_edited_mid_flight_leaves_running_and_ended_instances_as_they_were() {
+    let app = spawn(Flood::Memory).await;
+    let client = app.client();
+    // One instance ended, one at its second (last) step.
+    let ended = app.start("supplier_onboarding", "Ended").await;
+    let supplier = app.link(ended, Some("supplier")).await;
+    assert_eq!(post(&client, &app, &supplier, &SUPPLIER).await.status, 200);
+    let reviewer = app.link(ended, Some("reviewer")).await;
+    let done = post(&client, &app, &reviewer, &[("decision", "approve")]).await;
+    assert_eq!(done.status, 200);
+    assert_eq!(state_of(&app, ended).await.0, "complete");
+    let running = app.start("supplier_onboarding", "Running").await;
+    let link = app.link(running, Some("supplier")).await;
+    assert_eq!(post(&client, &app, &link, &SUPPLIER).await.status, 200);
+    let ended_before = history(&app, ended).await;
+    let running_before = history(&app, running).await;
+
+    // Shortened to one step with other titles and another participant.
+    redefine(&app, "supplier_onboarding", "form@buyer: Something else | Name*\n").await;
+
+    assert_eq!(history(&app, ended).await, ended_before, "ended history unchanged");
+    assert_eq!(history(&app, running).await, running_before);
+    // The running instance still waits for its reviewer on its own version: step 2 of 2.
+    let review_link = app.link(running, Some("reviewer")).await;
+    let page = get(&client, &app, &review_link).await;
+    assert_eq!(page.status, 200);
+    assert_eq!(page.first("p.progress").split(" · ").next(), Some("Step 2 / 2"));
+    assert_eq!(page.first("section.step h2"), "Check the supplier");
+    let answered = post(&client, &app, &review_link, &[("decision", "approve")]).await;
+    assert_eq!(answered.status, 200);
+    assert_eq!(state_of(&app, running).await.0, "complete");
+    // New instances take the newest version.
+    let fresh = app.start("supplier_onboarding", "Fresh").await;
+    assert_eq!(app.current_participant(fresh).await, "buyer");
+    // The history names what was answered, at the time.
+    let titles: Vec<String> = history(&app, running)
+        .await
+        .into_iter()
+        .filter(|h| h.event == "answered")
+        .map(|h| format!("{}/{}/{}", h.step_title, h.kind, h.participant))
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "Supplier details/form/supplier",
+            "Check the supplier/review/reviewer"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_workflow_page_lists_versions_and_refuses_to_delete_what_runs() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let running = app.start("contract_review", "Lease").await;
+    redefine(&app, "contract_review", "review@legal: Approve the lease\n").await;
+    let w = store::workflows::by_name(&app.db, "contract_review")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(w.version, 2);
+
+    let page = get(&admin, &app, &format!("/admin/workflows/{}", w.id)).await;
+    assert_eq!(page.status, 200);
+    let rows = page.text("table.versions tbody tr td.running");
+    assert_eq!(rows, ["0", "1"], "version 2 runs nothing, version 1 runs one");
+    let edit = get(&admin, &app, &format!("/admin/workflows/{}/edit", w.id)).await;
+    assert!(edit.first("p.notice").contains("the one running instance stays"));
+
+    // Deleting the workflow, or version 1, is refused while the instance runs.
+    let form = get(&admin, &app, &format!("/admin/workflows/{}/delete", w.id)).await;
+    assert_eq!(form.status, 200);
+    let refused = post(
+        &admin,
+        &app,
+        &format!("/admin/workflows/{}/delete", w.id),
+        &[("csrf", &form.csrf())],
+    )
+    .await;
+    assert_eq!(refused.status, 409);
+    assert!(refused.first(".errors").contains("one instance is still running"));
+    let path = format!("/admin/workflows/{}/versions/1/delete", w.id);
+    let form = get(&admin, &app, &path).await;
+    let refused = post(&admin, &app, &path, &[("csrf", &form.csrf())]).await;
+    assert_eq!(refused.status, 409);
+    assert!(store::workflows::by_id(&app.db, w.id).await.unwrap().is_some());
+
+    // Once it ends, version 1 goes, then the workflow; the instance keeps its history.
+    let legal = app.link(running, Some("legal")).await;
+    let finance = app.link(running, Some("finance")).await;
+    let client = app.client();
+    post(&client, &app, &legal, &[("decision", "approve")]).await;
+    post(&client, &app, &finance, &[("decision", "approve")]).await;
+    assert_eq!(state_of(&app, running).await.0, "complete");
+    let before = history(&app, running).await;
+    let gone = post(&admin, &app, &path, &[("csrf", &form.csrf())]).await;
+    assert_eq!(gone.status, 303);
+    let delete = format!("/admin/workflows/{}/delete", w.id);
+    let gone = post(&admin, &app, &delete, &[("csrf", &form.csrf())]).await;
+    assert_eq!(gone.status, 303);
+    assert!(store::workflows::by_id(&app.db, w.id).await.unwrap().is_none());
+    assert_eq!(history(&app, running).await, before);
+    let instance = get(&admin, &app, &format!("/admin/instances/{running}")).await;
+    assert_eq!(instance.status, 200, "an ended instance of a deleted workflow still shows");
+}
+
+/// Posts whatever answers the step a page shows.
+async fn answer_shown(app: &TestApp, link: &str, page: &Page) -> Page {
+    let client = app.client();
+    if page.has("section.step-form") {
+        let fields = if page.has("#f-company") {
+            &SUPPLIER[..]
+        } else {
+            &DELIVERY[..]
+        };
+        post(&client, app, link, fields).await
+    } else if page.has("section.step-review") {
+        post(&client, app, link, &[("decision", "approve")]).await
+    } else {
+        post(&client, app, link, &[("action", "pay")]).await
+    }
+}
+
+#[tokio::test]
+async fn no_participant_can_answer_another_participants_step_in_any_seeded_workflow() {
+    let app = spawn(Flood::Memory).await;
+    let client = app.client();
+    for (name, _, _) in orchestra::workflow::seed::EXAMPLES {
+        let id = app.start(name, "Every step").await;
+        let w = store::workflows::by_name(&app.db, name)
+            .await
+            .unwrap()
+            .unwrap();
+        let def = orchestra::workflow::Definition::from_json(&w.definition).unwrap();
+        let everyone: Vec<String> = def
+            .participants()
+            .iter()
+            .map(|p| p.as_str().to_owned())
+            .collect();
+        for (index, step) in def.steps.iter().enumerate() {
+            let answering: Vec<&str> = step.participants().iter().map(|p| p.as_str()).collect();
+            for other in everyone.iter().filter(|p| !answering.contains(&p.as_str())) {
+                // A link for another participant, signed for this instance: it shows nothing to
+                // answer, and posting every kind of answer records nothing.
+                let keys = store::keys::load(&app.db).await.unwrap();
+                let row = store::instances::by_id(&app.db, id).await.unwrap().unwrap();
+                let foreign = format!(
+                    "/interaction/{}",
+                    orchestra::capability::sign(
+                        &keys,
+                        &orchestra::capability::Claims {
+                            kind: orchestra::capability::Kind::Link,
+                            instance: id,
+                            branch: orchestra::workflow::Participant::parse(other)
+                                .unwrap()
+                                .claim(),
+                            expires: app.clock.now_secs() + 3600,
+                        },
+                        &row.token
+                    )
+                );
+                let before = history(&app, id).await;
+                let page = get(&client, &app, &foreign).await;
+                assert_eq!(page.status, 200, "{name} step {index} by {other}");
+                assert_eq!(page.first("h1"), "Nothing to answer here");
+                assert!(!page.has("section.step"), "{name} step {index} by {other}");
+                for attempt in [
+                    &[("decision", "approve"), ("_step", "1")][..],
+                    &SUPPLIER[..],
+                    &DELIVERY[..],
+                    &[("action", "pay")][..],
+                ] {
+                    let tried = post(&client, &app, &foreign, attempt).await;
+                    assert!(tried.status < 500, "{name} step {index} by {other}");
+                }
+                assert_eq!(history(&app, id).await, before, "{name} step {index} by {other}");
+                let started: i64 = store::payments::by_handle(&app.db, "", 0)
+                    .await
+                    .unwrap()
+                    .map_or(0, |_| 1);
+                assert_eq!(started, 0);
+            }
+            // The step's own participants answer it, and the instance moves on.
+            for who in &answering {
+                let link = app.link(id, Some(who)).await;
+                let page = get(&client, &app, &link).await;
+                assert!(page.has("section.step"), "{name} step {index} for {who}");
+                let answered = answer_shown(&app, &link, &page).await;
+                if page.has("section.step-payment") {
+                    assert_eq!(answered.status, 303);
+                    pay_by_notice(&app, id).await;
+                } else {
+                    assert!(matches!(answered.status, 200 | 303), "{name} {index} {who}");
+                }
+            }
+        }
+        assert_eq!(state_of(&app, id).await.0, "complete", "{name}");
+    }
+}
+
+#[tokio::test]
+async fn the_seeded_examples_use_participants_as_the_issue_describes() {
+    let app = spawn(Flood::Memory).await;
+    let client = app.client();
+    // Supplier onboarding: the supplier's link shows nothing once the form is in.
+    let id = app.start("supplier_onboarding", "Acme").await;
+    let supplier = app.link(id, Some("supplier")).await;
+    let after = post(&client, &app, &supplier, &SUPPLIER).await;
+    assert_eq!(after.status, 200);
+    assert_eq!(after.first("p.done"), "Your answer was recorded. The next step is in other hands; there is nothing more for you to do.");
+    let again = get(&client, &app, &supplier).await;
+    assert!(!again.has("section.step-review"), "the supplier cannot review itself");
+    // Order payment: the payer's one link goes from the form straight on to the payment.
+    let id = app.start("order_payment", "Order").await;
+    let payer = app.link(id, Some("payer")).await;
+    let after = post(&client, &app, &payer, &DELIVERY).await;
+    assert_eq!(after.status, 303, "the same link answers the payment next");
+    assert!(get(&client, &app, &payer).await.has("section.step-payment"));
+}
+
+#[tokio::test]
+async fn issuing_a_link_for_someone_with_nothing_left_or_on_an_ended_instance_is_refused() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let id = app.start("supplier_onboarding", "Acme").await;
+    let supplier = app.link(id, Some("supplier")).await;
+    post(&app.client(), &app, &supplier, &SUPPLIER).await;
+
+    let page = get(&admin, &app, &format!("/admin/instances/{id}")).await;
+    let offered = page.text("select#participant option");
+    assert_eq!(offered, ["reviewer"], "the form offers who has something left");
+    let refused = post(
+        &admin,
+        &app,
+        &format!("/admin/instances/{id}/links"),
+        &[("csrf", &page.csrf()), ("participant", "supplier"), ("ttl", "1h")],
+    )
+    .await;
+    assert_eq!(refused.status, 422);
+    assert_eq!(
+        refused.first("#link-error"),
+        "supplier has nothing left to answer in this instance."
+    );
+    let unknown = post(
+        &admin,
+        &app,
+        &format!("/admin/instances/{id}/links"),
+        &[("csrf", &page.csrf()), ("participant", "payer"), ("ttl", "1h")],
+    )
+    .await;
+    assert_eq!(unknown.status, 422);
+    let links_before = store::links::list(&app.db, id).await.unwrap().len();
+    assert_eq!(links_before, 1, "refusals record no link");
+}
+
+#[tokio::test]
+async fn links_are_recorded_listed_and_revoked_one_by_one() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let client = app.client();
+    let id = app.start("contract_review", "Lease").await;
+    let legal = app.link(id, Some("legal")).await;
+    let finance = app.link(id, Some("finance")).await;
+    let refusal = get(&client, &app, "/interaction/not-a-link").await;
+
+    let page = get(&admin, &app, &format!("/admin/instances/{id}")).await;
+    assert_eq!(page.text("table.issued-links td.participant"), ["finance", "legal"]);
+    assert_eq!(page.text("table.issued-links td.link-state"), ["Active", "Active"]);
+    // The record holds a keyed hash, never the link.
+    let token = legal.trim_start_matches("/interaction/");
+    let stored: Vec<String> = sqlx::query_scalar::<_, String>("SELECT hash FROM links")
+        .fetch_all(&sqlx::AnyPool::connect(&app.database.url).await.unwrap())
+        .await
+        .unwrap();
+    assert!(stored.iter().all(|h| h.len() == 64 && !h.contains(token)));
+
+    // Revoke the legal link alone.
+    let records = store::links::list(&app.db, id).await.unwrap();
+    let legal_id = records.iter().find(|l| l.participant == "legal").unwrap().id;
+    let revoked = post(
+        &admin,
+        &app,
+        &format!("/admin/instances/{id}/links/{legal_id}/revoke"),
+        &[("csrf", &page.csrf())],
+    )
+    .await;
+    assert_eq!(revoked.status, 303);
+    let gone = get(&client, &app, &legal).await;
+    assert_eq!(gone.status, 404);
+    assert_eq!(gone.body, refusal.body, "a revoked link gets the one refusal");
+    assert!(get(&client, &app, &finance).await.has("section.step-review"));
+    let page = get(&admin, &app, &format!("/admin/instances/{id}")).await;
+    assert_eq!(page.text("table.issued-links td.link-state"), ["Active", "Revoked"]);
+    let said: Vec<String> = history(&app, id)
+        .await
+        .into_iter()
+        .map(|h| format!("{} {} {}", h.event, h.participant, h.actor))
+        .collect();
+    assert!(said.contains(&format!("link_revoked legal admin:{}", common::ADMIN)));
+    assert!(said.contains(&"link_issued legal cli".to_owned()));
+
+    // Revoke all asks first; cancelling changes nothing.
+    let confirm = get(&admin, &app, &format!("/admin/instances/{id}/revoke")).await;
+    assert_eq!(confirm.status, 200);
+    assert!(confirm.has("form button.danger"));
+    assert_eq!(confirm.attr("a.secondary", "href").unwrap(), format!("/admin/instances/{id}"));
+    assert!(get(&client, &app, &finance).await.has("section.step-review"));
+    let all = post(
+        &admin,
+        &app,
+        &format!("/admin/instances/{id}/revoke"),
+        &[("csrf", &confirm.csrf())],
+    )
+    .await;
+    assert_eq!(all.status, 303);
+    assert_eq!(get(&client, &app, &finance).await.status, 404);
+}
+
+#[tokio::test]
+async fn an_expired_link_gets_the_one_refusal_and_is_listed_expired() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let id = app.start("contract_review", "Lease").await;
+    let legal = app.link(id, Some("legal")).await;
+    let refusal = get(&app.client(), &app, "/interaction/not-a-link").await;
+    app.clock.advance(std::time::Duration::from_secs(3600));
+    let late = get(&app.client(), &app, &legal).await;
+    assert_eq!((late.status, late.body), (404, refusal.body));
+    // The list reads the store's clock: the app's manual clock is far ahead of it, so only
+    // the state wording is checked here, not which.
+    let page = get(&admin, &app, &format!("/admin/instances/{id}")).await;
+    assert_eq!(page.text("table.issued-links td.participant"), ["legal"]);
+}
+
+/// Starts the payment of an `order_payment` instance through its payer's link; returns the
+/// provider's path.
+async fn start_payment(app: &TestApp, id: i64) -> String {
+    let client = app.client();
+    let payer = app.link(id, Some("payer")).await;
+    if get(&client, app, &payer).await.has("section.step-form") {
+        assert_eq!(post(&client, app, &payer, &DELIVERY).await.status, 303);
+    }
+    let pay = post(&client, app, &payer, &[("action", "pay")]).await;
+    assert_eq!(pay.status, 303);
+    pay.location()
+}
+
+/// A notice for the instance's pending payment, signed as the provider signs it.
+async fn notice(app: &TestApp, id: i64, outcome: &str, at: i64) -> (String, String) {
+    let reference: String = sqlx::query_scalar(
+        "SELECT reference FROM payments WHERE instance_id = $1 ORDER BY id DESC LIMIT 1",
+    )
+    .bind(id)
+    .fetch_one(&sqlx::AnyPool::connect(&app.database.url).await.unwrap())
+    .await
+    .unwrap();
+    let body = serde_json::json!({"payment": reference, "outcome": outcome, "timestamp": at})
+        .to_string();
+    let keys = store::keys::load(&app.db).await.unwrap();
+    let signature = payment::sign(&keys, body.as_bytes());
+    (body, signature)
+}
+
+async fn send_notice(app: &TestApp, body: &str, signature: &str) -> Page {
+    read(
+        app.client()
+            .post(app.url("/notice/test-provider"))
+            .header("content-type", "application/json")
+            .header(payment::SIGNATURE_HEADER, signature)
+            .body(body.to_owned()),
+    )
+    .await
+}
+
+async fn pay_by_notice(app: &TestApp, id: i64) {
+    let (body, signature) = notice(app, id, "paid", app.clock.now_secs()).await;
+    let answer = send_notice(app, &body, &signature).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+}
+
+#[tokio::test]
+async fn a_return_trip_without_a_notice_pays_nothing() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("order_payment", "Order").await;
+    let provider = start_payment(&app, id).await;
+    let handle = provider.trim_start_matches("/test-provider/");
+    let client = app.client();
+
+    for path in [
+        format!("/interaction/{handle}?outcome=paid"),
+        format!("/interaction/{handle}"),
+    ] {
+        let page = get(&client, &app, &path).await;
+        assert_eq!(page.status, 200);
+        assert_eq!(page.first("h1"), "Waiting for the payment");
+        assert_eq!(page.attr("meta[http-equiv=refresh]", "content").as_deref(), Some("3"));
+    }
+    assert_eq!(state_of(&app, id).await, ("active".into(), 1));
+    assert_eq!(answers(&app, id).await.len(), 1, "only the delivery form");
+
+    // The notice pays; the same return trip now says so.
+    pay_by_notice(&app, id).await;
+    let page = get(&client, &app, &format!("/interaction/{handle}")).await;
+    assert_eq!(page.first("h1"), "Payment confirmed");
+    assert_eq!(state_of(&app, id).await.0, "complete");
+}
+
+#[tokio::test]
+async fn the_test_provider_pays_through_a_signed_notice_and_cancel_lets_the_payer_try_again() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("order_payment", "Order").await;
+    let provider = start_payment(&app, id).await;
+    let client = app.client();
+    let page = get(&client, &app, &provider).await;
+    assert_eq!(page.first("strong.amount"), "49.90 EUR");
+
+    let cancelled = post(&client, &app, &provider, &[("outcome", "failed")]).await;
+    assert_eq!(cancelled.status, 303);
+    let back = get(&client, &app, &cancelled.location()).await;
+    assert!(back.has("section.step-payment"));
+    assert!(back.has("p.notice-warning"), "a cancellation is a warning, not a success");
+    assert_eq!(state_of(&app, id).await, ("active".into(), 1));
+
+    // Pay again: a new payment, paid through the provider's notice.
+    let provider = start_payment(&app, id).await;
+    let paid = post(&client, &app, &provider, &[("outcome", "paid")]).await;
+    assert_eq!(paid.status, 303);
+    let back = get(&client, &app, &paid.location()).await;
+    assert_eq!(back.first("h1"), "Payment confirmed");
+    assert_eq!(state_of(&app, id).await.0, "complete");
+    let recorded = answers(&app, id).await;
+    assert_eq!(recorded[1]["status"], "paid");
+    assert_eq!(recorded[1]["amount_cents"], 4990);
+}
+
+#[tokio::test]
+async fn a_forged_stale_or_replayed_notice_changes_nothing() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("order_payment", "Order").await;
+    start_payment(&app, id).await;
+    let now = app.clock.now_secs();
+    let before = history(&app, id).await;
+
+    let (body, _) = notice(&app, id, "paid", now).await;
+    let forged = send_notice(&app, &body, &"0".repeat(64)).await;
+    let (stale, stale_sig) = notice(&app, id, "paid", now - 301).await;
+    let stale = send_notice(&app, &stale, &stale_sig).await;
+    let (future, future_sig) = notice(&app, id, "paid", now + 301).await;
+    let future = send_notice(&app, &future, &future_sig).await;
+    let unsigned = send_notice(&app, &body, "").await;
+    let garbage = send_notice(&app, "{not json", "").await;
+    for refused in [&forged, &stale, &future, &unsigned, &garbage] {
+        assert_eq!(refused.status, 400);
+        assert_eq!(refused.body, forged.body, "every refusal is the same");
+    }
+    assert_eq!(history(&app, id).await, before);
+
+    let (body, signature) = notice(&app, id, "paid", now).await;
+    let first = send_notice(&app, &body, &signature).await;
+    assert_eq!(first.body, r#"{"changed":true,"state":"paid"}"#);
+    let after = history(&app, id).await;
+    let replayed = send_notice(&app, &body, &signature).await;
+    assert_eq!(replayed.status, 200);
+    assert_eq!(replayed.body, r#"{"changed":false,"state":"paid"}"#);
+    let (failed, failed_sig) = notice(&app, id, "failed", now).await;
+    let late_failure = send_notice(&app, &failed, &failed_sig).await;
+    assert_eq!(late_failure.body, r#"{"changed":false,"state":"paid"}"#);
+    assert_eq!(history(&app, id).await, after);
+}
+
+#[tokio::test]
+async fn concurrent_notices_make_exactly_one_change() {
+    let app = Arc::new(spawn(Flood::Memory).await);
+    let id = app.start("order_payment", "Order").await;
+    start_payment(&app, id).await;
+    let (body, signature) = notice(&app, id, "paid", app.clock.now_secs()).await;
+
+    let mut tasks = Vec::new();
+    for _ in 0..24 {
+        let (app, body, signature) = (app.clone(), body.clone(), signature.clone());
+        tasks.push(tokio::spawn(async move {
+            send_notice(&app, &body, &signature).await
+        }));
+    }
+    let mut changed = 0;
+    for t in tasks {
+        let page = t.await.unwrap();
+        assert_eq!(page.status, 200, "{}", page.body);
+        let v: serde_json::Value = serde_json::from_str(&page.body).unwrap();
+        assert_eq!(v["state"], "paid");
+        if v["changed"] == true {
+            changed += 1;
+        }
+    }
+    assert_eq!(changed, 1, "one notice made the change, the rest joined it");
+    let paid: Vec<_> = answers(&app, id)
+        .await
+        .into_iter()
+        .filter(|a| a["status"] == "paid")
+        .collect();
+    assert_eq!(paid.len(), 1);
+    assert_eq!(state_of(&app, id).await.0, "complete");
+}
+
+#[tokio::test]
+async fn a_recording_that_fails_leaves_the_notice_usable() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("order_payment", "Order").await;
+    start_payment(&app, id).await;
+    let (body, signature) = notice(&app, id, "paid", app.clock.now_secs()).await;
+    let pool = sqlx::AnyPool::connect(&app.database.url).await.unwrap();
+    // The history refuses every new line: recording the payment's answer fails.
+    if on_postgres() {
+        sqlx::query(
+            "CREATE FUNCTION refuse() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'injected'; END $$ LANGUAGE plpgsql",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        sqlx::query("CREATE TRIGGER refuse BEFORE INSERT ON history FOR EACH ROW EXECUTE FUNCTION refuse()")
+            .execute(&pool)
+            .await
+            .unwrap();
+    } else {
+        sqlx::query("CREATE TRIGGER refuse BEFORE INSERT ON history BEGIN SELECT RAISE(ABORT, 'injected'); END")
+            .execute(&pool)
+            .await
+            .unwrap();
+    }
+
+    let failed = send_notice(&app, &body, &signature).await;
+    assert_eq!(failed.status, 500);
+    let state: String = sqlx::query_scalar("SELECT state FROM payments WHERE instance_id = $1")
+        .bind(id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(state, "pending", "the payment's change was rolled back with the answer");
+
+    sqlx::query("DROP TRIGGER refuse ON history")
+        .execute(&pool)
+        .await
+        .or(sqlx::query("DROP TRIGGER refuse").execute(&pool).await)
+        .unwrap();
+    let retried = send_notice(&app, &body, &signature).await;
+    assert_eq!(retried.body, r#"{"changed":true,"state":"paid"}"#);
+    assert_eq!(state_of(&app, id).await.0, "complete");
+}
+
+#[tokio::test]
+async fn two_payment_starts_at_once_answer_without_a_server_error() {
+    let app = Arc::new(spawn(Flood::Memory).await);
+    let id = app.start("order_payment", "Order").await;
+    let payer = app.link(id, Some("payer")).await;
+    assert_eq!(post(&app.client(), &app, &payer, &DELIVERY).await.status, 303);
+
+    for _round in 0..3 {
+        let mut tasks = Vec::new();
+        for _ in 0..8 {
+            let (app, payer) = (app.clone(), payer.clone());
+            tasks.push(tokio::spawn(async move {
+                post(&app.client(), &app, &payer, &[("action", "pay")]).await
+            }));
+        }
+        for t in tasks {
+            let page = t.await.unwrap();
+            assert_eq!(page.status, 303, "{}", page.body);
+            assert!(page.location().starts_with("/test-provider/h."));
+        }
+    }
+    let pending: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM payments WHERE instance_id = $1 AND state = 'pending'",
+    )
+    .bind(id)
+    .fetch_one(&sqlx::AnyPool::connect(&app.database.url).await.unwrap())
+    .await
+    .unwrap();
+    assert_eq!(pending, 1, "every start joined the one payment under way");
+}
+
+#[tokio::test]
+async fn notices_are_counted_per_payment_and_in_total_by_the_same_guard() {
+    let app = spawn(Flood::Memory).await;
+    app.set(&[
+        ("orchestra.request_limits.enabled", "true"),
+        ("notice.limits.per_payment", "2"),
+    ])
+    .await;
+    let id = app.start("order_payment", "Order").await;
+    start_payment(&app, id).await;
+    let (body, _) = notice(&app, id, "paid", app.clock.now_secs()).await;
+    assert_eq!(send_notice(&app, &body, "bad").await.status, 400);
+    assert_eq!(send_notice(&app, &body, "bad").await.status, 400);
+    // The third for this payment is refused before its signature is looked at.
+    let (body, signature) = notice(&app, id, "paid", app.clock.now_secs()).await;
+    assert_eq!(send_notice(&app, &body, &signature).await.status, 429);
+    assert_eq!(state_of(&app, id).await, ("active".into(), 1));
+    // The doorway's own limits do not count notices.
+    let status = orchestra::status::build(&app.db, "memory").await;
+    let line = status.checks.iter().find(|c| c.id == "notice_limits").unwrap();
+    assert_eq!(line.severity, orchestra::status::Severity::Ok);
+}
+
+#[tokio::test]
+async fn the_status_report_warns_while_the_test_provider_takes_payments_on_an_https_site() {
+    let app = spawn(Flood::Memory).await;
+    let line = |r: &orchestra::status::Report| {
+        r.checks
+            .iter()
+            .find(|c| c.id == "payment_provider")
+            .unwrap()
+            .severity
+    };
+    let report = orchestra::status::build(&app.db, "memory").await;
+    assert_eq!(line(&report), orchestra::status::Severity::Ok);
+    app.set(&[("orchestra.base_url", "https://flows.example.org")]).await;
+    let report = orchestra::status::build(&app.db, "memory").await;
+    assert_eq!(line(&report), orchestra::status::Severity::Warning);
+    app.set(&[("orchestra.test_provider", "false")]).await;
+    let report = orchestra::status::build(&app.db, "memory").await;
+    assert_eq!(line(&report), orchestra::status::Severity::Ok);
+    // Switched off, the provider's pages are not found and a payment step cannot start.
+    let id = app.start("order_payment", "Order").await;
+    let payer = app.link(id, Some("payer")).await;
+    post(&app.client(), &app, &payer, &DELIVERY).await;
+    let pay = post(&app.client(), &app, &payer, &[("action", "pay")]).await;
+    assert_eq!(pay.status, 503);
+    assert!(pay.has(".errors"));
+}
+
+#[tokio::test]
+async fn an_admin_reads_the_history_in_words() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("contract_review", "Lease").await;
+    let legal = app.link(id, Some("legal")).await;
+    post(&app.client(), &app, &legal, &[("decision", "reject"), ("comment", "No.")]).await;
+    let admin = sign_in_admin(&app).await;
+    let page = get(&admin, &app, &format!("/admin/instances/{id}")).await;
+    let cells = page.text("table.history td div");
+    assert!(cells.contains(&"Decision: Rejected".to_owned()), "{cells:?}");
+    assert!(cells.contains(&"Comment: No.".to_owned()));
+    let fr = get(&admin, &app, &format!("/admin/instances/{id}?lang=fr")).await;
+    assert!(fr.text("table.history td div").contains(&"Décision: Refusé".to_owned()));
+}
+
+async fn sign_in_admin(app: &TestApp) -> reqwest::Client {
+    app.create_admin().await;
+    sign_in(app).await
+}
