@@ -107,10 +107,19 @@ fn doorway(c: &mut Criterion) {
             .expect("start")
             .expect("started");
         let now = clock.now_secs();
-        let good = orchestra::links::issue(&db, &keys, "", id, None, 86_400, now)
-            .await
-            .expect("issue")
-            .expect("issued");
+        let good = orchestra::links::issue(
+            &db,
+            &keys,
+            "",
+            id,
+            "supplier",
+            86_400,
+            now,
+            &orchestra::links::Actor::CommandLine,
+        )
+        .await
+        .expect("issue")
+        .expect("issued");
         let app = orchestra::http::router(state.clone(), false);
         (app, db, state, good, "/interaction/l.1..1.00".to_owned())
     });

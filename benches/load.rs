@@ -758,7 +758,7 @@ impl Orchestra {
                     "--subject",
                     &format!("Load {i}"),
                 ]);
-                let link = cli(&["link", "issue", &id]);
+                let link = cli(&["link", "issue", &id, "--participant", "supplier"]);
                 let path = link
                     .find("/interaction/")
                     .map_or(link.as_str(), |i| &link[i..]);

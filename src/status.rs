@@ -11,6 +11,8 @@ use crate::store::{self, Db};
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Ok,
+    /// Worth knowing, not worth a warning: the exit status stays 0.
+    Note,
     Warning,
     Error,
 }
@@ -19,6 +21,7 @@ impl Severity {
     pub fn name(self) -> &'static str {
         match self {
             Severity::Ok => "ok",
+            Severity::Note => "note",
             Severity::Warning => "warning",
             Severity::Error => "error",
         }
@@ -27,6 +30,7 @@ impl Severity {
     pub fn label(self) -> Message {
         Message::new(match self {
             Severity::Ok => "severity-ok",
+            Severity::Note => "severity-note",
             Severity::Warning => "severity-warning",
             Severity::Error => "severity-error",
         })
@@ -34,7 +38,11 @@ impl Severity {
 
     /// `orchestra status` exits with this.
     pub fn exit_code(self) -> i32 {
-        self as i32
+        match self {
+            Severity::Ok | Severity::Note => 0,
+            Severity::Warning => 1,
+            Severity::Error => 2,
+        }
     }
 }
 
@@ -201,9 +209,9 @@ pub async fn build(db: &Db, flood_backend: &str) -> Report {
         description: None,
     });
     let settings = Settings::load(db).await.unwrap_or_default();
-    checks.push(doorway_check(&settings, flood_backend));
-    checks.push(notice_check(&settings, flood_backend));
     checks.push(provider_check(&settings));
+    checks.push(notice_check(&settings, flood_backend));
+    checks.push(doorway_check(&settings, flood_backend));
     Report { checks }
 }
 
@@ -247,7 +255,8 @@ pub fn doorway_check(settings: &Settings, flood_backend: &str) -> Check {
 }
 
 /// "Payment notice request limits": the provider notices' own line, asking the same
-/// `is_counting` for their limits.
+/// `is_counting` for their limits. Uncapped is a note, not a warning: a bad notice costs one
+/// HMAC over at most 4 KiB and touches no database, and only the provider can make a good one.
 pub fn notice_check(settings: &Settings, flood_backend: &str) -> Check {
     let limits = settings.notice_limits();
     let title = Message::new("status-notice");
@@ -272,7 +281,7 @@ pub fn notice_check(settings: &Settings, flood_backend: &str) -> Check {
             } else {
                 "status-notice-off-switch"
             }),
-            severity: Severity::Warning,
+            severity: Severity::Note,
             description: Some(Message::new("status-notice-off-description")),
         }
     }
@@ -282,7 +291,10 @@ pub fn notice_check(settings: &Settings, flood_backend: &str) -> Check {
 /// site, where payers would believe they paid.
 pub fn provider_check(settings: &Settings) -> Check {
     let title = Message::new("status-provider");
-    match (settings.test_provider, settings.base_url.starts_with("https://")) {
+    match (
+        settings.test_provider,
+        settings.base_url.starts_with("https://"),
+    ) {
         (true, true) => Check {
             id: "payment_provider",
             title,

@@ -401,11 +401,16 @@ async fn a_workflow_is_created_and_then_edited_through_its_forms() {
 
     assert_eq!(created.status, 303);
     let id = workflow_id(&app, "hiring").await;
-    let edit = format!("/admin/workflows/{id}");
-    assert_eq!(created.header("location"), Some(edit.as_str()));
+    let show = format!("/admin/workflows/{id}");
+    assert_eq!(created.header("location"), Some(show.as_str()));
+    let shown = get(&admin, &app, &show).await;
+    assert_eq!(shown.status, 200);
+    assert_eq!(shown.first("p.flash"), "The workflow was saved.");
+    assert_eq!(shown.first("h1"), "Hiring");
+    assert_eq!(shown.text("table.versions td.running"), ["0"]);
+    let edit = format!("/admin/workflows/{id}/edit");
     let page = get(&admin, &app, &edit).await;
     assert_eq!(page.status, 200);
-    assert_eq!(page.first("p.flash"), "The workflow was saved.");
     assert_eq!(page.first("h1"), "Edit workflow");
     assert_eq!(page.attr("input#name", "readonly").as_deref(), Some(""));
     assert_eq!(
@@ -501,8 +506,8 @@ async fn an_instance_started_from_the_admin_shows_its_subject_and_history() {
     assert_eq!(shown.text("table.history tbody tr").len(), 1);
     assert!(shown.has("p.flash"));
     assert_eq!(
-        shown.text("select#branch option"),
-        ["(no branch)", "legal", "finance"]
+        shown.text("select#participant option"),
+        ["legal", "finance"]
     );
     assert_eq!(events(&app, id).await, [event(0, "", "started")]);
 
@@ -570,7 +575,7 @@ async fn a_link_issued_from_the_admin_page_is_shown_once_and_works() {
         &app,
         &page,
         &format!("{page}/links"),
-        &[("branch", "finance"), ("ttl", "2h")],
+        &[("participant", "finance"), ("ttl", "2h")],
     )
     .await;
 
@@ -586,13 +591,13 @@ async fn a_link_issued_from_the_admin_page_is_shown_once_and_works() {
     );
     assert_eq!(
         issued
-            .attr("select#branch option[selected]", "value")
+            .attr("select#participant option[selected]", "value")
             .as_deref(),
         Some("finance")
     );
     assert_eq!(
         events(&app, id).await,
-        [event(0, "", "started"), event(0, "finance", "link_issued")]
+        [event(0, "", "started"), event(0, "", "link_issued")]
     );
 
     let doorway = get(&app.client(), &app, &path_of(&url)).await;
@@ -617,7 +622,7 @@ async fn a_link_with_a_bad_lifetime_or_branch_is_not_issued() {
             &app,
             &page,
             &format!("{page}/links"),
-            &[("branch", branch), ("ttl", ttl)],
+            &[("participant", branch), ("ttl", ttl)],
         )
         .await;
         assert_eq!(issued.status, 422, "{branch} {ttl}");
@@ -747,7 +752,7 @@ async fn the_status_report_lists_its_checks() {
         "database, site keys, last cron run, version"
     );
     for severity in page.text("table.status tbody td.severity") {
-        assert!(["OK", "Warning", "Error"].contains(&severity.as_str()));
+        assert!(["OK", "Note", "Warning", "Error"].contains(&severity.as_str()));
     }
     assert!(page.has("tr#check-database.severity-ok"));
 }

@@ -201,9 +201,9 @@ async fn workflow_list_shows_the_seeded_examples() {
     assert_eq!(
         rows,
         vec![
-            vec!["contract_review", "Contract review", "1"],
-            vec!["order_payment", "Order payment", "2"],
-            vec!["supplier_onboarding", "Supplier onboarding", "2"],
+            vec!["contract_review", "Contract review", "1", "1"],
+            vec!["order_payment", "Order payment", "2", "1"],
+            vec!["supplier_onboarding", "Supplier onboarding", "2", "1"],
         ]
     );
 }
@@ -285,9 +285,17 @@ async fn link_issue_prints_the_url_alone_on_the_base_url() {
     let week = 7 * 24 * 3600;
     assert!((before + week..=orchestra::store::now() + week).contains(&parsed.claims.expires));
 
-    let short = cli.run(&["link", "issue", &id, "--ttl", "30m"]);
+    let short = cli.run(&[
+        "link",
+        "issue",
+        &id,
+        "--participant",
+        "finance",
+        "--ttl",
+        "30m",
+    ]);
     let parsed = orchestra::capability::parse(short.line().rsplit('/').next().unwrap()).unwrap();
-    assert_eq!(parsed.claims.branch, None);
+    assert_eq!(parsed.claims.branch.as_deref(), Some("finance"));
     assert!(parsed.claims.expires <= orchestra::store::now() + 1800);
 
     cli.run(&["config", "set", "orchestra.base_url", "https://x.example"])
@@ -311,7 +319,15 @@ async fn link_issue_refuses_bad_branches_lifetimes_and_instances() {
     let cases: &[(&[&str], &str)] = &[
         (
             &["--branch", "bogus"],
-            "This workflow has no branch named bogus.\n",
+            "“bogus” is not a participant of this instance's workflow version (participants: legal, finance).\n",
+        ),
+        (
+            &["--participant", "bogus"],
+            "“bogus” is not a participant of this instance's workflow version (participants: legal, finance).\n",
+        ),
+        (
+            &[],
+            "Name the participant the link is for: legal, finance.\n",
         ),
         (&["--ttl", "abc"], ttl),
         (&["--ttl", "10"], ttl),
@@ -334,8 +350,11 @@ async fn link_issue_refuses_bad_branches_lifetimes_and_instances() {
         .expect(2, "", "No instance abc.\n");
     cli.run_fr(&["link", "issue", "99"])
         .expect(2, "", "Aucune instance 99.\n");
-    cli.run_fr(&["link", "issue", &id, "--branch", "bogus"])
-        .expect(2, "", "Ce processus n'a pas de branche nommée bogus.\n");
+    cli.run_fr(&["link", "issue", &id, "--branch", "bogus"]).expect(
+        2,
+        "",
+        "« bogus » n'est pas un participant de la version du workflow de cette instance (participants : legal, finance).\n",
+    );
     cli.run_fr(&["link", "issue", &id, "--ttl", "1w"]).expect(
         2,
         "",
@@ -361,6 +380,9 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("orchestra.request_limits.period", "3600"),
     ("interaction.limits.per_link", "0"),
     ("interaction.limits.total", "0"),
+    ("orchestra.test_provider", "true"),
+    ("notice.limits.per_payment", "0"),
+    ("notice.limits.total", "0"),
 ];
 
 #[tokio::test]
@@ -397,6 +419,9 @@ async fn config_set_saves_good_values_of_every_key() {
         ("orchestra.request_limits.period", "600", "600"),
         ("interaction.limits.per_link", "30", "30"),
         ("interaction.limits.total", "5000", "5000"),
+        ("orchestra.test_provider", "off", "false"),
+        ("notice.limits.per_payment", "10", "10"),
+        ("notice.limits.total", "10000", "10000"),
     ] {
         cli.run(&["config", "set", key, typed])
             .expect(0, "", &format!("{key} is now {saved}.\n"));
@@ -548,6 +573,12 @@ const DOORWAY_ZERO_EN: &str = "[Warning] Interaction doorway request limits: Not
 const DOORWAY_ZERO_FR: &str = "[Avertissement] Limites de requêtes de la porte d'interaction : Rien ne limite la porte : les deux limites valent 0.\n    L'interrupteur est allumé, mais une limite de 0 désactive son palier. Réglez les requêtes par lien et au total dans Réglages d'interaction (/admin/config/orchestra/interaction), ou : orchestra config set interaction.limits.per_link 30\n";
 const DOORWAY_ON_EN: &str = "[OK] Interaction doorway request limits: 30 per link, 5000 in total, per 600 seconds (flood store: sql)\n    Every request to the doorway is counted before any work; a refused request gets a plain 429.\n";
 
+const PROVIDER_EN: &str = "[OK] Payment provider: Test provider (no money moves)\n    Payments go through the built-in test provider. Turn it off with: orchestra config set orchestra.test_provider false\n";
+const PROVIDER_FR: &str = "[OK] Prestataire de paiement : Prestataire de test (aucun argent ne circule)\n    Les paiements passent par le prestataire de test intégré. Désactivez-le avec : orchestra config set orchestra.test_provider false\n";
+const NOTICES_SWITCH_EN: &str = "[Note] Payment notice request limits: Off: the site-wide switch is off\n    Nothing caps the payment provider's notices (POST /notice/test-provider). Set them under Settings › Interaction, or: orchestra config set notice.limits.total 10000\n";
+const NOTICES_SWITCH_FR: &str = "[Remarque] Limites des avis de paiement : Désactivées : l'interrupteur général est coupé\n    Rien ne limite les avis du prestataire de paiement (POST /notice/test-provider). Réglez-les sous Paramètres › Interaction, ou : orchestra config set notice.limits.total 10000\n";
+const NOTICES_ZERO_EN: &str = "[Note] Payment notice request limits: Off: both notice limits are 0\n    Nothing caps the payment provider's notices (POST /notice/test-provider). Set them under Settings › Interaction, or: orchestra config set notice.limits.total 10000\n";
+
 fn database_line(lang_fr: bool) -> String {
     let backend = if common::on_postgres() {
         "PostgreSQL"
@@ -580,7 +611,7 @@ async fn status_warns_while_the_doorway_is_uncapped_as_shipped() {
     assert_eq!(
         undated(&run.stdout),
         format!(
-            "{}[OK] Site keys: Present, made DATE\n{cron}[OK] Version: Orchestra {}\n{DOORWAY_OFF_EN}",
+            "{}[OK] Site keys: Present, made DATE\n{cron}[OK] Version: Orchestra {}\n{PROVIDER_EN}{NOTICES_SWITCH_EN}{DOORWAY_OFF_EN}",
             database_line(false),
             env!("CARGO_PKG_VERSION")
         )
@@ -592,7 +623,7 @@ async fn status_warns_while_the_doorway_is_uncapped_as_shipped() {
     assert_eq!(
         undated(&run.stdout),
         format!(
-            "{}[OK] Clés du site : Présentes, créées le DATE\n{cron}[OK] Version : Orchestra {}\n{DOORWAY_OFF_FR}",
+            "{}[OK] Clés du site : Présentes, créées le DATE\n{cron}[OK] Version : Orchestra {}\n{PROVIDER_FR}{NOTICES_SWITCH_FR}{DOORWAY_OFF_FR}",
             database_line(true),
             env!("CARGO_PKG_VERSION")
         )
@@ -640,7 +671,7 @@ async fn status_is_ok_once_the_limits_are_on_and_cron_has_run() {
     assert_eq!(
         undated(&run.stdout),
         format!(
-            "{}[OK] Site keys: Present, made DATE\n[OK] Last cron run: DATE\n[OK] Version: Orchestra {}\n{DOORWAY_ON_EN}",
+            "{}[OK] Site keys: Present, made DATE\n[OK] Last cron run: DATE\n[OK] Version: Orchestra {}\n{PROVIDER_EN}{NOTICES_ZERO_EN}{DOORWAY_ON_EN}",
             database_line(false),
             env!("CARGO_PKG_VERSION")
         )
@@ -670,9 +701,18 @@ async fn status_as_json_carries_the_same_checks_and_exit_status() {
         .collect();
     assert_eq!(
         ids,
-        ["database", "site_keys", "cron", "version", "doorway_limits"]
+        [
+            "database",
+            "site_keys",
+            "cron",
+            "version",
+            "payment_provider",
+            "notice_limits",
+            "doorway_limits"
+        ]
     );
-    let doorway = &report["checks"][4];
+    assert_eq!(report["checks"][5]["severity"], "note");
+    let doorway = &report["checks"][6];
     assert_eq!(doorway["severity"], "warning");
     assert_eq!(doorway["severity_label"], "Warning");
     assert_eq!(doorway["title"], "Interaction doorway request limits");
@@ -685,7 +725,7 @@ async fn status_as_json_carries_the_same_checks_and_exit_status() {
     let run = cli.run_fr(&["status", "--format=json"]);
     assert_eq!(run.code, 1);
     let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    let doorway = &report["checks"][4];
+    let doorway = &report["checks"][6];
     assert_eq!(
         doorway["severity"], "warning",
         "severities are not translated"
@@ -710,10 +750,13 @@ async fn status_as_json_carries_the_same_checks_and_exit_status() {
     let run = cli.run(&["status", "--format", "json"]);
     assert_eq!(run.code, 0, "{run:#?}");
     let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(report["severity"], "ok");
-    assert_eq!(report["checks"][4]["severity"], "ok");
     assert_eq!(
-        report["checks"][4]["value"],
+        report["severity"], "note",
+        "the notices' note, which exits 0"
+    );
+    assert_eq!(report["checks"][6]["severity"], "ok");
+    assert_eq!(
+        report["checks"][6]["value"],
         "30 per link, no total limit, per 3600 seconds (flood store: sql)"
     );
 }
@@ -736,14 +779,23 @@ async fn cron_records_its_run_and_removes_what_expired() {
         .await
         .unwrap()
         .unwrap();
-    let id = store::instances::create(&db, workflow.id, "Order 7", "", "t")
+    let id = store::instances::create(&db, workflow.id, workflow.version_id, "Order 7", "", "t")
         .await
         .unwrap();
     let now = store::now();
-    store::instances::put_handle(&db, "old", id, now - 1)
+    let payment = |reference| store::payments::NewPayment {
+        reference,
+        instance: id,
+        step: 1,
+        branch: "",
+        participant: "payer",
+        amount_cents: 4990,
+        currency: "EUR",
+    };
+    store::payments::start(&db, &payment("r1"), "old", now - 1)
         .await
         .unwrap();
-    store::instances::put_handle(&db, "live", id, now + 3600)
+    store::payments::start(&db, &payment("r2"), "live", now + 3600)
         .await
         .unwrap();
     store::sessions::save(&db, "old-session", "{}", now - 1)
@@ -769,15 +821,16 @@ async fn cron_records_its_run_and_removes_what_expired() {
         .unwrap();
     assert!((now..=store::now()).contains(&ran));
     assert_eq!(
-        store::instances::delete_expired_handles(&db, now)
+        store::payments::delete_expired_handles(&db, now)
             .await
             .unwrap(),
         0
     );
     assert!(
-        store::instances::handle_usable(&db, "live", now)
+        store::payments::by_handle(&db, "live", now)
             .await
             .unwrap()
+            .is_some()
     );
     assert_eq!(store::sessions::delete_expired(&db, now).await.unwrap(), 0);
     assert!(
@@ -996,7 +1049,7 @@ async fn no_command_prints_a_password_or_a_key() {
         &["status", "--format", "json"],
         &["cron"],
         &["keys", "rotate"],
-        &["link", "issue", "1"],
+        &["link", "issue", "1", "--participant", "finance"],
     ] {
         let run = cli.run_with(args, &loud, None);
         said.push_str(&run.stderr);

@@ -69,11 +69,13 @@ async fn to_the_provider(app: &TestApp, link: &str) -> String {
     pay.location()
 }
 
-/// The doorway path a provider button goes back to.
-fn return_path(provider: &Page, button: &str) -> String {
-    provider
-        .attr(&format!("a#{button}"), "href")
-        .expect("the provider page has the button")
+/// Presses a button of the test provider's page (`paid` or `failed`): the provider sends its
+/// signed notice, then the payer back. Returns the doorway path it sends them to.
+async fn press(app: &TestApp, provider: &str, outcome: &str) -> String {
+    let page = post(&app.client(), app, provider, &[("outcome", outcome)]).await;
+    assert_eq!(page.status, 303, "{}", page.body);
+    assert_credential_headers(&page, "a provider button");
+    page.location()
 }
 
 #[tokio::test]
@@ -104,19 +106,28 @@ async fn a_form_answered_through_its_link_moves_the_instance_on_to_the_next_step
     );
 
     let answered = post(&client, &app, &link, &SUPPLIER).await;
-    assert_eq!(answered.status, 303);
+    assert_eq!(answered.status, 200);
     assert_credential_headers(&answered, "an accepted form");
-    assert!(
-        answered.location() == link,
-        "the same link answers the next step, so it is shown at once"
+    assert_eq!(
+        answered.first("p.done"),
+        "Your answer was recorded. The next step is in other hands; there is nothing more for you to do.",
+        "the review is the reviewer's, not the supplier's"
     );
     assert_eq!(state_of(&app, id).await, ("active".into(), 1));
-    let fields = &answers(&app, id).await[0]["fields"];
+    let fields = answers(&app, id).await[0]["fields"].clone();
     for (name, value) in SUPPLIER {
-        assert_eq!(fields[name], value, "{name} is recorded as typed");
+        let field = fields
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == name)
+            .unwrap_or_else(|| panic!("{name} is recorded"));
+        assert_eq!(field["value"], value, "{name} is recorded as typed");
     }
+    assert_eq!(fields[1]["label"], "Contact email", "with the label it had");
 
-    let next = get(&client, &app, &link).await;
+    let reviewer = app.link(id, Some("reviewer")).await;
+    let next = get(&client, &app, &reviewer).await;
     assert_eq!(next.status, 200);
     assert!(next.has("section.step-review"));
     assert_eq!(next.first("p.progress"), "Step 2 / 2");
@@ -212,9 +223,10 @@ async fn a_required_field_left_empty_is_named_beside_the_field() {
 async fn an_approved_review_completes_the_instance_with_its_history_in_order() {
     let app = spawn(Flood::Memory).await;
     let id = app.start("supplier_onboarding", "Acme onboarding").await;
-    let link = app.link(id, None).await;
+    let supplier = app.link(id, None).await;
     let client = app.client();
-    assert_eq!(post(&client, &app, &link, &SUPPLIER).await.status, 303);
+    assert_eq!(post(&client, &app, &supplier, &SUPPLIER).await.status, 200);
+    let link = app.link(id, None).await;
 
     let done = post(
         &client,
@@ -239,6 +251,7 @@ async fn an_approved_review_completes_the_instance_with_its_history_in_order() {
             event(0, "", "started"),
             event(0, "", "link_issued"),
             event(0, "", "answered"),
+            event(1, "", "link_issued"),
             event(1, "", "answered"),
             event(2, "", "complete"),
         ]
@@ -262,6 +275,8 @@ async fn a_rejection_needs_a_comment_and_then_ends_the_instance_rejected() {
     let app = spawn(Flood::Memory).await;
     let id = app.start("contract_review", "Lease renewal").await;
     let legal = app.link(id, Some("legal")).await;
+    // Issued before the end: once the instance has ended, no link is issued for it.
+    let finance = app.link(id, Some("finance")).await;
     let before = events(&app, id).await;
 
     let bare = review(&app, &legal, "reject", "  ").await;
@@ -299,7 +314,6 @@ async fn a_rejection_needs_a_comment_and_then_ends_the_instance_rejected() {
         [serde_json::json!({ "decision": "reject", "comment": "Clause 7 is unacceptable." })]
     );
 
-    let finance = app.link(id, Some("finance")).await;
     let late = get(&app.client(), &app, &finance).await;
     assert_eq!(late.status, 200);
     assert_eq!(
@@ -359,8 +373,8 @@ async fn parallel_branches_move_the_instance_on_only_when_both_have_answered() {
         events(&app, id).await,
         [
             event(0, "", "started"),
-            event(0, "legal", "link_issued"),
-            event(0, "finance", "link_issued"),
+            event(0, "", "link_issued"),
+            event(0, "", "link_issued"),
             event(0, "legal", "answered"),
             event(0, "finance", "answered"),
             event(1, "", "complete"),
@@ -434,8 +448,18 @@ async fn a_link_for_one_branch_cannot_answer_for_another() {
     assert_eq!(answered, [event(0, "legal", "answered")]);
     assert_eq!(state_of(&app, id).await, ("active".into(), 0));
 
-    // A link with no branch has nothing to answer on a step that has branches.
-    let plain = app.link(id, None).await;
+    // A link for the default participant has nothing to answer on a step of named ones.
+    let plain = signed(
+        &app,
+        &Claims {
+            kind: Kind::Link,
+            instance: id,
+            branch: None,
+            expires: app.clock.now_secs() + 60,
+        },
+        &instance_token(&app, id).await,
+    )
+    .await;
     let page = post(&app.client(), &app, &plain, &[("decision", "approve")]).await;
     assert_eq!(page.status, 200);
     assert_eq!(page.first("h1"), "Nothing to answer here");
@@ -451,7 +475,10 @@ async fn the_test_provider_round_trip_records_the_payment_and_completes() {
 
     let step = to_the_provider(&app, &link).await;
     assert!(step.starts_with("/test-provider/h."));
-    assert!(step.ends_with("?amount=49.90&currency=EUR"));
+    assert!(
+        !step.contains('?'),
+        "the amount is read from the payment, not the URL"
+    );
     assert_eq!(state_of(&app, id).await, ("active".into(), 1));
 
     let provider = get(&client, &app, &step).await;
@@ -463,28 +490,32 @@ async fn the_test_provider_round_trip_records_the_payment_and_completes() {
         "TEST MODE: this is Orchestra's built-in test provider. No money moves."
     );
     assert_eq!(provider.first("strong.amount"), "49.90 EUR");
-    let paid = return_path(&provider, "pay");
-    let handle = step
-        .strip_prefix("/test-provider/")
-        .and_then(|s| s.split_once('?'))
-        .map(|(h, _)| h)
-        .unwrap();
-    assert!(
-        paid == format!("/interaction/{handle}?outcome=paid"),
-        "the provider sends the payer back to the doorway on the handle"
-    );
+    assert!(provider.has("form button#pay") && provider.has("form button#cancel"));
+    let handle = step.strip_prefix("/test-provider/").unwrap();
 
-    let done = get(&client, &app, &paid).await;
+    let back = press(&app, &step, "paid").await;
+    assert_eq!(back, format!("/interaction/{handle}"), "back on the handle");
+    let done = get(&client, &app, &back).await;
     assert_eq!(done.status, 200);
     assert_credential_headers(&done, "the payment return");
-    assert_eq!(
-        done.first("p.done"),
-        "Your answer was recorded, and everything is now complete."
-    );
+    assert_eq!(done.first("h1"), "Payment confirmed");
     assert_eq!(state_of(&app, id).await.0, "complete");
+    let paid = &answers(&app, id).await[1];
     assert_eq!(
-        answers(&app, id).await[1],
-        serde_json::json!({ "status": "paid", "amount": "49.90", "currency": "EUR", "provider": "test" })
+        (
+            &paid["status"],
+            &paid["amount"],
+            &paid["amount_cents"],
+            &paid["currency"],
+            &paid["provider"]
+        ),
+        (
+            &serde_json::json!("paid"),
+            &serde_json::json!("49.90"),
+            &serde_json::json!(4990),
+            &serde_json::json!("EUR"),
+            &serde_json::json!("test")
+        )
     );
     assert_eq!(
         events(&app, id).await,
@@ -499,42 +530,50 @@ async fn the_test_provider_round_trip_records_the_payment_and_completes() {
 }
 
 #[tokio::test]
-async fn a_replayed_payment_return_is_refused_and_records_nothing() {
+async fn a_payment_return_shows_the_payment_again_and_records_nothing_more() {
     let app = spawn(Flood::Memory).await;
     let id = app.start("order_payment", "Order 1042").await;
     let link = app.link(id, None).await;
     let client = app.client();
     let step = to_the_provider(&app, &link).await;
-    let paid = return_path(&get(&client, &app, &step).await, "pay");
-    assert_eq!(get(&client, &app, &paid).await.status, 200);
+    let back = press(&app, &step, "paid").await;
     let after = events(&app, id).await;
-    let refusal = get(&client, &app, "/interaction/not-a-link").await;
 
-    let replay = get(&client, &app, &paid).await;
-
-    assert_eq!(replay.status, 404);
-    assert_credential_headers(&replay, "a replayed return");
-    assert_eq!(replay.body, refusal.body);
+    for _ in 0..2 {
+        let again = get(&client, &app, &back).await;
+        assert_eq!(again.status, 200);
+        assert_credential_headers(&again, "a return trip seen again");
+        assert_eq!(again.first("h1"), "Payment confirmed");
+    }
+    // Pressing *Pay* again on the provider's page changes nothing: the notice joins.
+    let settled = get(&client, &app, &step).await;
+    assert_eq!(settled.first("p.settled"), "This payment is settled.");
+    assert!(
+        !settled.has("button#pay"),
+        "a settled payment offers no button"
+    );
+    let pressed = post(&client, &app, &step, &[("outcome", "paid")]).await;
+    assert_eq!(pressed.status, 303);
     assert_eq!(events(&app, id).await, after);
 }
 
 #[tokio::test]
-async fn a_cancelled_payment_shows_the_step_again_and_the_handle_still_pays() {
+async fn a_cancelled_payment_shows_the_step_again_and_a_new_payment_pays() {
     let app = spawn(Flood::Memory).await;
     let id = app.start("order_payment", "Order 1042").await;
     let link = app.link(id, None).await;
     let client = app.client();
     let step = to_the_provider(&app, &link).await;
-    let provider = get(&client, &app, &step).await;
     let before = events(&app, id).await;
 
-    let cancelled = get(&client, &app, &return_path(&provider, "cancel")).await;
+    let back = press(&app, &step, "failed").await;
+    let cancelled = get(&client, &app, &back).await;
 
     assert_eq!(cancelled.status, 200);
     assert_credential_headers(&cancelled, "a cancelled return");
     assert!(cancelled.has("section.step-payment form button"));
     assert_eq!(
-        cancelled.first("p.notice"),
+        cancelled.first("p.notice.notice-warning"),
         "The payment was cancelled. You can try again."
     );
     assert_eq!(
@@ -544,8 +583,18 @@ async fn a_cancelled_payment_shows_the_step_again_and_the_handle_still_pays() {
     );
     assert_eq!(state_of(&app, id).await, ("active".into(), 1));
 
-    let paid = get(&client, &app, &return_path(&provider, "pay")).await;
-    assert_eq!(paid.status, 200);
+    // Paying again from the page the handle shows starts a new payment.
+    let again = post(&client, &app, &back, &[("action", "pay")]).await;
+    assert_eq!(again.status, 303);
+    let provider = again.location();
+    // Signed in the same second, the handle is the same one: it now returns to the new payment.
+    let page = get(&client, &app, &provider).await;
+    assert!(page.has("button#pay"), "the new payment is to be made");
+    let back = press(&app, &provider, "paid").await;
+    assert_eq!(
+        get(&client, &app, &back).await.first("h1"),
+        "Payment confirmed"
+    );
     assert_eq!(state_of(&app, id).await.0, "complete");
 }
 
@@ -573,7 +622,8 @@ async fn a_continuation_handle_expires_after_half_an_hour() {
     let link = app.link(id, None).await;
     let client = app.client();
     let step = to_the_provider(&app, &link).await;
-    let paid = return_path(&get(&client, &app, &step).await, "pay");
+    let paid = step.replace("/test-provider/", "/interaction/");
+    assert_eq!(get(&client, &app, &paid).await.status, 200);
     let refusal = get(&client, &app, "/interaction/not-a-link").await;
 
     app.clock.advance(Duration::from_secs(30 * 60));
@@ -649,7 +699,7 @@ async fn every_doorway_response_carries_the_credential_headers() {
     ];
     let provider_path = cases[9].1.location();
     let provider = get(&client, &app, &provider_path).await;
-    let done = get(&client, &app, &return_path(&provider, "pay")).await;
+    let done = get(&client, &app, &press(&app, &provider_path, "paid").await).await;
 
     let statuses: Vec<u16> = cases.iter().map(|(_, p)| p.status).collect();
     assert_eq!(
@@ -798,7 +848,7 @@ async fn rotating_the_site_keys_voids_every_outstanding_link() {
     let link = app.link(id, None).await;
     let client = app.client();
     let step = to_the_provider(&app, &link).await;
-    let paid = return_path(&get(&client, &app, &step).await, "pay");
+    let paid = step.replace("/test-provider/", "/interaction/");
     let refusal = get(&client, &app, "/interaction/not-a-link").await;
 
     orchestra::store::keys::rotate(&app.db).await.unwrap();
@@ -870,10 +920,12 @@ async fn no_link_or_handle_reaches_the_logs() {
     let link = app.link(id, None).await;
     let client = app.client();
     let step = to_the_provider(&app, &link).await;
-    let provider = get(&client, &app, &step).await;
-    let paid = return_path(&provider, "pay");
+    assert_eq!(get(&client, &app, &step).await.status, 200);
+    let paid = press(&app, &step, "paid").await;
     assert_eq!(get(&client, &app, &paid).await.status, 200);
-    assert_eq!(get(&client, &app, &paid).await.status, 404);
+    let mut forged = paid.clone();
+    forged.pop();
+    assert_eq!(get(&client, &app, &forged).await.status, 404);
 
     // The test's own client and HTML parser log what they read; only the app's lines count.
     let client_side = [
@@ -890,6 +942,7 @@ async fn no_link_or_handle_reaches_the_logs() {
         .map(str::to_owned)
         .collect();
     assert!(logs.iter().any(|l| l.contains("step answered")));
+    assert!(logs.iter().any(|l| l.contains("payment settled")));
     for secret in [&link, &paid] {
         let signature = secret
             .split('?')

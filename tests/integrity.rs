@@ -61,15 +61,27 @@ async fn a_definition_edited_mid_flight_leaves_running_and_ended_instances_as_th
     let running_before = history(&app, running).await;
 
     // Shortened to one step with other titles and another participant.
-    redefine(&app, "supplier_onboarding", "form@buyer: Something else | Name*\n").await;
+    redefine(
+        &app,
+        "supplier_onboarding",
+        "form@buyer: Something else | Name*\n",
+    )
+    .await;
 
-    assert_eq!(history(&app, ended).await, ended_before, "ended history unchanged");
+    assert_eq!(
+        history(&app, ended).await,
+        ended_before,
+        "ended history unchanged"
+    );
     assert_eq!(history(&app, running).await, running_before);
     // The running instance still waits for its reviewer on its own version: step 2 of 2.
     let review_link = app.link(running, Some("reviewer")).await;
     let page = get(&client, &app, &review_link).await;
     assert_eq!(page.status, 200);
-    assert_eq!(page.first("p.progress").split(" · ").next(), Some("Step 2 / 2"));
+    assert_eq!(
+        page.first("p.progress").split(" · ").next(),
+        Some("Step 2 / 2")
+    );
     assert_eq!(page.first("section.step h2"), "Check the supplier");
     let answered = post(&client, &app, &review_link, &[("decision", "approve")]).await;
     assert_eq!(answered.status, 200);
@@ -108,9 +120,16 @@ async fn the_workflow_page_lists_versions_and_refuses_to_delete_what_runs() {
     let page = get(&admin, &app, &format!("/admin/workflows/{}", w.id)).await;
     assert_eq!(page.status, 200);
     let rows = page.text("table.versions tbody tr td.running");
-    assert_eq!(rows, ["0", "1"], "version 2 runs nothing, version 1 runs one");
+    assert_eq!(
+        rows,
+        ["0", "1"],
+        "version 2 runs nothing, version 1 runs one"
+    );
     let edit = get(&admin, &app, &format!("/admin/workflows/{}/edit", w.id)).await;
-    assert!(edit.first("p.notice").contains("the one running instance stays"));
+    assert!(
+        edit.first("p.notice")
+            .contains("the one running instance stays")
+    );
 
     // Deleting the workflow, or version 1, is refused while the instance runs.
     let form = get(&admin, &app, &format!("/admin/workflows/{}/delete", w.id)).await;
@@ -123,12 +142,21 @@ async fn the_workflow_page_lists_versions_and_refuses_to_delete_what_runs() {
     )
     .await;
     assert_eq!(refused.status, 409);
-    assert!(refused.first(".errors").contains("one instance is still running"));
+    assert!(
+        refused
+            .first(".errors")
+            .contains("one instance is still running")
+    );
     let path = format!("/admin/workflows/{}/versions/1/delete", w.id);
     let form = get(&admin, &app, &path).await;
     let refused = post(&admin, &app, &path, &[("csrf", &form.csrf())]).await;
     assert_eq!(refused.status, 409);
-    assert!(store::workflows::by_id(&app.db, w.id).await.unwrap().is_some());
+    assert!(
+        store::workflows::by_id(&app.db, w.id)
+            .await
+            .unwrap()
+            .is_some()
+    );
 
     // Once it ends, version 1 goes, then the workflow; the instance keeps its history.
     let legal = app.link(running, Some("legal")).await;
@@ -143,10 +171,18 @@ async fn the_workflow_page_lists_versions_and_refuses_to_delete_what_runs() {
     let delete = format!("/admin/workflows/{}/delete", w.id);
     let gone = post(&admin, &app, &delete, &[("csrf", &form.csrf())]).await;
     assert_eq!(gone.status, 303);
-    assert!(store::workflows::by_id(&app.db, w.id).await.unwrap().is_none());
+    assert!(
+        store::workflows::by_id(&app.db, w.id)
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert_eq!(history(&app, running).await, before);
     let instance = get(&admin, &app, &format!("/admin/instances/{running}")).await;
-    assert_eq!(instance.status, 200, "an ended instance of a deleted workflow still shows");
+    assert_eq!(
+        instance.status, 200,
+        "an ended instance of a deleted workflow still shows"
+    );
 }
 
 /// Posts whatever answers the step a page shows.
@@ -218,7 +254,11 @@ async fn no_participant_can_answer_another_participants_step_in_any_seeded_workf
                     let tried = post(&client, &app, &foreign, attempt).await;
                     assert!(tried.status < 500, "{name} step {index} by {other}");
                 }
-                assert_eq!(history(&app, id).await, before, "{name} step {index} by {other}");
+                assert_eq!(
+                    history(&app, id).await,
+                    before,
+                    "{name} step {index} by {other}"
+                );
                 let started: i64 = store::payments::by_handle(&app.db, "", 0)
                     .await
                     .unwrap()
@@ -252,9 +292,15 @@ async fn the_seeded_examples_use_participants_as_the_issue_describes() {
     let supplier = app.link(id, Some("supplier")).await;
     let after = post(&client, &app, &supplier, &SUPPLIER).await;
     assert_eq!(after.status, 200);
-    assert_eq!(after.first("p.done"), "Your answer was recorded. The next step is in other hands; there is nothing more for you to do.");
+    assert_eq!(
+        after.first("p.done"),
+        "Your answer was recorded. The next step is in other hands; there is nothing more for you to do."
+    );
     let again = get(&client, &app, &supplier).await;
-    assert!(!again.has("section.step-review"), "the supplier cannot review itself");
+    assert!(
+        !again.has("section.step-review"),
+        "the supplier cannot review itself"
+    );
     // Order payment: the payer's one link goes from the form straight on to the payment.
     let id = app.start("order_payment", "Order").await;
     let payer = app.link(id, Some("payer")).await;
@@ -273,12 +319,20 @@ async fn issuing_a_link_for_someone_with_nothing_left_or_on_an_ended_instance_is
 
     let page = get(&admin, &app, &format!("/admin/instances/{id}")).await;
     let offered = page.text("select#participant option");
-    assert_eq!(offered, ["reviewer"], "the form offers who has something left");
+    assert_eq!(
+        offered,
+        ["reviewer"],
+        "the form offers who has something left"
+    );
     let refused = post(
         &admin,
         &app,
         &format!("/admin/instances/{id}/links"),
-        &[("csrf", &page.csrf()), ("participant", "supplier"), ("ttl", "1h")],
+        &[
+            ("csrf", &page.csrf()),
+            ("participant", "supplier"),
+            ("ttl", "1h"),
+        ],
     )
     .await;
     assert_eq!(refused.status, 422);
@@ -290,7 +344,11 @@ async fn issuing_a_link_for_someone_with_nothing_left_or_on_an_ended_instance_is
         &admin,
         &app,
         &format!("/admin/instances/{id}/links"),
-        &[("csrf", &page.csrf()), ("participant", "payer"), ("ttl", "1h")],
+        &[
+            ("csrf", &page.csrf()),
+            ("participant", "payer"),
+            ("ttl", "1h"),
+        ],
     )
     .await;
     assert_eq!(unknown.status, 422);
@@ -309,8 +367,14 @@ async fn links_are_recorded_listed_and_revoked_one_by_one() {
     let refusal = get(&client, &app, "/interaction/not-a-link").await;
 
     let page = get(&admin, &app, &format!("/admin/instances/{id}")).await;
-    assert_eq!(page.text("table.issued-links td.participant"), ["finance", "legal"]);
-    assert_eq!(page.text("table.issued-links td.link-state"), ["Active", "Active"]);
+    assert_eq!(
+        page.text("table.issued-links td.participant"),
+        ["finance", "legal"]
+    );
+    assert_eq!(
+        page.text("table.issued-links td.link-state"),
+        ["Active", "Active"]
+    );
     // The record holds a keyed hash, never the link.
     let token = legal.trim_start_matches("/interaction/");
     let stored: Vec<String> = sqlx::query_scalar::<_, String>("SELECT hash FROM links")
@@ -321,7 +385,11 @@ async fn links_are_recorded_listed_and_revoked_one_by_one() {
 
     // Revoke the legal link alone.
     let records = store::links::list(&app.db, id).await.unwrap();
-    let legal_id = records.iter().find(|l| l.participant == "legal").unwrap().id;
+    let legal_id = records
+        .iter()
+        .find(|l| l.participant == "legal")
+        .unwrap()
+        .id;
     let revoked = post(
         &admin,
         &app,
@@ -332,10 +400,20 @@ async fn links_are_recorded_listed_and_revoked_one_by_one() {
     assert_eq!(revoked.status, 303);
     let gone = get(&client, &app, &legal).await;
     assert_eq!(gone.status, 404);
-    assert_eq!(gone.body, refusal.body, "a revoked link gets the one refusal");
-    assert!(get(&client, &app, &finance).await.has("section.step-review"));
+    assert_eq!(
+        gone.body, refusal.body,
+        "a revoked link gets the one refusal"
+    );
+    assert!(
+        get(&client, &app, &finance)
+            .await
+            .has("section.step-review")
+    );
     let page = get(&admin, &app, &format!("/admin/instances/{id}")).await;
-    assert_eq!(page.text("table.issued-links td.link-state"), ["Active", "Revoked"]);
+    assert_eq!(
+        page.text("table.issued-links td.link-state"),
+        ["Active", "Revoked"]
+    );
     let said: Vec<String> = history(&app, id)
         .await
         .into_iter()
@@ -348,8 +426,15 @@ async fn links_are_recorded_listed_and_revoked_one_by_one() {
     let confirm = get(&admin, &app, &format!("/admin/instances/{id}/revoke")).await;
     assert_eq!(confirm.status, 200);
     assert!(confirm.has("form button.danger"));
-    assert_eq!(confirm.attr("a.secondary", "href").unwrap(), format!("/admin/instances/{id}"));
-    assert!(get(&client, &app, &finance).await.has("section.step-review"));
+    assert_eq!(
+        confirm.attr("a.secondary", "href").unwrap(),
+        format!("/admin/instances/{id}")
+    );
+    assert!(
+        get(&client, &app, &finance)
+            .await
+            .has("section.step-review")
+    );
     let all = post(
         &admin,
         &app,
@@ -399,8 +484,8 @@ async fn notice(app: &TestApp, id: i64, outcome: &str, at: i64) -> (String, Stri
     .fetch_one(&sqlx::AnyPool::connect(&app.database.url).await.unwrap())
     .await
     .unwrap();
-    let body = serde_json::json!({"payment": reference, "outcome": outcome, "timestamp": at})
-        .to_string();
+    let body =
+        serde_json::json!({"payment": reference, "outcome": outcome, "timestamp": at}).to_string();
     let keys = store::keys::load(&app.db).await.unwrap();
     let signature = payment::sign(&keys, body.as_bytes());
     (body, signature)
@@ -438,7 +523,10 @@ async fn a_return_trip_without_a_notice_pays_nothing() {
         let page = get(&client, &app, &path).await;
         assert_eq!(page.status, 200);
         assert_eq!(page.first("h1"), "Waiting for the payment");
-        assert_eq!(page.attr("meta[http-equiv=refresh]", "content").as_deref(), Some("3"));
+        assert_eq!(
+            page.attr("meta[http-equiv=refresh]", "content").as_deref(),
+            Some("3")
+        );
     }
     assert_eq!(state_of(&app, id).await, ("active".into(), 1));
     assert_eq!(answers(&app, id).await.len(), 1, "only the delivery form");
@@ -463,7 +551,10 @@ async fn the_test_provider_pays_through_a_signed_notice_and_cancel_lets_the_paye
     assert_eq!(cancelled.status, 303);
     let back = get(&client, &app, &cancelled.location()).await;
     assert!(back.has("section.step-payment"));
-    assert!(back.has("p.notice-warning"), "a cancellation is a warning, not a success");
+    assert!(
+        back.has("p.notice-warning"),
+        "a cancellation is a warning, not a success"
+    );
     assert_eq!(state_of(&app, id).await, ("active".into(), 1));
 
     // Pay again: a new payment, paid through the provider's notice.
@@ -562,10 +653,12 @@ async fn a_recording_that_fails_leaves_the_notice_usable() {
         .execute(&pool)
         .await
         .unwrap();
-        sqlx::query("CREATE TRIGGER refuse BEFORE INSERT ON history FOR EACH ROW EXECUTE FUNCTION refuse()")
-            .execute(&pool)
-            .await
-            .unwrap();
+        sqlx::query(
+            "CREATE TRIGGER refuse BEFORE INSERT ON history FOR EACH ROW EXECUTE FUNCTION refuse()",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
     } else {
         sqlx::query("CREATE TRIGGER refuse BEFORE INSERT ON history BEGIN SELECT RAISE(ABORT, 'injected'); END")
             .execute(&pool)
@@ -580,7 +673,10 @@ async fn a_recording_that_fails_leaves_the_notice_usable() {
         .fetch_one(&pool)
         .await
         .unwrap();
-    assert_eq!(state, "pending", "the payment's change was rolled back with the answer");
+    assert_eq!(
+        state, "pending",
+        "the payment's change was rolled back with the answer"
+    );
 
     sqlx::query("DROP TRIGGER refuse ON history")
         .execute(&pool)
@@ -597,7 +693,10 @@ async fn two_payment_starts_at_once_answer_without_a_server_error() {
     let app = Arc::new(spawn(Flood::Memory).await);
     let id = app.start("order_payment", "Order").await;
     let payer = app.link(id, Some("payer")).await;
-    assert_eq!(post(&app.client(), &app, &payer, &DELIVERY).await.status, 303);
+    assert_eq!(
+        post(&app.client(), &app, &payer, &DELIVERY).await.status,
+        303
+    );
 
     for _round in 0..3 {
         let mut tasks = Vec::new();
@@ -642,7 +741,11 @@ async fn notices_are_counted_per_payment_and_in_total_by_the_same_guard() {
     assert_eq!(state_of(&app, id).await, ("active".into(), 1));
     // The doorway's own limits do not count notices.
     let status = orchestra::status::build(&app.db, "memory").await;
-    let line = status.checks.iter().find(|c| c.id == "notice_limits").unwrap();
+    let line = status
+        .checks
+        .iter()
+        .find(|c| c.id == "notice_limits")
+        .unwrap();
     assert_eq!(line.severity, orchestra::status::Severity::Ok);
 }
 
@@ -658,7 +761,8 @@ async fn the_status_report_warns_while_the_test_provider_takes_payments_on_an_ht
     };
     let report = orchestra::status::build(&app.db, "memory").await;
     assert_eq!(line(&report), orchestra::status::Severity::Ok);
-    app.set(&[("orchestra.base_url", "https://flows.example.org")]).await;
+    app.set(&[("orchestra.base_url", "https://flows.example.org")])
+        .await;
     let report = orchestra::status::build(&app.db, "memory").await;
     assert_eq!(line(&report), orchestra::status::Severity::Warning);
     app.set(&[("orchestra.test_provider", "false")]).await;
@@ -678,14 +782,26 @@ async fn an_admin_reads_the_history_in_words() {
     let app = spawn(Flood::Memory).await;
     let id = app.start("contract_review", "Lease").await;
     let legal = app.link(id, Some("legal")).await;
-    post(&app.client(), &app, &legal, &[("decision", "reject"), ("comment", "No.")]).await;
+    post(
+        &app.client(),
+        &app,
+        &legal,
+        &[("decision", "reject"), ("comment", "No.")],
+    )
+    .await;
     let admin = sign_in_admin(&app).await;
     let page = get(&admin, &app, &format!("/admin/instances/{id}")).await;
     let cells = page.text("table.history td div");
-    assert!(cells.contains(&"Decision: Rejected".to_owned()), "{cells:?}");
+    assert!(
+        cells.contains(&"Decision: Rejected".to_owned()),
+        "{cells:?}"
+    );
     assert!(cells.contains(&"Comment: No.".to_owned()));
     let fr = get(&admin, &app, &format!("/admin/instances/{id}?lang=fr")).await;
-    assert!(fr.text("table.history td div").contains(&"Décision: Refusé".to_owned()));
+    assert!(
+        fr.text("table.history td div")
+            .contains(&"Décision: Refusé".to_owned())
+    );
 }
 
 async fn sign_in_admin(app: &TestApp) -> reqwest::Client {

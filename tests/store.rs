@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 use orchestra::store::flood::CountRow;
 use orchestra::store::instances::{Answer, Recorded};
 use orchestra::store::{self, Db};
+use orchestra::workflow::InstanceState;
 
 /// A migrated, empty database (no seeded workflows, no keys).
 async fn empty() -> (Db, common::TestDb) {
@@ -28,7 +29,12 @@ async fn a_workflow(db: &Db, name: &str) -> i64 {
 
 async fn an_instance(db: &Db) -> i64 {
     let workflow = a_workflow(db, &format!("w_{}", &orchestra::keys::random_token()[..8])).await;
-    store::instances::create(db, workflow, "The subject", "Its body", "token-1")
+    let version = store::workflows::by_id(db, workflow)
+        .await
+        .unwrap()
+        .unwrap()
+        .version_id;
+    store::instances::create(db, workflow, version, "The subject", "Its body", "token-1")
         .await
         .unwrap()
 }
@@ -293,15 +299,24 @@ async fn workflows_are_created_updated_and_named_once() {
             .unwrap(),
         None
     );
-    assert!(
-        store::workflows::update(&db, b, "Beta two", "{\"steps\":[]}")
+    assert_eq!(
+        store::workflows::save(&db, b, "Beta two", "{\"steps\":[]}")
             .await
-            .unwrap()
+            .unwrap(),
+        store::workflows::Saved::Version(2)
     );
-    assert!(
-        !store::workflows::update(&db, b + a + 100, "x", "{}")
+    assert_eq!(
+        store::workflows::save(&db, b, "Beta three", "{\"steps\":[]}")
             .await
-            .unwrap()
+            .unwrap(),
+        store::workflows::Saved::LabelOnly,
+        "the same definition makes no new version"
+    );
+    assert_eq!(
+        store::workflows::save(&db, b + a + 100, "x", "{}")
+            .await
+            .unwrap(),
+        store::workflows::Saved::NotFound
     );
     let listed: Vec<(i64, String, String)> = store::workflows::list(&db)
         .await
@@ -313,7 +328,7 @@ async fn workflows_are_created_updated_and_named_once() {
         listed,
         vec![
             (a, "alpha".to_owned(), "Alpha".to_owned()),
-            (b, "beta".to_owned(), "Beta two".to_owned()),
+            (b, "beta".to_owned(), "Beta three".to_owned()),
         ]
     );
     let beta = store::workflows::by_name(&db, "beta")
@@ -321,6 +336,18 @@ async fn workflows_are_created_updated_and_named_once() {
         .unwrap()
         .unwrap();
     assert_eq!(beta.definition, "{\"steps\":[]}");
+    assert_eq!(beta.version, 2);
+    let first = store::workflows::versions(&db, b).await.unwrap();
+    assert_eq!(
+        first.iter().map(|v| v.number).collect::<Vec<_>>(),
+        [2, 1],
+        "newest first"
+    );
+    let v1 = store::workflows::version(&db, first[1].id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(v1.definition, "{}", "a version never changes");
     assert_eq!(
         store::workflows::by_id(&db, a).await.unwrap().unwrap().name,
         "alpha"
@@ -385,7 +412,7 @@ async fn an_instance_keeps_its_subject_and_history() {
         ("The subject", "Its body", "token-1")
     );
     assert_eq!((row.step_index, row.state.as_str()), (0, "active"));
-    store::instances::note(&db, id, 0, "legal", "link_issued")
+    store::links::record(&db, id, 0, "hash-1", "legal", 1_900_000_000, "cli")
         .await
         .unwrap();
     let history: Vec<(i64, String, String)> = store::instances::history(&db, id)
@@ -398,7 +425,7 @@ async fn an_instance_keeps_its_subject_and_history() {
         history,
         vec![
             (0, String::new(), "started".to_owned()),
-            (0, "legal".to_owned(), "link_issued".to_owned()),
+            (0, String::new(), "link_issued".to_owned()),
         ]
     );
     let second = an_instance(&db).await;
@@ -431,6 +458,9 @@ fn answer<'a>(instance: i64, step: i64, branch: &'a str, branches: &'a [String])
         branches,
         last_step: false,
         ends_as: None,
+        step_title: "Approve",
+        kind: "review",
+        participant: branch,
     }
 }
 
@@ -548,7 +578,7 @@ async fn the_last_step_completes_and_a_rejection_ends_the_instance() {
     };
     assert_eq!(
         store::instances::record_answer(&db, &last).await.unwrap(),
-        Recorded::Ended("complete")
+        Recorded::Ended(InstanceState::Complete)
     );
     let row = store::instances::by_id(&db, done).await.unwrap().unwrap();
     assert_eq!((row.state.as_str(), row.step_index), ("complete", 1));
@@ -563,18 +593,18 @@ async fn the_last_step_completes_and_a_rejection_ends_the_instance() {
     let branches = two_reviewers();
     let rejected = an_instance(&db).await;
     let no = Answer {
-        ends_as: Some("rejected"),
+        ends_as: Some(InstanceState::Rejected),
         ..answer(rejected, 0, "finance", &branches)
     };
     assert_eq!(
         store::instances::record_answer(&db, &no).await.unwrap(),
-        Recorded::Ended("rejected")
+        Recorded::Ended(InstanceState::Rejected)
     );
     let row = store::instances::by_id(&db, rejected)
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(row.state, "rejected");
+    assert_eq!(row.state, InstanceState::Rejected);
     let events: Vec<String> = store::instances::history(&db, rejected)
         .await
         .unwrap()
@@ -585,93 +615,129 @@ async fn the_last_step_completes_and_a_rejection_ends_the_instance() {
 }
 
 #[tokio::test]
-async fn rotating_a_token_replaces_it() {
+async fn revoking_all_links_replaces_the_token_and_marks_every_record() {
     let (db, _d) = empty().await;
     let id = an_instance(&db).await;
+    store::links::record(&db, id, 0, "hash-a", "legal", 1_900_000_000, "cli")
+        .await
+        .unwrap();
+    store::links::record(&db, id, 0, "hash-b", "finance", 1_900_000_000, "cli")
+        .await
+        .unwrap();
+    // The same link issued twice is one record.
+    store::links::record(&db, id, 0, "hash-b", "finance", 1_900_000_000, "cli")
+        .await
+        .unwrap();
+    let links = store::links::list(&db, id).await.unwrap();
+    assert_eq!(links.len(), 2);
     assert!(
-        store::instances::rotate_token(&db, id, "token-2")
+        store::links::revoke(&db, id, 0, links[0].id, "admin:ada")
             .await
             .unwrap()
     );
+    assert!(
+        !store::links::revoke(&db, id, 0, links[0].id, "admin:ada")
+            .await
+            .unwrap(),
+        "a revoked link is revoked once"
+    );
+    assert!(
+        store::links::revoke_all(&db, id, 0, "token-2", "cli")
+            .await
+            .unwrap()
+    );
+    let row = store::instances::by_id(&db, id).await.unwrap().unwrap();
+    assert_eq!(row.token, "token-2");
+    let revoked: Vec<Option<String>> = store::links::list(&db, id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|l| l.revoked_by)
+        .collect();
     assert_eq!(
-        store::instances::by_id(&db, id)
-            .await
-            .unwrap()
-            .unwrap()
-            .token,
-        "token-2"
+        revoked,
+        [Some("cli".to_owned()), Some("admin:ada".to_owned())]
     );
     assert!(
-        !store::instances::rotate_token(&db, id + 1, "token-3")
+        !store::links::revoke_all(&db, id + 1, 0, "token-3", "cli")
             .await
             .unwrap()
     );
+    let found = store::instances::for_link(&db, id, "hash-a")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(found.revoked_at.unwrap() > 0);
+    let unknown = store::instances::for_link(&db, id, "hash-z")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(unknown.revoked_at, None, "a link without a record");
 }
 
 #[tokio::test]
-async fn a_handle_is_spent_once_and_collected_when_expired() {
-    let (db, _d) = empty().await;
+async fn payments_join_the_one_under_way_and_handles_are_collected_when_expired() {
+    let (db, database) = empty().await;
     let id = an_instance(&db).await;
     let now = 1_800_000_000;
-    store::instances::put_handle(&db, "h1", id, now + 60)
-        .await
-        .unwrap();
-    store::instances::put_handle(&db, "h2", id, now + 600)
-        .await
-        .unwrap();
-    assert!(
-        store::instances::handle_usable(&db, "h1", now)
-            .await
-            .unwrap()
-    );
-    assert!(
-        !store::instances::handle_usable(&db, "h1", now + 60)
-            .await
-            .unwrap(),
-        "expired"
-    );
-    assert!(
-        !store::instances::handle_usable(&db, "nope", now)
-            .await
-            .unwrap()
-    );
-    assert!(
-        !store::instances::spend_handle(&db, "h1", now + 60)
-            .await
-            .unwrap(),
-        "expired"
-    );
+    let new = |reference| store::payments::NewPayment {
+        reference,
+        instance: id,
+        step: 0,
+        branch: "",
+        participant: "payer",
+        amount_cents: 4990,
+        currency: "EUR",
+    };
+    let (first, second) = (new("ref-a"), new("ref-b"));
     let (a, b) = tokio::join!(
-        store::instances::spend_handle(&db, "h1", now),
-        store::instances::spend_handle(&db, "h1", now),
+        store::payments::start(&db, &first, "h1", now + 60),
+        store::payments::start(&db, &second, "h1", now + 60),
     );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a.id, b.id, "two starts at once make one payment");
+    let c = store::payments::start(&db, &new("ref-c"), "h2", now + 600)
+        .await
+        .unwrap();
+    assert_eq!(c.id, a.id, "a later start joins the payment under way");
     assert_eq!(
-        [a.unwrap(), b.unwrap()].iter().filter(|s| **s).count(),
-        1,
-        "two return trips at once spend one handle once"
+        store::payments::by_handle(&db, "h2", now)
+            .await
+            .unwrap()
+            .unwrap()
+            .id,
+        a.id
     );
     assert!(
-        !store::instances::handle_usable(&db, "h1", now)
+        store::payments::by_handle(&db, "h1", now + 60)
             .await
-            .unwrap(),
-        "spent"
+            .unwrap()
+            .is_none(),
+        "expired"
     );
+    let pool = sqlx::AnyPool::connect(&database.url).await.unwrap();
+    let mut tx = pool.begin().await.unwrap();
+    let settled = store::payments::settle_in(&mut tx, &a.reference, "failed")
+        .await
+        .unwrap();
+    assert!(settled.is_some());
     assert!(
-        !store::instances::spend_handle(&db, "h1", now)
+        store::payments::settle_in(&mut tx, &a.reference, "paid")
             .await
-            .unwrap(),
-        "replayed"
+            .unwrap()
+            .is_none(),
+        "a settled payment is settled once"
     );
+    tx.commit().await.unwrap();
+    let d = store::payments::start(&db, &new("ref-d"), "h3", now + 600)
+        .await
+        .unwrap();
+    assert_ne!(d.id, a.id, "after a failure, a new payment");
     assert_eq!(
-        store::instances::delete_expired_handles(&db, now + 60)
+        store::payments::delete_expired_handles(&db, now + 60)
             .await
             .unwrap(),
         1
-    );
-    assert!(
-        store::instances::handle_usable(&db, "h2", now)
-            .await
-            .unwrap()
     );
 }
 

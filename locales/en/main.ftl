@@ -32,6 +32,7 @@ error-internal-title = Something went wrong
 error-internal = The site could not answer this request. Please try again in a moment.
 
 severity-ok = OK
+severity-note = Note
 severity-warning = Warning
 severity-error = Error
 

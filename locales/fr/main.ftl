@@ -32,6 +32,7 @@ error-internal-title = Un problème est survenu
 error-internal = Le site n'a pas pu répondre à cette requête. Réessayez dans un instant.
 
 severity-ok = OK
+severity-note = Remarque
 severity-warning = Avertissement
 severity-error = Erreur
 

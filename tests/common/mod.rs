@@ -187,7 +187,12 @@ impl TestApp {
             .await
             .unwrap()
             .expect("the instance exists");
-        let definition = self.state.versions.get(&self.db, row.version_id).await.unwrap();
+        let definition = self
+            .state
+            .versions
+            .get(&self.db, row.version_id)
+            .await
+            .unwrap();
         orchestra::links::participants_left(&self.db, &row, &definition)
             .await
             .unwrap()

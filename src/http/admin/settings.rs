@@ -158,6 +158,8 @@ pub struct InteractionForm {
     per_link: String,
     #[serde(default)]
     total: String,
+    /// Sent by the page's notices section; a post without it leaves those settings alone.
+    notices: Option<String>,
     #[serde(default)]
     notice_per_payment: String,
     #[serde(default)]
@@ -176,13 +178,20 @@ pub async fn interaction_save(
     } else {
         "false"
     };
-    let values = [
+    let mut values = vec![
         ("interaction.limits.per_link", form.per_link.as_str()),
         ("interaction.limits.total", form.total.as_str()),
-        ("notice.limits.per_payment", form.notice_per_payment.as_str()),
-        ("notice.limits.total", form.notice_total.as_str()),
-        ("orchestra.test_provider", test_provider),
     ];
+    if form.notices.is_some() {
+        values.extend([
+            (
+                "notice.limits.per_payment",
+                form.notice_per_payment.as_str(),
+            ),
+            ("notice.limits.total", form.notice_total.as_str()),
+            ("orchestra.test_provider", test_provider),
+        ]);
+    }
     match Settings::save(&state.db, &values).await? {
         Ok(_) => {
             state.site.refresh().await;
@@ -195,9 +204,21 @@ pub async fn interaction_save(
                 errors: field_errors(&ctx, errors),
                 per_link: form.per_link,
                 total: form.total,
-                notice_per_payment: form.notice_per_payment,
-                notice_total: form.notice_total,
-                test_provider: form.test_provider.is_some(),
+                notice_per_payment: if form.notices.is_some() {
+                    form.notice_per_payment
+                } else {
+                    s.notice_per_payment.to_string()
+                },
+                notice_total: if form.notices.is_some() {
+                    form.notice_total
+                } else {
+                    s.notice_total.to_string()
+                },
+                test_provider: if form.notices.is_some() {
+                    form.test_provider.is_some()
+                } else {
+                    s.test_provider
+                },
                 enabled: s.request_limits_enabled,
                 period: s.request_limits_period,
                 counting: FloodGuard::is_counting(&s.interaction_limits()),

@@ -40,7 +40,6 @@ pub fn refusal(lang: Lang) -> Response {
     response
 }
 
-
 /// What the guard decided for one request.
 enum Verdict {
     Pass,
