@@ -808,3 +808,189 @@ async fn sign_in_admin(app: &TestApp) -> reqwest::Client {
     app.create_admin().await;
     sign_in(app).await
 }
+
+/// Applies only the first migration, as the previous main left a database.
+async fn previous_schema(url: &str) -> sqlx::AnyPool {
+    sqlx::any::install_default_drivers();
+    let (_, url) = store::normalize_url(url);
+    let pool = sqlx::AnyPool::connect(&url).await.unwrap();
+    let dir = if on_postgres() {
+        "migrations/postgres"
+    } else {
+        "migrations/sqlite"
+    };
+    let mut migrator = sqlx::migrate::Migrator::new(std::path::Path::new(dir))
+        .await
+        .unwrap();
+    migrator.migrations = std::borrow::Cow::Owned(vec![migrator.migrations[0].clone()]);
+    assert_eq!(migrator.migrations[0].version, 1);
+    migrator.run(&pool).await.unwrap();
+    pool
+}
+
+async fn exec(pool: &sqlx::AnyPool, sql: &str, args: &[&str]) {
+    let mut q = sqlx::query(sql);
+    for a in args {
+        q = q.bind(*a);
+    }
+    q.execute(pool).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_database_made_by_the_previous_schema_upgrades_and_its_links_keep_working() {
+    let database = common::fresh_database().await;
+    let pool = previous_schema(&database.url).await;
+    // What the previous main wrote: keys, the examples as they were (no participants), an
+    // instance half way through each, one ended, their history in the old answer format.
+    let keys = orchestra::keys::SiteKeys::from_bytes([7; 32], [9; 32]);
+    let hex = |b: [u8; 32]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    exec(
+        &pool,
+        "INSERT INTO site_keys (id, private_key, hash_salt, created_at) VALUES (1, $1, $2, 1700000000)",
+        &[&hex([7; 32]), &hex([9; 32])],
+    )
+    .await;
+    let old = |text: &str| {
+        orchestra::workflow::Definition::parse(text)
+            .unwrap()
+            .to_json()
+    };
+    let supplier_json = old(
+        "form: Supplier details | Company*, Contact email* (email)\nreview: Check the supplier\n",
+    );
+    assert!(!supplier_json.contains("participant"), "the old JSON shape");
+    exec(&pool, "INSERT INTO workflows (name, label, definition, created_at, updated_at) VALUES ('supplier_onboarding', 'Supplier onboarding', $1, 1700000000, 1700000000)", &[&supplier_json]).await;
+    exec(&pool, "INSERT INTO workflows (name, label, definition, created_at, updated_at) VALUES ('contract_review', 'Contract review', $1, 1700000000, 1700000000)", &[&old("review[legal,finance]: Approve the contract\n")]).await;
+    for (workflow, title, step, state) in [
+        ("1", "Acme", "1", "active"),
+        ("2", "Lease", "0", "active"),
+        ("2", "Old lease", "1", "complete"),
+    ] {
+        exec(&pool, &format!("INSERT INTO instances (workflow_id, subject_title, subject_body, token, step_index, state, created_at, updated_at) VALUES ({workflow}, $1, '', $2, {step}, $3, 1700000000, 1700000000)"), &[title, &format!("token-{title}"), state]).await;
+    }
+    for (instance, step, branch, event, answer) in [
+        (1, 0, "", "started", "{}"),
+        (1, 0, "", "link_issued", "{}"),
+        (
+            1,
+            0,
+            "",
+            "answered",
+            r#"{"fields":{"company":"Acme","contact_email":"a@acme.example"}}"#,
+        ),
+        (2, 0, "", "started", "{}"),
+        (
+            2,
+            0,
+            "legal",
+            "answered",
+            r#"{"decision":"approve","comment":""}"#,
+        ),
+        (
+            3,
+            0,
+            "legal",
+            "answered",
+            r#"{"decision":"approve","comment":""}"#,
+        ),
+        (
+            3,
+            0,
+            "finance",
+            "answered",
+            r#"{"decision":"approve","comment":""}"#,
+        ),
+        (3, 1, "", "complete", "{}"),
+    ] {
+        exec(&pool, &format!("INSERT INTO history (instance_id, step_index, branch, event, answer, at) VALUES ({instance}, {step}, $1, $2, $3, 1700000000)"), &[branch, event, answer]).await;
+    }
+    exec(
+        &pool,
+        "INSERT INTO handles (hash, instance_id, expires) VALUES ('an-old-handle', 1, 2000000000)",
+        &[],
+    )
+    .await;
+    pool.close().await;
+
+    // The new code opens it: the upgrade runs, and the links signed before it still work.
+    let url = database.url.clone();
+    let app = common::spawn_on(database, |_, clock| {
+        Arc::new(orchestra::flood::MemoryFlood::new(4096, clock))
+    })
+    .await;
+    let sign = |instance: i64, branch: Option<&str>, token: &str| {
+        format!(
+            "/interaction/{}",
+            orchestra::capability::sign(
+                &keys,
+                &orchestra::capability::Claims {
+                    kind: orchestra::capability::Kind::Link,
+                    instance,
+                    branch: branch.map(str::to_owned),
+                    expires: app.clock.now_secs() + 3600,
+                },
+                token
+            )
+        )
+    };
+    let client = app.client();
+    // The supplier onboarding's old link (no participant) answers its review, as it did.
+    let acme = sign(1, None, "token-Acme");
+    let page = get(&client, &app, &acme).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert_eq!(page.first("section.step-review h2"), "Check the supplier");
+    assert_eq!(
+        post(&client, &app, &acme, &[("decision", "approve")])
+            .await
+            .status,
+        200
+    );
+    assert_eq!(state_of(&app, 1).await.0, "complete");
+    // The contract's finance link completes the step legal answered before the upgrade.
+    let finance = sign(2, Some("finance"), "token-Lease");
+    assert_eq!(
+        post(&client, &app, &finance, &[("decision", "approve")])
+            .await
+            .status,
+        200
+    );
+    assert_eq!(state_of(&app, 2).await.0, "complete");
+    // The history before the upgrade names its steps now, from version 1.
+    let ended = history(&app, 3).await;
+    assert_eq!(ended[0].step_title, "Approve the contract");
+    assert_eq!(ended[0].participant, "legal");
+    // Version 1 holds the old definition; saving makes version 2; the workflows list works.
+    let w = store::workflows::by_name(&app.db, "supplier_onboarding")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((w.version, w.definition), (1, supplier_json));
+    // The admin pages read the old answers, and a new link can be issued and recorded.
+    let admin = app.admin_client().await;
+    let shown = get(&admin, &app, "/admin/instances/1").await;
+    assert_eq!(shown.status, 200);
+    assert!(
+        shown
+            .text("table.history td div")
+            .contains(&"company: Acme".to_owned())
+    );
+    let lease = app.start("contract_review", "New lease").await;
+    assert!(
+        app.link(lease, Some("legal"))
+            .await
+            .starts_with("/interaction/l.")
+    );
+    let provider_key: Option<String> = sqlx::query_scalar("SELECT provider_key FROM site_keys")
+        .fetch_one(
+            &sqlx::AnyPool::connect(&store::normalize_url(&url).1)
+                .await
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        provider_key.map(|k| k.len()),
+        Some(64),
+        "a provider key was made"
+    );
+}

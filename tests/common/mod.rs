@@ -262,8 +262,15 @@ pub fn capture_logs() {
 /// Starts the app with a flood store built over its database and clock (tests wrap the real
 /// backends in recordings this way).
 pub async fn spawn_with(make: impl FnOnce(&Db, Clock) -> Arc<dyn FloodStore>) -> TestApp {
+    spawn_on(fresh_database().await, make).await
+}
+
+/// Starts the app on a database that already exists (an upgrade test makes one by hand).
+pub async fn spawn_on(
+    database: TestDb,
+    make: impl FnOnce(&Db, Clock) -> Arc<dyn FloodStore>,
+) -> TestApp {
     capture_logs();
-    let database = fresh_database().await;
     let db = orchestra::open(&database.url)
         .await
         .expect("open the database");
