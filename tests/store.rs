@@ -654,9 +654,10 @@ async fn revoking_all_links_replaces_the_token_and_marks_every_record() {
         .into_iter()
         .map(|l| l.revoked_by)
         .collect();
+    // Newest first: finance, revoked on its own; legal, by the revocation of all.
     assert_eq!(
         revoked,
-        [Some("cli".to_owned()), Some("admin:ada".to_owned())]
+        [Some("admin:ada".to_owned()), Some("cli".to_owned())]
     );
     assert!(
         !store::links::revoke_all(&db, id + 1, 0, "token-3", "cli")
