@@ -18,6 +18,12 @@ pub struct Settings {
     pub request_limits_period: u64,
     pub per_link: u64,
     pub total: u64,
+    /// Sign-in attempts one client address may make per `login_address_period`; 0 is off.
+    pub login_per_address: u64,
+    pub login_address_period: u64,
+    /// Failed sign-ins one account may take per `login_account_period`; 0 is off.
+    pub login_per_account: u64,
+    pub login_account_period: u64,
 }
 
 impl Default for Settings {
@@ -31,6 +37,12 @@ impl Default for Settings {
             request_limits_period: 3600,
             per_link: 0,
             total: 0,
+            // On as shipped, unlike the doorway's: a login form is always public, and these
+            // numbers fit any site (Drupal ships the same).
+            login_per_address: 50,
+            login_address_period: 3600,
+            login_per_account: 5,
+            login_account_period: 6 * 3600,
         }
     }
 }
@@ -44,11 +56,17 @@ pub const KEYS: &[&str] = &[
     "orchestra.request_limits.period",
     "interaction.limits.per_link",
     "interaction.limits.total",
+    "login.limits.per_address",
+    "login.limits.address_period",
+    "login.limits.per_account",
+    "login.limits.account_period",
 ];
 
 pub const MAX_PERIOD: u64 = 7 * 24 * 3600;
 pub const MAX_PER_LINK: u64 = 1_000_000;
 pub const MAX_TOTAL: u64 = 1_000_000_000;
+pub const MAX_LOGIN_ATTEMPTS: u64 = 100_000;
+pub const MIN_LOGIN_PERIOD: u64 = 60;
 pub const MIN_TTL: u64 = 60;
 pub const MAX_TTL: u64 = 365 * 24 * 3600;
 
@@ -70,6 +88,10 @@ impl Settings {
             "orchestra.request_limits.period" => self.request_limits_period.to_string(),
             "interaction.limits.per_link" => self.per_link.to_string(),
             "interaction.limits.total" => self.total.to_string(),
+            "login.limits.per_address" => self.login_per_address.to_string(),
+            "login.limits.address_period" => self.login_address_period.to_string(),
+            "login.limits.per_account" => self.login_per_account.to_string(),
+            "login.limits.account_period" => self.login_account_period.to_string(),
             _ => return None,
         })
     }
@@ -116,6 +138,20 @@ impl Settings {
             "interaction.limits.total" => {
                 self.total = number(raw, 0, MAX_TOTAL).map_err(fail)?;
             }
+            "login.limits.per_address" => {
+                self.login_per_address = number(raw, 0, MAX_LOGIN_ATTEMPTS).map_err(fail)?;
+            }
+            "login.limits.address_period" => {
+                self.login_address_period =
+                    number(raw, MIN_LOGIN_PERIOD, MAX_PERIOD).map_err(fail)?;
+            }
+            "login.limits.per_account" => {
+                self.login_per_account = number(raw, 0, MAX_LOGIN_ATTEMPTS).map_err(fail)?;
+            }
+            "login.limits.account_period" => {
+                self.login_account_period =
+                    number(raw, MIN_LOGIN_PERIOD, MAX_PERIOD).map_err(fail)?;
+            }
             _ => unreachable!("every key in KEYS is matched"),
         }
         Ok(())
@@ -144,6 +180,21 @@ impl Settings {
             total: self.total,
             period: Duration::from_secs(self.request_limits_period),
         }
+    }
+
+    /// The sign-in limits as the guard takes them: (per client address, per account). They
+    /// do not follow the doorway's switch; a limit of 0 turns its tier off.
+    pub fn login_limits(&self) -> (Limits, Limits) {
+        let tier = |per_caller, period| Limits {
+            enabled: true,
+            per_caller,
+            total: 0,
+            period: Duration::from_secs(period),
+        };
+        (
+            tier(self.login_per_address, self.login_address_period),
+            tier(self.login_per_account, self.login_account_period),
+        )
     }
 
     /// Reads the stored settings over the defaults. A stored value that no longer validates
@@ -232,6 +283,10 @@ mod tests {
             ("orchestra.base_url", "http://"),
             ("orchestra.site_name", ""),
             ("orchestra.default_link_ttl", "59"),
+            ("login.limits.per_address", "100001"),
+            ("login.limits.per_account", "five"),
+            ("login.limits.address_period", "59"),
+            ("login.limits.account_period", "604801"),
         ] {
             assert!(s.set(key, bad).is_err(), "{key}={bad} accepted");
         }

@@ -151,3 +151,25 @@ status-doorway-off-zero = Nothing caps the doorway: both limits are 0.
 status-doorway-off-zero-description = The switch is on, but a limit of 0 turns its tier off. Set requests per link and in total in Interaction settings (/admin/config/orchestra/interaction), or: orchestra config set interaction.limits.per_link 30
 
 status-line = [{ $severity }] { $title }: { $value }
+
+# Issue 9
+settings-login-limits = Sign-in attempts
+settings-login-limits-help = Counted before any password is checked, whatever the switch above says; a refused attempt is not checked at all. A successful sign-in clears its account's count. 0 turns a limit off.
+settings-login-per-address = Attempts per client address
+settings-login-address-period = Per address, over (seconds)
+settings-login-per-account = Failed attempts per account
+settings-login-account-period = Per account, over (seconds)
+status-check-failed = Could not be checked: the database cannot be read
+status-database-vanished = { $backend }, the file was deleted or replaced
+status-database-vanished-description = The server refuses every write so nothing is lost into a deleted file. Put the database back (from a backup if need be) and restart the server.
+status-login = Sign-in limits
+status-login-on = { $per_address } attempts per address every { $address_period } s; { $per_account } per account every { $account_period } s
+status-login-off = Nothing limits sign-in attempts: both limits are 0.
+status-login-off-description = Anyone can try passwords as fast as the server checks them. Set them in Settings › Request limits, or: orchestra config set login.limits.per_account 5
+status-proxies = Client addresses
+status-proxies-none = Taken from the connection; no proxy is trusted
+status-proxies-named = Read from the forwarded headers of { $count } trusted proxy addresses or ranges
+status-proxies-ignored = Forwarded headers arrive, but no proxy is trusted
+status-proxies-ignored-description = Every visitor behind the proxy counts as the proxy's address, so one visitor's sign-in attempts can lock out the others. Set ORCHESTRA_TRUSTED_PROXIES to the proxy's address (see docs/operations.md).
+definition-too-large = A workflow definition is at most { $max } characters.
+definition-too-many-fields = Line { $line }: a form has at most { $max } fields.

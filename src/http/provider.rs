@@ -3,7 +3,6 @@
 //! moves; a real provider would sign its return, which this one does not need to.
 
 use axum::Router;
-use axum::extract::{Path, Query};
 use axum::http::StatusCode;
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
@@ -13,6 +12,7 @@ use serde::Deserialize;
 use super::AppState;
 use super::context::{PageContext, html};
 use super::doorway::credential_headers;
+use super::extract::{Path, Query};
 use crate::i18n::Lang;
 
 pub fn router() -> Router<AppState> {

@@ -1,6 +1,8 @@
 //! Instances: start one for a subject, see its history, issue and revoke links.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
+
+use crate::http::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;

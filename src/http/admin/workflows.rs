@@ -1,6 +1,8 @@
 //! Workflows: list, create from the interaction kinds, edit.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
+
+use crate::http::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
