@@ -39,9 +39,8 @@ impl Config {
         crate::store::DatabaseUrl::parse(&database_url)?;
         let trusted_proxies = match get("ORCHESTRA_TRUSTED_PROXIES") {
             None => TrustedProxies::default(),
-            Some(v) => TrustedProxies::parse(&v).map_err(|bad| {
-                Message::new("config-env-trusted-proxies").arg("value", bad)
-            })?,
+            Some(v) => TrustedProxies::parse(&v)
+                .map_err(|bad| Message::new("config-env-trusted-proxies").arg("value", bad))?,
         };
         let flood = match get("ORCHESTRA_FLOOD") {
             None => Backend::Sql,
@@ -90,7 +89,10 @@ impl Config {
 impl std::fmt::Debug for Config {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Config")
-            .field("database_url", &crate::store::redact_url(&self.database_url))
+            .field(
+                "database_url",
+                &crate::store::redact_url(&self.database_url),
+            )
             .field("database_is_default", &self.database_is_default)
             .field("trusted_proxies", &self.trusted_proxies)
             .field("flood", &self.flood)
@@ -136,7 +138,10 @@ mod tests {
         let m = with("ORCHESTRA_DATABASE_URL", "mysql://x").unwrap_err();
         let text = m.render(crate::i18n::Lang::En);
         assert!(text.contains("mysql://x"), "{text}");
-        assert!(text.contains("sqlite:, postgres://, postgresql://"), "{text}");
+        assert!(
+            text.contains("sqlite:, postgres://, postgresql://"),
+            "{text}"
+        );
         assert!(with("ORCHESTRA_DATABASE_URL", "sqlite:/tmp/x.db").is_ok());
         assert!(with("ORCHESTRA_DATABASE_URL", "/tmp/x.db").is_ok());
         assert!(with("ORCHESTRA_DATABASE_URL", "postgresql://u@h/d").is_ok());
@@ -152,6 +157,11 @@ mod tests {
             2
         );
         assert!(with("ORCHESTRA_TRUSTED_PROXIES", "10.0.0.0/33").is_err());
-        assert!(with("ORCHESTRA_TRUSTED_PROXIES", "").unwrap().trusted_proxies.is_empty());
+        assert!(
+            with("ORCHESTRA_TRUSTED_PROXIES", "")
+                .unwrap()
+                .trusted_proxies
+                .is_empty()
+        );
     }
 }

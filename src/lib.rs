@@ -48,7 +48,10 @@ pub async fn open(database_url: &str) -> Result<Db, sqlx::Error> {
 
 /// `open` for every program once a database exists: a missing SQLite file is an error, never
 /// a new empty database with new keys.
-pub async fn open_with(database_url: &str, create: store::Create) -> Result<Db, store::ConnectError> {
+pub async fn open_with(
+    database_url: &str,
+    create: store::Create,
+) -> Result<Db, store::ConnectError> {
     let db = Db::open(database_url, create).await?;
     store::keys::load_or_create(&db).await?;
     workflow::seed::seed_examples(&db).await?;

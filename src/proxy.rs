@@ -39,7 +39,8 @@ impl Cidr {
                     == masked(u32::from(ip).into(), self.prefix, 32)
             }
             (IpAddr::V6(net), IpAddr::V6(ip)) => {
-                masked(u128::from(net), self.prefix, 128) == masked(u128::from(ip), self.prefix, 128)
+                masked(u128::from(net), self.prefix, 128)
+                    == masked(u128::from(ip), self.prefix, 128)
             }
             _ => false,
         }
@@ -150,7 +151,10 @@ fn parse_hop(hop: &str) -> Option<IpAddr> {
     }
     if let Some(rest) = hop.strip_prefix('[') {
         let (ip, _) = rest.split_once(']')?;
-        return ip.parse::<Ipv6Addr>().ok().map(|ip| canonical(IpAddr::V6(ip)));
+        return ip
+            .parse::<Ipv6Addr>()
+            .ok()
+            .map(|ip| canonical(IpAddr::V6(ip)));
     }
     let (ip, port) = hop.rsplit_once(':')?;
     port.parse::<u16>().ok()?;
@@ -182,18 +186,31 @@ mod tests {
         let c = Cidr::parse("10.0.0.0/8").unwrap();
         assert!(c.contains(ip("10.200.3.4")));
         assert!(!c.contains(ip("11.0.0.1")));
-        assert!(c.contains(ip("::ffff:10.1.2.3")), "IPv4-mapped IPv6 is IPv4");
+        assert!(
+            c.contains(ip("::ffff:10.1.2.3")),
+            "IPv4-mapped IPv6 is IPv4"
+        );
         let c = Cidr::parse("2001:db8::/32").unwrap();
         assert!(c.contains(ip("2001:db8:1::5")));
         assert!(!c.contains(ip("2001:db9::5")));
         assert!(Cidr::parse("0.0.0.0/0").unwrap().contains(ip("8.8.8.8")));
         assert!(Cidr::parse("127.0.0.1").unwrap().contains(ip("127.0.0.1")));
         assert!(!Cidr::parse("127.0.0.1").unwrap().contains(ip("127.0.0.2")));
-        for bad in ["10.0.0.0/33", "10.0.0.0/", "10.0.0/8", "x", "::/129", "10.0.0.0/+8"] {
+        for bad in [
+            "10.0.0.0/33",
+            "10.0.0.0/",
+            "10.0.0/8",
+            "x",
+            "::/129",
+            "10.0.0.0/+8",
+        ] {
             assert!(Cidr::parse(bad).is_none(), "{bad} accepted");
         }
         assert_eq!(
-            TrustedProxies::parse("127.0.0.1, 10.0.0.0/8 ::1").unwrap().0.len(),
+            TrustedProxies::parse("127.0.0.1, 10.0.0.0/8 ::1")
+                .unwrap()
+                .0
+                .len(),
             3
         );
         assert_eq!(TrustedProxies::parse("127.0.0.1,nope"), Err("nope".into()));

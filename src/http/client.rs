@@ -24,7 +24,10 @@ fn lines<'a>(headers: &'a HeaderMap, name: &str) -> Vec<&'a str> {
 impl FromRequestParts<AppState> for ClientAddr {
     type Rejection = std::convert::Infallible;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
         // Served without connection info (a test router, say), every client is one.
         let peer = parts
             .extensions

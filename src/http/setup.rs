@@ -11,8 +11,8 @@ use tower_sessions::Session;
 
 use super::AppState;
 use super::context::{ADMIN_KEY, PageContext, flash, html};
-use super::error::{AppError, Result};
 use super::csrf;
+use super::error::{AppError, Result};
 use super::extract::Path;
 use super::form::Form;
 use crate::i18n::Message;

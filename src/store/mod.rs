@@ -119,7 +119,10 @@ impl DatabaseUrl {
 fn has_scheme(url: &str) -> bool {
     match url.split_once("://") {
         Some((scheme, _)) => {
-            scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            scheme
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic())
                 && scheme
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
@@ -263,8 +266,13 @@ impl Db {
             use sqlx::Connection;
             let probe = async {
                 let mut conn = sqlx::AnyConnection::connect_with(&options).await?;
-                // SQLite reads the file only at the first query: "not a database" shows here.
-                sqlx::query("SELECT 1").execute(&mut conn).await?;
+                // SQLite reads the file only when a query needs it: "not a database" shows
+                // here, not as retries until the pool gives up.
+                let probe = match backend {
+                    Backend::Sqlite => "SELECT COUNT(*) FROM sqlite_master",
+                    Backend::Postgres => "SELECT 1",
+                };
+                sqlx::query(probe).execute(&mut conn).await?;
                 conn.close().await
             };
             tokio::time::timeout(CONNECT_TIMEOUT, probe)
@@ -328,7 +336,8 @@ impl Db {
     /// Checks the SQLite file every second while this database is open. The task holds the
     /// watch weakly: when the last `Db` and its pool go, it ends.
     fn watch_file(&self) {
-        let (Some(watch), Ok(runtime)) = (self.file.as_ref(), tokio::runtime::Handle::try_current())
+        let (Some(watch), Ok(runtime)) =
+            (self.file.as_ref(), tokio::runtime::Handle::try_current())
         else {
             return;
         };

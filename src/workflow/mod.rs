@@ -107,8 +107,9 @@ impl Definition {
     /// ```
     pub fn parse(text: &str) -> Result<Self, Message> {
         if text.chars().count() > MAX_DEFINITION_CHARS {
-            return Err(Message::new("definition-too-large")
-                .arg("max", MAX_DEFINITION_CHARS.to_string()));
+            return Err(
+                Message::new("definition-too-large").arg("max", MAX_DEFINITION_CHARS.to_string())
+            );
         }
         let mut steps = Vec::new();
         for (n, line) in text.lines().enumerate() {
@@ -151,8 +152,9 @@ impl Definition {
                 "form" => {
                     let fields = parse_fields(details).map_err(&at)?;
                     if fields.len() > MAX_FIELDS {
-                        return Err(at("definition-too-many-fields")
-                            .arg("max", MAX_FIELDS.to_string()));
+                        return Err(
+                            at("definition-too-many-fields").arg("max", MAX_FIELDS.to_string())
+                        );
                     }
                     Interaction::Form { fields }
                 }
