@@ -367,6 +367,10 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("orchestra.request_limits.period", "3600"),
     ("interaction.limits.per_link", "0"),
     ("interaction.limits.total", "0"),
+    ("login.limits.per_address", "50"),
+    ("login.limits.address_period", "3600"),
+    ("login.limits.per_account", "5"),
+    ("login.limits.account_period", "21600"),
 ];
 
 #[tokio::test]
@@ -403,6 +407,10 @@ async fn config_set_saves_good_values_of_every_key() {
         ("orchestra.request_limits.period", "600", "600"),
         ("interaction.limits.per_link", "30", "30"),
         ("interaction.limits.total", "5000", "5000"),
+        ("login.limits.per_address", "100", "100"),
+        ("login.limits.address_period", "600", "600"),
+        ("login.limits.per_account", "0", "0"),
+        ("login.limits.account_period", "86400", "86400"),
     ] {
         cli.run(&["config", "set", key, typed])
             .expect(0, "", &format!("{key} is now {saved}.\n"));
@@ -554,6 +562,10 @@ const DOORWAY_ZERO_EN: &str = "[Warning] Interaction doorway request limits: Not
 const DOORWAY_ZERO_FR: &str = "[Avertissement] Limites de requêtes de la porte d'interaction : Rien ne limite la porte : les deux limites valent 0.\n    L'interrupteur est allumé, mais une limite de 0 désactive son palier. Réglez les requêtes par lien et au total dans Réglages d'interaction (/admin/config/orchestra/interaction), ou : orchestra config set interaction.limits.per_link 30\n";
 const DOORWAY_ON_EN: &str = "[OK] Interaction doorway request limits: 30 per link, 5000 in total, per 600 seconds (flood store: sql)\n    Every request to the doorway is counted before any work; a refused request gets a plain 429.\n";
 
+/// The checks after the doorway's, as shipped (issue 9).
+const TAIL_EN: &str = "[OK] Sign-in limits: 50 attempts per address every 3600 s; 5 per account every 21600 s\n[OK] Client addresses: Taken from the connection; no proxy is trusted\n";
+const TAIL_FR: &str = "[OK] Limites de connexion : 50 tentatives par adresse toutes les 3600 s ; 5 par compte toutes les 21600 s\n[OK] Adresses des clients : Prises de la connexion ; aucun proxy n'est de confiance\n";
+
 fn database_line(lang_fr: bool) -> String {
     let backend = if common::on_postgres() {
         "PostgreSQL"
@@ -586,7 +598,7 @@ async fn status_warns_while_the_doorway_is_uncapped_as_shipped() {
     assert_eq!(
         undated(&run.stdout),
         format!(
-            "{}[OK] Site keys: Present, made DATE\n{cron}[OK] Version: Orchestra {}\n{DOORWAY_OFF_EN}",
+            "{}[OK] Site keys: Present, made DATE\n{cron}[OK] Version: Orchestra {}\n{DOORWAY_OFF_EN}{TAIL_EN}",
             database_line(false),
             env!("CARGO_PKG_VERSION")
         )
@@ -598,7 +610,7 @@ async fn status_warns_while_the_doorway_is_uncapped_as_shipped() {
     assert_eq!(
         undated(&run.stdout),
         format!(
-            "{}[OK] Clés du site : Présentes, créées le DATE\n{cron}[OK] Version : Orchestra {}\n{DOORWAY_OFF_FR}",
+            "{}[OK] Clés du site : Présentes, créées le DATE\n{cron}[OK] Version : Orchestra {}\n{DOORWAY_OFF_FR}{TAIL_FR}",
             database_line(true),
             env!("CARGO_PKG_VERSION")
         )
@@ -612,10 +624,18 @@ async fn status_says_why_when_both_limits_are_zero() {
     cli.run(&["config", "set", "orchestra.request_limits.enabled", "true"]);
     let run = cli.run(&["status"]);
     assert_eq!(run.code, 1, "{run:#?}");
-    assert!(run.stdout.ends_with(DOORWAY_ZERO_EN), "{}", run.stdout);
+    assert!(
+        run.stdout.ends_with(&format!("{DOORWAY_ZERO_EN}{TAIL_EN}")),
+        "{}",
+        run.stdout
+    );
     let run = cli.run_fr(&["status"]);
     assert_eq!(run.code, 1, "{run:#?}");
-    assert!(run.stdout.ends_with(DOORWAY_ZERO_FR), "{}", run.stdout);
+    assert!(
+        run.stdout.ends_with(&format!("{DOORWAY_ZERO_FR}{TAIL_FR}")),
+        "{}",
+        run.stdout
+    );
 }
 
 #[tokio::test]
@@ -635,7 +655,9 @@ async fn status_is_ok_once_the_limits_are_on_and_cron_has_run() {
         "cron has not run yet: {before_cron:#?}"
     );
     assert!(
-        before_cron.stdout.ends_with(DOORWAY_ON_EN),
+        before_cron
+            .stdout
+            .ends_with(&format!("{DOORWAY_ON_EN}{TAIL_EN}")),
         "{}",
         before_cron.stdout
     );
@@ -646,7 +668,7 @@ async fn status_is_ok_once_the_limits_are_on_and_cron_has_run() {
     assert_eq!(
         undated(&run.stdout),
         format!(
-            "{}[OK] Site keys: Present, made DATE\n[OK] Last cron run: DATE\n[OK] Version: Orchestra {}\n{DOORWAY_ON_EN}",
+            "{}[OK] Site keys: Present, made DATE\n[OK] Last cron run: DATE\n[OK] Version: Orchestra {}\n{DOORWAY_ON_EN}{TAIL_EN}",
             database_line(false),
             env!("CARGO_PKG_VERSION")
         )
@@ -676,7 +698,15 @@ async fn status_as_json_carries_the_same_checks_and_exit_status() {
         .collect();
     assert_eq!(
         ids,
-        ["database", "site_keys", "cron", "version", "doorway_limits"]
+        [
+            "database",
+            "site_keys",
+            "cron",
+            "version",
+            "doorway_limits",
+            "login_limits",
+            "proxies"
+        ]
     );
     let doorway = &report["checks"][4];
     assert_eq!(doorway["severity"], "warning");

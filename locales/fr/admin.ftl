@@ -154,7 +154,7 @@ status-line = [{ $severity }] { $title } : { $value }
 
 # Issue 9
 settings-login-limits = Tentatives de connexion
-settings-login-limits-help = Comptées avant toute vérification de mot de passe, quel que soit l’interrupteur ci-dessus ; une tentative refusée n’est pas vérifiée du tout. Une connexion réussie remet le compte de son compte à zéro. 0 désactive une limite.
+settings-login-limits-help = Comptées avant toute vérification de mot de passe, quel que soit l'interrupteur ci-dessus ; une tentative refusée n'est pas vérifiée du tout. Une connexion réussie remet le compte de son compte à zéro. 0 désactive une limite.
 settings-login-per-address = Tentatives par adresse de client
 settings-login-address-period = Par adresse, sur (secondes)
 settings-login-per-account = Échecs par compte
@@ -165,11 +165,11 @@ status-database-vanished-description = Le serveur refuse toute écriture pour qu
 status-login = Limites de connexion
 status-login-on = { $per_address } tentatives par adresse toutes les { $address_period } s ; { $per_account } par compte toutes les { $account_period } s
 status-login-off = Rien ne limite les tentatives de connexion : les deux limites valent 0.
-status-login-off-description = N’importe qui peut essayer des mots de passe aussi vite que le serveur les vérifie. Réglez-les dans Paramètres › Limites de requêtes, ou : orchestra config set login.limits.per_account 5
+status-login-off-description = N'importe qui peut essayer des mots de passe aussi vite que le serveur les vérifie. Réglez-les dans Réglages › Limites de requêtes, ou : orchestra config set login.limits.per_account 5
 status-proxies = Adresses des clients
-status-proxies-none = Prises de la connexion ; aucun proxy n’est de confiance
+status-proxies-none = Prises de la connexion ; aucun proxy n'est de confiance
 status-proxies-named = Lues dans les en-têtes transmis par { $count } adresses ou plages de proxys de confiance
-status-proxies-ignored = Des en-têtes transmis arrivent, mais aucun proxy n’est de confiance
-status-proxies-ignored-description = Chaque visiteur derrière le proxy compte comme l’adresse du proxy : les tentatives de connexion de l’un peuvent bloquer les autres. Réglez ORCHESTRA_TRUSTED_PROXIES sur l’adresse du proxy (voir docs/operations.md).
+status-proxies-ignored = Des en-têtes transmis arrivent, mais aucun proxy n'est de confiance
+status-proxies-ignored-description = Chaque visiteur derrière le proxy compte comme l'adresse du proxy : les tentatives de connexion de l'un peuvent bloquer les autres. Réglez ORCHESTRA_TRUSTED_PROXIES sur l'adresse du proxy (voir docs/operations.md).
 definition-too-large = Une définition de workflow fait au plus { $max } caractères.
 definition-too-many-fields = Ligne { $line } : un formulaire a au plus { $max } champs.
