@@ -1068,7 +1068,7 @@ fn a_missing_database_is_an_error_for_every_command_and_init_creates_it() {
     let fr = run(&url, &["workflow", "list"], "fr");
     assert_eq!(fr.code, 2);
     assert!(
-        fr.stderr.starts_with("Il n’y a pas de base de données à "),
+        fr.stderr.starts_with("Il n'y a pas de base de données à "),
         "{}",
         fr.stderr
     );
