@@ -329,9 +329,18 @@ async fn three_hundred_concurrent_wrong_passwords_leave_memory_bounded_and_the_d
         peak_kib = peak_kib.max(server.rss_kib());
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let mut busy = 0;
+    let mut answers = Vec::new();
     for a in attempts {
-        let (status, body) = a.await.unwrap();
+        answers.push(a.await.unwrap());
+    }
+    peak_kib = peak_kib.max(server.rss_kib());
+    let growth_mib = peak_kib.saturating_sub(start_kib) / 1024;
+    assert!(
+        growth_mib < 200,
+        "resident memory grew by {growth_mib} MiB (from {start_kib} KiB)"
+    );
+    let mut busy = 0;
+    for (status, body) in answers {
         match status {
             401 => {}
             503 => {
@@ -341,14 +350,8 @@ async fn three_hundred_concurrent_wrong_passwords_leave_memory_bounded_and_the_d
             other => panic!("unexpected status {other}"),
         }
     }
-    peak_kib = peak_kib.max(server.rss_kib());
     assert!(doorway_answers > 0);
     assert!(busy > 0, "past the queue, attempts are refused at once");
-    let growth_mib = peak_kib.saturating_sub(start_kib) / 1024;
-    assert!(
-        growth_mib < 200,
-        "resident memory grew by {growth_mib} MiB (from {start_kib} KiB)"
-    );
 }
 
 // --- 2. No anonymous writes ---------------------------------------------------------------
