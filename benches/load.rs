@@ -1018,6 +1018,8 @@ impl Drop for Postgres {
 // ---------------------------------------------------------------------------------------------
 // The servers that are not Orchestra
 
+// A bare axum server to compare with: axum's own extractors on purpose.
+#[allow(clippy::disallowed_types)]
 mod baseline {
     use std::net::SocketAddr;
     use std::sync::Arc;

@@ -54,14 +54,21 @@ pub async fn run(args: Vec<String>) -> i32 {
             0
         }
         ["serve", rest @ ..] => serve(&out, &config, rest).await,
+        ["init"] => init(&out, &config).await,
         rest => {
             // Recognised before the database is opened, so a mistyped command creates no file.
             let Some(command) = Command::parse(rest) else {
                 return out.err(Message::new("cli-unknown").arg("command", rest.join(" ")));
             };
-            let db = match crate::open(&config.database_url).await {
+            // Never creating: a database that vanished is an error, not a new empty one.
+            let db = match crate::open_with(&config.database_url, store::Create::Never).await {
                 Ok(db) => db,
-                Err(e) => return out.fail(e),
+                Err(e) => {
+                    if let Command::Status(rest) = &command {
+                        return status_unreachable(&out, &config, rest, e);
+                    }
+                    return out.err(e.message());
+                }
             };
             command.run(&out, &config, &db).await
         }
@@ -149,6 +156,18 @@ fn unknown_options(rest: &[&str], known: &[&str]) -> Option<Message> {
     None
 }
 
+/// `orchestra init`: creates the database when missing (a SQLite file), applies the
+/// migrations, makes the keys and seeds the examples. On an existing database it only migrates.
+async fn init(out: &Out, config: &Config) -> i32 {
+    match crate::open_with(&config.database_url, store::Create::IfMissing).await {
+        Ok(_) => {
+            eprintln!("{}", Message::new("cli-init-done").render(out.lang));
+            0
+        }
+        Err(e) => out.err(e.message()),
+    }
+}
+
 async fn serve(out: &Out, config: &Config, rest: &[&str]) -> i32 {
     if let Some(m) = unknown_options(rest, &["--bind"]) {
         return out.err(m);
@@ -160,14 +179,21 @@ async fn serve(out: &Out, config: &Config, rest: &[&str]) -> i32 {
     let Ok(addr) = bind.parse::<SocketAddr>() else {
         return out.err(Message::new("cli-bad-address").arg("address", bind.to_owned()));
     };
-    let db = match crate::open(&config.database_url).await {
+    // Only the first start on the default file creates it; any other missing database is an
+    // error the operator sees, never a new empty one with new keys.
+    let create = if config.database_is_default {
+        store::Create::IfMissing
+    } else {
+        store::Create::Never
+    };
+    let db = match crate::open_with(&config.database_url, create).await {
         Ok(db) => db,
-        Err(e) => return out.fail(e),
+        Err(e) => return out.err(e.message()),
     };
     let clock = flood::Clock::system();
     let flood = crate::flood_store(config, &db, clock.clone());
     let state = match crate::build_state(db.clone(), flood, config.flood, clock).await {
-        Ok(s) => s,
+        Ok(s) => s.with_trusted_proxies(config.trusted_proxies.clone()),
         Err(e) => return out.fail(e),
     };
     let listener = match tokio::net::TcpListener::bind(addr).await {
@@ -423,13 +449,40 @@ async fn status(out: &Out, config: &Config, db: &Db, rest: &[&str]) -> Result<i3
         Ok(f) => f.unwrap_or("text"),
         Err(m) => return Ok(out.err(m)),
     };
-    let report = status::build(db, config.flood.name()).await;
+    let report = status::build_with(db, config.flood.name(), environment(config)).await;
+    Ok(print_report(out, &report, format))
+}
+
+fn environment(config: &Config) -> status::Environment {
+    status::Environment {
+        proxies_named: config.trusted_proxies.len(),
+        forwarded_seen: false,
+    }
+}
+
+/// `orchestra status` when the database cannot be opened: the report of what could be
+/// checked, the cause on the database line, and exit 2.
+fn status_unreachable(out: &Out, config: &Config, rest: &[&str], e: store::ConnectError) -> i32 {
+    if let Some(m) = unknown_options(rest, &["--format"]) {
+        return out.err(m);
+    }
+    let format = match option(rest, "--format") {
+        Ok(f) => f.unwrap_or("text"),
+        Err(m) => return out.err(m),
+    };
+    let backend = store::DatabaseUrl::parse(&config.database_url)
+        .map_or(store::Backend::Sqlite, |u| u.backend());
+    let report = status::unreachable(backend, e.message(), environment(config));
+    print_report(out, &report, format).max(status::Severity::Error.exit_code())
+}
+
+fn print_report(out: &Out, report: &status::Report, format: &str) -> i32 {
     match format {
         "text" => print!("{}", report.to_text(out.lang)),
         "json" => println!("{}", report.to_json(out.lang)),
-        other => return Ok(out.err(Message::new("cli-bad-format").arg("format", other.to_owned()))),
+        other => return out.err(Message::new("cli-bad-format").arg("format", other.to_owned())),
     }
-    Ok(report.worst().exit_code())
+    report.worst().exit_code()
 }
 
 async fn cron(config: &Config, db: &Db) -> Result<i32, sqlx::Error> {

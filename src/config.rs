@@ -5,11 +5,16 @@ use std::time::Duration;
 
 use crate::flood::Backend;
 use crate::i18n::Message;
+use crate::proxy::TrustedProxies;
 
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Config {
     /// `ORCHESTRA_DATABASE_URL`: a SQLite path or `sqlite:` URL, or a `postgres://` URL.
     pub database_url: String,
+    /// Whether `database_url` is the default (not set): only then may `serve` create it.
+    pub database_is_default: bool,
+    /// `ORCHESTRA_TRUSTED_PROXIES`: addresses or CIDR ranges whose forwarded headers are read.
+    pub trusted_proxies: TrustedProxies,
     /// `ORCHESTRA_FLOOD`: `sql` (default) or `memory`.
     pub flood: Backend,
     /// `ORCHESTRA_FLOOD_CELLS`: cells per row of the counting table (memory is 128 × this).
@@ -28,9 +33,15 @@ impl Config {
     }
 
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, Message> {
-        let database_url = get("ORCHESTRA_DATABASE_URL")
-            .filter(|v| !v.trim().is_empty())
-            .unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
+        let set_url = get("ORCHESTRA_DATABASE_URL").filter(|v| !v.trim().is_empty());
+        let database_is_default = set_url.is_none();
+        let database_url = set_url.unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
+        crate::store::DatabaseUrl::parse(&database_url)?;
+        let trusted_proxies = match get("ORCHESTRA_TRUSTED_PROXIES") {
+            None => TrustedProxies::default(),
+            Some(v) => TrustedProxies::parse(&v)
+                .map_err(|bad| Message::new("config-env-trusted-proxies").arg("value", bad))?,
+        };
         let flood = match get("ORCHESTRA_FLOOD") {
             None => Backend::Sql,
             Some(v) => Backend::parse(v.trim())
@@ -55,6 +66,8 @@ impl Config {
         };
         Ok(Self {
             database_url,
+            database_is_default,
+            trusted_proxies,
             flood,
             flood_cells: number(
                 "ORCHESTRA_FLOOD_CELLS",
@@ -72,6 +85,23 @@ impl Config {
     }
 }
 
+/// The database URL's password never reaches a log line or a panic message.
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field(
+                "database_url",
+                &crate::store::redact_url(&self.database_url),
+            )
+            .field("database_is_default", &self.database_is_default)
+            .field("trusted_proxies", &self.trusted_proxies)
+            .field("flood", &self.flood)
+            .field("flood_cells", &self.flood_cells)
+            .field("flood_sync", &self.flood_sync)
+            .finish()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,6 +114,54 @@ mod tests {
         assert!(Config::from_lookup(|k| (k == "ORCHESTRA_FLOOD").then(|| "redis".into())).is_err());
         assert!(
             Config::from_lookup(|k| (k == "ORCHESTRA_FLOOD_CELLS").then(|| "-1".into())).is_err()
+        );
+    }
+
+    fn with(name: &'static str, value: &'static str) -> Result<Config, Message> {
+        Config::from_lookup(move |k| (k == name).then(|| value.into()))
+    }
+
+    #[test]
+    fn debug_never_shows_the_database_password() {
+        let c = with(
+            "ORCHESTRA_DATABASE_URL",
+            "postgres://orchestra:s3cret-pw@db.example.org:5432/orchestra",
+        )
+        .unwrap();
+        let shown = format!("{c:?}");
+        assert!(!shown.contains("s3cret-pw"), "{shown}");
+        assert!(shown.contains("postgres://orchestra:***@db.example.org:5432/orchestra"));
+    }
+
+    #[test]
+    fn an_unknown_scheme_is_refused_with_the_accepted_ones() {
+        let m = with("ORCHESTRA_DATABASE_URL", "mysql://x").unwrap_err();
+        let text = m.render(crate::i18n::Lang::En);
+        assert!(text.contains("mysql://x"), "{text}");
+        assert!(
+            text.contains("sqlite:, postgres://, postgresql://"),
+            "{text}"
+        );
+        assert!(with("ORCHESTRA_DATABASE_URL", "sqlite:/tmp/x.db").is_ok());
+        assert!(with("ORCHESTRA_DATABASE_URL", "/tmp/x.db").is_ok());
+        assert!(with("ORCHESTRA_DATABASE_URL", "postgresql://u@h/d").is_ok());
+    }
+
+    #[test]
+    fn trusted_proxies_are_checked() {
+        assert_eq!(
+            with("ORCHESTRA_TRUSTED_PROXIES", "127.0.0.1, 10.0.0.0/8")
+                .unwrap()
+                .trusted_proxies
+                .len(),
+            2
+        );
+        assert!(with("ORCHESTRA_TRUSTED_PROXIES", "10.0.0.0/33").is_err());
+        assert!(
+            with("ORCHESTRA_TRUSTED_PROXIES", "")
+                .unwrap()
+                .trusted_proxies
+                .is_empty()
         );
     }
 }

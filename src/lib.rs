@@ -19,7 +19,9 @@ pub mod i18n;
 pub mod interaction;
 pub mod keys;
 pub mod links;
+pub mod login;
 pub mod password;
+pub mod proxy;
 pub mod settings;
 pub mod site;
 pub mod status;
@@ -37,9 +39,22 @@ use store::Db;
 /// How often the server runs `cron` on its own.
 pub const CRON_INTERVAL: Duration = Duration::from_secs(600);
 
-/// Connects, migrates, seeds the examples and loads the site keys.
+/// Connects (creating a SQLite file when missing), migrates, seeds the examples and loads the
+/// site keys: what `orchestra init` and the first start do, and what tests use.
 pub async fn open(database_url: &str) -> Result<Db, sqlx::Error> {
     let db = Db::connect(database_url).await?;
+    store::keys::load_or_create(&db).await?;
+    workflow::seed::seed_examples(&db).await?;
+    Ok(db)
+}
+
+/// `open` for every program once a database exists: a missing SQLite file is an error, never
+/// a new empty database with new keys.
+pub async fn open_with(
+    database_url: &str,
+    create: store::Create,
+) -> Result<Db, store::ConnectError> {
+    let db = Db::open(database_url, create).await?;
     store::keys::load_or_create(&db).await?;
     workflow::seed::seed_examples(&db).await?;
     Ok(db)
@@ -69,6 +84,9 @@ pub async fn build_state(
         flood_backend: backend,
         work: Default::default(),
         versions: Default::default(),
+        passwords: Arc::new(password::Pool::for_this_machine()),
+        proxies: Default::default(),
+        forwarded_seen: Default::default(),
     })
 }
 
@@ -86,6 +104,7 @@ pub async fn run_cron(db: &Db, flood: &dyn FloodStore) -> Result<(u64, u64, u64)
         0
     });
     store::settings::put_all(db, &[(status::CRON_LAST_RUN, now.to_string())]).await?;
+    db.checkpoint().await?;
     tracing::info!(sessions, handles, flood_events = events, "cron ran");
     Ok((sessions, handles, events))
 }
@@ -101,6 +120,8 @@ pub async fn serve(listener: TcpListener, state: AppState, config: &Config) -> s
         .starts_with("https://");
     let app = http::router(state.clone(), secure);
     let background = spawn_background(state, config.flood_sync);
+    // The peer address is what sign-in attempts are counted by (`http::client`).
+    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
     let result = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await;
@@ -116,16 +137,18 @@ fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::JoinH
         cron.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
-                _ = sync.tick() => {
+                // Nothing is written into a database file that was deleted or replaced.
+                _ = sync.tick(), if !state.db.vanished() => {
                     if let Err(e) = state.guard.flood().sync().await {
                         tracing::warn!(error = %e, "flood store sync failed; counting locally until it works");
                     }
                 }
-                _ = cron.tick() => {
+                _ = cron.tick(), if !state.db.vanished() => {
                     if let Err(e) = run_cron(&state.db, state.guard.flood().as_ref()).await {
                         tracing::error!(error = %e, "cron failed");
                     }
                 }
+                else => tokio::time::sleep(Duration::from_secs(1)).await,
             }
         }
     })

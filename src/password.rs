@@ -28,3 +28,67 @@ pub fn dummy_hash() -> &'static str {
         std::sync::LazyLock::new(|| hash("no such administrator").unwrap_or_default());
     &DUMMY
 }
+
+/// Where argon2 runs for the web server: at most `workers` checks at once (each takes about
+/// 19 MiB and a core for a moment) and a short queue behind them. Past the queue an attempt is
+/// refused at once ([`PoolError::Busy`]) rather than waiting: memory stays bounded whatever arrives.
+pub struct Pool {
+    workers: std::sync::Arc<tokio::sync::Semaphore>,
+    admitted: std::sync::Arc<tokio::sync::Semaphore>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum PoolError {
+    /// Every worker and the queue are taken.
+    Busy,
+    /// The work panicked.
+    Failed,
+}
+
+impl Pool {
+    pub fn new(workers: usize, queue: usize) -> Self {
+        let workers = workers.max(1);
+        Self {
+            workers: std::sync::Arc::new(tokio::sync::Semaphore::new(workers)),
+            admitted: std::sync::Arc::new(tokio::sync::Semaphore::new(workers + queue)),
+        }
+    }
+
+    /// One worker per core, and a queue of two per worker.
+    pub fn for_this_machine() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Self::new(cores, 2 * cores)
+    }
+
+    /// Runs `work` on a blocking thread once a worker is free. Both places are held until the
+    /// work ends, even if the caller stops waiting, so nothing runs past the bound.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, PoolError> {
+        let admitted = self
+            .admitted
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| PoolError::Busy)?;
+        let worker = self
+            .workers
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| PoolError::Busy)?;
+        tokio::task::spawn_blocking(move || {
+            let out = work();
+            drop((worker, admitted));
+            out
+        })
+        .await
+        .map_err(|_| PoolError::Failed)
+    }
+}
+
+impl Default for Pool {
+    fn default() -> Self {
+        Self::for_this_machine()
+    }
+}

@@ -24,6 +24,12 @@ pub struct Settings {
     pub notice_per_payment: u64,
     /// Provider notices per period, all together; 0 turns this tier off.
     pub notice_total: u64,
+    /// Sign-in attempts one client address may make per `login_address_period`; 0 is off.
+    pub login_per_address: u64,
+    pub login_address_period: u64,
+    /// Failed sign-ins one account may take per `login_account_period`; 0 is off.
+    pub login_per_account: u64,
+    pub login_account_period: u64,
 }
 
 impl Default for Settings {
@@ -40,6 +46,12 @@ impl Default for Settings {
             test_provider: true,
             notice_per_payment: 0,
             notice_total: 0,
+            // On as shipped, unlike the doorway's: a login form is always public, and these
+            // numbers fit any site (Drupal ships the same).
+            login_per_address: 50,
+            login_address_period: 3600,
+            login_per_account: 5,
+            login_account_period: 6 * 3600,
         }
     }
 }
@@ -56,11 +68,17 @@ pub const KEYS: &[&str] = &[
     "orchestra.test_provider",
     "notice.limits.per_payment",
     "notice.limits.total",
+    "login.limits.per_address",
+    "login.limits.address_period",
+    "login.limits.per_account",
+    "login.limits.account_period",
 ];
 
 pub const MAX_PERIOD: u64 = 7 * 24 * 3600;
 pub const MAX_PER_LINK: u64 = 1_000_000;
 pub const MAX_TOTAL: u64 = 1_000_000_000;
+pub const MAX_LOGIN_ATTEMPTS: u64 = 100_000;
+pub const MIN_LOGIN_PERIOD: u64 = 60;
 pub const MIN_TTL: u64 = 60;
 pub const MAX_TTL: u64 = 365 * 24 * 3600;
 
@@ -85,6 +103,10 @@ impl Settings {
             "orchestra.test_provider" => self.test_provider.to_string(),
             "notice.limits.per_payment" => self.notice_per_payment.to_string(),
             "notice.limits.total" => self.notice_total.to_string(),
+            "login.limits.per_address" => self.login_per_address.to_string(),
+            "login.limits.address_period" => self.login_address_period.to_string(),
+            "login.limits.per_account" => self.login_per_account.to_string(),
+            "login.limits.account_period" => self.login_account_period.to_string(),
             _ => return None,
         })
     }
@@ -136,6 +158,20 @@ impl Settings {
             "interaction.limits.total" => {
                 self.total = number(raw, 0, MAX_TOTAL).map_err(fail)?;
             }
+            "login.limits.per_address" => {
+                self.login_per_address = number(raw, 0, MAX_LOGIN_ATTEMPTS).map_err(fail)?;
+            }
+            "login.limits.address_period" => {
+                self.login_address_period =
+                    number(raw, MIN_LOGIN_PERIOD, MAX_PERIOD).map_err(fail)?;
+            }
+            "login.limits.per_account" => {
+                self.login_per_account = number(raw, 0, MAX_LOGIN_ATTEMPTS).map_err(fail)?;
+            }
+            "login.limits.account_period" => {
+                self.login_account_period =
+                    number(raw, MIN_LOGIN_PERIOD, MAX_PERIOD).map_err(fail)?;
+            }
             _ => unreachable!("every key in KEYS is matched"),
         }
         Ok(())
@@ -175,6 +211,21 @@ impl Settings {
             total: self.notice_total,
             period: Duration::from_secs(self.request_limits_period),
         }
+    }
+
+    /// The sign-in limits as the guard takes them: (per client address, per account). They
+    /// do not follow the doorway's switch; a limit of 0 turns its tier off.
+    pub fn login_limits(&self) -> (Limits, Limits) {
+        let tier = |per_caller, period| Limits {
+            enabled: true,
+            per_caller,
+            total: 0,
+            period: Duration::from_secs(period),
+        };
+        (
+            tier(self.login_per_address, self.login_address_period),
+            tier(self.login_per_account, self.login_account_period),
+        )
     }
 
     /// Reads the stored settings over the defaults. A stored value that no longer validates
@@ -277,6 +328,10 @@ mod tests {
             ("orchestra.test_provider", "sometimes"),
             ("notice.limits.per_payment", "-2"),
             ("notice.limits.total", "1000000001"),
+            ("login.limits.per_address", "100001"),
+            ("login.limits.per_account", "five"),
+            ("login.limits.address_period", "59"),
+            ("login.limits.account_period", "604801"),
         ] {
             assert!(s.set(key, bad).is_err(), "{key}={bad} accepted");
         }

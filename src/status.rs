@@ -140,21 +140,76 @@ impl Report {
     }
 }
 
+/// What the report cannot read from the database: the process's own view.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Environment {
+    /// How many trusted proxies `ORCHESTRA_TRUSTED_PROXIES` names.
+    pub proxies_named: usize,
+    /// Whether this server received forwarded headers (only a running server knows).
+    pub forwarded_seen: bool,
+}
+
 /// Builds the report. Never fails: what cannot be read becomes an error check.
 pub async fn build(db: &Db, flood_backend: &str) -> Report {
+    build_with(db, flood_backend, Environment::default()).await
+}
+
+fn check_failed(id: &'static str, title: &'static str) -> Check {
+    Check {
+        id,
+        title: Message::new(title),
+        value: Message::new("status-check-failed"),
+        severity: Severity::Error,
+        description: None,
+    }
+}
+
+/// The report when the database could not be opened at all: that, and every check that needs
+/// it as one that could not be run.
+pub fn unreachable(backend: store::Backend, cause: Message, env: Environment) -> Report {
+    let mut checks = vec![Check {
+        id: "database",
+        title: Message::new("status-database"),
+        value: Message::new("status-database-down").arg("backend", backend.name()),
+        severity: Severity::Error,
+        description: Some(cause),
+    }];
+    checks.push(check_failed("site_keys", "status-keys"));
+    checks.push(check_failed("cron", "status-cron"));
+    checks.push(version_check());
+    checks.push(check_failed("doorway_limits", "status-doorway"));
+    checks.push(check_failed("login_limits", "status-login"));
+    checks.push(proxy_check(env));
+    Report { checks }
+}
+
+fn version_check() -> Check {
+    Check {
+        id: "version",
+        title: Message::new("status-version"),
+        value: Message::new("status-version-value").arg("version", env!("CARGO_PKG_VERSION")),
+        severity: Severity::Ok,
+        description: None,
+    }
+}
+
+pub async fn build_with(db: &Db, flood_backend: &str, env: Environment) -> Report {
     let mut checks = Vec::new();
-    let db_ok = db.ping().await.is_ok();
+    let vanished = db.vanished();
+    let db_ok = !vanished && db.ping().await.is_ok();
     checks.push(Check {
         id: "database",
         title: Message::new("status-database"),
-        value: Message::new(if db_ok {
+        value: Message::new(if vanished {
+            "status-database-vanished"
+        } else if db_ok {
             "status-database-ok"
         } else {
             "status-database-down"
         })
         .arg("backend", db.backend.name()),
         severity: if db_ok { Severity::Ok } else { Severity::Error },
-        description: None,
+        description: vanished.then(|| Message::new("status-database-vanished-description")),
     });
     let keys = store::keys::created_at(db).await;
     checks.push(match keys {
@@ -175,25 +230,24 @@ pub async fn build(db: &Db, flood_backend: &str) -> Report {
     });
     let last_cron = store::settings::get(db, CRON_LAST_RUN)
         .await
-        .ok()
-        .flatten()
-        .and_then(|v| v.parse::<i64>().ok());
+        .map(|v| v.and_then(|v| v.parse::<i64>().ok()));
     checks.push(match last_cron {
-        Some(at) if store::now() - at <= CRON_STALE_AFTER => Check {
+        Err(_) => check_failed("cron", "status-cron"),
+        Ok(Some(at)) if store::now() - at <= CRON_STALE_AFTER => Check {
             id: "cron",
             title: Message::new("status-cron"),
             value: Message::new("status-cron-ran").arg("date", crate::time::format_utc(at)),
             severity: Severity::Ok,
             description: None,
         },
-        Some(at) => Check {
+        Ok(Some(at)) => Check {
             id: "cron",
             title: Message::new("status-cron"),
             value: Message::new("status-cron-ran").arg("date", crate::time::format_utc(at)),
             severity: Severity::Warning,
             description: Some(Message::new("status-cron-stale-description")),
         },
-        None => Check {
+        Ok(None) => Check {
             id: "cron",
             title: Message::new("status-cron"),
             value: Message::new("status-cron-never"),
@@ -201,18 +255,74 @@ pub async fn build(db: &Db, flood_backend: &str) -> Report {
             description: Some(Message::new("status-cron-stale-description")),
         },
     });
-    checks.push(Check {
-        id: "version",
-        title: Message::new("status-version"),
-        value: Message::new("status-version-value").arg("version", env!("CARGO_PKG_VERSION")),
+    checks.push(version_check());
+    match Settings::load(db).await {
+        Ok(settings) => {
+            checks.push(provider_check(&settings));
+            checks.push(notice_check(&settings, flood_backend));
+            checks.push(doorway_check(&settings, flood_backend));
+            checks.push(login_check(&settings));
+        }
+        Err(_) => {
+            checks.push(check_failed("payment_provider", "status-provider"));
+            checks.push(check_failed("notice_limits", "status-notice"));
+            checks.push(check_failed("doorway_limits", "status-doorway"));
+            checks.push(check_failed("login_limits", "status-login"));
+        }
+    }
+    checks.push(proxy_check(env));
+    Report { checks }
+}
+
+/// "Sign-in limits": OK while either tier counts; a warning when both are 0.
+pub fn login_check(settings: &Settings) -> Check {
+    let title = Message::new("status-login");
+    if settings.login_per_address == 0 && settings.login_per_account == 0 {
+        return Check {
+            id: "login_limits",
+            title,
+            value: Message::new("status-login-off"),
+            severity: Severity::Warning,
+            description: Some(Message::new("status-login-off-description")),
+        };
+    }
+    Check {
+        id: "login_limits",
+        title,
+        value: Message::new("status-login-on")
+            .arg("per_address", settings.login_per_address.to_string())
+            .arg("address_period", settings.login_address_period.to_string())
+            .arg("per_account", settings.login_per_account.to_string())
+            .arg("account_period", settings.login_account_period.to_string()),
         severity: Severity::Ok,
         description: None,
-    });
-    let settings = Settings::load(db).await.unwrap_or_default();
-    checks.push(provider_check(&settings));
-    checks.push(notice_check(&settings, flood_backend));
-    checks.push(doorway_check(&settings, flood_backend));
-    Report { checks }
+    }
+}
+
+/// "Client addresses": which proxies are trusted, and a warning when forwarded headers arrive
+/// while none is named (every visitor then counts as the proxy's address).
+pub fn proxy_check(env: Environment) -> Check {
+    let title = Message::new("status-proxies");
+    let (value, severity, description) = match (env.proxies_named, env.forwarded_seen) {
+        (0, true) => (
+            Message::new("status-proxies-ignored"),
+            Severity::Warning,
+            Some(Message::new("status-proxies-ignored-description")),
+        ),
+        (0, false) => (Message::new("status-proxies-none"), Severity::Ok, None),
+        (n, _) => (
+            Message::new("status-proxies-named").arg("count", n.to_string()),
+            Severity::Ok,
+            None,
+        ),
+    };
+    Check {
+        id: "proxies",
+        title,
+        value,
+        severity,
+        description,
+    }
 }
 
 /// "Interaction doorway request limits": a warning whenever the guard would count nothing.

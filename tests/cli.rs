@@ -43,9 +43,15 @@ struct Cli {
     dir: tempfile::TempDir,
 }
 
+/// An empty database: on SQLite an empty file, which every command opens (`mode=rw`) and
+/// migrates; a missing one they refuse.
 async fn cli() -> Cli {
+    let database = common::fresh_database().await;
+    if let Some(path) = database.url.strip_prefix("sqlite:") {
+        std::fs::File::create(path).expect("an empty database file");
+    }
     Cli {
-        database: common::fresh_database().await,
+        database,
         dir: tempfile::tempdir().expect("temp dir"),
     }
 }
@@ -383,6 +389,10 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("orchestra.test_provider", "true"),
     ("notice.limits.per_payment", "0"),
     ("notice.limits.total", "0"),
+    ("login.limits.per_address", "50"),
+    ("login.limits.address_period", "3600"),
+    ("login.limits.per_account", "5"),
+    ("login.limits.account_period", "21600"),
 ];
 
 #[tokio::test]
@@ -422,6 +432,10 @@ async fn config_set_saves_good_values_of_every_key() {
         ("orchestra.test_provider", "off", "false"),
         ("notice.limits.per_payment", "10", "10"),
         ("notice.limits.total", "10000", "10000"),
+        ("login.limits.per_address", "100", "100"),
+        ("login.limits.address_period", "600", "600"),
+        ("login.limits.per_account", "0", "0"),
+        ("login.limits.account_period", "86400", "86400"),
     ] {
         cli.run(&["config", "set", key, typed])
             .expect(0, "", &format!("{key} is now {saved}.\n"));
@@ -578,6 +592,9 @@ const PROVIDER_FR: &str = "[OK] Prestataire de paiement : Prestataire de test (a
 const NOTICES_SWITCH_EN: &str = "[Note] Payment notice request limits: Off: the site-wide switch is off\n    Nothing caps the payment provider's notices (POST /notice/test-provider). Set them under Settings › Interaction, or: orchestra config set notice.limits.total 10000\n";
 const NOTICES_SWITCH_FR: &str = "[Remarque] Limites des avis de paiement : Désactivées : l'interrupteur général est coupé\n    Rien ne limite les avis du prestataire de paiement (POST /notice/test-provider). Réglez-les sous Paramètres › Interaction, ou : orchestra config set notice.limits.total 10000\n";
 const NOTICES_ZERO_EN: &str = "[Note] Payment notice request limits: Off: both notice limits are 0\n    Nothing caps the payment provider's notices (POST /notice/test-provider). Set them under Settings › Interaction, or: orchestra config set notice.limits.total 10000\n";
+/// The checks after the doorway's, as shipped (issue 9).
+const TAIL_EN: &str = "[OK] Sign-in limits: 50 attempts per address every 3600 s; 5 per account every 21600 s\n[OK] Client addresses: Taken from the connection; no proxy is trusted\n";
+const TAIL_FR: &str = "[OK] Limites de connexion : 50 tentatives par adresse toutes les 3600 s ; 5 par compte toutes les 21600 s\n[OK] Adresses des clients : Prises de la connexion ; aucun proxy n'est de confiance\n";
 
 fn database_line(lang_fr: bool) -> String {
     let backend = if common::on_postgres() {
@@ -611,7 +628,7 @@ async fn status_warns_while_the_doorway_is_uncapped_as_shipped() {
     assert_eq!(
         undated(&run.stdout),
         format!(
-            "{}[OK] Site keys: Present, made DATE\n{cron}[OK] Version: Orchestra {}\n{PROVIDER_EN}{NOTICES_SWITCH_EN}{DOORWAY_OFF_EN}",
+            "{}[OK] Site keys: Present, made DATE\n{cron}[OK] Version: Orchestra {}\n{PROVIDER_EN}{NOTICES_SWITCH_EN}{DOORWAY_OFF_EN}{TAIL_EN}",
             database_line(false),
             env!("CARGO_PKG_VERSION")
         )
@@ -623,7 +640,7 @@ async fn status_warns_while_the_doorway_is_uncapped_as_shipped() {
     assert_eq!(
         undated(&run.stdout),
         format!(
-            "{}[OK] Clés du site : Présentes, créées le DATE\n{cron}[OK] Version : Orchestra {}\n{PROVIDER_FR}{NOTICES_SWITCH_FR}{DOORWAY_OFF_FR}",
+            "{}[OK] Clés du site : Présentes, créées le DATE\n{cron}[OK] Version : Orchestra {}\n{PROVIDER_FR}{NOTICES_SWITCH_FR}{DOORWAY_OFF_FR}{TAIL_FR}",
             database_line(true),
             env!("CARGO_PKG_VERSION")
         )
@@ -637,10 +654,18 @@ async fn status_says_why_when_both_limits_are_zero() {
     cli.run(&["config", "set", "orchestra.request_limits.enabled", "true"]);
     let run = cli.run(&["status"]);
     assert_eq!(run.code, 1, "{run:#?}");
-    assert!(run.stdout.ends_with(DOORWAY_ZERO_EN), "{}", run.stdout);
+    assert!(
+        run.stdout.ends_with(&format!("{DOORWAY_ZERO_EN}{TAIL_EN}")),
+        "{}",
+        run.stdout
+    );
     let run = cli.run_fr(&["status"]);
     assert_eq!(run.code, 1, "{run:#?}");
-    assert!(run.stdout.ends_with(DOORWAY_ZERO_FR), "{}", run.stdout);
+    assert!(
+        run.stdout.ends_with(&format!("{DOORWAY_ZERO_FR}{TAIL_FR}")),
+        "{}",
+        run.stdout
+    );
 }
 
 #[tokio::test]
@@ -660,7 +685,9 @@ async fn status_is_ok_once_the_limits_are_on_and_cron_has_run() {
         "cron has not run yet: {before_cron:#?}"
     );
     assert!(
-        before_cron.stdout.ends_with(DOORWAY_ON_EN),
+        before_cron
+            .stdout
+            .ends_with(&format!("{DOORWAY_ON_EN}{TAIL_EN}")),
         "{}",
         before_cron.stdout
     );
@@ -671,7 +698,7 @@ async fn status_is_ok_once_the_limits_are_on_and_cron_has_run() {
     assert_eq!(
         undated(&run.stdout),
         format!(
-            "{}[OK] Site keys: Present, made DATE\n[OK] Last cron run: DATE\n[OK] Version: Orchestra {}\n{PROVIDER_EN}{NOTICES_ZERO_EN}{DOORWAY_ON_EN}",
+            "{}[OK] Site keys: Present, made DATE\n[OK] Last cron run: DATE\n[OK] Version: Orchestra {}\n{PROVIDER_EN}{NOTICES_ZERO_EN}{DOORWAY_ON_EN}{TAIL_EN}",
             database_line(false),
             env!("CARGO_PKG_VERSION")
         )
@@ -708,7 +735,9 @@ async fn status_as_json_carries_the_same_checks_and_exit_status() {
             "version",
             "payment_provider",
             "notice_limits",
-            "doorway_limits"
+            "doorway_limits",
+            "login_limits",
+            "proxies"
         ]
     );
     assert_eq!(report["checks"][5]["severity"], "note");
@@ -1079,7 +1108,7 @@ async fn no_command_prints_a_password_or_a_key() {
     secrets.push(link.trim().rsplit('.').next().unwrap().to_owned());
     let pool = {
         sqlx::any::install_default_drivers();
-        let (_, url) = store::normalize_url(&cli.database.url);
+        let (_, url) = store::normalize_url(&cli.database.url).unwrap();
         sqlx::AnyPool::connect(&url).await.unwrap()
     };
     let (private_key, hash_salt): (String, String) =

@@ -812,7 +812,7 @@ async fn sign_in_admin(app: &TestApp) -> reqwest::Client {
 /// Applies only the first migration, as the previous main left a database.
 async fn previous_schema(url: &str) -> sqlx::AnyPool {
     sqlx::any::install_default_drivers();
-    let (_, url) = store::normalize_url(url);
+    let (_, url) = store::normalize_url(url).unwrap();
     let pool = sqlx::AnyPool::connect(&url).await.unwrap();
     let dir = if on_postgres() {
         "migrations/postgres"
@@ -982,7 +982,7 @@ async fn a_database_made_by_the_previous_schema_upgrades_and_its_links_keep_work
     );
     let provider_key: Option<String> = sqlx::query_scalar("SELECT provider_key FROM site_keys")
         .fetch_one(
-            &sqlx::AnyPool::connect(&store::normalize_url(&url).1)
+            &sqlx::AnyPool::connect(&store::normalize_url(&url).unwrap().1)
                 .await
                 .unwrap(),
         )

@@ -26,8 +26,9 @@ pub fn cli(bin: &str, database_url: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
-/// `orchestra config set` for each pair.
+/// `orchestra init`, then `orchestra config set` for each pair.
 pub fn configure(bin: &str, database_url: &str, settings: &[(&str, &str)]) {
+    cli(bin, database_url, &["init"]);
     for (key, value) in settings {
         cli(bin, database_url, &["config", "set", key, value]);
     }
@@ -35,6 +36,8 @@ pub fn configure(bin: &str, database_url: &str, settings: &[(&str, &str)]) {
 
 /// Starts `orchestra serve` with `env` on top of the database URL, and waits until it listens.
 pub fn serve(bin: &str, database_url: &str, env: &[(&str, &str)]) -> Served {
+    // Only `init` (or a first start on the default file) creates a database.
+    cli(bin, database_url, &["init"]);
     let port = TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("a free port")

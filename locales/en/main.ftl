@@ -47,6 +47,7 @@ cli-usage =
 
     Commands:
       serve [--bind ADDR]                                  run the web server (default 127.0.0.1:8080)
+      init                                                 create the database (a SQLite file) if missing, and migrate it
       admin create NAME                                    create an administrator (password from ORCHESTRA_ADMIN_PASSWORD or standard input)
       workflow list                                        list workflows: id, name, label, steps
       instance start WORKFLOW [--subject TITLE] [--body TEXT]   start an instance; prints its id
@@ -57,7 +58,7 @@ cli-usage =
       keys rotate                                          new site keys: every outstanding link stops working
 
     Environment: ORCHESTRA_DATABASE_URL (default sqlite:orchestra.db), ORCHESTRA_FLOOD (sql or memory),
-    ORCHESTRA_LOG, ORCHESTRA_LANG.
+    ORCHESTRA_LOG, ORCHESTRA_LANG, ORCHESTRA_TRUSTED_PROXIES.
 cli-unknown = Unknown command: { $command }. Run "orchestra help" for the list.
 cli-unknown-option = Unknown option: { $option }
 cli-option-value = The option { $option } needs a value.
@@ -85,3 +86,22 @@ setting-not-a-number = Enter a whole number from { $min } to { $max }.
 setting-out-of-range = Enter a whole number from { $min } to { $max }.
 config-env-flood = ORCHESTRA_FLOOD must be "sql" or "memory", not "{ $value }".
 config-env-number = { $name } must be a whole number from { $min } to { $max }, not "{ $value }".
+
+# Issue 9
+error-login-limited-title = Too many sign-in attempts
+error-login-limited = There have been too many sign-in attempts from this address or for this account. Wait a while, then try again.
+error-busy-title = Busy
+error-busy = The site is busy checking other sign-ins. Try again in a moment.
+error-unavailable-title = Not available
+error-unavailable = The site cannot save anything right now. The administrator has been told; please try again later.
+config-env-database-scheme = ORCHESTRA_DATABASE_URL must be a SQLite path or one of { $schemes }, not "{ $value }".
+config-env-trusted-proxies = ORCHESTRA_TRUSTED_PROXIES must list addresses or CIDR ranges (such as 127.0.0.1, 10.0.0.0/8), separated by commas; "{ $value }" is not one.
+db-missing = There is no database at { $path }. Run "orchestra init" to create one, or check ORCHESTRA_DATABASE_URL.
+db-refused = The database server refused the connection: is it running, on that host and port?
+db-unknown-host = The database server's host name is unknown.
+db-authentication = The database server refused the user name or password.
+db-no-such-database = The database named in ORCHESTRA_DATABASE_URL does not exist on that server.
+db-not-a-database = That is not a database Orchestra can use (not a SQLite file, or not a PostgreSQL server).
+db-timed-out = The database did not answer within { $seconds } seconds.
+db-other = The database could not be opened: { $error }
+cli-init-done = The database is ready.

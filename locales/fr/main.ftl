@@ -47,6 +47,7 @@ cli-usage =
 
     Commandes :
       serve [--bind ADRESSE]                               lance le serveur web (par défaut 127.0.0.1:8080)
+      init                                                 crée la base de données (un fichier SQLite) si elle manque, et la migre
       admin create NOM                                     crée un administrateur (mot de passe dans ORCHESTRA_ADMIN_PASSWORD ou sur l'entrée standard)
       workflow list                                        liste les processus : id, nom, libellé, étapes
       instance start PROCESSUS [--subject TITRE] [--body TEXTE]   démarre une instance ; affiche son id
@@ -57,7 +58,7 @@ cli-usage =
       keys rotate                                          nouvelles clés du site : aucun lien émis jusqu'ici ne fonctionne plus
 
     Environnement : ORCHESTRA_DATABASE_URL (par défaut sqlite:orchestra.db), ORCHESTRA_FLOOD (sql ou memory),
-    ORCHESTRA_LOG, ORCHESTRA_LANG.
+    ORCHESTRA_LOG, ORCHESTRA_LANG, ORCHESTRA_TRUSTED_PROXIES.
 cli-unknown = Commande inconnue : { $command }. Lancez « orchestra help » pour la liste.
 cli-unknown-option = Option inconnue : { $option }
 cli-option-value = L'option { $option } attend une valeur.
@@ -85,3 +86,22 @@ setting-not-a-number = Saisissez un nombre entier de { $min } à { $max }.
 setting-out-of-range = Saisissez un nombre entier de { $min } à { $max }.
 config-env-flood = ORCHESTRA_FLOOD doit valoir « sql » ou « memory », pas « { $value } ».
 config-env-number = { $name } doit être un nombre entier de { $min } à { $max }, pas « { $value } ».
+
+# Issue 9
+error-login-limited-title = Trop de tentatives de connexion
+error-login-limited = Il y a eu trop de tentatives de connexion depuis cette adresse ou pour ce compte. Attendez un moment, puis réessayez.
+error-busy-title = Occupé
+error-busy = Le site est occupé à vérifier d'autres connexions. Réessayez dans un instant.
+error-unavailable-title = Indisponible
+error-unavailable = Le site ne peut rien enregistrer pour le moment. L'administrateur est prévenu ; réessayez plus tard.
+config-env-database-scheme = ORCHESTRA_DATABASE_URL doit être un chemin SQLite ou l'un de { $schemes }, pas « { $value } ».
+config-env-trusted-proxies = ORCHESTRA_TRUSTED_PROXIES doit lister des adresses ou des plages CIDR (comme 127.0.0.1, 10.0.0.0/8), séparées par des virgules ; « { $value } » n'en est pas une.
+db-missing = Il n'y a pas de base de données à { $path }. Lancez « orchestra init » pour en créer une, ou vérifiez ORCHESTRA_DATABASE_URL.
+db-refused = Le serveur de base de données a refusé la connexion : fonctionne-t-il, sur cet hôte et ce port ?
+db-unknown-host = Le nom d'hôte du serveur de base de données est inconnu.
+db-authentication = Le serveur de base de données a refusé le nom d'utilisateur ou le mot de passe.
+db-no-such-database = La base nommée dans ORCHESTRA_DATABASE_URL n'existe pas sur ce serveur.
+db-not-a-database = Ce n'est pas une base de données utilisable par Orchestra (pas un fichier SQLite, ou pas un serveur PostgreSQL).
+db-timed-out = La base de données n'a pas répondu en { $seconds } secondes.
+db-other = La base de données n'a pas pu être ouverte : { $error }
+cli-init-done = La base de données est prête.

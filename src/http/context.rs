@@ -9,7 +9,6 @@ use super::AppState;
 use super::error::AppError;
 use crate::i18n::{Lang, Message, tr};
 
-pub const CSRF_KEY: &str = "csrf";
 pub const FLASH_KEY: &str = "flash";
 pub const ADMIN_KEY: &str = "admin_id";
 
@@ -68,7 +67,8 @@ impl FromRequestParts<AppState> for PageContext {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
         let lang = parts.extensions.get::<Lang>().copied().unwrap_or_default();
-        let site_name = state.site.get().await.settings.site_name.clone();
+        let snapshot = state.site.get().await;
+        let site_name = snapshot.settings.site_name.clone();
         let admin = parts.extensions.get::<SignedIn>().map(|a| a.name.clone());
         let path = parts.uri.path().to_owned();
         let mut ctx = PageContext {
@@ -78,8 +78,10 @@ impl FromRequestParts<AppState> for PageContext {
             path,
             ..PageContext::default()
         };
+        if let Some(nonce) = parts.extensions.get::<super::csrf::Nonce>() {
+            ctx.csrf = super::csrf::token(&snapshot.keys, nonce);
+        }
         if let Ok(session) = Session::from_request_parts(parts, state).await {
-            ctx.csrf = csrf_token(&session).await?;
             ctx.flash = session
                 .remove::<String>(FLASH_KEY)
                 .await?
@@ -87,16 +89,6 @@ impl FromRequestParts<AppState> for PageContext {
         }
         Ok(ctx)
     }
-}
-
-/// The session's CSRF token, made on first use.
-pub async fn csrf_token(session: &Session) -> Result<String, AppError> {
-    if let Some(token) = session.get::<String>(CSRF_KEY).await? {
-        return Ok(token);
-    }
-    let token = crate::keys::random_token();
-    session.insert(CSRF_KEY, &token).await?;
-    Ok(token)
 }
 
 /// Leaves a message for the next page the administrator sees.

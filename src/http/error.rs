@@ -18,6 +18,13 @@ pub enum AppError {
     Forbidden,
     BadRequest,
     Internal,
+    /// Too many sign-in attempts from this address or for this account: the password was not
+    /// checked.
+    TooManyAttempts,
+    /// Every password-check slot and the short queue behind them are taken.
+    Busy,
+    /// The database file was deleted or replaced under the running server: nothing is written.
+    Unavailable,
 }
 
 pub type Result<T, E = AppError> = std::result::Result<T, E>;
@@ -35,6 +42,8 @@ impl AppError {
             AppError::Forbidden => StatusCode::FORBIDDEN,
             AppError::BadRequest => StatusCode::BAD_REQUEST,
             AppError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            AppError::TooManyAttempts => StatusCode::TOO_MANY_REQUESTS,
+            AppError::Busy | AppError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 }
@@ -65,13 +74,41 @@ impl From<tower_sessions::session::Error> for AppError {
 
 /// Marks a response whose body the error-page layer should render.
 #[derive(Clone, Copy)]
-struct ErrorMarker(StatusCode);
+struct ErrorMarker(StatusCode, &'static str, &'static str);
+
+impl AppError {
+    /// The page's title and message ids.
+    fn messages(&self) -> (&'static str, &'static str) {
+        match self {
+            AppError::TooManyAttempts => ("error-login-limited-title", "error-login-limited"),
+            AppError::Busy => ("error-busy-title", "error-busy"),
+            AppError::Unavailable => ("error-unavailable-title", "error-unavailable"),
+            other => messages_for(other.status()),
+        }
+    }
+}
+
+/// The generic page for a status: what a framework answer (a session that could not be saved,
+/// a method not allowed) is shown as.
+fn messages_for(status: StatusCode) -> (&'static str, &'static str) {
+    match status {
+        StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED => {
+            ("error-not-found-title", "error-not-found")
+        }
+        StatusCode::FORBIDDEN => ("error-forbidden-title", "error-forbidden"),
+        s if s.is_client_error() => ("error-bad-request-title", "error-bad-request"),
+        _ => ("error-internal-title", "error-internal"),
+    }
+}
 
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
         let status = self.status();
+        let (title, message) = self.messages();
         let mut response = status.into_response();
-        response.extensions_mut().insert(ErrorMarker(status));
+        response
+            .extensions_mut()
+            .insert(ErrorMarker(status, title, message));
         response
     }
 }
@@ -88,7 +125,18 @@ struct ErrorPage {
     message: String,
 }
 
-/// Renders marked errors as a page in the visitor's language.
+fn is_unthemed_error(response: &Response) -> bool {
+    let status = response.status();
+    let html = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/html"));
+    (status.is_client_error() || status.is_server_error()) && !html
+}
+
+/// Renders errors as a page in the visitor's language: ours (marked), and any other error
+/// status that is not a page already.
 pub async fn render_error_pages(request: Request, next: Next) -> Response {
     let lang = request
         .extensions()
@@ -99,14 +147,16 @@ pub async fn render_error_pages(request: Request, next: Next) -> Response {
         .iter()
         .any(|p| request.uri().path().starts_with(p));
     let response = next.run(request).await;
-    let Some(ErrorMarker(status)) = response.extensions().get::<ErrorMarker>().copied() else {
-        return response;
-    };
-    let (title, message) = match status {
-        StatusCode::NOT_FOUND => ("error-not-found-title", "error-not-found"),
-        StatusCode::FORBIDDEN => ("error-forbidden-title", "error-forbidden"),
-        StatusCode::BAD_REQUEST => ("error-bad-request-title", "error-bad-request"),
-        _ => ("error-internal-title", "error-internal"),
+    let (status, title, message) = match response.extensions().get::<ErrorMarker>().copied() {
+        Some(ErrorMarker(status, title, message)) => (status, title, message),
+        // An error answered by a framework layer rather than by us (tower-sessions' empty 500
+        // when a session cannot be saved, axum's plain-text rejections): themed all the same.
+        None if is_unthemed_error(&response) => {
+            let status = response.status();
+            let (title, message) = messages_for(status);
+            (status, title, message)
+        }
+        None => return response,
     };
     let ctx = PageContext::plain(lang);
     let page = ErrorPage {

@@ -2,6 +2,7 @@
 //! them; see `router` for the order of the layers.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use axum::Router;
 use axum::extract::FromRef;
@@ -13,10 +14,14 @@ use crate::site::Site;
 use crate::store::Db;
 
 pub mod admin;
+pub mod client;
 pub mod context;
+pub mod csrf;
 pub mod doorway;
 pub mod error;
+pub mod extract;
 pub mod form;
+pub mod headers;
 pub mod lang;
 pub mod notice;
 pub mod priority;
@@ -37,6 +42,19 @@ pub struct AppState {
     pub work: Arc<priority::InProgress>,
     /// Parsed workflow versions: they never change, so the doorway reads them once.
     pub versions: Arc<crate::workflow::versions::Cache>,
+    /// Where argon2 runs: bounded, so sign-in attempts cannot spend the server's memory.
+    pub passwords: Arc<crate::password::Pool>,
+    /// `ORCHESTRA_TRUSTED_PROXIES`: whose forwarded headers say who the client is.
+    pub proxies: Arc<crate::proxy::TrustedProxies>,
+    /// Set when forwarded headers arrived while no proxy is named (the status report warns).
+    pub forwarded_seen: Arc<AtomicBool>,
+}
+
+impl AppState {
+    pub fn with_trusted_proxies(mut self, proxies: crate::proxy::TrustedProxies) -> Self {
+        self.proxies = Arc::new(proxies);
+        self
+    }
 }
 
 impl FromRef<AppState> for Db {
@@ -52,11 +70,15 @@ impl FromRef<AppState> for Db {
 ///    counted): a refusal is answered before anything else runs, so it costs about what a bare
 ///    429 costs, and waits while a request that passed is being answered;
 /// 2. `priority::track`: counts the request as work in progress, which refusals let go first;
-/// 3. `trace`: one span per request (method and route, never the URI: it may hold a link);
-/// 4. `lang`: picks the visitor's language for everything below, errors included;
-/// 5. `render_error_pages`: errors become themed pages in that language;
-/// 6. per area: the doorway's credential headers; the admin's sessions, sign-in check and CSRF
-///    check.
+/// 3. `headers::security_headers`: nosniff, CSP, framing, HSTS, admin no-store, on every
+///    page answered below, error pages included (the doorway's refusal has them built in);
+/// 4. `trace`: one span per request (method and route, never the URI: it may hold a link);
+/// 5. `lang`: picks the visitor's language for everything below, errors included;
+/// 6. `render_error_pages`: errors become themed pages in that language, framework errors
+///    (a session that could not be saved) too;
+/// 7. per area: the doorway's credential headers; for the admin and setup pages, the CSRF
+///    nonce cookie (outside the sessions, so it needs none), the sessions, the sign-in check
+///    and the CSRF check.
 pub fn router(state: AppState, secure_cookies: bool) -> Router {
     let sessions = SessionManagerLayer::new(session_store::DbSessionStore::new(state.db.clone()))
         .with_name("orchestra_session")
@@ -67,29 +89,71 @@ pub fn router(state: AppState, secure_cookies: bool) -> Router {
             tower_sessions::cookie::time::Duration::hours(12),
         ));
 
+    let nonce = axum::middleware::from_fn_with_state(csrf::Secure(secure_cookies), csrf::nonce);
     let site = Router::new()
         .merge(provider::router())
         .merge(notice::router())
-        .merge(admin::router(state.clone()).layer(sessions.clone()))
-        .merge(setup::router(state.clone()).layer(sessions))
+        .merge(
+            admin::router(state.clone())
+                .layer(sessions.clone())
+                .layer(nonce.clone()),
+        )
+        .merge(setup::router(state.clone()).layer(sessions).layer(nonce))
         .merge(statics::router())
         .fallback(error::not_found);
-    let site = with_common_layers(site, &state);
-    let doorway = with_common_layers(doorway::router(), &state)
+    let security = headers::Security {
+        https: secure_cookies,
+        trust_forwarded: !state.proxies.is_empty(),
+        forwarded_seen: state.forwarded_seen.clone(),
+    };
+    let site = with_common_layers(site, &state, &security);
+    let doorway = with_common_layers(doorway::router(), &state, &security)
         .route_layer(doorway::GuardLayer::new(state.clone()));
     doorway.merge(site).with_state(state)
 }
 
-/// The layers every page shares (2–5 above).
-fn with_common_layers(router: Router<AppState>, state: &AppState) -> Router<AppState> {
+/// The layers every page shares (2–6 above), and, innermost, the refusal of writes once the
+/// database file is gone.
+fn with_common_layers(
+    router: Router<AppState>,
+    state: &AppState,
+    security: &headers::Security,
+) -> Router<AppState> {
     router
+        .layer(axum::middleware::from_fn_with_state(
+            state.db.clone(),
+            refuse_writes_without_database,
+        ))
         .layer(axum::middleware::from_fn(error::render_error_pages))
         .layer(axum::middleware::from_fn(lang::negotiate))
         .layer(axum::middleware::from_fn(trace))
         .layer(axum::middleware::from_fn_with_state(
+            security.clone(),
+            headers::security_headers,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
             state.work.clone(),
             priority::track,
         ))
+}
+
+/// Refuses every request that may write (any method but GET and HEAD) once the SQLite file
+/// was deleted or replaced: the answer would be a success written into a file nobody will read.
+/// One `stat`, a few microseconds, and only on writes.
+async fn refuse_writes_without_database(
+    axum::extract::State(db): axum::extract::State<Db>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let reads = matches!(
+        *request.method(),
+        axum::http::Method::GET | axum::http::Method::HEAD
+    );
+    if !reads && db.vanished() {
+        return error::AppError::Unavailable.into_response();
+    }
+    next.run(request).await
 }
 
 /// Paths whose URL may hold a credential (a link, a handle, a setup token): they are never

@@ -1,7 +1,7 @@
 //! First run: the one-time setup URL `orchestra serve` prints creates the first administrator.
 
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::middleware;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -11,15 +11,17 @@ use tower_sessions::Session;
 
 use super::AppState;
 use super::context::{ADMIN_KEY, PageContext, flash, html};
+use super::csrf;
 use super::error::{AppError, Result};
-use super::form::{Form, check_csrf};
+use super::extract::Path;
+use super::form::Form;
 use crate::i18n::Message;
 use crate::store;
 
-pub fn router(_state: AppState) -> Router<AppState> {
+pub fn router(state: AppState) -> Router<AppState> {
     Router::new()
         .route("/setup/{token}", get(show).post(create))
-        .route_layer(middleware::from_fn(check_csrf))
+        .route_layer(middleware::from_fn_with_state(state, csrf::check))
         .layer(middleware::map_response(super::doorway::credential_headers))
 }
 
@@ -120,7 +122,12 @@ async fn create(
         *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
         return Ok(response);
     }
-    let hash = crate::password::hash(&form.password)
+    let password = form.password;
+    let hash = state
+        .passwords
+        .run(move || crate::password::hash(&password))
+        .await
+        .map_err(super::admin::auth::pool_error)?
         .map_err(|e| AppError::internal("password hashing failed", e))?;
     let token_hash = state.site.get().await.keys.keyed_hash("setup", &token);
     let Some(id) = store::admins::create_first(&state.db, &token_hash, &name, &hash).await? else {
@@ -130,5 +137,7 @@ async fn create(
     session.insert(ADMIN_KEY, id).await?;
     flash(&session, "setup-done").await?;
     tracing::info!(admin = id, "first administrator created");
-    Ok(Redirect::to("/admin").into_response())
+    let mut response = Redirect::to("/admin").into_response();
+    response.extensions_mut().insert(csrf::Rotate);
+    Ok(response)
 }

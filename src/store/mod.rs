@@ -3,12 +3,16 @@
 //! `RETURNING`), and every one runs in the test suites of both backends.
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, Executor};
 
+use crate::i18n::Message;
+
 pub mod admins;
+mod file;
 pub mod flood;
 pub mod instances;
 pub mod keys;
@@ -40,52 +44,279 @@ impl Backend {
 pub struct Db {
     pub(crate) pool: AnyPool,
     pub backend: Backend,
+    /// The SQLite file this process opened, watched for deletion and for losing write access.
+    file: Option<Arc<file::Watch>>,
 }
 
-/// Turns an operator's database setting into a URL sqlx takes: a postgres URL as it is, a
-/// `sqlite:` URL or a bare path as a SQLite file created when missing.
-pub fn normalize_url(url: &str) -> (Backend, String) {
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        return (Backend::Postgres, url.to_owned());
+/// How long connecting may take before it is given up, with its cause.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The URL schemes `ORCHESTRA_DATABASE_URL` takes (besides a bare SQLite path).
+pub const SCHEMES: &str = "sqlite:, postgres://, postgresql://";
+
+/// An operator's database setting, understood: a postgres URL as it is, a `sqlite:` URL or a
+/// bare path as a SQLite file. Anything else with a scheme (`mysql://x`) is refused rather than
+/// taken for a file name.
+#[derive(Clone, PartialEq, Eq)]
+pub enum DatabaseUrl {
+    Postgres(String),
+    Sqlite { path: String, query: String },
+}
+
+impl DatabaseUrl {
+    pub fn parse(url: &str) -> Result<Self, Message> {
+        let refused = || {
+            Message::new("config-env-database-scheme")
+                .arg("value", redact_url(url))
+                .arg("schemes", SCHEMES)
+        };
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(Self::Postgres(url.to_owned()));
+        }
+        let path = match url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+        {
+            Some(path) => path,
+            None if has_scheme(url) => return Err(refused()),
+            None => url,
+        };
+        let (path, query) = path.split_once('?').unwrap_or((path, ""));
+        if path.is_empty() {
+            return Err(refused());
+        }
+        Ok(Self::Sqlite {
+            path: path.to_owned(),
+            query: query.to_owned(),
+        })
     }
-    let path = url
-        .strip_prefix("sqlite://")
-        .or_else(|| url.strip_prefix("sqlite:"))
-        .unwrap_or(url);
-    let (path, query) = path.split_once('?').unwrap_or((path, ""));
-    let query = if query.is_empty() {
-        "mode=rwc".to_owned()
-    } else if query.contains("mode=") {
-        query.to_owned()
-    } else {
-        format!("{query}&mode=rwc")
+
+    pub fn backend(&self) -> Backend {
+        match self {
+            Self::Postgres(_) => Backend::Postgres,
+            Self::Sqlite { .. } => Backend::Sqlite,
+        }
+    }
+
+    /// The URL sqlx takes. SQLite opens `mode=rw` (never creating) unless `create`.
+    fn sqlx_url(&self, create: bool) -> String {
+        match self {
+            Self::Postgres(url) => url.clone(),
+            Self::Sqlite { path, query } => {
+                let mode = if create { "mode=rwc" } else { "mode=rw" };
+                let query = if query.is_empty() {
+                    mode.to_owned()
+                } else if query.contains("mode=") {
+                    query.clone()
+                } else {
+                    format!("{query}&{mode}")
+                };
+                format!("sqlite://{path}?{query}")
+            }
+        }
+    }
+}
+
+/// `scheme://`, as a URL has; a Windows drive (`C:\`) or a file name with a colon is not one.
+fn has_scheme(url: &str) -> bool {
+    match url.split_once("://") {
+        Some((scheme, _)) => {
+            scheme
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic())
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        }
+        None => false,
+    }
+}
+
+/// A database URL fit to print: the password, if any, replaced by `***`.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
     };
-    (Backend::Sqlite, format!("sqlite://{path}?{query}"))
+    let (authority, tail) = match rest.find(['/', '?']) {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{scheme}://{user}:***@{host}{tail}"),
+            None => url.to_owned(),
+        },
+        None => url.to_owned(),
+    }
+}
+
+/// Turns an operator's database setting into a URL sqlx takes, creating a SQLite file when
+/// missing. Refuses an unknown scheme.
+pub fn normalize_url(url: &str) -> Result<(Backend, String), Message> {
+    let parsed = DatabaseUrl::parse(url)?;
+    Ok((parsed.backend(), parsed.sqlx_url(true)))
+}
+
+/// Whether opening a database may create it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Create {
+    /// First start (`serve` on the default file) and `orchestra init`.
+    IfMissing,
+    /// Everything else: a missing database is an error, never a new empty one with new keys.
+    Never,
+}
+
+/// Why a database could not be opened, named for the operator.
+#[derive(Debug)]
+pub enum ConnectError {
+    Url(Message),
+    /// No SQLite file there, and this program does not create one.
+    Missing(String),
+    Refused,
+    UnknownHost,
+    Authentication,
+    NoSuchDatabase,
+    NotADatabase,
+    TimedOut,
+    Other(sqlx::Error),
+}
+
+impl ConnectError {
+    fn classify(e: sqlx::Error) -> Self {
+        match &e {
+            sqlx::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+                Self::Refused
+            }
+            sqlx::Error::Io(io)
+                if ["lookup", "not known", "resolve", "nodename"]
+                    .iter()
+                    .any(|w| io.to_string().contains(w)) =>
+            {
+                Self::UnknownHost
+            }
+            sqlx::Error::Database(db) => match db.code().as_deref() {
+                Some("28P01" | "28000") => Self::Authentication,
+                Some("3D000") => Self::NoSuchDatabase,
+                // SQLITE_NOTADB
+                Some("26") => Self::NotADatabase,
+                _ => Self::Other(e),
+            },
+            sqlx::Error::PoolTimedOut => Self::TimedOut,
+            // Something answered that does not speak PostgreSQL.
+            sqlx::Error::Protocol(_) => Self::NotADatabase,
+            _ => Self::Other(e),
+        }
+    }
+
+    /// One line for the operator, in their language. Never the URL's password.
+    pub fn message(&self) -> Message {
+        match self {
+            Self::Url(m) => m.clone(),
+            Self::Missing(path) => Message::new("db-missing").arg("path", path.clone()),
+            Self::Refused => Message::new("db-refused"),
+            Self::UnknownHost => Message::new("db-unknown-host"),
+            Self::Authentication => Message::new("db-authentication"),
+            Self::NoSuchDatabase => Message::new("db-no-such-database"),
+            Self::NotADatabase => Message::new("db-not-a-database"),
+            Self::TimedOut => {
+                Message::new("db-timed-out").arg("seconds", CONNECT_TIMEOUT.as_secs().to_string())
+            }
+            Self::Other(e) => Message::new("db-other").arg("error", e.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message().render(crate::i18n::Lang::En))
+    }
+}
+
+impl std::error::Error for ConnectError {}
+
+impl From<sqlx::Error> for ConnectError {
+    fn from(e: sqlx::Error) -> Self {
+        Self::classify(e)
+    }
 }
 
 impl Db {
-    /// Connects and applies the embedded migrations of the backend.
+    /// Connects, creating a SQLite file when missing, and applies the embedded migrations.
     pub async fn connect(url: &str) -> Result<Self, sqlx::Error> {
+        Self::open(url, Create::IfMissing)
+            .await
+            .map_err(|e| match e {
+                ConnectError::Other(e) => e,
+                other => sqlx::Error::Configuration(other.to_string().into()),
+            })
+    }
+
+    /// Connects and applies the embedded migrations. The first connection is made alone, within
+    /// `CONNECT_TIMEOUT`, so a failure says why rather than "pool timed out".
+    pub async fn open(url: &str, create: Create) -> Result<Self, ConnectError> {
         sqlx::any::install_default_drivers();
-        let (backend, url) = normalize_url(url);
-        let options = AnyConnectOptions::from_str(&url)?;
+        let parsed = DatabaseUrl::parse(url).map_err(ConnectError::Url)?;
+        let backend = parsed.backend();
+        if let (DatabaseUrl::Sqlite { path, .. }, Create::Never) = (&parsed, create) {
+            if !std::path::Path::new(path).exists() && !path.starts_with(':') {
+                return Err(ConnectError::Missing(path.clone()));
+            }
+        }
+        let options = AnyConnectOptions::from_str(&parsed.sqlx_url(create == Create::IfMissing))?;
+        {
+            use sqlx::Connection;
+            let probe = async {
+                let mut conn = sqlx::AnyConnection::connect_with(&options).await?;
+                // SQLite reads the file only when a query needs it: "not a database" shows
+                // here, not as retries until the pool gives up.
+                let probe = match backend {
+                    Backend::Sqlite => "SELECT COUNT(*) FROM sqlite_master",
+                    Backend::Postgres => "SELECT 1",
+                };
+                sqlx::query(probe).execute(&mut conn).await?;
+                conn.close().await
+            };
+            tokio::time::timeout(CONNECT_TIMEOUT, probe)
+                .await
+                .map_err(|_| ConnectError::TimedOut)??;
+        }
+        let file = match &parsed {
+            DatabaseUrl::Sqlite { path, .. } => file::Watch::new(path).map(Arc::new),
+            DatabaseUrl::Postgres(_) => None,
+        };
         let sqlite = backend == Backend::Sqlite;
+        let on_connect = file.clone();
+        let on_acquire = file.clone();
         let pool = AnyPoolOptions::new()
             .max_connections(if sqlite { 4 } else { 8 })
-            .acquire_timeout(Duration::from_secs(10))
+            .acquire_timeout(CONNECT_TIMEOUT)
             .after_connect(move |conn, _| {
+                let watch = on_connect.clone();
                 Box::pin(async move {
                     if sqlite {
                         // WAL lets readers and the one writer work at once; the busy timeout
                         // makes a second process wait for the write lock instead of failing.
+                        // After each checkpoint the WAL is cut back to 4 MiB, so a burst of
+                        // writes does not leave a file that never shrinks.
                         conn.execute(
                             "PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 10000; \
-                             PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;",
+                             PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; \
+                             PRAGMA journal_size_limit = 4194304;",
                         )
                         .await?;
                     }
+                    if let Some(watch) = watch {
+                        // A connection opened while the file cannot be written is read-only
+                        // for good: noted, so it is dropped once the file can be written again.
+                        watch.check();
+                    }
                     Ok(())
                 })
+            })
+            .before_acquire(move |_, meta| {
+                let keep = on_acquire.as_ref().is_none_or(|w| w.keep(meta.age));
+                Box::pin(async move { Ok(keep) })
             })
             .connect_with(options)
             .await?;
@@ -94,8 +325,55 @@ impl Db {
         } else {
             &POSTGRES_MIGRATIONS
         };
-        migrator.run(&pool).await?;
-        Ok(Self { pool, backend })
+        migrator.run(&pool).await.map_err(sqlx::Error::from)?;
+        let db = Self {
+            pool,
+            backend,
+            file,
+        };
+        db.watch_file();
+        Ok(db)
+    }
+
+    /// Checks the SQLite file every second while this database is open. The task holds the
+    /// watch weakly: when the last `Db` and its pool go, it ends.
+    fn watch_file(&self) {
+        let (Some(watch), Ok(runtime)) =
+            (self.file.as_ref(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let weak = Arc::downgrade(watch);
+        runtime.spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(1));
+            loop {
+                tick.tick().await;
+                match weak.upgrade() {
+                    Some(watch) => watch.check(),
+                    None => return,
+                }
+            }
+        });
+    }
+
+    /// Moves what the WAL holds into the database file (cron does this); with
+    /// `journal_size_limit`, the WAL then shrinks back to its limit at the next write.
+    pub async fn checkpoint(&self) -> Result<(), sqlx::Error> {
+        if self.backend == Backend::Sqlite {
+            sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+                .execute(&self.pool)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Whether the database file this process opened is gone or was replaced. Such a process
+    /// must write nothing more: it would write into a deleted file.
+    pub fn vanished(&self) -> bool {
+        self.file.as_ref().is_some_and(|w| {
+            w.check();
+            w.vanished()
+        })
     }
 
     /// Whether the database answers a trivial query.
@@ -104,6 +382,11 @@ impl Db {
             .execute(&self.pool)
             .await
             .map(|_| ())
+    }
+
+    /// Closes every connection (the file watcher stops with them).
+    pub async fn close(&self) {
+        self.pool.close().await;
     }
 }
 

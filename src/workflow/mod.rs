@@ -141,6 +141,10 @@ impl FieldKind {
 }
 
 pub const MAX_STEPS: usize = 20;
+/// Fields one form step may have, and characters a whole definition may have: a definition is
+/// parsed and shown on every doorway page, so its size is bounded.
+pub const MAX_FIELDS: usize = 30;
+pub const MAX_DEFINITION_CHARS: usize = 20_000;
 
 impl Definition {
     /// Every participant of the definition, in the order they first answer.
@@ -173,6 +177,11 @@ impl Definition {
     /// `@name` names the participant who answers a step; `[a,b]` makes parallel branches, each a
     /// participant. A step that names none goes to the default participant.
     pub fn parse(text: &str) -> Result<Self, Message> {
+        if text.chars().count() > MAX_DEFINITION_CHARS {
+            return Err(
+                Message::new("definition-too-large").arg("max", MAX_DEFINITION_CHARS.to_string())
+            );
+        }
         let mut steps = Vec::new();
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
@@ -221,9 +230,15 @@ impl Definition {
                 return Err(at("definition-title"));
             }
             let interaction = match kind {
-                "form" => Interaction::Form {
-                    fields: parse_fields(details).map_err(&at)?,
-                },
+                "form" => {
+                    let fields = parse_fields(details).map_err(&at)?;
+                    if fields.len() > MAX_FIELDS {
+                        return Err(
+                            at("definition-too-many-fields").arg("max", MAX_FIELDS.to_string())
+                        );
+                    }
+                    Interaction::Form { fields }
+                }
                 "review" => Interaction::Review,
                 "payment" => {
                     let (amount, currency) =

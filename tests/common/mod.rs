@@ -290,6 +290,8 @@ pub async fn spawn_on(
         .expect("bind");
     let base = format!("http://{}", listener.local_addr().unwrap());
     let server = tokio::spawn(async move {
+        // As `orchestra serve` does: the peer address is what sign-in attempts count by.
+        let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
         axum::serve(listener, app).await.expect("serve");
     });
     TestApp {

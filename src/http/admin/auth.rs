@@ -1,6 +1,6 @@
 //! Signing in and out, and the check every other admin page passes.
 
-use axum::extract::{Query, Request, State};
+use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -8,10 +8,13 @@ use serde::Deserialize;
 use tower_sessions::Session;
 
 use crate::http::AppState;
+use crate::http::client::ClientAddr;
 use crate::http::context::{ADMIN_KEY, PageContext, SignedIn, html};
+use crate::http::csrf;
 use crate::http::error::{AppError, Result};
+use crate::http::extract::Query;
 use crate::http::form::Form;
-use crate::store;
+use crate::{login, store};
 
 /// Lets signed-in administrators through; sends everyone else to the login page, remembering
 /// where they were going.
@@ -46,10 +49,18 @@ pub struct Destination {
     destination: Option<String>,
 }
 
-/// Only paths inside the admin area: never another site.
+/// Only paths inside the admin area: never another site, and nothing a header cannot carry
+/// (a control character would make the redirect itself fail).
 fn safe_destination(d: Option<&str>) -> &str {
     match d {
-        Some(d) if d.starts_with("/admin") && !d.contains("//") && !d.contains('\\') => d,
+        Some(d)
+            if d.starts_with("/admin")
+                && !d.contains("//")
+                && !d.contains('\\')
+                && !d.chars().any(char::is_control) =>
+        {
+            d
+        }
         _ => "/admin",
     }
 }
@@ -84,28 +95,45 @@ pub struct Credentials {
 pub async fn login(
     State(state): State<AppState>,
     ctx: PageContext,
+    ClientAddr(client): ClientAddr,
     session: Session,
     Form(form): Form<Credentials>,
 ) -> Result<Response> {
     let name = form.name.trim().to_owned();
-    let admin = store::admins::by_name(&state.db, &name).await?;
-    let stored = admin
-        .as_ref()
-        .map_or(crate::password::dummy_hash(), |a| a.password_hash.as_str())
-        .to_owned();
-    let password = form.password;
-    // argon2 is deliberately slow: keep it off the async workers.
-    let ok = tokio::task::spawn_blocking(move || crate::password::verify(&password, &stored))
-        .await
-        .map_err(|e| AppError::internal("password check failed", e))?;
     let destination = safe_destination(form.destination.as_deref()).to_owned();
+    let admin = store::admins::by_name(&state.db, &name).await?;
+    let snapshot = state.site.get().await;
+    let account = login::account_key(&snapshot.keys, admin.as_ref().map(|a| a.id), &name);
+    let address = login::address_key(&snapshot.keys, client);
+    // Counted before the password is looked at; a refused attempt never checks it.
+    if login::attempt(&state.guard, &snapshot.settings, &address, &account).is_err() {
+        return Err(AppError::TooManyAttempts);
+    }
+    let stored = admin.as_ref().map(|a| a.password_hash.clone());
+    let password = form.password;
+    // argon2 is deliberately slow and takes 19 MiB: on the bounded pool, off the async workers.
+    // An unknown name is checked against a dummy hash, so it costs what a wrong password costs.
+    let ok = state
+        .passwords
+        .run(move || {
+            let stored = match &stored {
+                Some(hash) => hash.as_str(),
+                None => crate::password::dummy_hash(),
+            };
+            crate::password::verify(&password, stored)
+        })
+        .await
+        .map_err(pool_error)?;
     match admin {
         Some(admin) if ok => {
+            login::succeeded(&state.guard, &account);
             // A new session id at sign-in: an id planted before it is worth nothing after.
             session.cycle_id().await?;
             session.insert(ADMIN_KEY, admin.id).await?;
             tracing::info!(admin = admin.id, "administrator signed in");
-            Ok(Redirect::to(&destination).into_response())
+            let mut response = Redirect::to(&destination).into_response();
+            response.extensions_mut().insert(csrf::Rotate);
+            Ok(response)
         }
         _ => {
             tracing::info!("failed sign-in");
@@ -122,7 +150,20 @@ pub async fn login(
     }
 }
 
+/// The password pool's refusal: a 503 page at once when it is full.
+pub fn pool_error(e: crate::password::PoolError) -> AppError {
+    match e {
+        crate::password::PoolError::Busy => {
+            tracing::warn!("password check refused: every worker and the queue are busy");
+            AppError::Busy
+        }
+        crate::password::PoolError::Failed => AppError::internal("password check failed", "panic"),
+    }
+}
+
 pub async fn logout(session: Session) -> Result<Response> {
     session.flush().await?;
-    Ok(Redirect::to("/admin/login").into_response())
+    let mut response = Redirect::to("/admin/login").into_response();
+    response.extensions_mut().insert(csrf::Rotate);
+    Ok(response)
 }

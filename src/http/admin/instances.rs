@@ -1,7 +1,9 @@
 //! Instances: start one for a subject, see its history, issue links for its participants, list
 //! and revoke them (all of them after a confirmation page).
 
-use axum::extract::{Path, State};
+use axum::extract::State;
+
+use crate::http::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;

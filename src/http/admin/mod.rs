@@ -2,11 +2,11 @@
 //! passes the CSRF check; every page but the login form passes the sign-in check.
 
 use axum::Router;
-use axum::middleware::{from_fn, from_fn_with_state};
+use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 
 use super::AppState;
-use super::form::check_csrf;
+use super::csrf;
 
 pub mod auth;
 pub mod dashboard;
@@ -61,12 +61,12 @@ pub fn router(state: AppState) -> Router<AppState> {
             get(settings::interaction_show).post(settings::interaction_save),
         )
         .route("/admin/reports/status", get(status::show))
-        .route_layer(from_fn_with_state(state, auth::require_admin));
+        .route_layer(from_fn_with_state(state.clone(), auth::require_admin));
     Router::new()
         .route("/admin/login", get(auth::login_form).post(auth::login))
         .merge(signed_in)
         // Outside the sign-in check, so a signed-out visitor's forged post is refused too.
-        .route_layer(from_fn(check_csrf))
+        .route_layer(from_fn_with_state(state, csrf::check))
 }
 
 /// Field errors as the templates show them beside each field.

@@ -28,7 +28,66 @@ struct SettingsPage {
     period: String,
     /// Whether the doorway is counting under the saved settings.
     counting: bool,
+    login: LoginFields,
     errors: FieldErrors,
+}
+
+/// The sign-in limits, as shown (and as typed, on a refused form).
+#[derive(Default)]
+pub struct LoginFields {
+    login_per_address: String,
+    login_address_period: String,
+    login_per_account: String,
+    login_account_period: String,
+}
+
+/// The sign-in limits as posted; a field left out of the form keeps its saved value.
+#[derive(Deserialize, Default)]
+pub struct LoginForm {
+    login_per_address: Option<String>,
+    login_address_period: Option<String>,
+    login_per_account: Option<String>,
+    login_account_period: Option<String>,
+}
+
+impl LoginForm {
+    fn values(&self) -> Vec<(&'static str, &str)> {
+        [
+            ("login.limits.per_address", &self.login_per_address),
+            ("login.limits.address_period", &self.login_address_period),
+            ("login.limits.per_account", &self.login_per_account),
+            ("login.limits.account_period", &self.login_account_period),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.as_deref().map(|v| (k, v)))
+        .collect()
+    }
+
+    /// What the refused form shows again: what was typed, else what is saved.
+    fn shown(self, saved: &Settings) -> LoginFields {
+        let saved = LoginFields::of(saved);
+        LoginFields {
+            login_per_address: self.login_per_address.unwrap_or(saved.login_per_address),
+            login_address_period: self
+                .login_address_period
+                .unwrap_or(saved.login_address_period),
+            login_per_account: self.login_per_account.unwrap_or(saved.login_per_account),
+            login_account_period: self
+                .login_account_period
+                .unwrap_or(saved.login_account_period),
+        }
+    }
+}
+
+impl LoginFields {
+    fn of(s: &Settings) -> Self {
+        Self {
+            login_per_address: s.login_per_address.to_string(),
+            login_address_period: s.login_address_period.to_string(),
+            login_per_account: s.login_per_account.to_string(),
+            login_account_period: s.login_account_period.to_string(),
+        }
+    }
 }
 
 impl SettingsPage {
@@ -53,6 +112,7 @@ pub async fn show(State(state): State<AppState>, ctx: PageContext) -> Result<Res
         enabled: s.request_limits_enabled,
         period: s.request_limits_period.to_string(),
         counting: FloodGuard::is_counting(&s.interaction_limits()),
+        login: LoginFields::of(&s),
         errors: Vec::new(),
         ctx,
     }))
@@ -69,6 +129,8 @@ pub struct SettingsForm {
     enabled: Option<String>,
     #[serde(default)]
     period: String,
+    #[serde(flatten)]
+    login: LoginForm,
 }
 
 pub async fn save(
@@ -82,13 +144,14 @@ pub async fn save(
     } else {
         "false"
     };
-    let values = [
+    let mut values = vec![
         ("orchestra.site_name", form.site_name.as_str()),
         ("orchestra.base_url", form.base_url.as_str()),
         ("orchestra.default_link_ttl", form.default_link_ttl.as_str()),
         ("orchestra.request_limits.enabled", enabled),
         ("orchestra.request_limits.period", form.period.as_str()),
     ];
+    values.extend(form.login.values());
     match Settings::save(&state.db, &values).await? {
         Ok(_) => {
             state.site.refresh().await;
@@ -105,6 +168,7 @@ pub async fn save(
                 enabled: form.enabled.is_some(),
                 period: form.period,
                 counting: FloodGuard::is_counting(&saved.interaction_limits()),
+                login: form.login.shown(&saved),
                 ctx,
             });
             *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;

@@ -15,7 +15,13 @@ struct StatusPage {
 }
 
 pub async fn show(State(state): State<AppState>, ctx: PageContext) -> Response {
-    let report = status::build(&state.db, state.flood_backend.name()).await;
+    let env = status::Environment {
+        proxies_named: state.proxies.len(),
+        forwarded_seen: state
+            .forwarded_seen
+            .load(std::sync::atomic::Ordering::Relaxed),
+    };
+    let report = status::build_with(&state.db, state.flood_backend.name(), env).await;
     html(&StatusPage {
         checks: report.render(ctx.lang),
         ctx,

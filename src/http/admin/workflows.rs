@@ -1,7 +1,9 @@
 //! Workflows: list, create, a workflow's page with its versions, edit (a new version), and
 //! delete (a workflow or a version) after a confirmation page.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
+
+use crate::http::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;

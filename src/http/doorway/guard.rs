@@ -37,6 +37,20 @@ pub fn refusal(lang: Lang) -> Response {
     );
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    // The security headers every response carries, static here: the refusal skips the
+    // layer that adds them elsewhere (`http::headers`).
+    headers.insert(
+        axum::http::header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static(crate::http::headers::NOSNIFF),
+    );
+    headers.insert(
+        axum::http::header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(crate::http::headers::CSP),
+    );
+    headers.insert(
+        axum::http::header::X_FRAME_OPTIONS,
+        HeaderValue::from_static(crate::http::headers::DENY),
+    );
     response
 }
 

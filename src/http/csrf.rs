@@ -1,0 +1,114 @@
+//! CSRF protection without a stored session: a signed double-submit token.
+//!
+//! Each browser gets a random nonce in a cookie (`orchestra_csrf`, HttpOnly, SameSite=Strict);
+//! every form carries a keyed hash of that nonce with the site keys. A POST passes when the
+//! form's token is the hash of the cookie's nonce. Nothing is written to the database, so the
+//! login and setup forms cost an anonymous visitor no session row (issue 9). The nonce is
+//! replaced at sign-in and sign-out, so the token changes with them.
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::header::{COOKIE, SET_COOKIE};
+use axum::http::{HeaderMap, HeaderValue, Method};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use subtle::ConstantTimeEq;
+
+use super::AppState;
+use super::error::AppError;
+use super::form::{MAX_FORM_BYTES, pairs};
+use crate::keys::SiteKeys;
+
+pub const COOKIE_NAME: &str = "orchestra_csrf";
+
+/// This request's nonce; `fresh` when the browser sent none (then no POST can pass).
+#[derive(Clone, Debug)]
+pub struct Nonce {
+    value: String,
+    fresh: bool,
+}
+
+/// Put in a response's extensions by sign-in and sign-out: the browser gets a new nonce.
+#[derive(Clone, Copy, Debug)]
+pub struct Rotate;
+
+/// The token a form carries for this nonce.
+pub fn token(keys: &SiteKeys, nonce: &Nonce) -> String {
+    keys.keyed_hash("csrf", &nonce.value)
+}
+
+fn from_cookie(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|c| c.trim().strip_prefix(COOKIE_NAME)?.strip_prefix('='))
+        .filter(|v| v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()))
+        .map(str::to_owned)
+}
+
+/// Whether the nonce cookie is `Secure` (the site is served over https, read at start).
+#[derive(Clone, Copy)]
+pub struct Secure(pub bool);
+
+/// Gives every request of the area its nonce, and the browser a cookie when it had none or
+/// when the answer asks for a new one.
+pub async fn nonce(State(secure): State<Secure>, mut request: Request, next: Next) -> Response {
+    let nonce = match from_cookie(request.headers()) {
+        Some(value) => Nonce {
+            value,
+            fresh: false,
+        },
+        None => Nonce {
+            value: crate::keys::random_token(),
+            fresh: true,
+        },
+    };
+    request.extensions_mut().insert(nonce.clone());
+    let mut response = next.run(request).await;
+    let value = if response.extensions().get::<Rotate>().is_some() {
+        crate::keys::random_token()
+    } else if nonce.fresh {
+        nonce.value
+    } else {
+        return response;
+    };
+    let secure = if secure.0 { "; Secure" } else { "" };
+    let cookie = format!("{COOKIE_NAME}={value}; Path=/; HttpOnly; SameSite=Strict{secure}");
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().append(SET_COOKIE, value);
+    }
+    response
+}
+
+/// Refuses any POST whose `csrf` field is not the token of the browser's nonce. The body is
+/// read once here and handed on untouched.
+pub async fn check(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    let nonce = request.extensions().get::<Nonce>().cloned();
+    let (parts, body) = request.into_parts();
+    let bytes: Bytes = match axum::body::to_bytes(body, MAX_FORM_BYTES).await {
+        Ok(b) => b,
+        Err(_) => return AppError::BadRequest.into_response(),
+    };
+    let sent = pairs(&bytes)
+        .into_iter()
+        .find(|(k, _)| k == "csrf")
+        .map(|(_, v)| v);
+    let ok = match (sent, nonce) {
+        (Some(sent), Some(nonce)) if !nonce.fresh => {
+            let expected = token(&state.site.get().await.keys, &nonce);
+            bool::from(sent.as_bytes().ct_eq(expected.as_bytes()))
+        }
+        _ => false,
+    };
+    if !ok {
+        tracing::info!("refused a form without a valid CSRF token");
+        return AppError::Forbidden.into_response();
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}

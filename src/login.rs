@@ -1,0 +1,71 @@
+//! Sign-in attempts under the flood service, through the same `FloodGuard` as the doorway,
+//! under events of their own: per client address and per account, on as shipped.
+//!
+//! Both counts are taken before the password is looked at, and a refused attempt never checks
+//! it: a guesser learns nothing, and spends no argon2 time. A successful sign-in clears the
+//! account's count, not the address's (one office sharing an address still has its limit).
+
+use std::net::IpAddr;
+
+use crate::guard::{Decision, FloodGuard};
+use crate::keys::SiteKeys;
+use crate::settings::Settings;
+
+pub const ADDRESS_EVENT: &str = "login.address";
+pub const ACCOUNT_EVENT: &str = "login.account";
+
+/// The flood identifier of a client address (IPv6 by its /64): a keyed hash, never the address.
+pub fn address_key(keys: &SiteKeys, ip: IpAddr) -> String {
+    keys.keyed_hash("login-address", &crate::proxy::counted_group(ip))
+}
+
+/// The flood identifier of the account an attempt is for: its id when it exists, else the
+/// name as typed, both as keyed hashes.
+pub fn account_key(keys: &SiteKeys, account: Option<i64>, typed_name: &str) -> String {
+    match account {
+        Some(id) => keys.keyed_hash("login-account", &format!("id:{id}")),
+        None => keys.keyed_hash("login-account", &format!("name:{typed_name}")),
+    }
+}
+
+/// Which limit refused an attempt. Logged, never shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refused {
+    Address,
+    Account,
+}
+
+/// Counts one attempt against both limits; the address first, so an address over its limit
+/// spends nothing of the account's.
+pub fn attempt(
+    guard: &FloodGuard,
+    settings: &Settings,
+    address: &str,
+    account: &str,
+) -> Result<(), Refused> {
+    let (per_address, per_account) = settings.login_limits();
+    for (event, key, limits, refused) in [
+        (ADDRESS_EVENT, address, per_address, Refused::Address),
+        (ACCOUNT_EVENT, account, per_account, Refused::Account),
+    ] {
+        if let Decision::Refused {
+            first_in_period, ..
+        } = guard.check(event, key, &limits)
+        {
+            if first_in_period {
+                tracing::warn!(
+                    caller = %key,
+                    limit = ?refused,
+                    "sign-in refused without checking the password; further refusals like it are not logged this period"
+                );
+            }
+            return Err(refused);
+        }
+    }
+    Ok(())
+}
+
+/// A successful sign-in: the account starts again from zero.
+pub fn succeeded(guard: &FloodGuard, account: &str) {
+    guard.flood().clear(ACCOUNT_EVENT, account);
+}

@@ -1,0 +1,1158 @@
+//! Issue 9, "every door locked", over real TCP and on the real binary: the login under flood
+//! control and a bounded password pool, the client address behind trusted proxies, no
+//! anonymous writes, the security headers on every kind of page, the CSRF token's rotation,
+//! a login destination with a control character, themed errors, and the workflow caps.
+
+mod common;
+mod support;
+
+use std::time::{Duration, Instant};
+
+use common::{ADMIN, Flood, PASSWORD, TestApp, spawn};
+use support::{get, post, read};
+
+#[path = "../benches/support/serve.rs"]
+mod serve;
+
+const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
+
+/// One sign-in attempt with the login form's own token.
+async fn attempt(
+    client: &reqwest::Client,
+    app: &TestApp,
+    name: &str,
+    password: &str,
+) -> support::Page {
+    let csrf = get(client, app, "/admin/login").await.csrf();
+    read(client.post(app.url("/admin/login")).form(&[
+        ("csrf", csrf.as_str()),
+        ("name", name),
+        ("password", password),
+        ("destination", "/admin"),
+    ]))
+    .await
+}
+
+// --- 1. The login under flood control -----------------------------------------------------
+
+#[tokio::test]
+async fn an_account_is_locked_after_five_failures_and_the_right_password_is_not_even_checked() {
+    let app = spawn(Flood::Memory).await;
+    app.create_admin().await;
+    let client = app.client();
+    for n in 0..5 {
+        let page = attempt(&client, &app, ADMIN, "wrong password!").await;
+        assert_eq!(page.status, 401, "attempt {n}");
+    }
+    // From another address-less client too: the count is the account's.
+    let other = app.client();
+    let page = attempt(&other, &app, ADMIN, PASSWORD).await;
+    assert_eq!(
+        page.status, 429,
+        "the sixth attempt is refused, right password or not"
+    );
+    assert_eq!(
+        page.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    assert_eq!(page.first("h1"), "Too many sign-in attempts");
+    assert!(
+        page.cookie(common_session()).is_none(),
+        "no session for a refused attempt"
+    );
+
+    let fr = read(
+        other.post(app.url("/admin/login?lang=fr")).form(&[
+            (
+                "csrf",
+                get(&other, &app, "/admin/login?lang=fr")
+                    .await
+                    .csrf()
+                    .as_str(),
+            ),
+            ("name", ADMIN),
+            ("password", PASSWORD),
+        ]),
+    )
+    .await;
+    assert_eq!(fr.status, 429);
+    assert_eq!(fr.lang(), "fr");
+    assert_eq!(fr.first("h1"), "Trop de tentatives de connexion");
+
+    // Once the period has passed (the count is conservative by up to one bucket of it), the
+    // account may try again.
+    app.clock.advance(Duration::from_secs(7 * 3600));
+    let page = attempt(&app.client(), &app, ADMIN, PASSWORD).await;
+    assert_eq!(page.status, 303);
+}
+
+fn common_session() -> &'static str {
+    "orchestra_session"
+}
+
+#[tokio::test]
+async fn a_successful_sign_in_clears_the_accounts_count_but_not_the_addresss() {
+    let app = spawn(Flood::Sql).await;
+    app.set(&[("login.limits.per_address", "9")]).await;
+    app.create_admin().await;
+    let client = app.client();
+    for _ in 0..4 {
+        assert_eq!(
+            attempt(&client, &app, ADMIN, "wrong password!")
+                .await
+                .status,
+            401
+        );
+    }
+    assert_eq!(attempt(&client, &app, ADMIN, PASSWORD).await.status, 303);
+    // The account starts again from zero: four more failures are still only failures.
+    let fresh = app.client();
+    for _ in 0..4 {
+        assert_eq!(
+            attempt(&fresh, &app, ADMIN, "wrong password!").await.status,
+            401
+        );
+    }
+    // The address's count was not cleared: 9 attempts were made from it, the tenth is refused.
+    assert_eq!(
+        attempt(&fresh, &app, "someone", "whatever pw").await.status,
+        429
+    );
+}
+
+#[tokio::test]
+async fn an_address_is_limited_across_every_name_it_tries() {
+    let app = spawn(Flood::Memory).await;
+    app.set(&[
+        ("login.limits.per_address", "3"),
+        ("login.limits.per_account", "0"),
+    ])
+    .await;
+    let client = app.client();
+    for name in ["ann", "bob", "cy"] {
+        assert_eq!(
+            attempt(&client, &app, name, "some password").await.status,
+            401
+        );
+    }
+    assert_eq!(
+        attempt(&client, &app, "dee", "some password").await.status,
+        429
+    );
+}
+
+/// Starts the real server on a fresh SQLite file with these settings and environment, with the
+/// test administrator made by `orchestra admin create`.
+fn real_server(
+    settings: &[(&str, &str)],
+    env: &[(&str, &str)],
+) -> (tempfile::TempDir, serve::Served) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("orchestra.db").display());
+    serve::configure(BIN, &url, settings);
+    let out = std::process::Command::new(BIN)
+        .args(["admin", "create", ADMIN])
+        .env("ORCHESTRA_DATABASE_URL", &url)
+        .env("ORCHESTRA_ADMIN_PASSWORD", PASSWORD)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let served = serve::serve(BIN, &url, env);
+    (dir, served)
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+async fn login_token(client: &reqwest::Client, base: &str) -> String {
+    let page = client
+        .get(format!("{base}/admin/login"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    common::csrf_of(&page)
+}
+
+async fn forwarded_attempt(client: &reqwest::Client, base: &str, csrf: &str, xff: &str) -> u16 {
+    client
+        .post(format!("{base}/admin/login"))
+        .header("x-forwarded-for", xff)
+        .form(&[
+            ("csrf", csrf),
+            ("name", "nobody"),
+            ("password", "wrong password"),
+        ])
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+#[tokio::test]
+async fn a_spoofed_x_forwarded_for_changes_nothing_unless_the_proxy_is_trusted() {
+    let limits = [
+        ("login.limits.per_address", "2"),
+        ("login.limits.per_account", "0"),
+    ];
+    // No proxy named: the header is ignored, every attempt is 127.0.0.1's.
+    let (_dir, server) = real_server(&limits, &[]);
+    let base = format!("http://{}", server.addr);
+    let c = client();
+    let csrf = login_token(&c, &base).await;
+    assert_eq!(
+        forwarded_attempt(&c, &base, &csrf, "203.0.113.1").await,
+        401
+    );
+    assert_eq!(
+        forwarded_attempt(&c, &base, &csrf, "203.0.113.2").await,
+        401
+    );
+    assert_eq!(
+        forwarded_attempt(&c, &base, &csrf, "203.0.113.3").await,
+        429
+    );
+    drop(server);
+
+    // Loopback named as the proxy: the client is the rightmost hop it did not add itself.
+    let (_dir, server) = real_server(
+        &limits,
+        &[("ORCHESTRA_TRUSTED_PROXIES", "127.0.0.1, 10.0.0.0/8")],
+    );
+    let base = format!("http://{}", server.addr);
+    let c = client();
+    let csrf = login_token(&c, &base).await;
+    for n in 1..=4 {
+        let xff = format!("198.51.100.{n}");
+        assert_eq!(
+            forwarded_attempt(&c, &base, &csrf, &xff).await,
+            401,
+            "{xff}"
+        );
+    }
+    // A client writing made-up hops on the left is still counted by the address nginx saw,
+    // whatever internal proxies sit between.
+    for n in 1..=2 {
+        let xff = format!("192.0.2.{n}, 203.0.113.77, 10.0.0.5");
+        assert_eq!(forwarded_attempt(&c, &base, &csrf, &xff).await, 401);
+    }
+    assert_eq!(
+        forwarded_attempt(&c, &base, &csrf, "192.0.2.99, 203.0.113.77, 10.0.0.5").await,
+        429
+    );
+}
+
+#[tokio::test]
+async fn the_status_report_warns_when_forwarded_headers_arrive_and_no_proxy_is_named() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let before = get(&admin, &app, "/admin/reports/status").await;
+    assert!(
+        before.body.contains("no proxy is trusted"),
+        "{}",
+        before.body
+    );
+    assert!(!before.body.contains("Forwarded headers arrive"));
+    read(
+        admin
+            .get(app.url("/admin/login"))
+            .header("x-forwarded-for", "203.0.113.5"),
+    )
+    .await;
+    let after = get(&admin, &app, "/admin/reports/status").await;
+    assert!(
+        after
+            .body
+            .contains("Forwarded headers arrive, but no proxy is trusted"),
+        "{}",
+        after.body
+    );
+}
+
+// --- The bounded password pool ----------------------------------------------------------
+
+#[tokio::test]
+async fn three_hundred_concurrent_wrong_passwords_leave_memory_bounded_and_the_doorway_answering() {
+    // The limits off, so every attempt reaches the password pool.
+    let (_dir, server) = real_server(
+        &[
+            ("login.limits.per_address", "0"),
+            ("login.limits.per_account", "0"),
+        ],
+        &[],
+    );
+    let base = format!("http://{}", server.addr);
+    let c = client();
+    let csrf = login_token(&c, &base).await;
+    let start_kib = server.rss_kib();
+
+    let mut attempts = Vec::new();
+    for _ in 0..300 {
+        let (c, base, csrf) = (c.clone(), base.clone(), csrf.clone());
+        attempts.push(tokio::spawn(async move {
+            let response = c
+                .post(format!("{base}/admin/login"))
+                .form(&[
+                    ("csrf", csrf.as_str()),
+                    ("name", ADMIN),
+                    ("password", "wrong password"),
+                ])
+                .send()
+                .await
+                .unwrap();
+            let status = response.status().as_u16();
+            (status, response.text().await.unwrap())
+        }));
+    }
+    // Meanwhile the doorway keeps answering (a made-up link: its plain refusal page).
+    let mut doorway_answers = 0;
+    let mut peak_kib = start_kib;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while attempts.iter().any(|a| !a.is_finished()) {
+        assert!(Instant::now() < deadline, "the attempts did not end");
+        let page = client()
+            .get(format!("{base}/interaction/not-a-link"))
+            .timeout(Duration::from_secs(5))
+            .send()
+            .await
+            .expect("the doorway answers during the attempts");
+        assert_eq!(page.status(), 404);
+        doorway_answers += 1;
+        peak_kib = peak_kib.max(server.rss_kib());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut answers = Vec::new();
+    for a in attempts {
+        answers.push(a.await.unwrap());
+    }
+    peak_kib = peak_kib.max(server.rss_kib());
+    let growth_mib = peak_kib.saturating_sub(start_kib) / 1024;
+    assert!(
+        growth_mib < 200,
+        "resident memory grew by {growth_mib} MiB (from {start_kib} KiB)"
+    );
+    let mut busy = 0;
+    for (status, body) in answers {
+        match status {
+            401 => {}
+            503 => {
+                busy += 1;
+                assert!(body.contains("The site is busy"), "a themed 503: {body}");
+            }
+            other => panic!("unexpected status {other}"),
+        }
+    }
+    assert!(doorway_answers > 0);
+    assert!(busy > 0, "past the queue, attempts are refused at once");
+}
+
+// --- 2. No anonymous writes ---------------------------------------------------------------
+
+async fn row_counts(url: &str) -> Vec<(String, i64)> {
+    use sqlx::Row;
+    sqlx::any::install_default_drivers();
+    let url = orchestra::store::normalize_url(url).unwrap().1;
+    let pool = sqlx::AnyPool::connect(&url).await.unwrap();
+    let tables: Vec<String> = if common::on_postgres() {
+        sqlx::query(
+            "SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public'",
+        )
+        .fetch_all(&pool)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get::<String, _>(0))
+        .collect()
+    } else {
+        sqlx::query("SELECT name FROM sqlite_master WHERE type = 'table'")
+            .fetch_all(&pool)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get::<String, _>(0))
+            .collect()
+    };
+    let mut counts = Vec::new();
+    for table in tables {
+        // Names from the catalogue, not input.
+        let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM \"{table}\""))
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        counts.push((table, n));
+    }
+    counts.sort();
+    pool.close().await;
+    counts
+}
+
+#[tokio::test]
+async fn ten_thousand_anonymous_gets_of_every_public_page_write_nothing() {
+    let app = spawn(Flood::Sql).await;
+    let instance = app.start("contract_review", "Lease").await;
+    let link = app.link(instance, Some("legal")).await;
+    let before = row_counts(&app.database.url).await;
+    assert!(before.iter().any(|(t, _)| t == "sessions"));
+    let pages = [
+        "/admin/login".to_owned(),
+        "/admin/login?lang=fr&destination=/admin/workflows".to_owned(),
+        "/admin".to_owned(),
+        "/setup/not-a-token".to_owned(),
+        "/test-provider/not-a-handle".to_owned(),
+        "/interaction/not-a-link".to_owned(),
+        link,
+        "/static/style.css".to_owned(),
+        "/no/such/page".to_owned(),
+    ];
+    const REQUESTS: usize = 10_000;
+    let mut tasks = Vec::new();
+    for worker in 0..16 {
+        let (base, pages) = (app.base.clone(), pages.clone());
+        tasks.push(tokio::spawn(async move {
+            // A fresh visitor each time, as a crawler is: no cookie comes back.
+            let client = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap();
+            let mut n = worker;
+            while n < REQUESTS {
+                let page = &pages[n % pages.len()];
+                let r = client.get(format!("{base}{page}")).send().await.unwrap();
+                assert!(r.status().as_u16() < 500, "{page}: {}", r.status());
+                n += 16;
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    app.flood.sync().await.unwrap();
+    assert_eq!(row_counts(&app.database.url).await, before);
+}
+
+#[tokio::test]
+async fn a_burst_of_writes_leaves_the_wal_below_four_mib() {
+    if common::on_postgres() {
+        return;
+    }
+    let database = common::fresh_database().await;
+    let db = orchestra::open(&database.url).await.unwrap();
+    let path = database.url.strip_prefix("sqlite:").unwrap().to_owned();
+    let wal = format!("{path}-wal");
+    // A long reader holds the WAL: nothing can be checkpointed while it reads.
+    let mut reader = {
+        use sqlx::Connection;
+        sqlx::any::install_default_drivers();
+        sqlx::AnyConnection::connect(&orchestra::store::normalize_url(&database.url).unwrap().1)
+            .await
+            .unwrap()
+    };
+    sqlx::query("BEGIN").execute(&mut reader).await.unwrap();
+    sqlx::query("SELECT COUNT(*) FROM sessions")
+        .execute(&mut reader)
+        .await
+        .unwrap();
+    let data = "x".repeat(4000);
+    for n in 0..3000 {
+        orchestra::store::sessions::save(&db, &format!("s{n}"), &data, 4_000_000_000)
+            .await
+            .unwrap();
+    }
+    let peak = std::fs::metadata(&wal).unwrap().len();
+    assert!(peak > 8 << 20, "the burst grew the WAL ({peak} bytes)");
+    sqlx::query("COMMIT").execute(&mut reader).await.unwrap();
+    // What cron does, then the next write.
+    db.checkpoint().await.unwrap();
+    orchestra::store::sessions::save(&db, "after", "x", 4_000_000_000)
+        .await
+        .unwrap();
+    let after = std::fs::metadata(&wal).unwrap().len();
+    assert!(after <= 4 << 20, "the WAL stayed at {after} bytes");
+}
+
+// --- 4. Headers, tokens, destinations, errors ---------------------------------------------
+
+fn assert_security_headers(page: &support::Page, what: &str) {
+    assert_eq!(
+        page.header("x-content-type-options"),
+        Some("nosniff"),
+        "{what}"
+    );
+    assert_eq!(page.header("x-frame-options"), Some("DENY"), "{what}");
+    let csp = page.header("content-security-policy").unwrap_or_default();
+    assert!(
+        csp.contains("default-src 'self'") && csp.contains("frame-ancestors 'none'"),
+        "{what}: {csp}"
+    );
+    assert!(!csp.contains("unsafe-inline"), "{what}: {csp}");
+}
+
+#[tokio::test]
+async fn every_kind_of_page_carries_the_security_headers() {
+    let app = spawn(Flood::Memory).await;
+    let instance = app.start("contract_review", "Lease").await;
+    let link = app.link(instance, Some("legal")).await;
+    let admin = app.admin_client().await;
+    let anonymous = app.client();
+    for (client, path, status) in [
+        (&anonymous, "/admin/login", 200),
+        (&anonymous, "/admin", 303),
+        (&anonymous, "/setup/not-a-token", 404),
+        (&anonymous, "/no/such/page", 404),
+        (&anonymous, "/static/style.css", 200),
+        (&anonymous, "/static/orchestra.js", 200),
+        (&anonymous, "/interaction/not-a-link", 404),
+        (&anonymous, link.as_str(), 200),
+        (&anonymous, "/test-provider/nothing", 404),
+        (&admin, "/admin", 200),
+        (&admin, "/admin/workflows/not-a-number", 404),
+        (&admin, "/admin/reports/status", 200),
+    ] {
+        let page = get(client, &app, path).await;
+        assert_eq!(page.status, status, "{path}");
+        assert_security_headers(&page, path);
+        assert!(
+            page.header("strict-transport-security").is_none(),
+            "{path}: http site"
+        );
+        if path.starts_with("/admin") {
+            assert_eq!(page.header("cache-control"), Some("no-store"), "{path}");
+        }
+    }
+    // The doorway's refusal, answered before every other layer, has them too.
+    app.set(&[
+        ("orchestra.request_limits.enabled", "true"),
+        ("interaction.limits.per_link", "1"),
+    ])
+    .await;
+    get(&anonymous, &app, &link).await;
+    let refused = get(&anonymous, &app, &link).await;
+    assert_eq!(refused.status, 429);
+    assert_security_headers(&refused, "the doorway's refusal");
+}
+
+#[tokio::test]
+async fn an_https_site_sends_strict_transport_security() {
+    let app = spawn(Flood::Memory).await;
+    let router = orchestra::http::router(app.state.clone(), true);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move {
+        axum::serve(listener, router).await.unwrap();
+    });
+    for path in ["/admin/login", "/no/such/page"] {
+        let r = reqwest::get(format!("{base}{path}")).await.unwrap();
+        assert_eq!(
+            r.headers()
+                .get("strict-transport-security")
+                .and_then(|v| v.to_str().ok()),
+            Some("max-age=31536000"),
+            "{path}"
+        );
+    }
+    server.abort();
+}
+
+#[test]
+fn no_template_has_inline_script_or_style() {
+    let mut checked = 0;
+    let mut stack = vec![std::path::PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/templates"
+    ))];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap().to_lowercase();
+            checked += 1;
+            for bad in [
+                " style=",
+                "<style",
+                " onclick=",
+                " onload=",
+                " onsubmit=",
+                " onchange=",
+                " oninput=",
+                "javascript:",
+            ] {
+                assert!(!text.contains(bad), "{} has {bad}", path.display());
+            }
+            for (i, _) in text.match_indices("<script") {
+                let tag = &text[i..text[i..].find('>').map_or(text.len(), |e| i + e)];
+                assert!(tag.contains(" src="), "{}: inline <script>", path.display());
+            }
+        }
+    }
+    assert!(checked > 10, "the templates were found");
+}
+
+#[tokio::test]
+async fn the_csrf_token_changes_at_sign_in_and_at_sign_out() {
+    let app = spawn(Flood::Memory).await;
+    app.create_admin().await;
+    let client = app.client();
+    let before = get(&client, &app, "/admin/login").await.csrf();
+    let page = read(client.post(app.url("/admin/login")).form(&[
+        ("csrf", before.as_str()),
+        ("name", ADMIN),
+        ("password", PASSWORD),
+    ]))
+    .await;
+    assert_eq!(page.status, 303);
+    let signed_in = get(&client, &app, "/admin").await.csrf();
+    assert_ne!(signed_in, before, "a new token at sign-in");
+    // The token from before the sign-in is worth nothing now.
+    let stale = post(&client, &app, "/admin/logout", &[("csrf", before.as_str())]).await;
+    assert_eq!(stale.status, 403);
+    let out = post(
+        &client,
+        &app,
+        "/admin/logout",
+        &[("csrf", signed_in.as_str())],
+    )
+    .await;
+    assert_eq!(out.status, 303);
+    let after = get(&client, &app, "/admin/login").await.csrf();
+    assert_ne!(after, signed_in, "a new token at sign-out");
+    assert_ne!(after, before);
+}
+
+#[tokio::test]
+async fn a_destination_with_a_control_character_falls_back_to_the_dashboard() {
+    let app = spawn(Flood::Memory).await;
+    app.create_admin().await;
+    let client = app.client();
+    let form = get(
+        &client,
+        &app,
+        "/admin/login?destination=%2Fadmin%0D%0ASet-Cookie:x",
+    )
+    .await;
+    assert_eq!(form.status, 200);
+    assert_eq!(
+        form.attr("input[name=destination]", "value").as_deref(),
+        Some("/admin")
+    );
+    for destination in [
+        "/admin\r\nSet-Cookie: x=1",
+        "/admin/workflows\u{7}",
+        "/admin\u{85}",
+    ] {
+        let client = app.client();
+        let csrf = get(&client, &app, "/admin/login").await.csrf();
+        let page = read(client.post(app.url("/admin/login")).form(&[
+            ("csrf", csrf.as_str()),
+            ("name", ADMIN),
+            ("password", PASSWORD),
+            ("destination", destination),
+        ]))
+        .await;
+        assert_eq!(page.status, 303, "{destination:?}");
+        assert_eq!(page.location(), "/admin", "{destination:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_bad_id_in_an_admin_url_is_a_themed_404_in_the_visitors_language() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let paths = [
+        "/admin/workflows/abc",
+        "/admin/instances/1x",
+        "/admin/instances/99999999999999999999",
+    ];
+    for path in paths {
+        let page = get(&admin, &app, path).await;
+        assert_eq!(page.status, 404, "{path}");
+        assert_eq!(
+            page.header("content-type"),
+            Some("text/html; charset=utf-8"),
+            "{path}"
+        );
+        assert_eq!(page.first("h1"), "Page not found", "{path}");
+    }
+    for path in paths {
+        let fr = get(&admin, &app, &support::with_lang(path, "fr")).await;
+        assert_eq!(fr.status, 404);
+        assert_eq!(fr.lang(), "fr");
+        assert_eq!(fr.first("h1"), "Page introuvable", "{path}");
+    }
+    let bad_query = get(&app.client(), &app, "/admin/login?destination=%FF%FE").await;
+    assert!(bad_query.status == 200 || bad_query.status == 400);
+    assert_eq!(
+        bad_query.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+}
+
+#[tokio::test]
+async fn a_session_that_cannot_be_saved_gives_the_themed_500_page() {
+    let app = spawn(Flood::Memory).await;
+    app.create_admin().await;
+    let client = app.client();
+    let csrf = get(&client, &app, "/admin/login?lang=fr").await.csrf();
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(
+        &orchestra::store::normalize_url(&app.database.url)
+            .unwrap()
+            .1,
+    )
+    .await
+    .unwrap();
+    // Sessions can still be read and deleted, but not stored: the session layer's own save
+    // fails after the handler answered (its bare 500 is what must be themed).
+    let refuse_inserts = if common::on_postgres() {
+        "ALTER TABLE sessions ADD CONSTRAINT no_new_rows CHECK (false) NOT VALID"
+    } else {
+        "CREATE TRIGGER no_new_rows BEFORE INSERT ON sessions BEGIN SELECT RAISE(ABORT, 'no'); END"
+    };
+    sqlx::query(refuse_inserts).execute(&pool).await.unwrap();
+    let page = read(client.post(app.url("/admin/login")).form(&[
+        ("csrf", csrf.as_str()),
+        ("name", ADMIN),
+        ("password", PASSWORD),
+    ]))
+    .await;
+    assert_eq!(page.status, 500);
+    assert_eq!(
+        page.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    assert_eq!(page.lang(), "fr");
+    assert_eq!(page.first("h1"), "Un problème est survenu");
+    assert_security_headers(&page, "the 500 page");
+    pool.close().await;
+}
+
+#[tokio::test]
+async fn workflow_definitions_are_capped_with_clear_errors() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let fields: Vec<String> = (1..=31).map(|n| format!("Field {n}")).collect();
+    let too_many = format!("form: Many | {}", fields.join(", "));
+    let too_large = format!("review: {}\n", "x".repeat(150)).repeat(140);
+    for (definition, message) in [
+        (too_many.as_str(), "Line 1: a form has at most 30 fields."),
+        (
+            too_large.as_str(),
+            "A workflow definition is at most 20000 characters.",
+        ),
+    ] {
+        let csrf = get(&admin, &app, "/admin/workflows/new").await.csrf();
+        let page = post(
+            &admin,
+            &app,
+            "/admin/workflows/new",
+            &[
+                ("csrf", csrf.as_str()),
+                ("name", "capped"),
+                ("label", "Capped"),
+                ("definition", definition),
+            ],
+        )
+        .await;
+        assert_eq!(page.status, 422);
+        assert!(page.body.contains(message), "{message}: {}", page.body);
+    }
+    assert!(
+        orchestra::store::workflows::by_name(&app.db, "capped")
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn the_login_limits_are_in_the_request_limits_section_in_both_languages() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let page = get(&admin, &app, "/admin/config/orchestra").await;
+    assert_eq!(
+        page.attr("#request-limits #login_per_address", "value")
+            .as_deref(),
+        Some("50")
+    );
+    assert_eq!(
+        page.attr("#login_address_period", "value").as_deref(),
+        Some("3600")
+    );
+    assert_eq!(
+        page.attr("#login_per_account", "value").as_deref(),
+        Some("5")
+    );
+    assert_eq!(
+        page.attr("#login_account_period", "value").as_deref(),
+        Some("21600")
+    );
+    let fr = get(&admin, &app, "/admin/config/orchestra?lang=fr").await;
+    assert_eq!(fr.first("#login-limits legend"), "Tentatives de connexion");
+
+    let csrf = page.csrf();
+    let saved = post(
+        &admin,
+        &app,
+        "/admin/config/orchestra",
+        &[
+            ("csrf", csrf.as_str()),
+            ("site_name", "Orchestra"),
+            ("base_url", "http://127.0.0.1:8080"),
+            ("default_link_ttl", "604800"),
+            ("period", "3600"),
+            ("login_per_address", "many"),
+            ("login_address_period", "3600"),
+            ("login_per_account", "3"),
+            ("login_account_period", "3600"),
+        ],
+    )
+    .await;
+    assert_eq!(saved.status, 422);
+    assert_eq!(saved.text("[data-field=login_per_address]").len(), 1);
+    assert_eq!(
+        saved.attr("#login_per_address", "value").as_deref(),
+        Some("many")
+    );
+    let settings = orchestra::settings::Settings::load(&app.db).await.unwrap();
+    assert_eq!(settings.login_per_account, 5, "nothing saved");
+}
+
+// --- 3. A database that cannot vanish or freeze silently ---------------------------------
+
+fn sqlite_path(app: &TestApp) -> String {
+    app.database.url.strip_prefix("sqlite:").unwrap().to_owned()
+}
+
+async fn save_site_name(admin: &reqwest::Client, app: &TestApp, lang: &str) -> support::Page {
+    let csrf = get(admin, app, "/admin/config/orchestra").await.csrf();
+    post(
+        admin,
+        app,
+        &format!("/admin/config/orchestra?lang={lang}"),
+        &[
+            ("csrf", csrf.as_str()),
+            ("site_name", "Renamed"),
+            ("base_url", "http://127.0.0.1:8080"),
+            ("default_link_ttl", "604800"),
+            ("period", "3600"),
+        ],
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_deleted_or_replaced_database_file_refuses_writes_with_a_themed_503() {
+    if common::on_postgres() {
+        return;
+    }
+    for replace in [false, true] {
+        let app = spawn(Flood::Memory).await;
+        let admin = app.admin_client().await;
+        assert_eq!(
+            save_site_name(&admin, &app, "en").await.status,
+            303,
+            "writes work at first"
+        );
+        let path = sqlite_path(&app);
+        if replace {
+            // A restore done wrong: another file put in its place while the server runs.
+            std::fs::copy(&path, format!("{path}.copy")).unwrap();
+            std::fs::rename(format!("{path}.copy"), &path).unwrap();
+        } else {
+            std::fs::remove_file(&path).unwrap();
+        }
+        let page = save_site_name(&admin, &app, "fr").await;
+        assert_eq!(page.status, 503, "replace={replace}");
+        assert_eq!(
+            page.header("content-type"),
+            Some("text/html; charset=utf-8")
+        );
+        assert_eq!(page.first("h1"), "Indisponible");
+        let status = get(&admin, &app, "/admin/reports/status?lang=en").await;
+        assert!(
+            status.body.contains("the file was deleted or replaced"),
+            "replace={replace}: {}",
+            status.body
+        );
+    }
+}
+
+/// Makes a file impossible to write, for root too (`chattr +i`), or writable again.
+fn set_read_only(path: &str, read_only: bool) {
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false);
+    if root {
+        let flag = if read_only { "+i" } else { "-i" };
+        let ok = std::process::Command::new("chattr")
+            .args([flag, path])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "chattr {flag}");
+    } else {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = if read_only { 0o444 } else { 0o644 };
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+}
+
+#[tokio::test]
+async fn connections_opened_while_the_file_was_read_only_are_replaced_once_it_is_writable() {
+    if common::on_postgres() {
+        return;
+    }
+    let database = common::fresh_database().await;
+    orchestra::open(&database.url).await.unwrap().close().await;
+    let path = database.url.strip_prefix("sqlite:").unwrap().to_owned();
+    set_read_only(&path, true);
+    let db = orchestra::store::Db::open(&database.url, orchestra::store::Create::Never).await;
+    let db = match db {
+        Ok(db) => db,
+        Err(e) => {
+            set_read_only(&path, false);
+            panic!("opening a read-only database: {e}");
+        }
+    };
+    let write = || async {
+        orchestra::store::settings::put_all(&db, &[("orchestra.site_name", "Back".to_owned())])
+            .await
+    };
+    let refused = write().await;
+    set_read_only(&path, false);
+    assert!(refused.is_err(), "the file was read-only");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match write().await {
+            Ok(()) => break,
+            Err(e) => assert!(Instant::now() < deadline, "still failing after 10 s: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+// --- orchestra status and the other commands, on the real binary -------------------------
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    took: Duration,
+}
+
+fn run(url: &str, args: &[&str], lang: &str) -> Run {
+    let started = Instant::now();
+    let out = std::process::Command::new(BIN)
+        .args(args)
+        .env_clear()
+        .env("ORCHESTRA_DATABASE_URL", url)
+        .env("ORCHESTRA_LANG", lang)
+        .output()
+        .unwrap();
+    Run {
+        code: out.status.code().unwrap(),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+        took: started.elapsed(),
+    }
+}
+
+#[test]
+fn status_exits_2_with_the_report_and_the_cause_when_the_database_cannot_be_reached() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("garbage.db");
+    std::fs::write(&garbage, vec![b'x'; 8192]).unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let cases = [
+        (
+            format!("postgres://orchestra:pw@127.0.0.1:{port}/orchestra"),
+            "refused the connection",
+        ),
+        (
+            "postgres://orchestra@no-such-host.invalid/orchestra".to_owned(),
+            "host name is unknown",
+        ),
+        (
+            format!("sqlite:{}", garbage.display()),
+            "not a database Orchestra can use",
+        ),
+        (
+            format!("sqlite:{}", dir.path().join("missing.db").display()),
+            "There is no database at",
+        ),
+    ];
+    for (url, cause) in cases {
+        let text = run(&url, &["status"], "en");
+        assert_eq!(text.code, 2, "{url}: {}{}", text.stdout, text.stderr);
+        assert!(
+            text.took < Duration::from_secs(6),
+            "{url}: took {:?}",
+            text.took
+        );
+        assert!(
+            text.stdout.starts_with("[Error] Database: "),
+            "{url}: {}",
+            text.stdout
+        );
+        assert!(text.stdout.contains(cause), "{url}: {}", text.stdout);
+        assert!(
+            text.stdout.contains("[OK] Version: Orchestra"),
+            "the rest of the report"
+        );
+        assert!(!text.stdout.contains(":pw@") && !text.stderr.contains(":pw@"));
+        let json = run(&url, &["status", "--format", "json"], "fr");
+        assert_eq!(json.code, 2, "{url}");
+        let value: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+        assert_eq!(value["severity"], "error");
+        assert_eq!(value["checks"][0]["id"], "database");
+        assert_eq!(value["checks"][0]["severity"], "error");
+    }
+    assert!(
+        !dir.path().join("missing.db").exists(),
+        "status created no database"
+    );
+}
+
+#[test]
+fn an_unknown_scheme_is_refused_with_the_accepted_ones_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(BIN)
+        .args(["status"])
+        .env_clear()
+        .env("ORCHESTRA_DATABASE_URL", "mysql://x")
+        .env("ORCHESTRA_LANG", "en")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "ORCHESTRA_DATABASE_URL must be a SQLite path or one of sqlite:, postgres://, postgresql://, not \"mysql://x\".\n"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no file named mysql:"
+    );
+}
+
+#[test]
+fn a_missing_database_is_an_error_for_every_command_and_init_creates_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("orchestra.db");
+    let url = format!("sqlite:{}", path.display());
+    for args in [
+        &["workflow", "list"][..],
+        &["config", "list"],
+        &["cron"],
+        &["keys", "rotate"],
+    ] {
+        let r = run(&url, args, "en");
+        assert_eq!(r.code, 2, "{args:?}");
+        assert_eq!(
+            r.stderr,
+            format!(
+                "There is no database at {}. Run \"orchestra init\" to create one, or check ORCHESTRA_DATABASE_URL.\n",
+                path.display()
+            )
+        );
+        assert!(!path.exists(), "{args:?} created the database");
+    }
+    let fr = run(&url, &["workflow", "list"], "fr");
+    assert_eq!(fr.code, 2);
+    assert!(
+        fr.stderr.starts_with("Il n'y a pas de base de données à "),
+        "{}",
+        fr.stderr
+    );
+    // `serve` on a named file that is missing refuses too (only the default file is made).
+    let serve = run(&url, &["serve", "--bind", "127.0.0.1:0"], "en");
+    assert_eq!(serve.code, 2);
+    assert!(!path.exists());
+
+    let init = run(&url, &["init"], "en");
+    assert_eq!(
+        (init.code, init.stderr.as_str()),
+        (0, "The database is ready.\n")
+    );
+    assert_eq!(
+        run(&url, &["workflow", "list"], "en")
+            .stdout
+            .lines()
+            .count(),
+        3
+    );
+    assert_eq!(
+        run(&url, &["init"], "en").code,
+        0,
+        "init again changes nothing"
+    );
+}
+
+#[test]
+fn the_login_limits_are_settings_of_orchestra_config_in_both_languages() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("orchestra.db").display());
+    assert_eq!(run(&url, &["init"], "en").code, 0);
+    let list = run(&url, &["config", "list"], "en").stdout;
+    for line in [
+        "login.limits.per_address = 50",
+        "login.limits.address_period = 3600",
+        "login.limits.per_account = 5",
+        "login.limits.account_period = 21600",
+    ] {
+        assert!(list.lines().any(|l| l == line), "{line} in {list}");
+    }
+    let en = run(
+        &url,
+        &["config", "set", "login.limits.per_account", "five"],
+        "en",
+    );
+    assert_eq!(en.code, 2);
+    assert!(
+        en.stderr.contains("login.limits.per_account"),
+        "{}",
+        en.stderr
+    );
+    let fr = run(
+        &url,
+        &["config", "set", "login.limits.address_period", "10"],
+        "fr",
+    );
+    assert_eq!(fr.code, 2);
+    assert_ne!(fr.stderr, en.stderr);
+    assert_eq!(
+        run(
+            &url,
+            &["config", "set", "login.limits.per_account", "3"],
+            "en"
+        )
+        .code,
+        0
+    );
+    assert_eq!(
+        run(&url, &["config", "get", "login.limits.per_account"], "en").stdout,
+        "3\n"
+    );
+    let status = run(&url, &["status"], "en").stdout;
+    assert!(
+        status.contains(
+            "[OK] Sign-in limits: 50 attempts per address every 3600 s; 3 per account every 21600 s"
+        ),
+        "{status}"
+    );
+}
