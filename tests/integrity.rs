@@ -994,3 +994,45 @@ async fn a_database_made_by_the_previous_schema_upgrades_and_its_links_keep_work
         "a provider key was made"
     );
 }
+
+#[tokio::test]
+async fn an_attacker_gets_one_plain_refusal_from_the_notice_route_and_the_provider() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("order_payment", "Order").await;
+    let provider = start_payment(&app, id).await;
+    let before = history(&app, id).await;
+    let (body, signature) = notice(&app, id, "paid", app.clock.now_secs()).await;
+    let refused = send_notice(&app, &body, &"0".repeat(64)).await;
+
+    // An oversized body, a body padded past the limit, a wrong content type: the same refusal.
+    let huge = format!("{{\"payment\":\"{}\"}}", "x".repeat(8192));
+    let padded = format!("{}{}", body, " ".repeat(5000));
+    for page in [
+        send_notice(&app, &huge, &signature).await,
+        send_notice(&app, &padded, &signature).await,
+    ] {
+        assert_eq!(
+            (page.status, page.body.as_str()),
+            (400, refused.body.as_str())
+        );
+        assert_eq!(page.header("x-content-type-options"), Some("nosniff"));
+    }
+    // The provider's buttons refuse a cross-site post, and a handle that is not one.
+    let cross = read(
+        app.client()
+            .post(app.url(&provider))
+            .header("sec-fetch-site", "cross-site")
+            .form(&[("outcome", "paid")]),
+    )
+    .await;
+    assert_eq!(cross.status, 403);
+    let mut forged = provider.clone();
+    forged.pop();
+    let page = post(&app.client(), &app, &forged, &[("outcome", "paid")]).await;
+    assert_eq!(page.status, 404);
+    assert!(page.has("h1"), "the themed page, not a framework message");
+    let odd = post(&app.client(), &app, &provider, &[("outcome", "refunded")]).await;
+    assert_eq!(odd.status, 400);
+    assert_eq!(history(&app, id).await, before, "nothing was recorded");
+    assert_eq!(state_of(&app, id).await, ("active".into(), 1));
+}

@@ -36,7 +36,11 @@ async fn a_doorway_page_reads_the_database_at_most_twice() {
         !read.is_empty(),
         "sqlx's statement log is captured (else this test counts nothing)"
     );
-    assert!(read.len() <= 2, "a step page read {} statements: {read:#?}", read.len());
+    assert!(
+        read.len() <= 2,
+        "a step page read {} statements: {read:#?}",
+        read.len()
+    );
     assert!(read.iter().all(|l| l.contains("SELECT")), "{read:#?}");
 
     // A link for someone with nothing to answer now reads the instance alone.
