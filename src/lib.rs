@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 
+pub mod api;
+pub mod bucket;
 pub mod capability;
 pub mod cli;
 pub mod config;

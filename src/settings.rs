@@ -24,6 +24,14 @@ pub struct Settings {
     pub notice_per_payment: u64,
     /// Provider notices per period, all together; 0 turns this tier off.
     pub notice_total: u64,
+    /// The API's default bucket: requests refilled per minute, and the burst.
+    pub api_rate_per_minute: u64,
+    pub api_burst: u64,
+    /// How many times a bigger bucket a request signed by a trusted integrator gets.
+    pub api_signed_multiplier: u64,
+    /// Hard caps that hold whatever the limiter says.
+    pub api_max_running_instances: u64,
+    pub api_max_links_per_instance_per_day: u64,
     /// Sign-in attempts one client address may make per `login_address_period`; 0 is off.
     pub login_per_address: u64,
     pub login_address_period: u64,
@@ -46,6 +54,11 @@ impl Default for Settings {
             test_provider: true,
             notice_per_payment: 0,
             notice_total: 0,
+            api_rate_per_minute: 60,
+            api_burst: 20,
+            api_signed_multiplier: 4,
+            api_max_running_instances: 1000,
+            api_max_links_per_instance_per_day: 100,
             // On as shipped, unlike the doorway's: a login form is always public, and these
             // numbers fit any site (Drupal ships the same).
             login_per_address: 50,
@@ -68,6 +81,11 @@ pub const KEYS: &[&str] = &[
     "orchestra.test_provider",
     "notice.limits.per_payment",
     "notice.limits.total",
+    "api.limits.rate_per_minute",
+    "api.limits.burst",
+    "api.limits.signed_multiplier",
+    "api.caps.running_instances_per_token",
+    "api.caps.links_per_instance_per_day",
     "login.limits.per_address",
     "login.limits.address_period",
     "login.limits.per_account",
@@ -103,6 +121,13 @@ impl Settings {
             "orchestra.test_provider" => self.test_provider.to_string(),
             "notice.limits.per_payment" => self.notice_per_payment.to_string(),
             "notice.limits.total" => self.notice_total.to_string(),
+            "api.limits.rate_per_minute" => self.api_rate_per_minute.to_string(),
+            "api.limits.burst" => self.api_burst.to_string(),
+            "api.limits.signed_multiplier" => self.api_signed_multiplier.to_string(),
+            "api.caps.running_instances_per_token" => self.api_max_running_instances.to_string(),
+            "api.caps.links_per_instance_per_day" => {
+                self.api_max_links_per_instance_per_day.to_string()
+            }
             "login.limits.per_address" => self.login_per_address.to_string(),
             "login.limits.address_period" => self.login_address_period.to_string(),
             "login.limits.per_account" => self.login_per_account.to_string(),
@@ -148,6 +173,22 @@ impl Settings {
             }
             "notice.limits.total" => {
                 self.notice_total = number(raw, 0, MAX_TOTAL).map_err(fail)?;
+            }
+            "api.limits.rate_per_minute" => {
+                self.api_rate_per_minute = number(raw, 1, 1_000_000).map_err(fail)?;
+            }
+            "api.limits.burst" => {
+                self.api_burst = number(raw, 1, 1_000_000).map_err(fail)?;
+            }
+            "api.limits.signed_multiplier" => {
+                self.api_signed_multiplier = number(raw, 1, 100).map_err(fail)?;
+            }
+            "api.caps.running_instances_per_token" => {
+                self.api_max_running_instances = number(raw, 1, 10_000_000).map_err(fail)?;
+            }
+            "api.caps.links_per_instance_per_day" => {
+                self.api_max_links_per_instance_per_day =
+                    number(raw, 1, 1_000_000).map_err(fail)?;
             }
             "orchestra.request_limits.period" => {
                 self.request_limits_period = number(raw, 1, MAX_PERIOD).map_err(fail)?;

@@ -587,7 +587,10 @@ async fn a_forged_stale_or_replayed_notice_changes_nothing() {
     let garbage = send_notice(&app, "{not json", "").await;
     for refused in [&forged, &stale, &future, &unsigned, &garbage] {
         assert_eq!(refused.status, 400);
-        assert_eq!(refused.body, forged.body, "every refusal is the same");
+        assert_eq!(
+            refused.body, r#"{"error":"refused"}"#,
+            "every refusal is the same"
+        );
     }
     assert_eq!(history(&app, id).await, before);
 
@@ -737,7 +740,11 @@ async fn notices_are_counted_per_payment_and_in_total_by_the_same_guard() {
     assert_eq!(send_notice(&app, &body, "bad").await.status, 400);
     // The third for this payment is refused before its signature is looked at.
     let (body, signature) = notice(&app, id, "paid", app.clock.now_secs()).await;
-    assert_eq!(send_notice(&app, &body, &signature).await.status, 429);
+    let limited = send_notice(&app, &body, &signature).await;
+    assert_eq!(
+        (limited.status, limited.body.as_str()),
+        (429, r#"{"error":"too_many_requests"}"#)
+    );
     assert_eq!(state_of(&app, id).await, ("active".into(), 1));
     // The doorway's own limits do not count notices.
     let status = orchestra::status::build(&app.db, "memory").await;

@@ -127,12 +127,13 @@ struct ErrorPage {
 
 fn is_unthemed_error(response: &Response) -> bool {
     let status = response.status();
-    let html = response
+    // A page, or a machine's answer (the provider notices, the API): already in its own theme.
+    let ours = response
         .headers()
         .get(axum::http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/html"));
-    (status.is_client_error() || status.is_server_error()) && !html
+        .is_some_and(|v| v.starts_with("text/html") || v.starts_with("application/json"));
+    (status.is_client_error() || status.is_server_error()) && !ours
 }
 
 /// Renders errors as a page in the visitor's language: ours (marked), and any other error

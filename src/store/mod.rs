@@ -12,6 +12,7 @@ use sqlx::{AnyPool, Executor};
 use crate::i18n::Message;
 
 pub mod admins;
+pub mod api;
 mod file;
 pub mod flood;
 pub mod instances;

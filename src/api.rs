@@ -1,0 +1,144 @@
+//! The integrator API's rules, with no web in them: bearer tokens (kept as a keyed hash),
+//! integrator keys whose request signatures earn a bigger bucket, and the hard caps.
+
+use hmac::{Hmac, Mac};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::bucket::Policy;
+use crate::capability::{hex_decode, hex_encode};
+use crate::error::Error;
+use crate::keys::SiteKeys;
+use crate::settings::Settings;
+use crate::store::{self, Db, api::TokenRow};
+
+/// A signature more than this far from the server's clock (either way) is refused.
+pub const SIGNATURE_MAX_AGE: i64 = 5 * 60;
+/// The prefix of every token's text, so a leaked one is recognisable in a scan.
+pub const TOKEN_PREFIX: &str = "orch_";
+
+fn token_hash(keys: &SiteKeys, text: &str) -> String {
+    keys.keyed_hash("api-token", text)
+}
+
+fn random_hex(bytes: usize) -> String {
+    hex_encode(&crate::keys::random_bytes()[..bytes])
+}
+
+/// A new token: stored by its keyed hash; its text is returned once, to be printed or shown
+/// once. `Ok(None)` when the name is taken.
+pub async fn create_token(
+    db: &Db,
+    keys: &SiteKeys,
+    name: &str,
+    rate: Option<u32>,
+    burst: Option<u32>,
+) -> Result<Option<String>, Error> {
+    let text = format!("{TOKEN_PREFIX}{}", random_hex(32));
+    let created = store::api::create_token(
+        db,
+        name,
+        &token_hash(keys, &text),
+        rate.map(i64::from),
+        burst.map(i64::from),
+    )
+    .await?;
+    Ok(created.map(|_| text))
+}
+
+/// The live token a bearer text names.
+pub async fn authenticate(db: &Db, keys: &SiteKeys, text: &str) -> Result<Option<TokenRow>, Error> {
+    if !text.starts_with(TOKEN_PREFIX) || text.len() > 200 {
+        return Ok(None);
+    }
+    Ok(store::api::token_by_hash(db, &token_hash(keys, text)).await?)
+}
+
+/// A token's bucket: its own numbers, else the site's, times the integrator multiplier when the
+/// request was signed by a trusted integrator.
+pub fn policy(token: &TokenRow, settings: &Settings, signed: bool) -> Policy {
+    let clamp = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    let per_minute = token
+        .rate_per_minute
+        .map_or(settings.api_rate_per_minute, |r| r.max(1) as u64);
+    let burst = token.burst.map_or(settings.api_burst, |b| b.max(1) as u64);
+    let times = if signed {
+        settings.api_signed_multiplier
+    } else {
+        1
+    };
+    Policy {
+        per_minute: clamp(per_minute.saturating_mul(times)),
+        burst: clamp(burst.saturating_mul(times)),
+    }
+}
+
+/// A new signing key for an integrator (replacing any it had): `(key id, secret)`, shown once.
+pub async fn create_integrator_key(db: &Db, name: &str) -> Result<(String, String), Error> {
+    let key_id = format!("ik_{}", random_hex(8));
+    let secret = random_hex(32);
+    store::api::put_integrator_key(db, name, &key_id, &secret).await?;
+    Ok((key_id, secret))
+}
+
+/// The request's signed parts.
+pub struct Signed<'a> {
+    pub key_id: &'a str,
+    pub timestamp: &'a str,
+    pub signature: &'a str,
+    pub method: &'a str,
+    pub path: &'a str,
+    pub body: &'a [u8],
+}
+
+/// What a request signature is worth.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signature {
+    /// Good, fresh and first seen: the integrator's tier.
+    Valid,
+    /// Unknown key, tampered, stale or replayed: refused.
+    Refused,
+}
+
+/// The text a request signature covers: method, path, the body's SHA-256 and the timestamp,
+/// one per line.
+pub fn signing_input(method: &str, path: &str, body: &[u8], timestamp: &str) -> String {
+    format!(
+        "{method}\n{path}\n{}\n{timestamp}",
+        hex_encode(&Sha256::digest(body))
+    )
+}
+
+/// The signature an integrator sends: hex HMAC-SHA256 of `signing_input` under its secret.
+pub fn sign(secret: &str, input: &str) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("any key length");
+    mac.update(input.as_bytes());
+    hex_encode(&mac.finalize().into_bytes())
+}
+
+pub async fn check_signature(db: &Db, s: &Signed<'_>, now: i64) -> Result<Signature, Error> {
+    let Ok(at) = s.timestamp.parse::<i64>() else {
+        return Ok(Signature::Refused);
+    };
+    if (now - at).abs() > SIGNATURE_MAX_AGE {
+        return Ok(Signature::Refused);
+    }
+    let Some(secret) = store::api::integrator_secret(db, s.key_id).await? else {
+        return Ok(Signature::Refused);
+    };
+    let expected = sign(
+        &secret,
+        &signing_input(s.method, s.path, s.body, s.timestamp),
+    );
+    let given = hex_decode(s.signature).unwrap_or_default();
+    let expected = hex_decode(&expected).unwrap_or_default();
+    if !bool::from(expected.ct_eq(&given)) {
+        return Ok(Signature::Refused);
+    }
+    // A signature is good once: recorded until it could no longer pass the age check.
+    let seen = hex_encode(&Sha256::digest(s.signature.as_bytes()));
+    if !store::api::first_use_of_signature(db, &seen, at + 2 * SIGNATURE_MAX_AGE).await? {
+        return Ok(Signature::Refused);
+    }
+    Ok(Signature::Valid)
+}
