@@ -119,7 +119,8 @@ fn doorway(c: &mut Criterion) {
         )
         .await
         .expect("issue")
-        .expect("issued");
+        .expect("issued")
+        .url;
         let app = orchestra::http::router(state.clone(), false);
         (app, db, state, good, "/interaction/l.1..1.00".to_owned())
     });

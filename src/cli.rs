@@ -384,8 +384,8 @@ async fn link_issue(out: &Out, db: &Db, instance: &str, rest: &[&str]) -> Result
     )
     .await
     {
-        Ok(Ok(url)) => {
-            println!("{url}");
+        Ok(Ok(issued)) => {
+            println!("{}", issued.url);
             Ok(0)
         }
         Ok(Err(m)) => Ok(out.err(m)),

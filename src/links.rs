@@ -21,6 +21,8 @@ pub const MAX_BODY: usize = 10_000;
 pub enum Actor {
     Admin(String),
     CommandLine,
+    /// An integrator, by its API token's name.
+    Api(String),
 }
 
 impl Actor {
@@ -29,6 +31,7 @@ impl Actor {
         match self {
             Actor::Admin(name) => format!("admin:{name}"),
             Actor::CommandLine => "cli".into(),
+            Actor::Api(name) => format!("api:{name}"),
         }
     }
 
@@ -114,6 +117,14 @@ pub async fn participants_left(
     Ok(left)
 }
 
+/// An issued link: its URL (shown once) and its record's id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Issued {
+    pub url: String,
+    pub id: i64,
+    pub expires: i64,
+}
+
 /// Signs a link for a participant of an instance, that lives `ttl` seconds, records it (by a
 /// keyed hash) and returns its URL on `base_url`.
 #[allow(clippy::too_many_arguments)]
@@ -126,7 +137,7 @@ pub async fn issue(
     ttl: u64,
     now: i64,
     by: &Actor,
-) -> Result<Result<String, Refused>, Error> {
+) -> Result<Result<Issued, Refused>, Error> {
     let Some(instance) = store::instances::by_id(db, instance_id).await? else {
         return Ok(Err(
             Message::new("link-instance-unknown").arg("id", instance_id.to_string())
@@ -191,7 +202,7 @@ pub async fn issue(
         expires: now + ttl as i64,
     };
     let token = capability::sign(keys, &claims, &instance.token);
-    store::links::record(
+    let id = store::links::record(
         db,
         instance.id,
         instance.step_index,
@@ -202,10 +213,11 @@ pub async fn issue(
     )
     .await?;
     tracing::info!(instance = instance.id, participant = %who, "link issued");
-    Ok(Ok(format!(
-        "{}/interaction/{token}",
-        base_url.trim_end_matches('/')
-    )))
+    Ok(Ok(Issued {
+        url: format!("{}/interaction/{token}", base_url.trim_end_matches('/')),
+        id,
+        expires: claims.expires,
+    }))
 }
 
 /// An issued link's state, as the instance page lists it.

@@ -105,3 +105,12 @@ db-not-a-database = That is not a database Orchestra can use (not a SQLite file,
 db-timed-out = The database did not answer within { $seconds } seconds.
 db-other = The database could not be opened: { $error }
 cli-init-done = The database is ready.
+
+# Issue 12: the integrator API
+api-not-found = There is no such resource.
+api-unauthorized = A valid API token is needed: send it as Authorization: Bearer <token>.
+api-bad-signature = The request signature is not valid: an unknown key, a changed request, a timestamp more than 5 minutes away, or a signature already used.
+api-bad-json = The body is not the JSON this call takes.
+api-workflow-missing = Name the workflow by its machine name.
+api-running-cap = This token has { $cap } running instances already, its cap. Let some end first.
+api-link-cap = This instance has had { $cap } links issued in the last 24 hours, its cap.

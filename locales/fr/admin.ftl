@@ -257,3 +257,4 @@ status-proxies-ignored = Des en-têtes transmis arrivent, mais aucun proxy n'est
 status-proxies-ignored-description = Chaque visiteur derrière le proxy compte comme l'adresse du proxy : les tentatives de connexion de l'un peuvent bloquer les autres. Réglez ORCHESTRA_TRUSTED_PROXIES sur l'adresse du proxy (voir docs/operations.md).
 definition-too-large = Une définition de workflow fait au plus { $max } caractères.
 definition-too-many-fields = Ligne { $line } : un formulaire a au plus { $max } champs.
+actor-api = jeton d'API { $token }

@@ -105,3 +105,12 @@ db-not-a-database = Ce n'est pas une base de données utilisable par Orchestra (
 db-timed-out = La base de données n'a pas répondu en { $seconds } secondes.
 db-other = La base de données n'a pas pu être ouverte : { $error }
 cli-init-done = La base de données est prête.
+
+# Issue 12: the integrator API
+api-not-found = Cette ressource n'existe pas.
+api-unauthorized = Un jeton d'API valide est nécessaire : envoyez-le comme Authorization: Bearer <jeton>.
+api-bad-signature = La signature de la requête n'est pas valide : une clé inconnue, une requête modifiée, un horodatage à plus de 5 minutes ou une signature déjà utilisée.
+api-bad-json = Le corps n'est pas le JSON que cet appel attend.
+api-workflow-missing = Nommez le workflow par son nom machine.
+api-running-cap = Ce jeton a déjà { $cap } instances en cours, son plafond. Attendez que certaines se terminent.
+api-link-cap = Cette instance a reçu { $cap } liens dans les dernières 24 heures, son plafond.

@@ -14,6 +14,7 @@ use crate::site::Site;
 use crate::store::Db;
 
 pub mod admin;
+pub mod api;
 pub mod client;
 pub mod context;
 pub mod csrf;
@@ -42,6 +43,8 @@ pub struct AppState {
     pub work: Arc<priority::InProgress>,
     /// Parsed workflow versions: they never change, so the doorway reads them once.
     pub versions: Arc<crate::workflow::versions::Cache>,
+    /// The API's token buckets, by token id.
+    pub api_buckets: Arc<crate::bucket::Buckets>,
     /// Where argon2 runs: bounded, so sign-in attempts cannot spend the server's memory.
     pub passwords: Arc<crate::password::Pool>,
     /// `ORCHESTRA_TRUSTED_PROXIES`: whose forwarded headers say who the client is.
@@ -93,6 +96,7 @@ pub fn router(state: AppState, secure_cookies: bool) -> Router {
     let site = Router::new()
         .merge(provider::router())
         .merge(notice::router())
+        .merge(api::router(state.clone()))
         .merge(
             admin::router(state.clone())
                 .layer(sessions.clone())

@@ -14,8 +14,9 @@ pub struct LinkRow {
     pub revoked_by: Option<String>,
 }
 
-/// Records an issued link and notes it in the history, in one transaction. The same link
-/// issued twice (same participant and expiry, in the same second) is one record.
+/// Records an issued link and notes it in the history, in one transaction; returns the
+/// record's id. The same link issued twice (same participant and expiry, in the same second)
+/// is one record.
 pub async fn record(
     db: &Db,
     instance: i64,
@@ -24,7 +25,7 @@ pub async fn record(
     participant: &str,
     expires: i64,
     issued_by: &str,
-) -> Result<(), sqlx::Error> {
+) -> Result<i64, sqlx::Error> {
     let now = super::now();
     let mut tx = db.pool.begin().await?;
     sqlx::query(
@@ -39,6 +40,10 @@ pub async fn record(
     .bind(now)
     .execute(&mut *tx)
     .await?;
+    let id: i64 = sqlx::query_scalar("SELECT id FROM links WHERE hash = $1")
+        .bind(hash)
+        .fetch_one(&mut *tx)
+        .await?;
     insert_history(
         &mut tx,
         instance,
@@ -52,7 +57,8 @@ pub async fn record(
         now,
     )
     .await?;
-    tx.commit().await
+    tx.commit().await?;
+    Ok(id)
 }
 
 pub async fn list(db: &Db, instance: i64) -> Result<Vec<LinkRow>, sqlx::Error> {

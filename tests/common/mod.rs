@@ -179,6 +179,7 @@ impl TestApp {
         .await
         .unwrap()
         .unwrap()
+        .url
     }
 
     /// The first participant with something left to answer in an instance.

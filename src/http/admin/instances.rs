@@ -277,6 +277,7 @@ fn actor_name(ctx: &PageContext, stored: &str) -> String {
     match Actor::from_stored(stored) {
         Some(Actor::Admin(name)) => name,
         Some(Actor::CommandLine) => ctx.t("actor-cli"),
+        Some(Actor::Api(name)) => ctx.msg(&Message::new("actor-api").arg("token", name)),
         None => stored.to_owned(),
     }
 }
@@ -401,8 +402,8 @@ pub async fn issue_link(
     page.ttl = form.ttl;
     page.participant = form.participant;
     let status = match result {
-        Ok(url) => {
-            page.issued_url = Some(url);
+        Ok(issued) => {
+            page.issued_url = Some(issued.url);
             StatusCode::OK
         }
         Err(m) => {

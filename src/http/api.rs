@@ -1,0 +1,540 @@
+//! The integrator API, `/api/v1/`: JSON in and out, every error JSON with a stable `error`
+//! code. Callers present `Authorization: Bearer <token>`; each token has a token bucket of its
+//! own (`crate::bucket`), announced on every reply in the IETF RateLimit draft's fields, and a
+//! request signed by a trusted integrator gets a bigger bucket (`crate::api`).
+//!
+//! Order of work for every request (`gate`): the token (one keyed hash and an indexed read),
+//! the signature when one is sent, then the bucket, and only then the handler. The doorway's
+//! guard does not count the API, and the API's bucket does not count the doorway.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::{Next, from_fn_with_state};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::extract::Path;
+use crate::api::{self, Signature, Signed};
+use crate::bucket::{Policy, Verdict};
+use crate::i18n::{Lang, Message};
+use crate::links::{self, Actor};
+use crate::store::{self, api::TokenRow};
+use crate::workflow::{Definition, Participant};
+
+/// The largest body the API reads.
+const MAX_BODY: usize = 64 * 1024;
+/// The policy's name in the RateLimit fields.
+const POLICY_NAME: &str = "token";
+
+/// Every route, as the OpenAPI description lists them (a test compares the two). The first is
+/// public; the rest stand behind `gate`.
+pub const ROUTES: &[(&str, &str)] = &[
+    ("GET", "/api/v1/openapi.json"),
+    ("GET", "/api/v1/workflows"),
+    ("POST", "/api/v1/instances"),
+    ("GET", "/api/v1/instances/{id}"),
+    ("POST", "/api/v1/instances/{id}/links"),
+    ("DELETE", "/api/v1/instances/{id}/links/{link}"),
+];
+
+pub fn router(state: AppState) -> Router<AppState> {
+    let mut guarded = Router::new();
+    for (method, path) in &ROUTES[1..] {
+        let route = match (*method, *path) {
+            ("GET", "/api/v1/workflows") => get(workflows),
+            ("POST", "/api/v1/instances") => post(start),
+            ("GET", "/api/v1/instances/{id}") => get(instance),
+            ("POST", "/api/v1/instances/{id}/links") => post(issue),
+            ("DELETE", "/api/v1/instances/{id}/links/{link}") => delete(revoke),
+            // A route listed without a handler is a programming error, caught by every test.
+            _ => panic!("no handler for {method} {path}"),
+        };
+        guarded = guarded.route(path, route);
+    }
+    Router::new()
+        .route(ROUTES[0].1, get(openapi))
+        .merge(guarded.route_layer(from_fn_with_state(state, gate)))
+}
+
+/// An API error: a status, a stable code and a message (plus the field for bad input).
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+    field: Option<&'static str>,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+            field: None,
+        }
+    }
+
+    fn invalid(lang: Lang, field: &'static str, message: &Message) -> Self {
+        Self {
+            field: Some(field),
+            ..Self::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid",
+                message.render(lang),
+            )
+        }
+    }
+
+    fn not_found(lang: Lang) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            Message::new("api-not-found").render(lang),
+        )
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut body = json!({ "error": self.code, "message": self.message });
+        if let Some(f) = self.field {
+            body["field"] = json!(f);
+        }
+        (self.status, Json(body)).into_response()
+    }
+}
+
+impl From<crate::error::Error> for ApiError {
+    fn from(e: crate::error::Error) -> Self {
+        tracing::error!(error = %e, "API request failed");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "Something went wrong on our side.",
+        )
+    }
+}
+
+impl From<sqlx::Error> for ApiError {
+    fn from(e: sqlx::Error) -> Self {
+        crate::error::Error::from(e).into()
+    }
+}
+
+type ApiResult = Result<Response, ApiError>;
+
+/// Who is calling: put in the request by `gate`.
+#[derive(Clone)]
+struct Caller(Arc<TokenRow>);
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// The RateLimit draft's fields: the policy (`q` requests, `w` the seconds to refill a burst)
+/// and what remains (`r`) with the seconds until the bucket is full (`t`).
+fn rate_headers(headers: &mut HeaderMap, policy: Policy, verdict: Verdict) {
+    let window = (u64::from(policy.burst) * 60).div_ceil(u64::from(policy.per_minute.max(1)));
+    let values = [
+        (
+            "ratelimit-policy",
+            format!("\"{POLICY_NAME}\";q={};w={}", policy.burst, window.max(1)),
+        ),
+        (
+            "ratelimit",
+            format!(
+                "\"{POLICY_NAME}\";r={};t={}",
+                verdict.remaining, verdict.reset_secs
+            ),
+        ),
+    ];
+    for (name, value) in values {
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            headers.insert(name, v);
+        }
+    }
+}
+
+/// Authenticates, checks a signature when one is sent, and takes one request from the token's
+/// bucket; the handler runs only when all three pass.
+async fn gate(State(state): State<AppState>, lang: Lang, request: Request, next: Next) -> Response {
+    match admit(&state, lang, request).await {
+        Ok((request, policy)) => {
+            let mut response = next.run(request).await;
+            if let Some((policy, verdict)) = policy {
+                rate_headers(response.headers_mut(), policy, verdict);
+            }
+            response
+        }
+        Err(response) => response,
+    }
+}
+
+async fn admit(
+    state: &AppState,
+    lang: Lang,
+    request: Request,
+) -> Result<(Request, Option<(Policy, Verdict)>), Response> {
+    let unauthorized = || {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            Message::new("api-unauthorized").render(lang),
+        )
+        .into_response()
+    };
+    let snapshot = state.site.get().await;
+    let bearer = header(request.headers(), "authorization")
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .unwrap_or("");
+    let token = match api::authenticate(&state.db, &snapshot.keys, bearer).await {
+        Ok(Some(t)) => t,
+        Ok(None) => return Err(unauthorized()),
+        Err(e) => return Err(ApiError::from(e).into_response()),
+    };
+    // A signature covers the body, so a signed request's body is read here (bounded).
+    let signed = header(request.headers(), "orchestra-key-id").is_some();
+    let request = if signed {
+        let (parts, body) = request.into_parts();
+        let body = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| {
+            ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", "").into_response()
+        })?;
+        let check = api::check_signature(
+            &state.db,
+            &Signed {
+                key_id: header(&parts.headers, "orchestra-key-id").unwrap_or(""),
+                timestamp: header(&parts.headers, "orchestra-timestamp").unwrap_or(""),
+                signature: header(&parts.headers, "orchestra-signature").unwrap_or(""),
+                method: parts.method.as_str(),
+                path: parts.uri.path(),
+                body: &body,
+            },
+            state.clock.now_secs(),
+        )
+        .await
+        .map_err(|e| ApiError::from(e).into_response())?;
+        if check == Signature::Refused {
+            return Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "bad_signature",
+                Message::new("api-bad-signature").render(lang),
+            )
+            .into_response());
+        }
+        Request::from_parts(parts, Body::from(body))
+    } else {
+        request
+    };
+    let settings = &snapshot.settings;
+    let limited = if settings.request_limits_enabled {
+        let policy = api::policy(&token, settings, signed);
+        let verdict = state.api_buckets.take(token.id, policy);
+        if !verdict.allowed {
+            let mut response = (
+                StatusCode::TOO_MANY_REQUESTS,
+                Json(json!({
+                    "error": "rate_limited",
+                    "retry_after_seconds": verdict.retry_after_secs,
+                })),
+            )
+                .into_response();
+            let headers = response.headers_mut();
+            headers.insert("retry-after", HeaderValue::from(verdict.retry_after_secs));
+            rate_headers(headers, policy, verdict);
+            return Err(response);
+        }
+        Some((policy, verdict))
+    } else {
+        None
+    };
+    if let Err(e) = store::api::touch_token(&state.db, token.id, store::now()).await {
+        tracing::warn!(error = %e, "could not note an API token's use");
+    }
+    let mut request = request;
+    request.extensions_mut().insert(Caller(Arc::new(token)));
+    Ok((request, limited))
+}
+
+fn caller(request_caller: &Option<axum::Extension<Caller>>) -> Result<Arc<TokenRow>, ApiError> {
+    request_caller
+        .as_ref()
+        .map(|c| c.0.0.clone())
+        .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", ""))
+}
+
+/// A JSON body read as ours: malformed JSON is a 422, never a framework's message.
+fn body<T: for<'de> Deserialize<'de>>(lang: Lang, bytes: &Bytes) -> Result<T, ApiError> {
+    serde_json::from_slice(bytes)
+        .map_err(|_| ApiError::invalid(lang, "body", &Message::new("api-bad-json")))
+}
+
+fn definition_json(definition: &Definition) -> Value {
+    Value::Array(
+        definition
+            .steps
+            .iter()
+            .map(|s| {
+                json!({
+                    "title": s.title,
+                    "kind": s.interaction.kind(),
+                    "participants": s.participants().iter().map(Participant::as_str).collect::<Vec<_>>(),
+                })
+            })
+            .collect(),
+    )
+}
+
+async fn workflows(State(state): State<AppState>) -> ApiResult {
+    let list: Vec<Value> = store::workflows::list(&state.db)
+        .await?
+        .into_iter()
+        .map(|w| {
+            let d = Definition::from_json(&w.definition).unwrap_or(Definition { steps: vec![] });
+            json!({
+                "name": w.name,
+                "label": w.label,
+                "version": w.version,
+                "participants": d.participants().iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+                "steps": definition_json(&d),
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "workflows": list })).into_response())
+}
+
+#[derive(Deserialize)]
+struct StartBody {
+    workflow: Option<String>,
+    subject: Option<Subject>,
+}
+
+#[derive(Deserialize)]
+struct Subject {
+    title: Option<String>,
+    body: Option<String>,
+}
+
+async fn start(
+    State(state): State<AppState>,
+    lang: Lang,
+    who: Option<axum::Extension<Caller>>,
+    bytes: Bytes,
+) -> ApiResult {
+    let token = caller(&who)?;
+    let input: StartBody = body(lang, &bytes)?;
+    let Some(name) = input.workflow.filter(|w| !w.is_empty()) else {
+        return Err(ApiError::invalid(
+            lang,
+            "workflow",
+            &Message::new("api-workflow-missing"),
+        ));
+    };
+    let Some(workflow) = store::workflows::by_name(&state.db, &name).await? else {
+        return Err(ApiError::invalid(
+            lang,
+            "workflow",
+            &Message::new("instance-workflow-unknown"),
+        ));
+    };
+    let subject = input.subject.unwrap_or(Subject {
+        title: None,
+        body: None,
+    });
+    let cap = state.site.get().await.settings.api_max_running_instances;
+    let running = store::api::running_started_by(&state.db, token.id).await?;
+    if u64::try_from(running).unwrap_or(0) >= cap {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "running_instance_cap",
+            Message::new("api-running-cap")
+                .arg("cap", cap.to_string())
+                .render(lang),
+        ));
+    }
+    let title = subject.title.unwrap_or_default();
+    let id = match links::start(
+        &state.db,
+        workflow.id,
+        &title,
+        &subject.body.unwrap_or_default(),
+    )
+    .await?
+    {
+        Ok(id) => id,
+        Err(errors) => {
+            let (field, message) = errors
+                .into_iter()
+                .next()
+                .unwrap_or(("subject", Message::new("api-bad-json")));
+            let field = match field {
+                "title" => "subject.title",
+                "body" => "subject.body",
+                other => other,
+            };
+            return Err(ApiError::invalid(lang, field, &message));
+        }
+    };
+    store::api::mark_started_by(&state.db, id, token.id).await?;
+    let view = instance_json(&state, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(lang))?;
+    Ok((StatusCode::CREATED, Json(view)).into_response())
+}
+
+async fn instance_json(state: &AppState, id: i64) -> Result<Option<Value>, ApiError> {
+    let Some(row) = store::instances::by_id(&state.db, id).await? else {
+        return Ok(None);
+    };
+    let definition = state.versions.get(&state.db, row.version_id).await?;
+    let version = store::workflows::version(&state.db, row.version_id)
+        .await?
+        .map_or(0, |v| v.number);
+    let workflow = store::workflows::label(&state.db, row.workflow_id).await?;
+    let current = if row.state.is_over() {
+        Value::Null
+    } else {
+        definition
+            .steps
+            .get(row.step_index as usize)
+            .map_or(Value::Null, |s| {
+                json!({
+                    "number": row.step_index + 1,
+                    "title": s.title,
+                    "kind": s.interaction.kind(),
+                    "participants": s.participants().iter().map(Participant::as_str).collect::<Vec<_>>(),
+                })
+            })
+    };
+    let left: Vec<String> = links::participants_left(&state.db, &row, &definition)
+        .await?
+        .into_iter()
+        .map(|p| p.as_str().to_owned())
+        .collect();
+    let history: Vec<Value> = store::instances::history(&state.db, id)
+        .await?
+        .into_iter()
+        .map(|h| {
+            json!({
+                "at": h.at,
+                "event": h.event,
+                "step": h.step_index + 1,
+                "step_title": h.step_title,
+                "participant": h.participant,
+                "answer": serde_json::from_str::<Value>(&h.answer).unwrap_or(Value::Null),
+            })
+        })
+        .collect();
+    Ok(Some(json!({
+        "id": row.id,
+        "workflow": workflow,
+        "version": version,
+        "state": row.state.as_str(),
+        "subject": { "title": row.subject_title, "body": row.subject_body },
+        "current_step": current,
+        "steps": definition.steps.len(),
+        "participants_left": left,
+        "history": history,
+    })))
+}
+
+async fn instance(State(state): State<AppState>, lang: Lang, Path(id): Path<i64>) -> ApiResult {
+    let view = instance_json(&state, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(lang))?;
+    Ok(Json(view).into_response())
+}
+
+#[derive(Deserialize)]
+struct IssueBody {
+    participant: Option<String>,
+    ttl_seconds: Option<u64>,
+}
+
+async fn issue(
+    State(state): State<AppState>,
+    lang: Lang,
+    who: Option<axum::Extension<Caller>>,
+    Path(id): Path<i64>,
+    bytes: Bytes,
+) -> ApiResult {
+    let token = caller(&who)?;
+    let input: IssueBody = body(lang, &bytes)?;
+    let snapshot = state.site.get().await;
+    if store::instances::by_id(&state.db, id).await?.is_none() {
+        return Err(ApiError::not_found(lang));
+    }
+    let cap = snapshot.settings.api_max_links_per_instance_per_day;
+    let issued = store::api::links_issued_since(&state.db, id, store::now() - 24 * 3600).await?;
+    if u64::try_from(issued).unwrap_or(0) >= cap {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "link_cap",
+            Message::new("api-link-cap")
+                .arg("cap", cap.to_string())
+                .render(lang),
+        ));
+    }
+    let result = links::issue(
+        &state.db,
+        &snapshot.keys,
+        &snapshot.settings.base_url,
+        id,
+        input.participant.as_deref().unwrap_or(""),
+        input
+            .ttl_seconds
+            .unwrap_or(snapshot.settings.default_link_ttl),
+        state.clock.now_secs(),
+        &Actor::Api(token.name.clone()),
+    )
+    .await?;
+    match result {
+        Ok(issued) => Ok((
+            StatusCode::CREATED,
+            Json(json!({ "id": issued.id, "url": issued.url, "expires": issued.expires })),
+        )
+            .into_response()),
+        Err(m) => {
+            let field = if m.id == "link-ttl-invalid" {
+                "ttl_seconds"
+            } else if m.id.starts_with("link-participant") {
+                "participant"
+            } else {
+                "instance"
+            };
+            Err(ApiError::invalid(lang, field, &m))
+        }
+    }
+}
+
+async fn revoke(
+    State(state): State<AppState>,
+    lang: Lang,
+    who: Option<axum::Extension<Caller>>,
+    Path((id, link)): Path<(i64, i64)>,
+) -> ApiResult {
+    let token = caller(&who)?;
+    if !links::revoke_one(&state.db, id, link, &Actor::Api(token.name.clone())).await? {
+        return Err(ApiError::not_found(lang));
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// The OpenAPI 3 description, as written in `openapi.json` beside this file.
+async fn openapi() -> Response {
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        OPENAPI,
+    )
+        .into_response()
+}
+
+pub const OPENAPI: &str = include_str!("openapi.json");

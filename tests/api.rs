@@ -1,0 +1,494 @@
+//! The integrator API over real TCP: bearer tokens, a token bucket per token with the
+//! RateLimit fields on every reply, Retry-After, the signed integrator tier, the hard caps, and
+//! the OpenAPI description matching the routes.
+
+mod common;
+mod support;
+
+use std::time::Duration;
+
+use common::{Flood, TestApp, spawn};
+use orchestra::store;
+use support::{Page, read};
+
+async fn token(app: &TestApp, name: &str, rate: Option<u32>, burst: Option<u32>) -> String {
+    let keys = store::keys::load(&app.db).await.unwrap();
+    orchestra::api::create_token(&app.db, &keys, name, rate, burst)
+        .await
+        .unwrap()
+        .expect("a new name")
+}
+
+async fn call(app: &TestApp, method: &str, path: &str, token: &str, body: Option<&str>) -> Page {
+    let client = app.client();
+    let mut req = match method {
+        "POST" => client.post(app.url(path)),
+        "DELETE" => client.delete(app.url(path)),
+        _ => client.get(app.url(path)),
+    };
+    if !token.is_empty() {
+        req = req.header("authorization", format!("Bearer {token}"));
+    }
+    if let Some(b) = body {
+        req = req
+            .header("content-type", "application/json")
+            .body(b.to_owned());
+    }
+    read(req).await
+}
+
+fn json(page: &Page) -> serde_json::Value {
+    serde_json::from_str(&page.body).unwrap_or_else(|_| panic!("JSON: {}", page.body))
+}
+
+async fn limits_on(app: &TestApp) {
+    app.set(&[("orchestra.request_limits.enabled", "true")])
+        .await;
+}
+
+#[tokio::test]
+async fn a_missing_bad_or_revoked_token_gets_one_plain_401_and_the_text_is_never_stored() {
+    let app = spawn(Flood::Memory).await;
+    let good = token(&app, "crm", None, None).await;
+    assert!(good.starts_with("orch_"));
+    let ok = call(&app, "GET", "/api/v1/workflows", &good, None).await;
+    assert_eq!(ok.status, 200);
+    assert_eq!(json(&ok)["workflows"].as_array().unwrap().len(), 3);
+
+    let missing = call(&app, "GET", "/api/v1/workflows", "", None).await;
+    let bad = call(&app, "GET", "/api/v1/workflows", "orch_0000", None).await;
+    assert!(
+        store::api::revoke_token(&app.db, "crm")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let revoked = call(&app, "GET", "/api/v1/workflows", &good, None).await;
+    for page in [&missing, &bad, &revoked] {
+        assert_eq!(page.status, 401);
+        assert_eq!(page.header("content-type"), Some("application/json"));
+        assert_eq!(page.body, missing.body, "one answer, that says no more");
+        assert_eq!(json(page)["error"], "unauthorized");
+    }
+    // The text is in no table and no log line.
+    let pool = sqlx::AnyPool::connect(&store::normalize_url(&app.database.url).unwrap().1)
+        .await
+        .unwrap();
+    let hashes: Vec<String> = sqlx::query_scalar("SELECT hash FROM api_tokens")
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    assert!(hashes.iter().all(|h| !h.contains(&good[5..])));
+    assert!(!common::logs().contains(&good[5..]));
+}
+
+#[tokio::test]
+async fn the_bucket_gives_its_burst_then_refills_continuously_with_the_fields_on_every_reply() {
+    let app = spawn(Flood::Memory).await;
+    limits_on(&app).await;
+    let t = token(&app, "crm", Some(60), Some(3)).await;
+    for left in [2, 1, 0] {
+        let page = call(&app, "GET", "/api/v1/workflows", &t, None).await;
+        assert_eq!(page.status, 200);
+        assert_eq!(page.header("ratelimit-policy"), Some("\"token\";q=3;w=3"));
+        assert_eq!(
+            page.header("ratelimit"),
+            Some(format!("\"token\";r={left};t={}", 3 - left).as_str())
+        );
+    }
+    let refused = call(&app, "GET", "/api/v1/workflows", &t, None).await;
+    assert_eq!(refused.status, 429);
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    assert_eq!(
+        json(&refused),
+        serde_json::json!({"error": "rate_limited", "retry_after_seconds": 1})
+    );
+    assert_eq!(refused.header("ratelimit"), Some("\"token\";r=0;t=3"));
+    app.clock.advance(Duration::from_millis(999));
+    assert_eq!(
+        call(&app, "GET", "/api/v1/workflows", &t, None)
+            .await
+            .status,
+        429
+    );
+    app.clock.advance(Duration::from_millis(1));
+    assert_eq!(
+        call(&app, "GET", "/api/v1/workflows", &t, None)
+            .await
+            .status,
+        200
+    );
+    // Another token has its own bucket.
+    let other = token(&app, "erp", Some(60), Some(3)).await;
+    assert_eq!(
+        call(&app, "GET", "/api/v1/workflows", &other, None)
+            .await
+            .status,
+        200
+    );
+}
+
+#[tokio::test]
+async fn retry_after_is_whole_seconds_rounded_up_never_below_one_and_equal_to_the_json() {
+    let app = spawn(Flood::Memory).await;
+    limits_on(&app).await;
+    let t = token(&app, "slow", Some(7), Some(1)).await;
+    assert_eq!(
+        call(&app, "GET", "/api/v1/workflows", &t, None)
+            .await
+            .status,
+        200
+    );
+    let refused = call(&app, "GET", "/api/v1/workflows", &t, None).await;
+    assert_eq!(
+        refused.header("retry-after"),
+        Some("9"),
+        "60/7 = 8.6 s, rounded up"
+    );
+    assert_eq!(json(&refused)["retry_after_seconds"], 9);
+    app.clock.advance(Duration::from_millis(8_560));
+    let refused = call(&app, "GET", "/api/v1/workflows", &t, None).await;
+    assert_eq!(refused.status, 429);
+    assert_eq!(
+        refused.header("retry-after"),
+        Some("1"),
+        "a few ms left is 1, never 0"
+    );
+    assert_eq!(json(&refused)["retry_after_seconds"], 1);
+}
+
+#[tokio::test]
+async fn with_the_site_switch_off_nothing_is_limited() {
+    let app = spawn(Flood::Memory).await;
+    let t = token(&app, "crm", Some(60), Some(1)).await;
+    for _ in 0..5 {
+        let page = call(&app, "GET", "/api/v1/workflows", &t, None).await;
+        assert_eq!(page.status, 200);
+        assert_eq!(page.header("ratelimit"), None);
+    }
+}
+
+#[tokio::test]
+async fn an_integrator_starts_an_instance_reads_it_issues_and_revokes_a_link() {
+    let app = spawn(Flood::Memory).await;
+    limits_on(&app).await;
+    let t = token(&app, "crm", None, None).await;
+    let started = call(
+        &app,
+        "POST",
+        "/api/v1/instances",
+        &t,
+        Some(r#"{"workflow":"contract_review","subject":{"title":"Lease","body":"The lease."}}"#),
+    )
+    .await;
+    assert_eq!(started.status, 201, "{}", started.body);
+    assert!(started.header("ratelimit").is_some());
+    let view = json(&started);
+    let id = view["id"].as_i64().unwrap();
+    assert_eq!(view["state"], "active");
+    assert_eq!(
+        view["participants_left"],
+        serde_json::json!(["legal", "finance"])
+    );
+
+    let issued = call(
+        &app,
+        "POST",
+        &format!("/api/v1/instances/{id}/links"),
+        &t,
+        Some(r#"{"participant":"legal","ttl_seconds":3600}"#),
+    )
+    .await;
+    assert_eq!(issued.status, 201, "{}", issued.body);
+    let link = json(&issued);
+    let url = link["url"].as_str().unwrap();
+    let path = support::path_of(url);
+    assert_eq!(support::get(&app.client(), &app, &path).await.status, 200);
+
+    let read_back = call(&app, "GET", &format!("/api/v1/instances/{id}"), &t, None).await;
+    let events: Vec<String> = json(&read_back)["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["event"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(events, ["started", "link_issued"]);
+
+    let gone = call(
+        &app,
+        "DELETE",
+        &format!("/api/v1/instances/{id}/links/{}", link["id"]),
+        &t,
+        None,
+    )
+    .await;
+    assert_eq!(gone.status, 204);
+    assert_eq!(support::get(&app.client(), &app, &path).await.status, 404);
+    let again = call(
+        &app,
+        "DELETE",
+        &format!("/api/v1/instances/{id}/links/{}", link["id"]),
+        &t,
+        None,
+    )
+    .await;
+    assert_eq!(
+        (again.status, json(&again)["error"].clone()),
+        (404, "not_found".into())
+    );
+    let history = store::instances::history(&app.db, id).await.unwrap();
+    assert_eq!(history.last().unwrap().actor, "api:crm");
+}
+
+#[tokio::test]
+async fn bad_input_is_a_422_naming_the_field_never_a_500() {
+    let app = spawn(Flood::Memory).await;
+    let t = token(&app, "crm", None, None).await;
+    let id = app.start("contract_review", "Lease").await;
+    for (path, body, field) in [
+        ("/api/v1/instances", "{not json", "body"),
+        (
+            "/api/v1/instances",
+            r#"{"subject":{"title":"x"}}"#,
+            "workflow",
+        ),
+        (
+            "/api/v1/instances",
+            r#"{"workflow":"nope","subject":{"title":"x"}}"#,
+            "workflow",
+        ),
+        (
+            "/api/v1/instances",
+            r#"{"workflow":"contract_review","subject":{"title":"  "}}"#,
+            "subject.title",
+        ),
+        (
+            "/api/v1/instances",
+            r#"{"workflow":"contract_review"}"#,
+            "subject.title",
+        ),
+    ] {
+        let page = call(&app, "POST", path, &t, Some(body)).await;
+        assert_eq!(page.status, 422, "{body}: {}", page.body);
+        assert_eq!(json(&page)["field"], field, "{body}");
+        assert_eq!(json(&page)["error"], "invalid");
+    }
+    let links = format!("/api/v1/instances/{id}/links");
+    for (body, field) in [
+        (r#"{"participant":"marketing"}"#, "participant"),
+        (r#"{}"#, "participant"),
+        (r#"{"participant":"legal","ttl_seconds":5}"#, "ttl_seconds"),
+        (r#"{"participant":"legal","ttl_seconds":-5}"#, "body"),
+    ] {
+        let page = call(&app, "POST", &links, &t, Some(body)).await;
+        assert_eq!(page.status, 422, "{body}: {}", page.body);
+        assert_eq!(json(&page)["field"], field, "{body}");
+    }
+    let page = call(&app, "GET", "/api/v1/instances/abc", &t, None).await;
+    assert!(page.status == 404 || page.status == 400, "{}", page.status);
+    let page = call(&app, "GET", "/api/v1/instances/999999", &t, None).await;
+    assert_eq!(
+        (page.status, json(&page)["error"].clone()),
+        (404, "not_found".into())
+    );
+}
+
+#[tokio::test]
+async fn the_hard_caps_hold_with_the_limiter_off() {
+    let app = spawn(Flood::Memory).await;
+    app.set(&[
+        ("api.caps.running_instances_per_token", "2"),
+        ("api.caps.links_per_instance_per_day", "2"),
+    ])
+    .await;
+    let t = token(&app, "crm", None, None).await;
+    let start = r#"{"workflow":"contract_review","subject":{"title":"Lease"}}"#;
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let page = call(&app, "POST", "/api/v1/instances", &t, Some(start)).await;
+        assert_eq!(page.status, 201);
+        ids.push(json(&page)["id"].as_i64().unwrap());
+    }
+    let capped = call(&app, "POST", "/api/v1/instances", &t, Some(start)).await;
+    assert_eq!(capped.status, 403);
+    assert_eq!(json(&capped)["error"], "running_instance_cap");
+    let other = token(&app, "erp", None, None).await;
+    assert_eq!(
+        call(&app, "POST", "/api/v1/instances", &other, Some(start))
+            .await
+            .status,
+        201,
+        "the cap is per token"
+    );
+
+    let links = format!("/api/v1/instances/{}/links", ids[0]);
+    for who in ["legal", "finance"] {
+        let body = format!(r#"{{"participant":"{who}"}}"#);
+        assert_eq!(
+            call(&app, "POST", &links, &t, Some(&body)).await.status,
+            201
+        );
+    }
+    let capped = call(&app, "POST", &links, &t, Some(r#"{"participant":"legal"}"#)).await;
+    assert_eq!(capped.status, 403);
+    assert_eq!(json(&capped)["error"], "link_cap");
+}
+
+/// Signs a request as a trusted integrator does.
+fn signed(
+    app: &TestApp,
+    token: &str,
+    key: &(String, String),
+    path: &str,
+    at: i64,
+) -> reqwest::RequestBuilder {
+    signed_for(app, token, key, path, path, at)
+}
+
+/// A request to `path` carrying a signature made for `signed_path`.
+fn signed_for(
+    app: &TestApp,
+    token: &str,
+    key: &(String, String),
+    path: &str,
+    signed_path: &str,
+    at: i64,
+) -> reqwest::RequestBuilder {
+    let input = orchestra::api::signing_input("GET", signed_path, b"", &at.to_string());
+    app.client()
+        .get(app.url(path))
+        .header("authorization", format!("Bearer {token}"))
+        .header("orchestra-key-id", &key.0)
+        .header("orchestra-timestamp", at.to_string())
+        .header("orchestra-signature", orchestra::api::sign(&key.1, &input))
+}
+
+#[tokio::test]
+async fn a_signed_request_gets_the_integrators_tier_and_a_bad_signature_is_refused() {
+    let app = spawn(Flood::Memory).await;
+    limits_on(&app).await;
+    app.set(&[("api.limits.signed_multiplier", "3")]).await;
+    let t = token(&app, "crm", Some(60), Some(2)).await;
+    let key = orchestra::api::create_integrator_key(&app.db, "acme")
+        .await
+        .unwrap();
+    let now = app.clock.now_secs();
+    let path = "/api/v1/workflows";
+
+    let good = read(signed(&app, &t, &key, path, now)).await;
+    assert_eq!(good.status, 200, "{}", good.body);
+    assert_eq!(
+        good.header("ratelimit-policy"),
+        Some("\"token\";q=6;w=2"),
+        "3 × the burst"
+    );
+
+    let replayed = read(signed(&app, &t, &key, path, now)).await;
+    let stale = read(signed(&app, &t, &key, path, now - 301)).await;
+    let tampered = read(signed_for(
+        &app,
+        &t,
+        &key,
+        path,
+        "/api/v1/instances/1",
+        now + 1,
+    ))
+    .await;
+    let unknown = read(signed(
+        &app,
+        &t,
+        &("ik_nope".into(), key.1.clone()),
+        path,
+        now + 3,
+    ))
+    .await;
+    for page in [&replayed, &stale, &tampered, &unknown] {
+        assert_eq!(page.status, 401);
+        assert_eq!(json(page)["error"], "bad_signature");
+    }
+    // Identity is a tier, not a gate: unsigned with a good token works at the base rate.
+    let plain = call(&app, "GET", path, &t, None).await;
+    assert_eq!(plain.status, 200);
+    assert_eq!(plain.header("ratelimit-policy"), Some("\"token\";q=2;w=2"));
+    // Rotating the key: the old one stops signing.
+    let rotated = orchestra::api::create_integrator_key(&app.db, "acme")
+        .await
+        .unwrap();
+    assert_eq!(
+        read(signed(&app, &t, &key, path, now + 4)).await.status,
+        401
+    );
+    assert_eq!(
+        read(signed(&app, &t, &rotated, path, now + 5)).await.status,
+        200
+    );
+}
+
+#[tokio::test]
+async fn the_api_and_the_doorway_count_apart() {
+    let app = spawn(Flood::Memory).await;
+    app.set(&[
+        ("orchestra.request_limits.enabled", "true"),
+        ("interaction.limits.total", "1"),
+    ])
+    .await;
+    let t = token(&app, "crm", Some(60), Some(50)).await;
+    for _ in 0..5 {
+        assert_eq!(
+            call(&app, "GET", "/api/v1/workflows", &t, None)
+                .await
+                .status,
+            200
+        );
+    }
+    let id = app.start("contract_review", "Lease").await;
+    let legal = app.link(id, Some("legal")).await;
+    assert_eq!(
+        support::get(&app.client(), &app, &legal).await.status,
+        200,
+        "the doorway's total is untouched by the API"
+    );
+    assert_eq!(support::get(&app.client(), &app, &legal).await.status, 429);
+    let page = call(&app, "GET", "/api/v1/workflows", &t, None).await;
+    assert_eq!(page.status, 200);
+    assert_eq!(
+        page.header("ratelimit"),
+        Some("\"token\";r=44;t=6"),
+        "the doorway spent none of it"
+    );
+}
+
+#[tokio::test]
+async fn the_openapi_description_matches_the_routes() {
+    let app = spawn(Flood::Memory).await;
+    let t = token(&app, "crm", None, None).await;
+    let page = call(&app, "GET", "/api/v1/openapi.json", "", None).await;
+    assert_eq!(page.status, 200);
+    let doc = json(&page);
+    assert_eq!(doc["openapi"], "3.0.3");
+    let mut described = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in item.as_object().unwrap().keys() {
+            described.push((method.to_uppercase(), path.clone()));
+        }
+    }
+    described.sort();
+    let mut routed: Vec<(String, String)> = orchestra::http::api::ROUTES
+        .iter()
+        .map(|(m, p)| (m.to_string(), p.to_string()))
+        .collect();
+    routed.sort();
+    assert_eq!(described, routed);
+    // Every described route answers (not the router's 404 or 405).
+    for (method, path) in &routed {
+        let concrete = path.replace("{id}", "1").replace("{link}", "1");
+        let page = call(&app, method, &concrete, &t, Some("{}")).await;
+        assert!(
+            page.status != 405 && page.header("content-type") == Some("application/json")
+                || page.status == 204,
+            "{method} {path}: {} {}",
+            page.status,
+            page.body
+        );
+    }
+}
