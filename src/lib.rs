@@ -99,6 +99,7 @@ pub async fn run_cron(db: &Db, flood: &dyn FloodStore) -> Result<(u64, u64, u64)
     let now = store::now();
     let sessions = store::sessions::delete_expired(db, now).await?;
     let handles = store::payments::delete_expired_handles(db, now).await?;
+    store::api::delete_expired_signatures(db, now).await?;
     if let Err(e) = flood.sync().await {
         tracing::warn!(error = %e, "cron could not sync the flood store");
     }
