@@ -492,3 +492,94 @@ async fn the_openapi_description_matches_the_routes() {
         );
     }
 }
+
+#[tokio::test]
+async fn an_administrator_creates_a_token_sees_it_once_and_revokes_it_after_confirming() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let page = support::get(&admin, &app, "/admin/config/api").await;
+    assert_eq!(page.status, 200);
+    let bad = support::post(
+        &admin,
+        &app,
+        "/admin/config/api",
+        &[
+            ("csrf", &page.csrf()),
+            ("name", "Bad Name"),
+            ("rate", "0"),
+            ("burst", "5"),
+        ],
+    )
+    .await;
+    assert_eq!(bad.status, 422);
+    assert_eq!(bad.attr("input#name", "value").as_deref(), Some("Bad Name"));
+    assert!(bad.has("p.field-error[data-field=name]") && bad.has("p.field-error[data-field=rate]"));
+    assert!(
+        store::api::tokens(&app.db).await.unwrap().is_empty(),
+        "nothing saved"
+    );
+
+    let made = support::post(
+        &admin,
+        &app,
+        "/admin/config/api",
+        &[
+            ("csrf", &page.csrf()),
+            ("name", "crm"),
+            ("rate", "120"),
+            ("burst", ""),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (made.status, made.location().as_str()),
+        (303, "/admin/config/api")
+    );
+    let shown = support::get(&admin, &app, "/admin/config/api").await;
+    let text = shown.attr("input#new-token", "value").expect("shown once");
+    assert_eq!(shown.header("cache-control"), Some("no-store"));
+    assert_eq!(shown.text("table.tokens td.name"), ["crm"]);
+    assert!(
+        !support::get(&admin, &app, "/admin/config/api")
+            .await
+            .has("input#new-token"),
+        "only once"
+    );
+    assert_eq!(
+        call(&app, "GET", "/api/v1/workflows", &text, None)
+            .await
+            .status,
+        200
+    );
+
+    let confirm = support::get(&admin, &app, "/admin/config/api/crm/revoke").await;
+    assert_eq!(confirm.status, 200);
+    assert!(confirm.has("form button.danger"));
+    assert_eq!(
+        call(&app, "GET", "/api/v1/workflows", &text, None)
+            .await
+            .status,
+        200,
+        "asking revokes nothing"
+    );
+    let revoked = support::post(
+        &admin,
+        &app,
+        "/admin/config/api/crm/revoke",
+        &[("csrf", &confirm.csrf())],
+    )
+    .await;
+    assert_eq!(revoked.status, 303);
+    assert_eq!(
+        call(&app, "GET", "/api/v1/workflows", &text, None)
+            .await
+            .status,
+        401
+    );
+    assert_eq!(
+        support::get(&admin, &app, "/admin/config/api/crm/revoke")
+            .await
+            .status,
+        404
+    );
+}

@@ -13,6 +13,7 @@ pub mod dashboard;
 pub mod instances;
 pub mod settings;
 pub mod status;
+pub mod tokens;
 pub mod workflows;
 
 pub fn router(state: AppState) -> Router<AppState> {
@@ -61,6 +62,11 @@ pub fn router(state: AppState) -> Router<AppState> {
             get(settings::interaction_show).post(settings::interaction_save),
         )
         .route("/admin/reports/status", get(status::show))
+        .route("/admin/config/api", get(tokens::list).post(tokens::create))
+        .route(
+            "/admin/config/api/{name}/revoke",
+            get(tokens::revoke_form).post(tokens::revoke),
+        )
         .route_layer(from_fn_with_state(state.clone(), auth::require_admin));
     Router::new()
         .route("/admin/login", get(auth::login_form).post(auth::login))
