@@ -257,3 +257,5 @@ status-proxies-ignored = Forwarded headers arrive, but no proxy is trusted
 status-proxies-ignored-description = Every visitor behind the proxy counts as the proxy's address, so one visitor's sign-in attempts can lock out the others. Set ORCHESTRA_TRUSTED_PROXIES to the proxy's address (see docs/operations.md).
 definition-too-large = A workflow definition is at most { $max } characters.
 definition-too-many-fields = Line { $line }: a form has at most { $max } fields.
+instance-link-issued-flash = A link was issued. It is shown below, this once.
+settings-tabs-label = Settings sections

@@ -257,3 +257,5 @@ status-proxies-ignored = Des en-têtes transmis arrivent, mais aucun proxy n'est
 status-proxies-ignored-description = Chaque visiteur derrière le proxy compte comme l'adresse du proxy : les tentatives de connexion de l'un peuvent bloquer les autres. Réglez ORCHESTRA_TRUSTED_PROXIES sur l'adresse du proxy (voir docs/operations.md).
 definition-too-large = Une définition de workflow fait au plus { $max } caractères.
 definition-too-many-fields = Ligne { $line } : un formulaire a au plus { $max } champs.
+instance-link-issued-flash = Un lien a été émis. Il est affiché ci-dessous, cette fois seulement.
+settings-tabs-label = Sections des réglages
