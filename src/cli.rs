@@ -82,7 +82,8 @@ enum Command<'a> {
     InstanceStart(&'a str, &'a [&'a str]),
     LinkIssue(&'a str, &'a [&'a str]),
     ConfigGet(&'a str),
-    ConfigSet(&'a str, &'a str),
+    /// Key, value, key, value…: saved together or not at all.
+    ConfigSet(&'a [&'a str]),
     ConfigList,
     Status(&'a [&'a str]),
     Cron,
@@ -97,7 +98,9 @@ impl<'a> Command<'a> {
             ["instance", "start", workflow, rest @ ..] => Self::InstanceStart(workflow, rest),
             ["link", "issue", instance, rest @ ..] => Self::LinkIssue(instance, rest),
             ["config", "get", key] => Self::ConfigGet(key),
-            ["config", "set", key, value] => Self::ConfigSet(key, value),
+            ["config", "set", pairs @ ..] if !pairs.is_empty() && pairs.len() % 2 == 0 => {
+                Self::ConfigSet(pairs)
+            }
             ["config", "list"] => Self::ConfigList,
             ["status", rest @ ..] => Self::Status(rest),
             ["cron"] => Self::Cron,
@@ -113,7 +116,7 @@ impl<'a> Command<'a> {
             Self::InstanceStart(workflow, rest) => instance_start(out, db, workflow, rest).await,
             Self::LinkIssue(instance, rest) => link_issue(out, db, instance, rest).await,
             Self::ConfigGet(key) => config_get(out, db, key).await,
-            Self::ConfigSet(key, value) => config_set(out, db, key, value).await,
+            Self::ConfigSet(pairs) => config_set(out, db, pairs).await,
             Self::ConfigList => config_list(db).await,
             Self::Status(rest) => status(out, config, db, rest).await,
             Self::Cron => cron(config, db).await,
@@ -403,31 +406,37 @@ async fn config_get(out: &Out, db: &Db, key: &str) -> Result<i32, sqlx::Error> {
     }
 }
 
-async fn config_set(out: &Out, db: &Db, key: &str, value: &str) -> Result<i32, sqlx::Error> {
-    let Some(key) = KEYS.iter().copied().find(|k| *k == key) else {
-        return Ok(out.err(Message::new("config-unknown-key").arg("key", key.to_owned())));
-    };
-    match Settings::save(db, &[(key, value)]).await? {
+/// Saves one or more `KEY VALUE` pairs in one go: all of them, or none when one is refused.
+async fn config_set(out: &Out, db: &Db, pairs: &[&str]) -> Result<i32, sqlx::Error> {
+    let mut values = Vec::new();
+    for pair in pairs.chunks(2) {
+        let [key, value] = pair else { continue };
+        let Some(key) = KEYS.iter().copied().find(|k| k == key) else {
+            return Ok(out.err(Message::new("config-unknown-key").arg("key", (*key).to_owned())));
+        };
+        values.push((key, *value));
+    }
+    match Settings::save(db, &values).await? {
         Ok(saved) => {
-            eprintln!(
-                "{}",
-                Message::new("config-saved")
-                    .arg("key", key)
-                    .arg("value", saved.get(key).unwrap_or_default())
-                    .render(out.lang)
-            );
+            for (key, _) in &values {
+                eprintln!(
+                    "{}",
+                    Message::new("config-saved")
+                        .arg("key", *key)
+                        .arg("value", saved.get(key).unwrap_or_default())
+                        .render(out.lang)
+                );
+            }
             Ok(0)
         }
         Err(errors) => {
-            let message = errors
-                .into_iter()
-                .next()
-                .map(|e| e.message)
-                .unwrap_or(Message::new("cli-failed"));
+            let Some(error) = errors.into_iter().next() else {
+                return Ok(out.err(Message::new("cli-failed")));
+            };
             Ok(out.err(
                 Message::new("config-refused")
-                    .arg("key", key)
-                    .arg("reason", message.render(out.lang)),
+                    .arg("key", error.key)
+                    .arg("reason", error.message.render(out.lang)),
             ))
         }
     }

@@ -581,10 +581,10 @@ async fn switching_the_limits_off_keeps_the_numbers() {
 
 // --- status and cron -------------------------------------------------------------------------
 
-const DOORWAY_OFF_EN: &str = "[Warning] Interaction doorway request limits: Nothing caps the doorway: the request limits switch is off.\n    Anyone can make the site check links as fast as they can send requests. Turn on \"Count and limit requests\" in Settings › Request limits (/admin/config/orchestra) and set the limits in Interaction settings (/admin/config/orchestra/interaction), or: orchestra config set orchestra.request_limits.enabled true\n";
-const DOORWAY_OFF_FR: &str = "[Avertissement] Limites de requêtes de la porte d'interaction : Rien ne limite la porte : l'interrupteur des limites de requêtes est éteint.\n    N'importe qui peut faire vérifier des liens au site aussi vite qu'il envoie des requêtes. Activez « Compter et limiter les requêtes » dans Réglages › Limites de requêtes (/admin/config/orchestra) et réglez les limites dans Réglages d'interaction (/admin/config/orchestra/interaction), ou : orchestra config set orchestra.request_limits.enabled true\n";
-const DOORWAY_ZERO_EN: &str = "[Warning] Interaction doorway request limits: Nothing caps the doorway: both limits are 0.\n    The switch is on, but a limit of 0 turns its tier off. Set requests per link and in total in Interaction settings (/admin/config/orchestra/interaction), or: orchestra config set interaction.limits.per_link 30\n";
-const DOORWAY_ZERO_FR: &str = "[Avertissement] Limites de requêtes de la porte d'interaction : Rien ne limite la porte : les deux limites valent 0.\n    L'interrupteur est allumé, mais une limite de 0 désactive son palier. Réglez les requêtes par lien et au total dans Réglages d'interaction (/admin/config/orchestra/interaction), ou : orchestra config set interaction.limits.per_link 30\n";
+const DOORWAY_OFF_EN: &str = "[Warning] Interaction doorway request limits: Nothing caps the doorway: the request limits switch is off.\n    Anyone can make the site check links as fast as they can send requests. Turn on \"Count and limit requests\" in Settings › Request limits and set both limits in Interaction settings, or run: orchestra config set orchestra.request_limits.enabled true interaction.limits.per_link 12 interaction.limits.total 10000\n";
+const DOORWAY_OFF_FR: &str = "[Avertissement] Limites de requêtes de la porte d'interaction : Rien ne limite la porte : l'interrupteur des limites de requêtes est éteint.\n    N'importe qui peut faire vérifier des liens au site aussi vite qu'il envoie des requêtes. Activez « Compter et limiter les requêtes » dans Réglages › Limites de requêtes et réglez les deux limites dans Réglages d'interaction, ou lancez : orchestra config set orchestra.request_limits.enabled true interaction.limits.per_link 12 interaction.limits.total 10000\n";
+const DOORWAY_ZERO_EN: &str = "[Warning] Interaction doorway request limits: Nothing caps the doorway: both limits are 0.\n    The switch is on, but a limit of 0 turns its tier off. Set requests per link and in total in Interaction settings, or run: orchestra config set interaction.limits.per_link 12 interaction.limits.total 10000\n";
+const DOORWAY_ZERO_FR: &str = "[Avertissement] Limites de requêtes de la porte d'interaction : Rien ne limite la porte : les deux limites valent 0.\n    L'interrupteur est allumé, mais une limite de 0 désactive son palier. Réglez les requêtes par lien et au total dans Réglages d'interaction, ou lancez : orchestra config set interaction.limits.per_link 12 interaction.limits.total 10000\n";
 const DOORWAY_ON_EN: &str = "[OK] Interaction doorway request limits: 30 per link, 5000 in total, per 600 seconds (flood store: sql)\n    Every request to the doorway is counted before any work; a refused request gets a plain 429.\n";
 
 const PROVIDER_EN: &str = "[OK] Payment provider: Test provider (no money moves)\n    Payments go through the built-in test provider. Turn it off with: orchestra config set orchestra.test_provider false\n";
@@ -783,7 +783,9 @@ async fn status_as_json_carries_the_same_checks_and_exit_status() {
         report["severity"], "note",
         "the notices' note, which exits 0"
     );
-    assert_eq!(report["checks"][6]["severity"], "ok");
+    // A per-link limit without a total is a note (issue 11): a flood of fresh links is not
+    // capped, and a note exits 0.
+    assert_eq!(report["checks"][6]["severity"], "note");
     assert_eq!(
         report["checks"][6]["value"],
         "30 per link, no total limit, per 3600 seconds (flood store: sql)"
@@ -1201,4 +1203,59 @@ async fn serve_on_a_fresh_directory_makes_the_database_and_prints_a_setup_url() 
         3,
         "examples seeded"
     );
+}
+
+#[tokio::test]
+async fn the_one_line_fix_the_status_report_prints_clears_the_shipped_warning() {
+    let cli = cli().await;
+    let doorway = |stdout: &str| -> Vec<String> {
+        let mut lines = stdout
+            .lines()
+            .skip_while(|l| !l.contains("doorway request limits"));
+        lines.by_ref().take(2).map(str::to_owned).collect()
+    };
+    let before = doorway(&cli.run(&["status"]).stdout);
+    assert!(before[0].starts_with("[Warning]"), "{before:?}");
+    let fix = before[1]
+        .split("or run: ")
+        .nth(1)
+        .expect("the description ends with the fix");
+    let words: Vec<&str> = fix.split(' ').collect();
+    assert_eq!(&words[..3], ["orchestra", "config", "set"]);
+    assert_eq!(cli.run(&words[1..]).code, 0);
+    let after = doorway(&cli.run(&["status"]).stdout);
+    assert!(after[0].starts_with("[OK]"), "{after:?}");
+    assert!(
+        after[0].contains("12 per link, 10000 in total"),
+        "{after:?}"
+    );
+}
+
+#[tokio::test]
+async fn config_set_saves_several_pairs_together_or_none() {
+    let cli = cli().await;
+    let run = cli.run(&[
+        "config",
+        "set",
+        "interaction.limits.per_link",
+        "7",
+        "interaction.limits.total",
+        "ten",
+    ]);
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert_eq!(cli.get("interaction.limits.per_link"), "0", "nothing saved");
+    let run = cli.run(&[
+        "config",
+        "set",
+        "interaction.limits.per_link",
+        "7",
+        "interaction.limits.total",
+        "70",
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        run.stderr,
+        "interaction.limits.per_link is now 7.\ninteraction.limits.total is now 70.\n"
+    );
+    assert_eq!(cli.get("interaction.limits.total"), "70");
 }

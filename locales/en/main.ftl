@@ -52,7 +52,7 @@ cli-usage =
       workflow list                                        list workflows: id, name, label, steps
       instance start WORKFLOW [--subject TITLE] [--body TEXT]   start an instance; prints its id
       link issue INSTANCE [--participant NAME] [--ttl DURATION] issue a link; prints its URL (DURATION: 3600, 30m, 12h, 7d)
-      config get KEY | config set KEY VALUE | config list  read and change settings
+      config get KEY | config set KEY VALUE [KEY VALUE…] | config list  read and change settings (pairs saved together)
       status [--format text|json]                          the status report; exits 0 OK, 1 warning, 2 error
       cron                                                 periodic maintenance
       keys rotate                                          new site keys: every outstanding link stops working

@@ -52,7 +52,7 @@ cli-usage =
       workflow list                                        liste les processus : id, nom, libellé, étapes
       instance start PROCESSUS [--subject TITRE] [--body TEXTE]   démarre une instance ; affiche son id
       link issue INSTANCE [--participant NOM] [--ttl DURÉE] émet un lien ; affiche son URL (DURÉE : 3600, 30m, 12h, 7d)
-      config get CLÉ | config set CLÉ VALEUR | config list lit et modifie les réglages
+      config get CLÉ | config set CLÉ VALEUR [CLÉ VALEUR…] | config list  lit et modifie les réglages (paires enregistrées ensemble)
       status [--format text|json]                          le rapport d'état ; sort avec 0 si OK, 1 si avertissement, 2 si erreur
       cron                                                 maintenance périodique
       keys rotate                                          nouvelles clés du site : aucun lien émis jusqu'ici ne fonctionne plus
