@@ -203,11 +203,10 @@ async fn serve(out: &Out, config: &Config, rest: &[&str]) -> i32 {
         Ok(l) => l,
         Err(e) => return out.fail(e),
     };
-    let local = listener
-        .local_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_else(|_| bind.to_owned());
-    match setup_url(&state, &local).await {
+    let listener_addr = listener.local_addr().unwrap_or(addr);
+    let local = listener_addr.to_string();
+    let snapshot = state.site.get().await;
+    match setup_url(&db, &snapshot, &local).await {
         Ok(Some(url)) => eprintln!(
             "{}",
             Message::new("cli-setup-url")
@@ -225,7 +224,22 @@ async fn serve(out: &Out, config: &Config, rest: &[&str]) -> i32 {
             .arg("flood", config.flood.name())
             .render(out.lang)
     );
-    let snapshot = state.site.get().await;
+    // Only where a base URL was saved: until then, links are built on the address just bound.
+    if store::settings::get(&db, "orchestra.base_url")
+        .await
+        .ok()
+        .flatten()
+        .is_some()
+        && let Some(base) = base_mismatch(&snapshot.settings.base_url, listener_addr)
+    {
+        eprintln!(
+            "{}",
+            Message::new("cli-base-url-elsewhere")
+                .arg("base_url", base)
+                .arg("address", local.clone())
+                .render(out.lang)
+        );
+    }
     if !crate::guard::FloodGuard::is_counting(&snapshot.settings.interaction_limits()) {
         eprintln!("{}", Message::new("cli-doorway-uncapped").render(out.lang));
     }
@@ -235,23 +249,42 @@ async fn serve(out: &Out, config: &Config, rest: &[&str]) -> i32 {
     }
 }
 
+/// The base URL, when its host or port is not where the server listens: links would lead
+/// elsewhere. A server listening on every address (0.0.0.0, ::) is compared by port alone, and
+/// `localhost` counts as a loopback address.
+fn base_mismatch(base_url: &str, listening: SocketAddr) -> Option<String> {
+    let (scheme, rest) = base_url.split_once("://")?;
+    let authority = rest.split('/').next().unwrap_or("");
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((h, p)) if !p.contains(']') => (h, p.parse::<u16>().ok()?),
+        _ => (authority, if scheme == "https" { 443 } else { 80 }),
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let same_host = listening.ip().is_unspecified()
+        || match host.parse::<std::net::IpAddr>() {
+            Ok(ip) => ip == listening.ip(),
+            Err(_) => host.eq_ignore_ascii_case("localhost") && listening.ip().is_loopback(),
+        };
+    (!same_host || port != listening.port()).then(|| base_url.to_owned())
+}
+
 /// On an empty site, a fresh one-time setup URL (valid a day). Printed, never logged.
 async fn setup_url(
-    state: &crate::http::AppState,
+    db: &Db,
+    snapshot: &crate::site::Snapshot,
     local: &str,
 ) -> Result<Option<String>, sqlx::Error> {
-    if store::admins::count(&state.db).await? > 0 {
+    if store::admins::count(db).await? > 0 {
         return Ok(None);
     }
-    let snapshot = state.site.get().await;
     // Until an administrator sets the base URL, the address just bound is the one that works.
-    let base = match store::settings::get(&state.db, "orchestra.base_url").await? {
+    let base = match store::settings::get(db, "orchestra.base_url").await? {
         Some(_) => snapshot.settings.base_url.clone(),
         None => format!("http://{local}"),
     };
     let token = crate::keys::random_token();
     store::admins::put_setup_token(
-        &state.db,
+        db,
         &snapshot.keys.keyed_hash("setup", &token),
         store::now() + 86_400,
     )
@@ -271,7 +304,7 @@ async fn admin_create(out: &Out, db: &Db, name: &str) -> Result<i32, sqlx::Error
             input.trim_end_matches(['\r', '\n']).to_owned()
         }
     };
-    let errors = crate::http::setup::check_new_admin(name, &password, None);
+    let errors = crate::login::check_new_admin(name, &password, None);
     if let Some((_, m)) = errors.into_iter().next() {
         return Ok(out.err(m));
     }

@@ -1259,3 +1259,62 @@ async fn config_set_saves_several_pairs_together_or_none() {
     );
     assert_eq!(cli.get("interaction.limits.total"), "70");
 }
+
+#[tokio::test]
+async fn an_invalid_orchestra_log_stops_the_program_with_exit_2() {
+    let cli = cli().await;
+    let run = cli.run_with(
+        &["workflow", "list"],
+        &[("ORCHESTRA_LOG", "orchestra=loud")],
+        None,
+    );
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr
+            .starts_with("ORCHESTRA_LOG must be a tracing filter such as \"info\" or \"orchestra=debug,sqlx=warn\", not \"orchestra=loud\""),
+        "{run:#?}"
+    );
+    let run = cli.run_with(
+        &["workflow", "list"],
+        &[("ORCHESTRA_LOG", "orchestra=debug,sqlx=warn")],
+        None,
+    );
+    assert_eq!(run.code, 0, "{run:#?}");
+}
+
+#[tokio::test]
+async fn serve_warns_when_the_base_url_is_not_where_it_listens() {
+    let cli = cli().await;
+    cli.run(&["config", "set", "orchestra.base_url", "http://127.0.0.1:1"])
+        .expect(0, "", "orchestra.base_url is now http://127.0.0.1:1.\n");
+    let mut child = cli
+        .command(&["serve", "--bind", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut said = Vec::new();
+    let warning = loop {
+        let line = lines.next().expect("serve said nothing").unwrap();
+        said.push(line.clone());
+        if line.starts_with("Warning: the base URL") || line.starts_with("Warning: nothing caps") {
+            break line;
+        }
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let address = said
+        .iter()
+        .find_map(|l| l.strip_prefix("Orchestra is listening on http://"))
+        .and_then(|l| l.split(' ').next())
+        .expect("the address")
+        .to_owned();
+    assert_eq!(
+        warning,
+        format!(
+            "Warning: the base URL http://127.0.0.1:1 is not where this server listens ({address}): links issued now lead there. Change it with: orchestra config set orchestra.base_url URL (or ignore this behind a proxy that forwards it here)."
+        )
+    );
+}
