@@ -66,6 +66,11 @@ struct Browser {
 
 async fn start() -> Option<Browser> {
     let (Some(driver), Some(chromium)) = (driver_path(), browser_path()) else {
+        // `.ci/run` installs both and sets this: there, a missing browser is a failure.
+        assert!(
+            std::env::var_os("ORCHESTRA_BROWSER_REQUIRED").is_none(),
+            "ORCHESTRA_BROWSER_REQUIRED is set but no chromedriver or chromium was found"
+        );
         eprintln!(
             "browser tests skipped: no chromedriver or chromium found (install Debian's \
              chromium and chromium-driver, or set ORCHESTRA_CHROMEDRIVER and ORCHESTRA_CHROMIUM)"
@@ -162,14 +167,18 @@ impl Browser {
         self.check_console().await;
     }
 
+    /// The element a selector finds, waiting up to five seconds for a page still loading.
     async fn find(&self, css: &str) -> String {
-        let v = self
-            .post("/element", json!({"using": "css selector", "value": css}))
-            .await;
-        v[ELEMENT]
-            .as_str()
-            .unwrap_or_else(|| panic!("{css}: {v}"))
-            .to_owned()
+        let url = format!("{}/session/{}/element", self.driver.base, self.session);
+        let body = json!({"using": "css selector", "value": css});
+        for _ in 0..50 {
+            let r = send(self.driver.http.post(&url), Some(body.clone())).await;
+            if let Some(id) = r["value"][ELEMENT].as_str() {
+                return id.to_owned();
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("no element matches {css} on {}", self.get("/url").await);
     }
 
     async fn count(&self, css: &str) -> usize {

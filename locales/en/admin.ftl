@@ -269,13 +269,13 @@ limits-state-total-only = The total is capped, but not each link: one link can s
 limits-fix-intro = To count with both limits, run:
 limits-requests-help = One visit on one link takes two requests per step: the page, then the answer. A form then a payment on one link is 4 requests (show the form, send it, show the payment step, Pay now); the payment provider's return trip comes back on its own handle, counted apart. A per-link limit below 4 refuses Pay now; the example workflows suggest { $suggested } per link, room for reloads and a second try.
 status-summary = { $errors ->
-    [one] 1 error
+    [one] { $errors } error
    *[other] { $errors } errors
   }, { $warnings ->
-    [one] 1 warning
+    [one] { $warnings } warning
    *[other] { $warnings } warnings
   }, { $notes ->
-    [one] 1 note
+    [one] { $notes } note
    *[other] { $notes } notes
   }
 status-fix-link = Fix it in { $form }

@@ -269,13 +269,13 @@ limits-state-total-only = Le total est limité, mais pas chaque lien : un seul l
 limits-fix-intro = Pour compter avec les deux limites, lancez :
 limits-requests-help = Une visite sur un lien prend deux requêtes par étape : la page, puis la réponse. Un formulaire puis un paiement sur un lien font 4 requêtes (afficher le formulaire, l'envoyer, afficher l'étape de paiement, Payer) ; le retour du prestataire de paiement revient sur son propre identifiant, compté à part. Une limite par lien inférieure à 4 refuse Payer ; les processus d'exemple suggèrent { $suggested } par lien, de quoi recharger et réessayer.
 status-summary = { $errors ->
-    [one] 1 erreur
+    [one] { $errors } erreur
    *[other] { $errors } erreurs
   }, { $warnings ->
-    [one] 1 avertissement
+    [one] { $warnings } avertissement
    *[other] { $warnings } avertissements
   }, { $notes ->
-    [one] 1 note
+    [one] { $notes } note
    *[other] { $notes } notes
   }
 status-fix-link = Corriger dans { $form }
