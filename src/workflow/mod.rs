@@ -418,6 +418,15 @@ pub fn suggested_per_link() -> u64 {
         * 3
 }
 
+/// An amount of cents as the language writes it: 49.90 or 49,90.
+pub fn format_amount_for(lang: crate::i18n::Lang, cents: i64, currency: &str) -> String {
+    let plain = format_amount(cents);
+    match lang {
+        crate::i18n::Lang::Fr => format!("{} {currency}", plain.replace('.', ",")),
+        crate::i18n::Lang::En => format!("{plain} {currency}"),
+    }
+}
+
 pub fn format_amount(cents: i64) -> String {
     format!("{}.{:02}", cents / 100, cents % 100)
 }

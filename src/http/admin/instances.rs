@@ -281,14 +281,8 @@ fn actor_name(ctx: &PageContext, stored: &str) -> String {
     }
 }
 
-/// An amount of cents as the language writes it: 49.90 or 49,90.
-pub fn format_amount_for(lang: Lang, cents: i64, currency: &str) -> String {
-    let plain = crate::workflow::format_amount(cents);
-    match lang {
-        Lang::Fr => format!("{} {currency}", plain.replace('.', ",")),
-        Lang::En => format!("{plain} {currency}"),
-    }
-}
+use crate::workflow::format_amount_for;
+
 
 /// An answer as label/value lines in the visitor's language. Reads the answers recorded today
 /// (labels included) and those recorded before labels were (field names only).
