@@ -363,6 +363,18 @@ async fn a_new_workflow_with_a_bad_definition_keeps_the_text_and_shows_the_error
     );
     assert!(!page.has("p.field-error[data-field=name]"));
     assert!(!page.has("p.field-error[data-field=label]"));
+    // Marked as the doorway marks its fields, the error and the help read with the field.
+    assert_eq!(
+        page.attr("textarea#definition", "aria-invalid").as_deref(),
+        Some("true")
+    );
+    assert_eq!(
+        page.attr("textarea#definition", "aria-describedby")
+            .as_deref(),
+        Some("definition-help definition-error")
+    );
+    assert!(page.has("#definition-help") && page.has("p#definition-error.field-error"));
+    assert_eq!(page.attr("input#label", "aria-invalid"), None);
     assert_eq!(workflow_count(&app).await, before);
 }
 

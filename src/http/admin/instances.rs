@@ -283,7 +283,6 @@ fn actor_name(ctx: &PageContext, stored: &str) -> String {
 
 use crate::workflow::format_amount_for;
 
-
 /// An answer as label/value lines in the visitor's language. Reads the answers recorded today
 /// (labels included) and those recorded before labels were (field names only).
 fn answer_lines(lang: Lang, json: &str) -> Vec<(String, String)> {
