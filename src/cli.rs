@@ -4,6 +4,7 @@
 
 use std::net::SocketAddr;
 
+use crate::cli_args::Parsed;
 use crate::config::Config;
 use crate::i18n::{Lang, Message};
 use crate::settings::{KEYS, Settings};
@@ -39,124 +40,77 @@ pub async fn run(args: Vec<String>) -> i32 {
     let out = Out {
         lang: Lang::from_env(),
     };
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    // Parsed before the database is opened, so a mistyped command creates no file.
+    let parsed = match crate::cli_args::parse(out.lang, &args) {
+        Ok(p) => p,
+        Err(m) => return out.err(m),
+    };
     let config = match Config::from_env() {
         Ok(c) => c,
         Err(m) => return out.err(m),
     };
-    match args.as_slice() {
-        [] | ["help"] | ["--help"] | ["-h"] => {
-            println!("{}", Message::new("cli-usage").render(out.lang));
-            0
+    let command = match parsed {
+        Parsed::Help(text) => {
+            print!("{text}");
+            return 0;
         }
-        ["--version"] | ["version"] => {
+        Parsed::Version => {
             println!("orchestra {}", env!("CARGO_PKG_VERSION"));
-            0
+            return 0;
         }
-        ["serve", rest @ ..] => serve(&out, &config, rest).await,
-        ["init"] => init(&out, &config).await,
-        rest => {
-            // Recognised before the database is opened, so a mistyped command creates no file.
-            let Some(command) = Command::parse(rest) else {
-                return out.err(Message::new("cli-unknown").arg("command", rest.join(" ")));
-            };
-            // Never creating: a database that vanished is an error, not a new empty one.
-            let db = match crate::open_with(&config.database_url, store::Create::Never).await {
-                Ok(db) => db,
-                Err(e) => {
-                    if let Command::Status(rest) = &command {
-                        return status_unreachable(&out, &config, rest, e);
-                    }
-                    return out.err(e.message());
+        Parsed::Completions(shell) => {
+            return match crate::cli_args::completions(out.lang, &shell) {
+                Some(script) => {
+                    print!("{script}");
+                    0
                 }
+                None => out.err(Message::new("cli-bad-shell").arg("shell", shell)),
             };
-            command.run(&out, &config, &db).await
         }
-    }
-}
-
-/// Every command that works on the database, as typed.
-enum Command<'a> {
-    AdminCreate(&'a str),
-    WorkflowList,
-    InstanceStart(&'a str, &'a [&'a str]),
-    LinkIssue(&'a str, &'a [&'a str]),
-    ConfigGet(&'a str),
-    /// Key, value, key, value…: saved together or not at all.
-    ConfigSet(&'a [&'a str]),
-    ConfigList,
-    Status(&'a [&'a str]),
-    Cron,
-    KeysRotate,
-}
-
-impl<'a> Command<'a> {
-    fn parse(args: &'a [&'a str]) -> Option<Self> {
-        Some(match args {
-            ["admin", "create", name] => Self::AdminCreate(name),
-            ["workflow", "list"] => Self::WorkflowList,
-            ["instance", "start", workflow, rest @ ..] => Self::InstanceStart(workflow, rest),
-            ["link", "issue", instance, rest @ ..] => Self::LinkIssue(instance, rest),
-            ["config", "get", key] => Self::ConfigGet(key),
-            ["config", "set", pairs @ ..] if !pairs.is_empty() && pairs.len() % 2 == 0 => {
-                Self::ConfigSet(pairs)
+        Parsed::Serve { bind } => return serve(&out, &config, bind.as_deref()).await,
+        Parsed::Init => return init(&out, &config).await,
+        other => other,
+    };
+    // Never creating: a database that vanished is an error, not a new empty one.
+    let db = match crate::open_with(&config.database_url, store::Create::Never).await {
+        Ok(db) => db,
+        Err(e) => {
+            if let Parsed::Status { format } = &command {
+                return status_unreachable(&out, &config, format.as_deref(), e);
             }
-            ["config", "list"] => Self::ConfigList,
-            ["status", rest @ ..] => Self::Status(rest),
-            ["cron"] => Self::Cron,
-            ["keys", "rotate"] => Self::KeysRotate,
-            _ => return None,
-        })
-    }
-
-    async fn run(self, out: &Out, config: &Config, db: &Db) -> i32 {
-        let result = match self {
-            Self::AdminCreate(name) => admin_create(out, db, name).await,
-            Self::WorkflowList => workflow_list(db).await,
-            Self::InstanceStart(workflow, rest) => instance_start(out, db, workflow, rest).await,
-            Self::LinkIssue(instance, rest) => link_issue(out, db, instance, rest).await,
-            Self::ConfigGet(key) => config_get(out, db, key).await,
-            Self::ConfigSet(pairs) => config_set(out, db, pairs).await,
-            Self::ConfigList => config_list(db).await,
-            Self::Status(rest) => status(out, config, db, rest).await,
-            Self::Cron => cron(config, db).await,
-            Self::KeysRotate => keys_rotate(out, db).await,
-        };
-        result.unwrap_or_else(|e| out.fail(e))
-    }
-}
-
-/// `--name value` from the rest of a command line.
-fn option<'a>(rest: &[&'a str], name: &str) -> Result<Option<&'a str>, Message> {
-    let mut found = None;
-    let mut i = 0;
-    while i < rest.len() {
-        if rest[i] == name {
-            found =
-                Some(*rest.get(i + 1).ok_or_else(|| {
-                    Message::new("cli-option-value").arg("option", name.to_owned())
-                })?);
-            i += 2;
-        } else if let Some(v) = rest[i].strip_prefix(name).and_then(|v| v.strip_prefix('=')) {
-            found = Some(v);
-            i += 1;
-        } else {
-            i += 1;
+            return out.err(e.message());
         }
-    }
-    Ok(found)
-}
-
-fn unknown_options(rest: &[&str], known: &[&str]) -> Option<Message> {
-    let mut i = 0;
-    while i < rest.len() {
-        let name = rest[i].split('=').next().unwrap_or("");
-        if !known.contains(&name) {
-            return Some(Message::new("cli-unknown-option").arg("option", rest[i].to_owned()));
+    };
+    let result = match command {
+        Parsed::AdminCreate(name) => admin_create(&out, &db, &name).await,
+        Parsed::WorkflowList => workflow_list(&db).await,
+        Parsed::InstanceStart {
+            workflow,
+            subject,
+            body,
+        } => instance_start(&out, &db, &workflow, subject.as_deref(), body.as_deref()).await,
+        Parsed::LinkIssue {
+            instance,
+            participant,
+            ttl,
+        } => link_issue(&out, &db, &instance, participant.as_deref(), ttl.as_deref()).await,
+        Parsed::ConfigGet(key) => config_get(&out, &db, &key).await,
+        Parsed::ConfigSet(pairs) => {
+            let pairs: Vec<&str> = pairs.iter().map(String::as_str).collect();
+            config_set(&out, &db, &pairs).await
         }
-        i += if rest[i].contains('=') { 1 } else { 2 };
-    }
-    None
+        Parsed::ConfigList => config_list(&db).await,
+        Parsed::Status { format } => status(&out, &config, &db, format.as_deref()).await,
+        Parsed::Cron => cron(&config, &db).await,
+        Parsed::KeysRotate => keys_rotate(&out, &db).await,
+        // Answered above, before the database.
+        Parsed::Help(_)
+        | Parsed::Version
+        | Parsed::Completions(_)
+        | Parsed::Serve { .. }
+        | Parsed::Init => Ok(0),
+    };
+    result.unwrap_or_else(|e| out.fail(e))
 }
 
 /// `orchestra init`: creates the database when missing (a SQLite file), applies the
@@ -171,14 +125,8 @@ async fn init(out: &Out, config: &Config) -> i32 {
     }
 }
 
-async fn serve(out: &Out, config: &Config, rest: &[&str]) -> i32 {
-    if let Some(m) = unknown_options(rest, &["--bind"]) {
-        return out.err(m);
-    }
-    let bind = match option(rest, "--bind") {
-        Ok(b) => b.unwrap_or("127.0.0.1:8080"),
-        Err(m) => return out.err(m),
-    };
+async fn serve(out: &Out, config: &Config, bind: Option<&str>) -> i32 {
+    let bind = bind.unwrap_or("127.0.0.1:8080");
     let Ok(addr) = bind.parse::<SocketAddr>() else {
         return out.err(Message::new("cli-bad-address").arg("address", bind.to_owned()));
     };
@@ -340,11 +288,9 @@ async fn instance_start(
     out: &Out,
     db: &Db,
     workflow: &str,
-    rest: &[&str],
+    subject: Option<&str>,
+    body: Option<&str>,
 ) -> Result<i32, sqlx::Error> {
-    if let Some(m) = unknown_options(rest, &["--subject", "--body"]) {
-        return Ok(out.err(m));
-    }
     let row = match workflow.parse::<i64>() {
         Ok(id) => store::workflows::by_id(db, id).await?,
         Err(_) => store::workflows::by_name(db, workflow).await?,
@@ -354,14 +300,9 @@ async fn instance_start(
             out.err(Message::new("cli-workflow-unknown").arg("workflow", workflow.to_owned()))
         );
     };
-    let (subject, body) = match (option(rest, "--subject"), option(rest, "--body")) {
-        (Ok(s), Ok(b)) => (
-            s.map_or_else(|| row.label.clone(), str::to_owned),
-            b.unwrap_or("").to_owned(),
-        ),
-        (Err(m), _) | (_, Err(m)) => return Ok(out.err(m)),
-    };
-    match crate::links::start(db, row.id, &subject, &body).await? {
+    let subject = subject.map_or_else(|| row.label.clone(), str::to_owned);
+    let body = body.unwrap_or("");
+    match crate::links::start(db, row.id, &subject, body).await? {
         Ok(id) => {
             println!("{id}");
             Ok(0)
@@ -376,24 +317,18 @@ async fn instance_start(
     }
 }
 
-async fn link_issue(out: &Out, db: &Db, instance: &str, rest: &[&str]) -> Result<i32, sqlx::Error> {
-    if let Some(m) = unknown_options(rest, &["--participant", "--branch", "--ttl"]) {
-        return Ok(out.err(m));
-    }
+async fn link_issue(
+    out: &Out,
+    db: &Db,
+    instance: &str,
+    participant: Option<&str>,
+    ttl: Option<&str>,
+) -> Result<i32, sqlx::Error> {
     let Ok(instance) = instance.parse::<i64>() else {
         return Ok(out.err(Message::new("link-instance-unknown").arg("id", instance.to_owned())));
     };
     let settings = Settings::load(db).await?;
-    // `--branch` is the name this option had before participants; scripts keep working.
-    let (participant, branch, ttl) = match (
-        option(rest, "--participant"),
-        option(rest, "--branch"),
-        option(rest, "--ttl"),
-    ) {
-        (Ok(p), Ok(b), Ok(t)) => (p, b, t),
-        (Err(m), _, _) | (_, Err(m), _) | (_, _, Err(m)) => return Ok(out.err(m)),
-    };
-    let participant = participant.or(branch).unwrap_or("");
+    let participant = participant.unwrap_or("");
     let ttl = match ttl {
         None => settings.default_link_ttl,
         Some(t) => match crate::time::parse_duration(t) {
@@ -483,14 +418,13 @@ async fn config_list(db: &Db) -> Result<i32, sqlx::Error> {
     Ok(0)
 }
 
-async fn status(out: &Out, config: &Config, db: &Db, rest: &[&str]) -> Result<i32, sqlx::Error> {
-    if let Some(m) = unknown_options(rest, &["--format"]) {
-        return Ok(out.err(m));
-    }
-    let format = match option(rest, "--format") {
-        Ok(f) => f.unwrap_or("text"),
-        Err(m) => return Ok(out.err(m)),
-    };
+async fn status(
+    out: &Out,
+    config: &Config,
+    db: &Db,
+    format: Option<&str>,
+) -> Result<i32, sqlx::Error> {
+    let format = format.unwrap_or("text");
     let report = status::build_with(db, config.flood.name(), environment(config)).await;
     Ok(print_report(out, &report, format))
 }
@@ -504,14 +438,13 @@ fn environment(config: &Config) -> status::Environment {
 
 /// `orchestra status` when the database cannot be opened: the report of what could be
 /// checked, the cause on the database line, and exit 2.
-fn status_unreachable(out: &Out, config: &Config, rest: &[&str], e: store::ConnectError) -> i32 {
-    if let Some(m) = unknown_options(rest, &["--format"]) {
-        return out.err(m);
-    }
-    let format = match option(rest, "--format") {
-        Ok(f) => f.unwrap_or("text"),
-        Err(m) => return out.err(m),
-    };
+fn status_unreachable(
+    out: &Out,
+    config: &Config,
+    format: Option<&str>,
+    e: store::ConnectError,
+) -> i32 {
+    let format = format.unwrap_or("text");
     let backend = store::DatabaseUrl::parse(&config.database_url)
         .map_or(store::Backend::Sqlite, |u| u.backend());
     let report = status::unreachable(backend, e.message(), environment(config));

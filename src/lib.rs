@@ -10,6 +10,7 @@ use tokio::net::TcpListener;
 
 pub mod capability;
 pub mod cli;
+pub mod cli_args;
 pub mod config;
 pub mod error;
 pub mod flood;

@@ -999,15 +999,43 @@ async fn help_and_version_need_no_database() {
     );
     for command in [
         "serve",
-        "admin create",
-        "link issue",
-        "config get",
+        "init",
+        "admin",
+        "workflow",
+        "instance",
+        "link",
+        "config",
         "status",
         "cron",
-        "keys rotate",
+        "keys",
+        "completions",
     ] {
-        assert!(help.stdout.contains(command), "help misses {command}");
+        assert!(
+            help.stdout.contains(&format!("\n  {command} ")),
+            "help misses {command}"
+        );
     }
+    assert_eq!(cli.run(&["--help"]).stdout, help.stdout);
+    // Each command's own help, aligned by clap, in the operator's language.
+    let link = cli.run(&["link", "issue", "--help"]);
+    assert_eq!(link.code, 0);
+    assert!(
+        link.stdout
+            .contains("Usage: orchestra link issue [OPTIONS] <INSTANCE>"),
+        "{}",
+        link.stdout
+    );
+    assert!(
+        link.stdout
+            .contains("      --ttl <DURATION>      How long the link works")
+    );
+    let french = cli.run_fr(&["link", "issue", "--help"]);
+    assert!(
+        french
+            .stdout
+            .starts_with("Émet un lien ; affiche son URL\n")
+    );
+    assert!(french.stdout.contains("Utilisation : orchestra link issue"));
     cli.run(&["--version"])
         .expect(0, &format!("orchestra {}\n", env!("CARGO_PKG_VERSION")), "");
     assert_eq!(std::fs::read_dir(cli.dir.path()).unwrap().count(), 0);
@@ -1316,5 +1344,49 @@ async fn serve_warns_when_the_base_url_is_not_where_it_listens() {
         format!(
             "Warning: the base URL http://127.0.0.1:1 is not where this server listens ({address}): links issued now lead there. Change it with: orchestra config set orchestra.base_url URL (or ignore this behind a proxy that forwards it here)."
         )
+    );
+}
+
+#[tokio::test]
+async fn a_missing_or_repeated_argument_is_a_clear_error_with_exit_2() {
+    let cli = cli().await;
+    cli.run(&["link", "issue"]).expect(
+        2,
+        "",
+        "Missing INSTANCE. Run the command with --help to see how it is used.\n",
+    );
+    cli.run_fr(&["link", "issue"]).expect(
+        2,
+        "",
+        "Il manque INSTANCE. Lancez la commande avec --help pour voir comment l'utiliser.\n",
+    );
+    cli.run(&["link", "issue", "1", "--branch", "a", "--branch", "b"])
+        .expect(2, "", "The option --participant is given more than once.\n");
+    cli.run(&["link", "issue", "1", "--participant", "a", "--branch", "b"])
+        .expect(2, "", "The option --participant is given more than once.\n");
+    cli.run(&["config", "set", "orchestra.site_name"]).expect(
+        2,
+        "",
+        "Give each setting as a KEY VALUE pair.\n",
+    );
+    cli.run(&["config", "set", "a", "b", "c"]).expect(
+        2,
+        "",
+        "Give each setting as a KEY VALUE pair.\n",
+    );
+}
+
+#[tokio::test]
+async fn completions_for_bash_come_from_the_same_grammar() {
+    let cli = cli().await;
+    let run = cli.run(&["completions", "bash"]);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
+    assert!(run.stdout.contains("_orchestra()"), "{}", run.stdout);
+    assert!(run.stdout.contains("--participant"));
+    assert!(run.stdout.contains("complete -F _orchestra"));
+    cli.run(&["completions", "tcsh"]).expect(
+        2,
+        "",
+        "Unknown shell: tcsh (bash, zsh, fish, elvish or powershell).\n",
     );
 }
