@@ -4,6 +4,7 @@
 
 use std::net::SocketAddr;
 
+use crate::cli_args::Parsed;
 use crate::config::Config;
 use crate::i18n::{Lang, Message};
 use crate::settings::{KEYS, Settings};
@@ -39,121 +40,83 @@ pub async fn run(args: Vec<String>) -> i32 {
     let out = Out {
         lang: Lang::from_env(),
     };
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    // Parsed before the database is opened, so a mistyped command creates no file.
+    let parsed = match crate::cli_args::parse(out.lang, &args) {
+        Ok(p) => p,
+        Err(m) => return out.err(m),
+    };
     let config = match Config::from_env() {
         Ok(c) => c,
         Err(m) => return out.err(m),
     };
-    match args.as_slice() {
-        [] | ["help"] | ["--help"] | ["-h"] => {
-            println!("{}", Message::new("cli-usage").render(out.lang));
-            0
+    let command = match parsed {
+        Parsed::Help(text) => {
+            print!("{text}");
+            return 0;
         }
-        ["--version"] | ["version"] => {
+        Parsed::Version => {
             println!("orchestra {}", env!("CARGO_PKG_VERSION"));
-            0
+            return 0;
         }
-        ["serve", rest @ ..] => serve(&out, &config, rest).await,
-        ["init"] => init(&out, &config).await,
-        rest => {
-            // Recognised before the database is opened, so a mistyped command creates no file.
-            let Some(command) = Command::parse(rest) else {
-                return out.err(Message::new("cli-unknown").arg("command", rest.join(" ")));
-            };
-            // Never creating: a database that vanished is an error, not a new empty one.
-            let db = match crate::open_with(&config.database_url, store::Create::Never).await {
-                Ok(db) => db,
-                Err(e) => {
-                    if let Command::Status(rest) = &command {
-                        return status_unreachable(&out, &config, rest, e);
-                    }
-                    return out.err(e.message());
+        Parsed::Completions(shell) => {
+            return match crate::cli_args::completions(out.lang, &shell) {
+                Some(script) => {
+                    print!("{script}");
+                    0
                 }
+                None => out.err(Message::new("cli-bad-shell").arg("shell", shell)),
             };
-            command.run(&out, &config, &db).await
         }
-    }
-}
-
-/// Every command that works on the database, as typed.
-enum Command<'a> {
-    AdminCreate(&'a str),
-    WorkflowList,
-    InstanceStart(&'a str, &'a [&'a str]),
-    LinkIssue(&'a str, &'a [&'a str]),
-    ConfigGet(&'a str),
-    ConfigSet(&'a str, &'a str),
-    ConfigList,
-    Status(&'a [&'a str]),
-    Cron,
-    KeysRotate,
-}
-
-impl<'a> Command<'a> {
-    fn parse(args: &'a [&'a str]) -> Option<Self> {
-        Some(match args {
-            ["admin", "create", name] => Self::AdminCreate(name),
-            ["workflow", "list"] => Self::WorkflowList,
-            ["instance", "start", workflow, rest @ ..] => Self::InstanceStart(workflow, rest),
-            ["link", "issue", instance, rest @ ..] => Self::LinkIssue(instance, rest),
-            ["config", "get", key] => Self::ConfigGet(key),
-            ["config", "set", key, value] => Self::ConfigSet(key, value),
-            ["config", "list"] => Self::ConfigList,
-            ["status", rest @ ..] => Self::Status(rest),
-            ["cron"] => Self::Cron,
-            ["keys", "rotate"] => Self::KeysRotate,
-            _ => return None,
-        })
-    }
-
-    async fn run(self, out: &Out, config: &Config, db: &Db) -> i32 {
-        let result = match self {
-            Self::AdminCreate(name) => admin_create(out, db, name).await,
-            Self::WorkflowList => workflow_list(db).await,
-            Self::InstanceStart(workflow, rest) => instance_start(out, db, workflow, rest).await,
-            Self::LinkIssue(instance, rest) => link_issue(out, db, instance, rest).await,
-            Self::ConfigGet(key) => config_get(out, db, key).await,
-            Self::ConfigSet(key, value) => config_set(out, db, key, value).await,
-            Self::ConfigList => config_list(db).await,
-            Self::Status(rest) => status(out, config, db, rest).await,
-            Self::Cron => cron(config, db).await,
-            Self::KeysRotate => keys_rotate(out, db).await,
-        };
-        result.unwrap_or_else(|e| out.fail(e))
-    }
-}
-
-/// `--name value` from the rest of a command line.
-fn option<'a>(rest: &[&'a str], name: &str) -> Result<Option<&'a str>, Message> {
-    let mut found = None;
-    let mut i = 0;
-    while i < rest.len() {
-        if rest[i] == name {
-            found =
-                Some(*rest.get(i + 1).ok_or_else(|| {
-                    Message::new("cli-option-value").arg("option", name.to_owned())
-                })?);
-            i += 2;
-        } else if let Some(v) = rest[i].strip_prefix(name).and_then(|v| v.strip_prefix('=')) {
-            found = Some(v);
-            i += 1;
-        } else {
-            i += 1;
+        Parsed::Serve { bind } => return serve(&out, &config, bind.as_deref()).await,
+        Parsed::Init => return init(&out, &config).await,
+        other => other,
+    };
+    // Never creating: a database that vanished is an error, not a new empty one.
+    let db = match crate::open_with(&config.database_url, store::Create::Never).await {
+        Ok(db) => db,
+        Err(e) => {
+            if let Parsed::Status { format } = &command {
+                return status_unreachable(&out, &config, format.as_deref(), e);
+            }
+            return out.err(e.message());
         }
-    }
-    Ok(found)
-}
-
-fn unknown_options(rest: &[&str], known: &[&str]) -> Option<Message> {
-    let mut i = 0;
-    while i < rest.len() {
-        let name = rest[i].split('=').next().unwrap_or("");
-        if !known.contains(&name) {
-            return Some(Message::new("cli-unknown-option").arg("option", rest[i].to_owned()));
+    };
+    let result = match command {
+        Parsed::AdminCreate(name) => admin_create(&out, &db, &name).await,
+        Parsed::WorkflowList => workflow_list(&db).await,
+        Parsed::InstanceStart {
+            workflow,
+            subject,
+            body,
+        } => instance_start(&out, &db, &workflow, subject.as_deref(), body.as_deref()).await,
+        Parsed::LinkIssue {
+            instance,
+            participant,
+            ttl,
+        } => link_issue(&out, &db, &instance, participant.as_deref(), ttl.as_deref()).await,
+        Parsed::ConfigGet(key) => config_get(&out, &db, &key).await,
+        Parsed::ConfigSet(pairs) => {
+            let pairs: Vec<&str> = pairs.iter().map(String::as_str).collect();
+            config_set(&out, &db, &pairs).await
         }
-        i += if rest[i].contains('=') { 1 } else { 2 };
-    }
-    None
+        Parsed::ConfigList => config_list(&db).await,
+        Parsed::Status { format } => status(&out, &config, &db, format.as_deref()).await,
+        Parsed::Cron => cron(&config, &db).await,
+        Parsed::KeysRotate => keys_rotate(&out, &db).await,
+        Parsed::TokenCreate { name, rate, burst } => {
+            token_create(&out, &db, &name, rate.as_deref(), burst.as_deref()).await
+        }
+        Parsed::TokenList => token_list(&out, &db).await,
+        Parsed::TokenRevoke(name) => token_revoke(&out, &db, &name).await,
+        Parsed::IntegratorKeyCreate(name) => integrator_key_create(&out, &db, &name).await,
+        // Answered above, before the database.
+        Parsed::Help(_)
+        | Parsed::Version
+        | Parsed::Completions(_)
+        | Parsed::Serve { .. }
+        | Parsed::Init => Ok(0),
+    };
+    result.unwrap_or_else(|e| out.fail(e))
 }
 
 /// `orchestra init`: creates the database when missing (a SQLite file), applies the
@@ -168,14 +131,8 @@ async fn init(out: &Out, config: &Config) -> i32 {
     }
 }
 
-async fn serve(out: &Out, config: &Config, rest: &[&str]) -> i32 {
-    if let Some(m) = unknown_options(rest, &["--bind"]) {
-        return out.err(m);
-    }
-    let bind = match option(rest, "--bind") {
-        Ok(b) => b.unwrap_or("127.0.0.1:8080"),
-        Err(m) => return out.err(m),
-    };
+async fn serve(out: &Out, config: &Config, bind: Option<&str>) -> i32 {
+    let bind = bind.unwrap_or("127.0.0.1:8080");
     let Ok(addr) = bind.parse::<SocketAddr>() else {
         return out.err(Message::new("cli-bad-address").arg("address", bind.to_owned()));
     };
@@ -200,11 +157,10 @@ async fn serve(out: &Out, config: &Config, rest: &[&str]) -> i32 {
         Ok(l) => l,
         Err(e) => return out.fail(e),
     };
-    let local = listener
-        .local_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_else(|_| bind.to_owned());
-    match setup_url(&state, &local).await {
+    let listener_addr = listener.local_addr().unwrap_or(addr);
+    let local = listener_addr.to_string();
+    let snapshot = state.site.get().await;
+    match setup_url(&db, &snapshot, &local).await {
         Ok(Some(url)) => eprintln!(
             "{}",
             Message::new("cli-setup-url")
@@ -222,7 +178,22 @@ async fn serve(out: &Out, config: &Config, rest: &[&str]) -> i32 {
             .arg("flood", config.flood.name())
             .render(out.lang)
     );
-    let snapshot = state.site.get().await;
+    // Only where a base URL was saved: until then, links are built on the address just bound.
+    if store::settings::get(&db, "orchestra.base_url")
+        .await
+        .ok()
+        .flatten()
+        .is_some()
+        && let Some(base) = base_mismatch(&snapshot.settings.base_url, listener_addr)
+    {
+        eprintln!(
+            "{}",
+            Message::new("cli-base-url-elsewhere")
+                .arg("base_url", base)
+                .arg("address", local.clone())
+                .render(out.lang)
+        );
+    }
     if !crate::guard::FloodGuard::is_counting(&snapshot.settings.interaction_limits()) {
         eprintln!("{}", Message::new("cli-doorway-uncapped").render(out.lang));
     }
@@ -232,23 +203,42 @@ async fn serve(out: &Out, config: &Config, rest: &[&str]) -> i32 {
     }
 }
 
+/// The base URL, when its host or port is not where the server listens: links would lead
+/// elsewhere. A server listening on every address (0.0.0.0, ::) is compared by port alone, and
+/// `localhost` counts as a loopback address.
+fn base_mismatch(base_url: &str, listening: SocketAddr) -> Option<String> {
+    let (scheme, rest) = base_url.split_once("://")?;
+    let authority = rest.split('/').next().unwrap_or("");
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((h, p)) if !p.contains(']') => (h, p.parse::<u16>().ok()?),
+        _ => (authority, if scheme == "https" { 443 } else { 80 }),
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let same_host = listening.ip().is_unspecified()
+        || match host.parse::<std::net::IpAddr>() {
+            Ok(ip) => ip == listening.ip(),
+            Err(_) => host.eq_ignore_ascii_case("localhost") && listening.ip().is_loopback(),
+        };
+    (!same_host || port != listening.port()).then(|| base_url.to_owned())
+}
+
 /// On an empty site, a fresh one-time setup URL (valid a day). Printed, never logged.
 async fn setup_url(
-    state: &crate::http::AppState,
+    db: &Db,
+    snapshot: &crate::site::Snapshot,
     local: &str,
 ) -> Result<Option<String>, sqlx::Error> {
-    if store::admins::count(&state.db).await? > 0 {
+    if store::admins::count(db).await? > 0 {
         return Ok(None);
     }
-    let snapshot = state.site.get().await;
     // Until an administrator sets the base URL, the address just bound is the one that works.
-    let base = match store::settings::get(&state.db, "orchestra.base_url").await? {
+    let base = match store::settings::get(db, "orchestra.base_url").await? {
         Some(_) => snapshot.settings.base_url.clone(),
         None => format!("http://{local}"),
     };
     let token = crate::keys::random_token();
     store::admins::put_setup_token(
-        &state.db,
+        db,
         &snapshot.keys.keyed_hash("setup", &token),
         store::now() + 86_400,
     )
@@ -268,7 +258,7 @@ async fn admin_create(out: &Out, db: &Db, name: &str) -> Result<i32, sqlx::Error
             input.trim_end_matches(['\r', '\n']).to_owned()
         }
     };
-    let errors = crate::http::setup::check_new_admin(name, &password, None);
+    let errors = crate::login::check_new_admin(name, &password, None);
     if let Some((_, m)) = errors.into_iter().next() {
         return Ok(out.err(m));
     }
@@ -304,11 +294,9 @@ async fn instance_start(
     out: &Out,
     db: &Db,
     workflow: &str,
-    rest: &[&str],
+    subject: Option<&str>,
+    body: Option<&str>,
 ) -> Result<i32, sqlx::Error> {
-    if let Some(m) = unknown_options(rest, &["--subject", "--body"]) {
-        return Ok(out.err(m));
-    }
     let row = match workflow.parse::<i64>() {
         Ok(id) => store::workflows::by_id(db, id).await?,
         Err(_) => store::workflows::by_name(db, workflow).await?,
@@ -318,14 +306,9 @@ async fn instance_start(
             out.err(Message::new("cli-workflow-unknown").arg("workflow", workflow.to_owned()))
         );
     };
-    let (subject, body) = match (option(rest, "--subject"), option(rest, "--body")) {
-        (Ok(s), Ok(b)) => (
-            s.map_or_else(|| row.label.clone(), str::to_owned),
-            b.unwrap_or("").to_owned(),
-        ),
-        (Err(m), _) | (_, Err(m)) => return Ok(out.err(m)),
-    };
-    match crate::links::start(db, row.id, &subject, &body).await? {
+    let subject = subject.map_or_else(|| row.label.clone(), str::to_owned);
+    let body = body.unwrap_or("");
+    match crate::links::start(db, row.id, &subject, body).await? {
         Ok(id) => {
             println!("{id}");
             Ok(0)
@@ -340,24 +323,18 @@ async fn instance_start(
     }
 }
 
-async fn link_issue(out: &Out, db: &Db, instance: &str, rest: &[&str]) -> Result<i32, sqlx::Error> {
-    if let Some(m) = unknown_options(rest, &["--participant", "--branch", "--ttl"]) {
-        return Ok(out.err(m));
-    }
+async fn link_issue(
+    out: &Out,
+    db: &Db,
+    instance: &str,
+    participant: Option<&str>,
+    ttl: Option<&str>,
+) -> Result<i32, sqlx::Error> {
     let Ok(instance) = instance.parse::<i64>() else {
         return Ok(out.err(Message::new("link-instance-unknown").arg("id", instance.to_owned())));
     };
     let settings = Settings::load(db).await?;
-    // `--branch` is the name this option had before participants; scripts keep working.
-    let (participant, branch, ttl) = match (
-        option(rest, "--participant"),
-        option(rest, "--branch"),
-        option(rest, "--ttl"),
-    ) {
-        (Ok(p), Ok(b), Ok(t)) => (p, b, t),
-        (Err(m), _, _) | (_, Err(m), _) | (_, _, Err(m)) => return Ok(out.err(m)),
-    };
-    let participant = participant.or(branch).unwrap_or("");
+    let participant = participant.unwrap_or("");
     let ttl = match ttl {
         None => settings.default_link_ttl,
         Some(t) => match crate::time::parse_duration(t) {
@@ -403,31 +380,37 @@ async fn config_get(out: &Out, db: &Db, key: &str) -> Result<i32, sqlx::Error> {
     }
 }
 
-async fn config_set(out: &Out, db: &Db, key: &str, value: &str) -> Result<i32, sqlx::Error> {
-    let Some(key) = KEYS.iter().copied().find(|k| *k == key) else {
-        return Ok(out.err(Message::new("config-unknown-key").arg("key", key.to_owned())));
-    };
-    match Settings::save(db, &[(key, value)]).await? {
+/// Saves one or more `KEY VALUE` pairs in one go: all of them, or none when one is refused.
+async fn config_set(out: &Out, db: &Db, pairs: &[&str]) -> Result<i32, sqlx::Error> {
+    let mut values = Vec::new();
+    for pair in pairs.chunks(2) {
+        let [key, value] = pair else { continue };
+        let Some(key) = KEYS.iter().copied().find(|k| k == key) else {
+            return Ok(out.err(Message::new("config-unknown-key").arg("key", (*key).to_owned())));
+        };
+        values.push((key, *value));
+    }
+    match Settings::save(db, &values).await? {
         Ok(saved) => {
-            eprintln!(
-                "{}",
-                Message::new("config-saved")
-                    .arg("key", key)
-                    .arg("value", saved.get(key).unwrap_or_default())
-                    .render(out.lang)
-            );
+            for (key, _) in &values {
+                eprintln!(
+                    "{}",
+                    Message::new("config-saved")
+                        .arg("key", *key)
+                        .arg("value", saved.get(key).unwrap_or_default())
+                        .render(out.lang)
+                );
+            }
             Ok(0)
         }
         Err(errors) => {
-            let message = errors
-                .into_iter()
-                .next()
-                .map(|e| e.message)
-                .unwrap_or(Message::new("cli-failed"));
+            let Some(error) = errors.into_iter().next() else {
+                return Ok(out.err(Message::new("cli-failed")));
+            };
             Ok(out.err(
                 Message::new("config-refused")
-                    .arg("key", key)
-                    .arg("reason", message.render(out.lang)),
+                    .arg("key", error.key)
+                    .arg("reason", error.message.render(out.lang)),
             ))
         }
     }
@@ -441,14 +424,13 @@ async fn config_list(db: &Db) -> Result<i32, sqlx::Error> {
     Ok(0)
 }
 
-async fn status(out: &Out, config: &Config, db: &Db, rest: &[&str]) -> Result<i32, sqlx::Error> {
-    if let Some(m) = unknown_options(rest, &["--format"]) {
-        return Ok(out.err(m));
-    }
-    let format = match option(rest, "--format") {
-        Ok(f) => f.unwrap_or("text"),
-        Err(m) => return Ok(out.err(m)),
-    };
+async fn status(
+    out: &Out,
+    config: &Config,
+    db: &Db,
+    format: Option<&str>,
+) -> Result<i32, sqlx::Error> {
+    let format = format.unwrap_or("text");
     let report = status::build_with(db, config.flood.name(), environment(config)).await;
     Ok(print_report(out, &report, format))
 }
@@ -462,14 +444,13 @@ fn environment(config: &Config) -> status::Environment {
 
 /// `orchestra status` when the database cannot be opened: the report of what could be
 /// checked, the cause on the database line, and exit 2.
-fn status_unreachable(out: &Out, config: &Config, rest: &[&str], e: store::ConnectError) -> i32 {
-    if let Some(m) = unknown_options(rest, &["--format"]) {
-        return out.err(m);
-    }
-    let format = match option(rest, "--format") {
-        Ok(f) => f.unwrap_or("text"),
-        Err(m) => return out.err(m),
-    };
+fn status_unreachable(
+    out: &Out,
+    config: &Config,
+    format: Option<&str>,
+    e: store::ConnectError,
+) -> i32 {
+    let format = format.unwrap_or("text");
     let backend = store::DatabaseUrl::parse(&config.database_url)
         .map_or(store::Backend::Sqlite, |u| u.backend());
     let report = status::unreachable(backend, e.message(), environment(config));
@@ -495,4 +476,104 @@ async fn keys_rotate(out: &Out, db: &Db) -> Result<i32, sqlx::Error> {
     store::keys::rotate(db).await?;
     eprintln!("{}", Message::new("cli-keys-rotated").render(out.lang));
     Ok(0)
+}
+
+/// A number of the API's bucket, 1 to a million, when given.
+fn bucket_number(out: &Out, option: &str, raw: Option<&str>) -> Result<Option<u32>, i32> {
+    let Some(raw) = raw else { return Ok(None) };
+    match raw.parse::<u32>() {
+        Ok(n) if (1..=1_000_000).contains(&n) => Ok(Some(n)),
+        _ => Err(out.err(
+            Message::new("cli-token-number")
+                .arg("option", option.to_owned())
+                .arg("value", raw.to_owned()),
+        )),
+    }
+}
+
+/// `orchestra token create NAME [--rate N] [--burst N]`: prints the token once, alone.
+async fn token_create(
+    out: &Out,
+    db: &Db,
+    name: &str,
+    rate: Option<&str>,
+    burst: Option<&str>,
+) -> Result<i32, sqlx::Error> {
+    if !crate::http::admin::tokens::valid_name(name) {
+        return Ok(out.err(Message::new("token-name-invalid")));
+    }
+    let (rate, burst) = match (
+        bucket_number(out, "--rate", rate),
+        bucket_number(out, "--burst", burst),
+    ) {
+        (Ok(r), Ok(b)) => (r, b),
+        (Err(code), _) | (_, Err(code)) => return Ok(code),
+    };
+    let keys = store::keys::load(db).await?;
+    match crate::api::create_token(db, &keys, name, rate, burst).await {
+        Ok(Some(text)) => {
+            println!("{text}");
+            eprintln!(
+                "{}",
+                Message::new("cli-token-created")
+                    .arg("name", name.to_owned())
+                    .render(out.lang)
+            );
+            Ok(0)
+        }
+        Ok(None) => Ok(out.err(Message::new("token-name-taken"))),
+        Err(e) => Ok(out.fail(e)),
+    }
+}
+
+async fn token_list(out: &Out, db: &Db) -> Result<i32, sqlx::Error> {
+    let settings = Settings::load(db).await?;
+    let never = Message::new("token-never-used").render(out.lang);
+    for t in store::api::tokens(db).await? {
+        println!(
+            "{}\t{}\t{}\t{}\t{}",
+            t.name,
+            t.rate_per_minute
+                .map_or(settings.api_rate_per_minute as i64, |r| r),
+            t.burst.map_or(settings.api_burst as i64, |b| b),
+            t.last_used_at
+                .map_or_else(|| never.clone(), crate::time::format_utc),
+            if t.revoked_at.is_some() {
+                "revoked"
+            } else {
+                "active"
+            }
+        );
+    }
+    Ok(0)
+}
+
+async fn token_revoke(out: &Out, db: &Db, name: &str) -> Result<i32, sqlx::Error> {
+    match store::api::revoke_token(db, name).await? {
+        Some(_) => {
+            eprintln!(
+                "{}",
+                Message::new("cli-token-revoked")
+                    .arg("name", name.to_owned())
+                    .render(out.lang)
+            );
+            Ok(0)
+        }
+        None => Ok(out.err(Message::new("cli-token-unknown").arg("name", name.to_owned()))),
+    }
+}
+
+/// `orchestra integrator-key create NAME`: a new signing key (replacing NAME's old one),
+/// printed once: the key id, then the secret.
+async fn integrator_key_create(out: &Out, db: &Db, name: &str) -> Result<i32, sqlx::Error> {
+    if !crate::http::admin::tokens::valid_name(name) {
+        return Ok(out.err(Message::new("token-name-invalid")));
+    }
+    match crate::api::create_integrator_key(db, name).await {
+        Ok((key_id, secret)) => {
+            println!("{key_id}\n{secret}");
+            Ok(0)
+        }
+        Err(e) => Ok(out.fail(e)),
+    }
 }

@@ -27,6 +27,66 @@ pub struct Limits {
     pub period: Duration,
 }
 
+/// What a configuration does, with its true reason: the settings page and the status report
+/// both name a state from this, so neither can give a reason the guard does not act on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LimitsState {
+    /// The site-wide switch is off: nothing counts, whatever the limits say.
+    SwitchOff,
+    /// The switch is on but the period is 0.
+    PeriodZero,
+    /// The switch is on and both limits are 0.
+    BothZero,
+    /// Only the per-caller tier counts: a flood of fresh callers is not capped.
+    PerCallerOnly,
+    /// Only the total counts: one caller can spend it all.
+    TotalOnly,
+    /// Both tiers count.
+    Both,
+}
+
+impl LimitsState {
+    pub fn of(limits: &Limits) -> Self {
+        if !limits.enabled {
+            Self::SwitchOff
+        } else if limits.period.is_zero() {
+            Self::PeriodZero
+        } else {
+            match (limits.per_caller > 0, limits.total > 0) {
+                (false, false) => Self::BothZero,
+                (true, false) => Self::PerCallerOnly,
+                (false, true) => Self::TotalOnly,
+                (true, true) => Self::Both,
+            }
+        }
+    }
+
+    pub fn is_counting(self) -> bool {
+        matches!(self, Self::PerCallerOnly | Self::TotalOnly | Self::Both)
+    }
+
+    /// The doorway's message for this state, as the settings page shows it.
+    pub fn message_id(self) -> &'static str {
+        match self {
+            Self::SwitchOff => "limits-state-switch-off",
+            Self::PeriodZero => "limits-state-period-zero",
+            Self::BothZero => "limits-state-not-counting",
+            Self::PerCallerOnly => "limits-state-per-link-only",
+            Self::TotalOnly => "limits-state-total-only",
+            Self::Both => "limits-state-counting",
+        }
+    }
+
+    /// `ok`, `note` or `warning`: the class the page styles it with.
+    pub fn class(self) -> &'static str {
+        match self {
+            Self::Both => "ok",
+            Self::PerCallerOnly | Self::TotalOnly => "note",
+            Self::SwitchOff | Self::PeriodZero | Self::BothZero => "warning",
+        }
+    }
+}
+
 /// Which tier refused a request. Never shown to the caller; logged once per period.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
@@ -76,7 +136,7 @@ impl FloodGuard {
     /// Whether a configuration counts anything at all. The doorway, the status report and the
     /// settings pages all ask this, so they cannot disagree.
     pub fn is_counting(limits: &Limits) -> bool {
-        limits.enabled && (limits.per_caller > 0 || limits.total > 0) && !limits.period.is_zero()
+        LimitsState::of(limits).is_counting()
     }
 
     /// Counts one request of `caller` to `event` and decides whether it may be answered.

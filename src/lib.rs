@@ -12,6 +12,7 @@ pub mod api;
 pub mod bucket;
 pub mod capability;
 pub mod cli;
+pub mod cli_args;
 pub mod config;
 pub mod error;
 pub mod flood;

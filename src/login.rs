@@ -8,6 +8,7 @@
 use std::net::IpAddr;
 
 use crate::guard::{Decision, FloodGuard};
+use crate::i18n::Message;
 use crate::keys::SiteKeys;
 use crate::settings::Settings;
 
@@ -68,4 +69,35 @@ pub fn attempt(
 /// A successful sign-in: the account starts again from zero.
 pub fn succeeded(guard: &FloodGuard, account: &str) {
     guard.flood().clear(ACCOUNT_EVENT, account);
+}
+
+/// Checks a new administrator's name and password; the same rules as `orchestra admin create`.
+pub fn check_new_admin(
+    name: &str,
+    password: &str,
+    confirm: Option<&str>,
+) -> Vec<(String, Message)> {
+    let mut errors = Vec::new();
+    let name_ok = !name.is_empty()
+        && name.chars().count() <= 60
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || "._-@".contains(c));
+    if !name_ok {
+        errors.push(("name".into(), Message::new("admin-name-invalid")));
+    }
+    if password.chars().count() < 10 {
+        errors.push((
+            "password".into(),
+            Message::new("admin-password-short").arg("min", "10"),
+        ));
+    } else if password.len() > 1024 {
+        errors.push(("password".into(), Message::new("admin-password-long")));
+    }
+    if let Some(confirm) = confirm {
+        if confirm != password {
+            errors.push(("confirm".into(), Message::new("admin-password-mismatch")));
+        }
+    }
+    errors
 }

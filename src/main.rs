@@ -11,8 +11,22 @@ async fn main() {
     } else {
         "warn"
     };
-    let filter =
-        EnvFilter::try_from_env("ORCHESTRA_LOG").unwrap_or_else(|_| EnvFilter::new(default));
+    // A filter that does not parse stops the program, as the README says: an operator who
+    // asked for logs should not run without them unawares.
+    let filter = match std::env::var("ORCHESTRA_LOG") {
+        Ok(value) => match EnvFilter::try_new(&value) {
+            Ok(filter) => filter,
+            Err(e) => {
+                let lang = orchestra::i18n::Lang::from_env();
+                let message = orchestra::i18n::Message::new("config-env-log")
+                    .arg("value", value.clone())
+                    .arg("error", e.to_string());
+                eprintln!("{}", message.render(lang));
+                std::process::exit(orchestra::cli::USAGE);
+            }
+        },
+        Err(_) => EnvFilter::new(default),
+    };
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

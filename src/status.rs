@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::guard::FloodGuard;
+use crate::guard::{FloodGuard, LimitsState};
 use crate::i18n::{Lang, Message};
 use crate::settings::Settings;
 use crate::store::{self, Db};
@@ -330,37 +330,46 @@ pub fn proxy_check(env: Environment) -> Check {
 pub fn doorway_check(settings: &Settings, flood_backend: &str) -> Check {
     let limits = settings.interaction_limits();
     let title = Message::new("status-doorway");
-    if FloodGuard::is_counting(&limits) {
-        Check {
-            id: "doorway_limits",
-            title,
-            value: Message::new("status-doorway-on")
+    let fix = doorway_fix(settings);
+    let state = LimitsState::of(&limits);
+    let (severity, description) = match state {
+        LimitsState::Both => (Severity::Ok, Message::new("status-doorway-on-description")),
+        // Counting, but one tier is off: worth knowing, not a warning.
+        LimitsState::PerCallerOnly => (
+            Severity::Note,
+            Message::new("status-doorway-no-total-description").arg("fix", fix),
+        ),
+        LimitsState::TotalOnly => (
+            Severity::Note,
+            Message::new("status-doorway-no-per-link-description").arg("fix", fix),
+        ),
+        LimitsState::SwitchOff => (
+            Severity::Warning,
+            Message::new("status-doorway-off-switch-description").arg("fix", fix),
+        ),
+        LimitsState::BothZero | LimitsState::PeriodZero => (
+            Severity::Warning,
+            Message::new("status-doorway-off-zero-description").arg("fix", fix),
+        ),
+    };
+    let value = match state {
+        LimitsState::Both | LimitsState::PerCallerOnly | LimitsState::TotalOnly => {
+            Message::new("status-doorway-on")
                 .arg("per_link", limits.per_caller.to_string())
                 .arg("total", limits.total.to_string())
                 .arg("period", limits.period.as_secs().to_string())
-                .arg("backend", flood_backend),
-            severity: Severity::Ok,
-            description: Some(Message::new("status-doorway-on-description")),
+                .arg("backend", flood_backend)
         }
-    } else {
-        let (value, description) = if !limits.enabled {
-            (
-                "status-doorway-off-switch",
-                "status-doorway-off-switch-description",
-            )
-        } else {
-            (
-                "status-doorway-off-zero",
-                "status-doorway-off-zero-description",
-            )
-        };
-        Check {
-            id: "doorway_limits",
-            title,
-            value: Message::new(value),
-            severity: Severity::Warning,
-            description: Some(Message::new(description)),
-        }
+        LimitsState::SwitchOff => Message::new("status-doorway-off-switch"),
+        LimitsState::PeriodZero => Message::new("status-doorway-off-period"),
+        LimitsState::BothZero => Message::new("status-doorway-off-zero"),
+    };
+    Check {
+        id: "doorway_limits",
+        title,
+        value,
+        severity,
+        description: Some(description),
     }
 }
 
@@ -428,3 +437,33 @@ pub fn provider_check(settings: &Settings) -> Check {
         },
     }
 }
+
+/// The one `orchestra config set` line that makes the doorway count with both tiers, or ""
+/// when it already does: the switch, then each tier left at 0, then a period of 0.
+pub fn doorway_fix(settings: &Settings) -> String {
+    let limits = settings.interaction_limits();
+    let mut pairs: Vec<String> = Vec::new();
+    if !limits.enabled {
+        pairs.push("orchestra.request_limits.enabled true".into());
+    }
+    if limits.per_caller == 0 {
+        pairs.push(format!(
+            "interaction.limits.per_link {}",
+            crate::workflow::suggested_per_link()
+        ));
+    }
+    if limits.total == 0 {
+        pairs.push(format!("interaction.limits.total {SUGGESTED_TOTAL}"));
+    }
+    if limits.period.is_zero() {
+        pairs.push("orchestra.request_limits.period 60".into());
+    }
+    if pairs.is_empty() {
+        return String::new();
+    }
+    format!("orchestra config set {}", pairs.join(" "))
+}
+
+/// The total the fix suggests: far above a busy day of the seeded examples, low enough that a
+/// flood of fresh links is refused within one period.
+pub const SUGGESTED_TOTAL: u64 = 10000;

@@ -6,3 +6,77 @@ document.addEventListener("click", function (event) {
     field.select();
   }
 });
+
+// The issued link's Copy button: shown only when a script runs (it is hidden in the HTML, so a
+// page without script keeps the selectable field alone). Uses the Clipboard API where the page
+// is allowed to, else selects the text and asks the browser to copy it.
+(function () {
+  function ready(fn) {
+    if (document.readyState === "loading") {
+      document.addEventListener("DOMContentLoaded", fn);
+    } else {
+      fn();
+    }
+  }
+  ready(function () {
+    var buttons = document.querySelectorAll("[data-copy]");
+    Array.prototype.forEach.call(buttons, function (button) {
+      var field = document.getElementById(button.getAttribute("data-copy"));
+      var status = document.getElementById("copy-status");
+      if (!field) {
+        return;
+      }
+      button.hidden = false;
+      function say(text) {
+        if (status) {
+          status.textContent = text;
+        }
+      }
+      button.addEventListener("click", function () {
+        field.focus();
+        field.select();
+        var done = function () { say(button.getAttribute("data-copied")); };
+        var fallback = function () {
+          var ok = false;
+          try { ok = document.execCommand("copy"); } catch (e) { ok = false; }
+          say(ok ? button.getAttribute("data-copied") : button.getAttribute("data-copy-failed"));
+        };
+        if (navigator.clipboard && navigator.clipboard.writeText) {
+          navigator.clipboard.writeText(field.value).then(done, fallback);
+        } else {
+          fallback();
+        }
+      });
+    });
+
+    // The language switch reloads the page: while a form holds typed input, it is held back
+    // with a note instead, so nothing typed is lost.
+    var note = document.getElementById("language-note");
+    var switches = document.querySelectorAll("[data-lang-switch]");
+    var dirty = false;
+    document.addEventListener("input", function (event) {
+      var form = event.target.closest && event.target.closest("form");
+      if (!form || form.classList.contains("logout") || dirty) {
+        return;
+      }
+      dirty = true;
+      Array.prototype.forEach.call(switches, function (a) {
+        a.setAttribute("aria-disabled", "true");
+        a.setAttribute("aria-describedby", "language-note");
+      });
+    });
+    document.addEventListener("submit", function () {
+      dirty = false;
+    });
+    Array.prototype.forEach.call(switches, function (a) {
+      a.addEventListener("click", function (event) {
+        if (dirty) {
+          event.preventDefault();
+          if (note) {
+            note.hidden = false;
+          }
+        }
+      });
+    });
+  });
+})();

@@ -311,6 +311,13 @@ async fn signing_out_ends_the_session() {
 
     assert_eq!(page.status, 303);
     assert_eq!(page.header("location"), Some("/admin/login"));
+    let login = get(&admin, &app, "/admin/login").await;
+    assert_eq!(
+        login.first("p.flash.flash-success[role=status]"),
+        "You are signed out."
+    );
+    let login = get(&admin, &app, "/admin/login").await;
+    assert!(!login.has("p.flash"), "the message is shown once");
     let after = get(&admin, &app, "/admin").await;
     assert_eq!(after.status, 303);
     assert_eq!(
@@ -356,6 +363,18 @@ async fn a_new_workflow_with_a_bad_definition_keeps_the_text_and_shows_the_error
     );
     assert!(!page.has("p.field-error[data-field=name]"));
     assert!(!page.has("p.field-error[data-field=label]"));
+    // Marked as the doorway marks its fields, the error and the help read with the field.
+    assert_eq!(
+        page.attr("textarea#definition", "aria-invalid").as_deref(),
+        Some("true")
+    );
+    assert_eq!(
+        page.attr("textarea#definition", "aria-describedby")
+            .as_deref(),
+        Some("definition-help definition-error")
+    );
+    assert!(page.has("#definition-help") && page.has("p#definition-error.field-error"));
+    assert_eq!(page.attr("input#label", "aria-invalid"), None);
     assert_eq!(workflow_count(&app).await, before);
 }
 
@@ -590,12 +609,26 @@ async fn a_link_issued_from_the_admin_page_is_shown_once_and_works() {
     )
     .await;
 
+    // Post/redirect/get: the POST answers with a redirect whose address holds no link, and
+    // the page it leads to shows the link once, kept out of caches.
+    assert_eq!(issued.status, 303);
+    assert_eq!(issued.location(), page);
+    let issued = get(&admin, &app, &page).await;
     assert_eq!(issued.status, 200);
     assert_eq!(issued.header("cache-control"), Some("no-store"));
+    assert_eq!(
+        issued.first("p.flash.flash-success"),
+        "A link was issued. It is shown below, this once."
+    );
     let url = issued
         .attr("input#issued-url", "value")
         .expect("the URL is shown");
     assert!(url.starts_with(&format!("{}/interaction/l.{id}.finance.", app.base)));
+    assert_eq!(
+        issued.attr("button[data-copy]", "data-copy").as_deref(),
+        Some("issued-url"),
+        "a Copy button names the field it copies"
+    );
     assert_eq!(
         issued.attr("input#issued-url", "readonly").as_deref(),
         Some("")
@@ -618,6 +651,11 @@ async fn a_link_issued_from_the_admin_page_is_shown_once_and_works() {
 
     let again = get(&admin, &app, &page).await;
     assert!(!again.has("input#issued-url"), "the URL is shown once");
+    assert_eq!(
+        events(&app, id).await.len(),
+        2,
+        "reloading the page issues nothing"
+    );
 }
 
 #[tokio::test]
@@ -890,4 +928,121 @@ async fn a_setup_url_is_refused_once_an_administrator_exists_or_when_unknown() {
     app.create_admin().await;
 
     assert_eq!(get(&app.client(), &app, &setup).await.status, 404);
+}
+
+#[tokio::test]
+async fn every_admin_page_has_a_skip_link_breadcrumbs_and_marks_where_it_is() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let id = app.start("contract_review", "Lease renewal").await;
+    let workflow = workflow_id(&app, "contract_review").await;
+    let pages: [(String, &str, Vec<&str>); 8] = [
+        ("/admin".into(), "/admin", vec![]),
+        (
+            "/admin/workflows".into(),
+            "/admin/workflows",
+            vec!["/admin"],
+        ),
+        (
+            format!("/admin/workflows/{workflow}"),
+            "/admin/workflows",
+            vec!["/admin", "/admin/workflows"],
+        ),
+        (
+            format!("/admin/workflows/{workflow}/edit"),
+            "/admin/workflows",
+            vec!["/admin", "/admin/workflows", "/admin/workflows/{w}"],
+        ),
+        (
+            format!("/admin/instances/{id}"),
+            "/admin/instances",
+            vec!["/admin", "/admin/instances"],
+        ),
+        (
+            "/admin/config/orchestra".into(),
+            "/admin/config/orchestra",
+            vec!["/admin"],
+        ),
+        (
+            "/admin/config/orchestra/interaction".into(),
+            "/admin/config/orchestra",
+            vec!["/admin", "/admin/config/orchestra"],
+        ),
+        (
+            "/admin/reports/status".into(),
+            "/admin/reports/status",
+            vec!["/admin"],
+        ),
+    ];
+    for (path, section, crumbs) in pages {
+        let page = get(&admin, &app, &path).await;
+        assert_eq!(page.status, 200, "{path}");
+        assert_eq!(
+            page.attr("a.skip-link", "href").as_deref(),
+            Some("#main"),
+            "{path}"
+        );
+        assert!(page.has("main#main"), "{path}");
+        assert_eq!(
+            page.attr("nav.admin a[aria-current=page]", "href")
+                .as_deref(),
+            Some(section),
+            "{path}"
+        );
+        let hrefs: Vec<String> = scraper::Html::parse_document(&page.body)
+            .select(&scraper::Selector::parse("nav.breadcrumbs li a").unwrap())
+            .filter_map(|a| a.value().attr("href").map(str::to_owned))
+            .collect();
+        let expected: Vec<String> = crumbs
+            .iter()
+            .map(|c| c.replace("{w}", &workflow.to_string()))
+            .collect();
+        assert_eq!(hrefs, expected, "{path}");
+        assert!(
+            !page.first("nav.breadcrumbs [aria-current=page]").is_empty(),
+            "{path}: the page itself is the last crumb"
+        );
+    }
+    for (path, tab) in [
+        ("/admin/config/orchestra", "/admin/config/orchestra"),
+        (
+            "/admin/config/orchestra/interaction",
+            "/admin/config/orchestra/interaction",
+        ),
+    ] {
+        let page = get(&admin, &app, path).await;
+        assert_eq!(page.text("nav.tabs a").len(), 2, "{path}");
+        assert_eq!(
+            page.attr("nav.tabs a[aria-current=page]", "href")
+                .as_deref(),
+            Some(tab),
+            "{path}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_language_switch_keeps_the_query_and_every_page_has_a_favicon() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let page = get(
+        &admin,
+        &app,
+        "/admin/login?destination=%2Fadmin%2Fworkflows&lang=en",
+    )
+    .await;
+    assert_eq!(
+        page.attr("nav.languages a[hreflang=fr]", "href").as_deref(),
+        Some("?destination=%2Fadmin%2Fworkflows&lang=fr")
+    );
+    assert_eq!(
+        page.attr("link[rel=icon]", "href").as_deref(),
+        Some("/favicon.svg")
+    );
+    for path in ["/favicon.svg", "/favicon.ico"] {
+        let icon = get(&app.client(), &app, path).await;
+        assert_eq!(icon.status, 200, "{path}");
+        assert_eq!(icon.header("content-type"), Some("image/svg+xml"));
+        assert!(icon.body.starts_with("<svg"));
+    }
 }

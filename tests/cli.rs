@@ -591,10 +591,10 @@ async fn switching_the_limits_off_keeps_the_numbers() {
 
 // --- status and cron -------------------------------------------------------------------------
 
-const DOORWAY_OFF_EN: &str = "[Warning] Interaction doorway request limits: Nothing caps the doorway: the request limits switch is off.\n    Anyone can make the site check links as fast as they can send requests. Turn on \"Count and limit requests\" in Settings › Request limits (/admin/config/orchestra) and set the limits in Interaction settings (/admin/config/orchestra/interaction), or: orchestra config set orchestra.request_limits.enabled true\n";
-const DOORWAY_OFF_FR: &str = "[Avertissement] Limites de requêtes de la porte d'interaction : Rien ne limite la porte : l'interrupteur des limites de requêtes est éteint.\n    N'importe qui peut faire vérifier des liens au site aussi vite qu'il envoie des requêtes. Activez « Compter et limiter les requêtes » dans Réglages › Limites de requêtes (/admin/config/orchestra) et réglez les limites dans Réglages d'interaction (/admin/config/orchestra/interaction), ou : orchestra config set orchestra.request_limits.enabled true\n";
-const DOORWAY_ZERO_EN: &str = "[Warning] Interaction doorway request limits: Nothing caps the doorway: both limits are 0.\n    The switch is on, but a limit of 0 turns its tier off. Set requests per link and in total in Interaction settings (/admin/config/orchestra/interaction), or: orchestra config set interaction.limits.per_link 30\n";
-const DOORWAY_ZERO_FR: &str = "[Avertissement] Limites de requêtes de la porte d'interaction : Rien ne limite la porte : les deux limites valent 0.\n    L'interrupteur est allumé, mais une limite de 0 désactive son palier. Réglez les requêtes par lien et au total dans Réglages d'interaction (/admin/config/orchestra/interaction), ou : orchestra config set interaction.limits.per_link 30\n";
+const DOORWAY_OFF_EN: &str = "[Warning] Interaction doorway request limits: Nothing caps the doorway: the request limits switch is off.\n    Anyone can make the site check links as fast as they can send requests. Turn on \"Count and limit requests\" in Settings › Request limits and set both limits in Interaction settings, or run: orchestra config set orchestra.request_limits.enabled true interaction.limits.per_link 12 interaction.limits.total 10000\n";
+const DOORWAY_OFF_FR: &str = "[Avertissement] Limites de requêtes de la porte d'interaction : Rien ne limite la porte : l'interrupteur des limites de requêtes est éteint.\n    N'importe qui peut faire vérifier des liens au site aussi vite qu'il envoie des requêtes. Activez « Compter et limiter les requêtes » dans Réglages › Limites de requêtes et réglez les deux limites dans Réglages d'interaction, ou lancez : orchestra config set orchestra.request_limits.enabled true interaction.limits.per_link 12 interaction.limits.total 10000\n";
+const DOORWAY_ZERO_EN: &str = "[Warning] Interaction doorway request limits: Nothing caps the doorway: both limits are 0.\n    The switch is on, but a limit of 0 turns its tier off. Set requests per link and in total in Interaction settings, or run: orchestra config set interaction.limits.per_link 12 interaction.limits.total 10000\n";
+const DOORWAY_ZERO_FR: &str = "[Avertissement] Limites de requêtes de la porte d'interaction : Rien ne limite la porte : les deux limites valent 0.\n    L'interrupteur est allumé, mais une limite de 0 désactive son palier. Réglez les requêtes par lien et au total dans Réglages d'interaction, ou lancez : orchestra config set interaction.limits.per_link 12 interaction.limits.total 10000\n";
 const DOORWAY_ON_EN: &str = "[OK] Interaction doorway request limits: 30 per link, 5000 in total, per 600 seconds (flood store: sql)\n    Every request to the doorway is counted before any work; a refused request gets a plain 429.\n";
 
 const PROVIDER_EN: &str = "[OK] Payment provider: Test provider (no money moves)\n    Payments go through the built-in test provider. Turn it off with: orchestra config set orchestra.test_provider false\n";
@@ -793,7 +793,9 @@ async fn status_as_json_carries_the_same_checks_and_exit_status() {
         report["severity"], "note",
         "the notices' note, which exits 0"
     );
-    assert_eq!(report["checks"][6]["severity"], "ok");
+    // A per-link limit without a total is a note (issue 11): a flood of fresh links is not
+    // capped, and a note exits 0.
+    assert_eq!(report["checks"][6]["severity"], "note");
     assert_eq!(
         report["checks"][6]["value"],
         "30 per link, no total limit, per 3600 seconds (flood store: sql)"
@@ -1007,15 +1009,43 @@ async fn help_and_version_need_no_database() {
     );
     for command in [
         "serve",
-        "admin create",
-        "link issue",
-        "config get",
+        "init",
+        "admin",
+        "workflow",
+        "instance",
+        "link",
+        "config",
         "status",
         "cron",
-        "keys rotate",
+        "keys",
+        "completions",
     ] {
-        assert!(help.stdout.contains(command), "help misses {command}");
+        assert!(
+            help.stdout.contains(&format!("\n  {command} ")),
+            "help misses {command}"
+        );
     }
+    assert_eq!(cli.run(&["--help"]).stdout, help.stdout);
+    // Each command's own help, aligned by clap, in the operator's language.
+    let link = cli.run(&["link", "issue", "--help"]);
+    assert_eq!(link.code, 0);
+    assert!(
+        link.stdout
+            .contains("Usage: orchestra link issue [OPTIONS] <INSTANCE>"),
+        "{}",
+        link.stdout
+    );
+    assert!(
+        link.stdout
+            .contains("      --ttl <DURATION>      How long the link works")
+    );
+    let french = cli.run_fr(&["link", "issue", "--help"]);
+    assert!(
+        french
+            .stdout
+            .starts_with("Émet un lien ; affiche son URL\n")
+    );
+    assert!(french.stdout.contains("Utilisation : orchestra link issue"));
     cli.run(&["--version"])
         .expect(0, &format!("orchestra {}\n", env!("CARGO_PKG_VERSION")), "");
     assert_eq!(std::fs::read_dir(cli.dir.path()).unwrap().count(), 0);
@@ -1211,4 +1241,202 @@ async fn serve_on_a_fresh_directory_makes_the_database_and_prints_a_setup_url() 
         3,
         "examples seeded"
     );
+}
+
+#[tokio::test]
+async fn the_one_line_fix_the_status_report_prints_clears_the_shipped_warning() {
+    let cli = cli().await;
+    let doorway = |stdout: &str| -> Vec<String> {
+        let mut lines = stdout
+            .lines()
+            .skip_while(|l| !l.contains("doorway request limits"));
+        lines.by_ref().take(2).map(str::to_owned).collect()
+    };
+    let before = doorway(&cli.run(&["status"]).stdout);
+    assert!(before[0].starts_with("[Warning]"), "{before:?}");
+    let fix = before[1]
+        .split("or run: ")
+        .nth(1)
+        .expect("the description ends with the fix");
+    let words: Vec<&str> = fix.split(' ').collect();
+    assert_eq!(&words[..3], ["orchestra", "config", "set"]);
+    assert_eq!(cli.run(&words[1..]).code, 0);
+    let after = doorway(&cli.run(&["status"]).stdout);
+    assert!(after[0].starts_with("[OK]"), "{after:?}");
+    assert!(
+        after[0].contains("12 per link, 10000 in total"),
+        "{after:?}"
+    );
+}
+
+#[tokio::test]
+async fn config_set_saves_several_pairs_together_or_none() {
+    let cli = cli().await;
+    let run = cli.run(&[
+        "config",
+        "set",
+        "interaction.limits.per_link",
+        "7",
+        "interaction.limits.total",
+        "ten",
+    ]);
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert_eq!(cli.get("interaction.limits.per_link"), "0", "nothing saved");
+    let run = cli.run(&[
+        "config",
+        "set",
+        "interaction.limits.per_link",
+        "7",
+        "interaction.limits.total",
+        "70",
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        run.stderr,
+        "interaction.limits.per_link is now 7.\ninteraction.limits.total is now 70.\n"
+    );
+    assert_eq!(cli.get("interaction.limits.total"), "70");
+}
+
+#[tokio::test]
+async fn an_invalid_orchestra_log_stops_the_program_with_exit_2() {
+    let cli = cli().await;
+    let run = cli.run_with(
+        &["workflow", "list"],
+        &[("ORCHESTRA_LOG", "orchestra=loud")],
+        None,
+    );
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr
+            .starts_with("ORCHESTRA_LOG must be a tracing filter such as \"info\" or \"orchestra=debug,sqlx=warn\", not \"orchestra=loud\""),
+        "{run:#?}"
+    );
+    let run = cli.run_with(
+        &["workflow", "list"],
+        &[("ORCHESTRA_LOG", "orchestra=debug,sqlx=warn")],
+        None,
+    );
+    assert_eq!(run.code, 0, "{run:#?}");
+}
+
+#[tokio::test]
+async fn serve_warns_when_the_base_url_is_not_where_it_listens() {
+    let cli = cli().await;
+    cli.run(&["config", "set", "orchestra.base_url", "http://127.0.0.1:1"])
+        .expect(0, "", "orchestra.base_url is now http://127.0.0.1:1.\n");
+    let mut child = cli
+        .command(&["serve", "--bind", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut said = Vec::new();
+    let warning = loop {
+        let line = lines.next().expect("serve said nothing").unwrap();
+        said.push(line.clone());
+        if line.starts_with("Warning: the base URL") || line.starts_with("Warning: nothing caps") {
+            break line;
+        }
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let address = said
+        .iter()
+        .find_map(|l| l.strip_prefix("Orchestra is listening on http://"))
+        .and_then(|l| l.split(' ').next())
+        .expect("the address")
+        .to_owned();
+    assert_eq!(
+        warning,
+        format!(
+            "Warning: the base URL http://127.0.0.1:1 is not where this server listens ({address}): links issued now lead there. Change it with: orchestra config set orchestra.base_url URL (or ignore this behind a proxy that forwards it here)."
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_missing_or_repeated_argument_is_a_clear_error_with_exit_2() {
+    let cli = cli().await;
+    cli.run(&["link", "issue"]).expect(
+        2,
+        "",
+        "Missing INSTANCE. Run the command with --help to see how it is used.\n",
+    );
+    cli.run_fr(&["link", "issue"]).expect(
+        2,
+        "",
+        "Il manque INSTANCE. Lancez la commande avec --help pour voir comment l'utiliser.\n",
+    );
+    cli.run(&["link", "issue", "1", "--branch", "a", "--branch", "b"])
+        .expect(2, "", "The option --participant is given more than once.\n");
+    cli.run(&["link", "issue", "1", "--participant", "a", "--branch", "b"])
+        .expect(2, "", "The option --participant is given more than once.\n");
+    cli.run(&["config", "set", "orchestra.site_name"]).expect(
+        2,
+        "",
+        "Give each setting as a KEY VALUE pair.\n",
+    );
+    cli.run(&["config", "set", "a", "b", "c"]).expect(
+        2,
+        "",
+        "Give each setting as a KEY VALUE pair.\n",
+    );
+}
+
+#[tokio::test]
+async fn completions_for_bash_come_from_the_same_grammar() {
+    let cli = cli().await;
+    let run = cli.run(&["completions", "bash"]);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
+    assert!(run.stdout.contains("_orchestra()"), "{}", run.stdout);
+    assert!(run.stdout.contains("--participant"));
+    assert!(run.stdout.contains("complete -F _orchestra"));
+    cli.run(&["completions", "tcsh"]).expect(
+        2,
+        "",
+        "Unknown shell: tcsh (bash, zsh, fish, elvish or powershell).\n",
+    );
+}
+
+#[tokio::test]
+async fn api_tokens_are_created_once_listed_and_revoked_with_their_exit_codes() {
+    let cli = cli().await;
+    let made = cli.run(&["token", "create", "crm", "--rate", "120", "--burst", "30"]);
+    assert_eq!(made.code, 0, "{made:#?}");
+    let token = made.line().to_owned();
+    assert!(token.starts_with("orch_") && token.len() == 69, "{token}");
+    assert_eq!(
+        made.stderr,
+        "Token crm created: it is printed above, this once.\n"
+    );
+    cli.run(&["token", "create", "crm"])
+        .expect(2, "", "A token already has this name.\n");
+    cli.run(&["token", "create", "crm2", "--rate", "0"]).expect(
+        2,
+        "",
+        "--rate takes a whole number from 1 to 1000000, not \"0\".\n",
+    );
+    cli.run(&["token", "create", "Bad Name"]).expect(
+        2,
+        "",
+        "Use 1 to 64 lower-case letters, digits, - or _.\n",
+    );
+    let list = cli.run(&["token", "list"]);
+    assert_eq!(list.stdout, "crm\t120\t30\tNever\tactive\n");
+    assert!(
+        !list.stdout.contains(&token[5..]),
+        "the text is never printed again"
+    );
+    cli.run(&["token", "revoke", "crm"])
+        .expect(0, "", "Token crm revoked.\n");
+    cli.run(&["token", "revoke", "crm"])
+        .expect(2, "", "No live token named crm.\n");
+    let key = cli.run(&["integrator-key", "create", "acme"]);
+    assert_eq!(key.code, 0);
+    let lines: Vec<&str> = key.stdout.lines().collect();
+    assert!(lines.len() == 2 && lines[0].starts_with("ik_") && lines[1].len() == 64);
+    assert_eq!(cli.run(&["token", "create"]).code, 2, "a missing name");
 }

@@ -491,6 +491,9 @@ async fn the_test_provider_round_trip_records_the_payment_and_completes() {
     );
     assert_eq!(provider.first("strong.amount"), "49.90 EUR");
     assert!(provider.has("form button#pay") && provider.has("form button#cancel"));
+    // The amount as the visitor's language writes it.
+    let french = get(&app.client(), &app, &format!("{step}?lang=fr")).await;
+    assert_eq!(french.first("strong.amount"), "49,90 EUR");
     let handle = step.strip_prefix("/test-provider/").unwrap();
 
     let back = press(&app, &step, "paid").await;

@@ -599,8 +599,29 @@ async fn the_status_report_warns_while_nothing_caps_the_doorway_in_both_language
     assert_eq!(class, "severity-warning");
     assert!(value.contains("switch is off"), "{value}");
     assert!(
-        description.contains("/admin/config/orchestra"),
+        description.contains("orchestra config set orchestra.request_limits.enabled true"),
         "{description}"
+    );
+    let shown = page("en").await;
+    assert_eq!(
+        common::select_attr(&shown, "#check-doorway_limits .fix a", "href").as_deref(),
+        Some("/admin/config/orchestra/interaction"),
+        "the fix is a link to the form"
+    );
+    assert_eq!(
+        common::select_text(&shown, "#status-summary").join(""),
+        "0 errors, 2 warnings, 1 note"
+    );
+    let order: Vec<String> = common::select_text(&shown, "table.status td.severity");
+    let rank = |s: &str| match s {
+        "Error" => 0,
+        "Warning" => 1,
+        "Note" => 2,
+        _ => 3,
+    };
+    assert!(
+        order.windows(2).all(|w| rank(&w[0]) <= rank(&w[1])),
+        "errors, then warnings, then notes, then OK: {order:?}"
     );
     let (class, value_fr, _) = check(&page("fr").await);
     assert_eq!(class, "severity-warning");
@@ -611,6 +632,14 @@ async fn the_status_report_warns_while_nothing_caps_the_doorway_in_both_language
     let (class, value, _) = check(&page("en").await);
     assert_eq!(class, "severity-warning");
     assert!(value.contains("both limits are 0"), "{value}");
+    // A per-link limit without a total is a note: a flood of fresh links is not capped.
+    limits(&app, 30, 0, 3600).await;
+    let (class, _, description) = check(&page("en").await);
+    assert_eq!(class, "severity-note");
+    assert!(
+        description.contains("a flood of fresh links is not capped"),
+        "{description}"
+    );
     limits(&app, 30, 5000, 3600).await;
     let (class, value, _) = check(&page("en").await);
     assert_eq!(class, "severity-ok");
@@ -697,6 +726,27 @@ async fn the_limits_forms_refuse_bad_numbers_in_both_languages_and_save_nothing(
         common::select_text(&page, ".limits-state.warning").len(),
         1,
         "no warning that nothing counts"
+    );
+    // The Request limits section gives the true reason: the switch, not the numbers.
+    let page = admin
+        .get(app.url("/admin/config/orchestra?lang=en"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let state = common::select_text(&page, "#limits-state").join("");
+    assert!(state.contains("the switch is off"), "{state}");
+    assert!(!state.contains("both limits are 0"), "{state}");
+    assert_eq!(
+        common::select_text(&page, "#limits-fix").join(""),
+        "orchestra config set orchestra.request_limits.enabled true"
+    );
+    let help = common::select_text(&page, "#requests-per-visit").join("");
+    assert!(
+        help.contains("4 requests") && help.contains("12 per link"),
+        "{help}"
     );
 }
 

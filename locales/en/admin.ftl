@@ -108,7 +108,7 @@ settings-limits-period-help = The rolling window every limit is counted over, fr
 settings-interaction-link = Set the interaction doorway's limits
 settings-saved = The settings were saved.
 limits-state-counting = The doorway's requests are being counted and limited.
-limits-state-not-counting = Nothing caps the interaction doorway: both limits are 0.
+limits-state-not-counting = Nothing caps the interaction doorway: the switch is on, but both limits are 0.
 interaction-title = Interaction settings
 interaction-intro = Limits on the interaction doorway, the address that answers capability links without knowing who is calling. Every request is counted before any work is done, good link or not.
 interaction-per-link = Requests per link
@@ -146,9 +146,9 @@ status-doorway-on = { $per_link ->
   }, per { $period } seconds (flood store: { $backend })
 status-doorway-on-description = Every request to the doorway is counted before any work; a refused request gets a plain 429.
 status-doorway-off-switch = Nothing caps the doorway: the request limits switch is off.
-status-doorway-off-switch-description = Anyone can make the site check links as fast as they can send requests. Turn on "Count and limit requests" in Settings › Request limits (/admin/config/orchestra) and set the limits in Interaction settings (/admin/config/orchestra/interaction), or: orchestra config set orchestra.request_limits.enabled true
+status-doorway-off-switch-description = Anyone can make the site check links as fast as they can send requests. Turn on "Count and limit requests" in Settings › Request limits and set both limits in Interaction settings, or run: { $fix }
 status-doorway-off-zero = Nothing caps the doorway: both limits are 0.
-status-doorway-off-zero-description = The switch is on, but a limit of 0 turns its tier off. Set requests per link and in total in Interaction settings (/admin/config/orchestra/interaction), or: orchestra config set interaction.limits.per_link 30
+status-doorway-off-zero-description = The switch is on, but a limit of 0 turns its tier off. Set requests per link and in total in Interaction settings, or run: { $fix }
 
 status-line = [{ $severity }] { $title }: { $value }
 
@@ -285,3 +285,29 @@ token-rate-help = Leave empty for the site's default (Settings › Request limit
 token-burst-help = The most requests at once. Leave empty for the site's default.
 token-default-note = * the site's default.
 nav-api-tokens = API tokens
+instance-link-issued-flash = A link was issued. It is shown below, this once.
+settings-tabs-label = Settings sections
+status-doorway-off-period = Nothing caps the doorway: the period is 0 seconds.
+status-doorway-no-total-description = Each link is capped, but there is no total: a flood of fresh links is not capped. Set a total in Interaction settings, or run: { $fix }
+status-doorway-no-per-link-description = Only the total is capped: one link can spend it all and lock everyone out until the period rolls on. Set a per-link limit in Interaction settings, or run: { $fix }
+limits-state-switch-off = Nothing caps the interaction doorway: the switch is off, so the limits are kept but nothing is counted.
+limits-state-period-zero = Nothing caps the interaction doorway: the period is 0 seconds.
+limits-state-per-link-only = Each link is capped, but the total is off: a flood of fresh links is not capped.
+limits-state-total-only = The total is capped, but not each link: one link can spend the whole total.
+limits-fix-intro = To count with both limits, run:
+limits-requests-help = One visit on one link takes two requests per step: the page, then the answer. A form then a payment on one link is 4 requests (show the form, send it, show the payment step, Pay now); the payment provider's return trip comes back on its own handle, counted apart. A per-link limit below 4 refuses Pay now; the example workflows suggest { $suggested } per link, room for reloads and a second try.
+status-summary = { $errors ->
+    [one] { $errors } error
+   *[other] { $errors } errors
+  }, { $warnings ->
+    [one] { $warnings } warning
+   *[other] { $warnings } warnings
+  }, { $notes ->
+    [one] { $notes } note
+   *[other] { $notes } notes
+  }
+status-fix-link = Fix it in { $form }
+status-form-settings = Orchestra settings
+status-form-interaction = Interaction settings
+status-form-login = Settings › Sign-in limits
+dashboard-see-check = Open { $title } in the status report

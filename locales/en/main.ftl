@@ -40,25 +40,6 @@ state-active = In progress
 state-complete = Complete
 state-rejected = Rejected
 
-cli-usage =
-    Orchestra: workflows answered through signed links.
-
-    Usage: orchestra COMMAND
-
-    Commands:
-      serve [--bind ADDR]                                  run the web server (default 127.0.0.1:8080)
-      init                                                 create the database (a SQLite file) if missing, and migrate it
-      admin create NAME                                    create an administrator (password from ORCHESTRA_ADMIN_PASSWORD or standard input)
-      workflow list                                        list workflows: id, name, label, steps
-      instance start WORKFLOW [--subject TITLE] [--body TEXT]   start an instance; prints its id
-      link issue INSTANCE [--participant NAME] [--ttl DURATION] issue a link; prints its URL (DURATION: 3600, 30m, 12h, 7d)
-      config get KEY | config set KEY VALUE | config list  read and change settings
-      status [--format text|json]                          the status report; exits 0 OK, 1 warning, 2 error
-      cron                                                 periodic maintenance
-      keys rotate                                          new site keys: every outstanding link stops working
-
-    Environment: ORCHESTRA_DATABASE_URL (default sqlite:orchestra.db), ORCHESTRA_FLOOD (sql or memory),
-    ORCHESTRA_LOG, ORCHESTRA_LANG, ORCHESTRA_TRUSTED_PROXIES.
 cli-unknown = Unknown command: { $command }. Run "orchestra help" for the list.
 cli-unknown-option = Unknown option: { $option }
 cli-option-value = The option { $option } needs a value.
@@ -114,3 +95,74 @@ api-bad-json = The body is not the JSON this call takes.
 api-workflow-missing = Name the workflow by its machine name.
 api-running-cap = This token has { $cap } running instances already, its cap. Let some end first.
 api-link-cap = This instance has had { $cap } links issued in the last 24 hours, its cap.
+skip-to-content = Skip to the content
+breadcrumbs-label = You are here
+crumb-workflow = Workflow #{ $id }
+crumb-instance = Instance #{ $id }
+language-switch-held = This form holds what you typed: send it, or reload the page, before you switch language.
+copy-button = Copy
+copy-done = The link is copied.
+copy-failed = Copying failed: select the link and copy it yourself.
+signed-out = You are signed out.
+config-env-log = ORCHESTRA_LOG must be a tracing filter such as "info" or "orchestra=debug,sqlx=warn", not "{ $value }" ({ $error }).
+cli-base-url-elsewhere = Warning: the base URL { $base_url } is not where this server listens ({ $address }): links issued now lead there. Change it with: orchestra config set orchestra.base_url URL (or ignore this behind a proxy that forwards it here).
+cli-about = Orchestra: workflows answered through signed links.
+cli-after-help = Run "orchestra COMMAND --help" for a command's own options. Environment: ORCHESTRA_DATABASE_URL (default sqlite:orchestra.db), ORCHESTRA_FLOOD (sql or memory), ORCHESTRA_LOG, ORCHESTRA_LANG, ORCHESTRA_TRUSTED_PROXIES.
+cli-heading-usage = Usage:
+cli-heading-commands = Commands
+cli-heading-options = Options
+cli-value-command = COMMAND
+cli-help-flag = Show this help
+cli-version-flag = Show the version
+cli-about-serve = Run the web server
+cli-arg-bind = The address to listen on (default 127.0.0.1:8080)
+cli-about-init = Create the database (a SQLite file) if missing, and migrate it
+cli-about-admin = Administrators: admin create NAME
+cli-about-admin-create = Create an administrator (password from ORCHESTRA_ADMIN_PASSWORD or standard input)
+cli-arg-admin-name = The administrator's name
+cli-about-workflow = Workflows: workflow list
+cli-about-workflow-list = List workflows: id, name, label, steps
+cli-about-instance = Instances: instance start WORKFLOW
+cli-about-instance-start = Start an instance; prints its id
+cli-arg-workflow = The workflow's name or id
+cli-arg-subject = The subject's title (default: the workflow's label)
+cli-arg-body = The subject's text
+cli-about-link = Links: link issue INSTANCE --participant NAME
+cli-about-link-issue = Issue a link; prints its URL
+cli-arg-instance = The instance's id
+cli-arg-participant = Who the link is for (--branch is the same option)
+cli-arg-ttl = How long the link works: 3600, 30m, 12h, 7d
+cli-about-config = Settings: config get KEY, config set KEY VALUE…, config list
+cli-about-config-get = Print one setting
+cli-about-config-set = Change settings; several pairs are saved together or not at all
+cli-about-config-list = Print every setting
+cli-arg-key = The setting's key (see config list)
+cli-arg-pairs = A key and its value, as many pairs as you like
+cli-about-status = The status report; exits 0 OK, 1 warning, 2 error
+cli-arg-format = text or json
+cli-about-cron = Periodic maintenance
+cli-about-keys = Site keys: keys rotate
+cli-about-keys-rotate = New site keys: every outstanding link stops working
+cli-about-completions = Print a shell completion script (bash, zsh, fish, elvish, powershell)
+cli-arg-shell = The shell
+cli-about-help = Show this help
+cli-about-version = Show the version
+cli-missing-argument = Missing { $argument }. Run the command with --help to see how it is used.
+cli-repeated-option = The option { $option } is given more than once.
+cli-config-pairs = Give each setting as a KEY VALUE pair.
+cli-bad-shell = Unknown shell: { $shell } (bash, zsh, fish, elvish or powershell).
+cli-heading-arguments = Arguments
+cli-about-token = API tokens: token create NAME, token list, token revoke NAME
+cli-about-token-create = Create an API token; prints it once
+cli-arg-token-name = The token's name (lower-case letters, digits, - and _)
+cli-arg-token-rate = Requests refilled per minute (default: the site's)
+cli-arg-token-burst = The most requests at once (default: the site's)
+cli-about-token-list = List API tokens: name, rate, burst, last use, state
+cli-about-token-revoke = Revoke an API token
+cli-about-integrator-key = Integrator signing keys: integrator-key create NAME
+cli-about-integrator-key-create = Make (or replace) an integrator's signing key; prints the key id and the secret once
+cli-arg-integrator-name = The integrator's name
+cli-token-number = { $option } takes a whole number from 1 to 1000000, not "{ $value }".
+cli-token-created = Token { $name } created: it is printed above, this once.
+cli-token-revoked = Token { $name } revoked.
+cli-token-unknown = No live token named { $name }.

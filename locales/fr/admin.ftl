@@ -108,7 +108,7 @@ settings-limits-period-help = La fenêtre glissante sur laquelle chaque limite e
 settings-interaction-link = Régler les limites de la porte d'interaction
 settings-saved = Les réglages ont été enregistrés.
 limits-state-counting = Les requêtes de la porte sont comptées et limitées.
-limits-state-not-counting = Rien ne limite la porte d'interaction : les deux limites valent 0.
+limits-state-not-counting = Rien ne limite la porte d'interaction : l'interrupteur est allumé, mais les deux limites valent 0.
 interaction-title = Réglages d'interaction
 interaction-intro = Les limites de la porte d'interaction, l'adresse qui répond aux liens de capacité sans savoir qui appelle. Chaque requête est comptée avant tout travail, que le lien soit bon ou non.
 interaction-per-link = Requêtes par lien
@@ -146,9 +146,9 @@ status-doorway-on = { $per_link ->
   }, par période de { $period } secondes (compteur : { $backend })
 status-doorway-on-description = Chaque requête vers la porte est comptée avant tout travail ; une requête refusée reçoit une simple réponse 429.
 status-doorway-off-switch = Rien ne limite la porte : l'interrupteur des limites de requêtes est éteint.
-status-doorway-off-switch-description = N'importe qui peut faire vérifier des liens au site aussi vite qu'il envoie des requêtes. Activez « Compter et limiter les requêtes » dans Réglages › Limites de requêtes (/admin/config/orchestra) et réglez les limites dans Réglages d'interaction (/admin/config/orchestra/interaction), ou : orchestra config set orchestra.request_limits.enabled true
+status-doorway-off-switch-description = N'importe qui peut faire vérifier des liens au site aussi vite qu'il envoie des requêtes. Activez « Compter et limiter les requêtes » dans Réglages › Limites de requêtes et réglez les deux limites dans Réglages d'interaction, ou lancez : { $fix }
 status-doorway-off-zero = Rien ne limite la porte : les deux limites valent 0.
-status-doorway-off-zero-description = L'interrupteur est allumé, mais une limite de 0 désactive son palier. Réglez les requêtes par lien et au total dans Réglages d'interaction (/admin/config/orchestra/interaction), ou : orchestra config set interaction.limits.per_link 30
+status-doorway-off-zero-description = L'interrupteur est allumé, mais une limite de 0 désactive son palier. Réglez les requêtes par lien et au total dans Réglages d'interaction, ou lancez : { $fix }
 
 status-line = [{ $severity }] { $title } : { $value }
 
@@ -285,3 +285,29 @@ token-rate-help = Laissez vide pour la valeur par défaut du site (Paramètres �
 token-burst-help = Le plus de requêtes à la fois. Laissez vide pour la valeur par défaut du site.
 token-default-note = * la valeur par défaut du site.
 nav-api-tokens = Jetons d'API
+instance-link-issued-flash = Un lien a été émis. Il est affiché ci-dessous, cette fois seulement.
+settings-tabs-label = Sections des réglages
+status-doorway-off-period = Rien ne limite la porte : la période vaut 0 seconde.
+status-doorway-no-total-description = Chaque lien est limité, mais il n'y a pas de total : un afflux de liens neufs n'est pas limité. Réglez un total dans Réglages d'interaction, ou lancez : { $fix }
+status-doorway-no-per-link-description = Seul le total est limité : un seul lien peut l'épuiser et bloquer tout le monde jusqu'à la fin de la période. Réglez une limite par lien dans Réglages d'interaction, ou lancez : { $fix }
+limits-state-switch-off = Rien ne limite la porte d'interaction : l'interrupteur est éteint, les limites sont gardées mais rien n'est compté.
+limits-state-period-zero = Rien ne limite la porte d'interaction : la période vaut 0 seconde.
+limits-state-per-link-only = Chaque lien est limité, mais le total est désactivé : un afflux de liens neufs n'est pas limité.
+limits-state-total-only = Le total est limité, mais pas chaque lien : un seul lien peut épuiser tout le total.
+limits-fix-intro = Pour compter avec les deux limites, lancez :
+limits-requests-help = Une visite sur un lien prend deux requêtes par étape : la page, puis la réponse. Un formulaire puis un paiement sur un lien font 4 requêtes (afficher le formulaire, l'envoyer, afficher l'étape de paiement, Payer) ; le retour du prestataire de paiement revient sur son propre identifiant, compté à part. Une limite par lien inférieure à 4 refuse Payer ; les processus d'exemple suggèrent { $suggested } par lien, de quoi recharger et réessayer.
+status-summary = { $errors ->
+    [one] { $errors } erreur
+   *[other] { $errors } erreurs
+  }, { $warnings ->
+    [one] { $warnings } avertissement
+   *[other] { $warnings } avertissements
+  }, { $notes ->
+    [one] { $notes } note
+   *[other] { $notes } notes
+  }
+status-fix-link = Corriger dans { $form }
+status-form-settings = Réglages d'Orchestra
+status-form-interaction = Réglages d'interaction
+status-form-login = Réglages › Limites de connexion
+dashboard-see-check = Ouvrir { $title } dans le rapport d'état

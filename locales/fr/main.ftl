@@ -40,25 +40,6 @@ state-active = En cours
 state-complete = Terminée
 state-rejected = Refusée
 
-cli-usage =
-    Orchestra : des processus auxquels on répond par des liens signés.
-
-    Usage : orchestra COMMANDE
-
-    Commandes :
-      serve [--bind ADRESSE]                               lance le serveur web (par défaut 127.0.0.1:8080)
-      init                                                 crée la base de données (un fichier SQLite) si elle manque, et la migre
-      admin create NOM                                     crée un administrateur (mot de passe dans ORCHESTRA_ADMIN_PASSWORD ou sur l'entrée standard)
-      workflow list                                        liste les processus : id, nom, libellé, étapes
-      instance start PROCESSUS [--subject TITRE] [--body TEXTE]   démarre une instance ; affiche son id
-      link issue INSTANCE [--participant NOM] [--ttl DURÉE] émet un lien ; affiche son URL (DURÉE : 3600, 30m, 12h, 7d)
-      config get CLÉ | config set CLÉ VALEUR | config list lit et modifie les réglages
-      status [--format text|json]                          le rapport d'état ; sort avec 0 si OK, 1 si avertissement, 2 si erreur
-      cron                                                 maintenance périodique
-      keys rotate                                          nouvelles clés du site : aucun lien émis jusqu'ici ne fonctionne plus
-
-    Environnement : ORCHESTRA_DATABASE_URL (par défaut sqlite:orchestra.db), ORCHESTRA_FLOOD (sql ou memory),
-    ORCHESTRA_LOG, ORCHESTRA_LANG, ORCHESTRA_TRUSTED_PROXIES.
 cli-unknown = Commande inconnue : { $command }. Lancez « orchestra help » pour la liste.
 cli-unknown-option = Option inconnue : { $option }
 cli-option-value = L'option { $option } attend une valeur.
@@ -114,3 +95,74 @@ api-bad-json = Le corps n'est pas le JSON que cet appel attend.
 api-workflow-missing = Nommez le workflow par son nom machine.
 api-running-cap = Ce jeton a déjà { $cap } instances en cours, son plafond. Attendez que certaines se terminent.
 api-link-cap = Cette instance a reçu { $cap } liens dans les dernières 24 heures, son plafond.
+skip-to-content = Aller au contenu
+breadcrumbs-label = Vous êtes ici
+crumb-workflow = Processus n° { $id }
+crumb-instance = Instance n° { $id }
+language-switch-held = Ce formulaire contient ce que vous avez saisi : envoyez-le, ou rechargez la page, avant de changer de langue.
+copy-button = Copier
+copy-done = Le lien est copié.
+copy-failed = La copie a échoué : sélectionnez le lien et copiez-le vous-même.
+signed-out = Vous êtes déconnecté.
+config-env-log = ORCHESTRA_LOG doit être un filtre tracing comme « info » ou « orchestra=debug,sqlx=warn », pas « { $value } » ({ $error }).
+cli-base-url-elsewhere = Avertissement : l'URL de base { $base_url } n'est pas là où ce serveur écoute ({ $address }) : les liens émis maintenant y mènent. Changez-la avec : orchestra config set orchestra.base_url URL (ou ignorez ceci derrière un proxy qui transmet ici).
+cli-about = Orchestra : des processus auxquels on répond par des liens signés.
+cli-after-help = Lancez « orchestra COMMANDE --help » pour les options d'une commande. Environnement : ORCHESTRA_DATABASE_URL (par défaut sqlite:orchestra.db), ORCHESTRA_FLOOD (sql ou memory), ORCHESTRA_LOG, ORCHESTRA_LANG, ORCHESTRA_TRUSTED_PROXIES.
+cli-heading-usage = Utilisation :
+cli-heading-commands = Commandes
+cli-heading-options = Options
+cli-value-command = COMMANDE
+cli-help-flag = Affiche cette aide
+cli-version-flag = Affiche la version
+cli-about-serve = Lance le serveur web
+cli-arg-bind = L'adresse d'écoute (par défaut 127.0.0.1:8080)
+cli-about-init = Crée la base de données (un fichier SQLite) si elle manque, et la migre
+cli-about-admin = Administrateurs : admin create NOM
+cli-about-admin-create = Crée un administrateur (mot de passe lu dans ORCHESTRA_ADMIN_PASSWORD ou l'entrée standard)
+cli-arg-admin-name = Le nom de l'administrateur
+cli-about-workflow = Processus : workflow list
+cli-about-workflow-list = Liste les processus : id, nom, libellé, étapes
+cli-about-instance = Instances : instance start PROCESSUS
+cli-about-instance-start = Démarre une instance ; affiche son id
+cli-arg-workflow = Le nom ou l'id du processus
+cli-arg-subject = Le titre du sujet (par défaut : le libellé du processus)
+cli-arg-body = Le texte du sujet
+cli-about-link = Liens : link issue INSTANCE --participant NOM
+cli-about-link-issue = Émet un lien ; affiche son URL
+cli-arg-instance = L'id de l'instance
+cli-arg-participant = La personne à qui le lien est destiné (--branch est la même option)
+cli-arg-ttl = La durée de validité du lien : 3600, 30m, 12h, 7d
+cli-about-config = Réglages : config get CLÉ, config set CLÉ VALEUR…, config list
+cli-about-config-get = Affiche un réglage
+cli-about-config-set = Modifie des réglages ; plusieurs paires sont enregistrées ensemble ou pas du tout
+cli-about-config-list = Affiche tous les réglages
+cli-arg-key = La clé du réglage (voir config list)
+cli-arg-pairs = Une clé et sa valeur, autant de paires que voulu
+cli-about-status = Le rapport d'état ; sort avec 0 OK, 1 avertissement, 2 erreur
+cli-arg-format = text ou json
+cli-about-cron = Maintenance périodique
+cli-about-keys = Clés du site : keys rotate
+cli-about-keys-rotate = Nouvelles clés du site : tous les liens en circulation cessent de fonctionner
+cli-about-completions = Affiche un script de complétion pour un shell (bash, zsh, fish, elvish, powershell)
+cli-arg-shell = Le shell
+cli-about-help = Affiche cette aide
+cli-about-version = Affiche la version
+cli-missing-argument = Il manque { $argument }. Lancez la commande avec --help pour voir comment l'utiliser.
+cli-repeated-option = L'option { $option } est donnée plus d'une fois.
+cli-config-pairs = Donnez chaque réglage sous forme de paire CLÉ VALEUR.
+cli-bad-shell = Shell inconnu : { $shell } (bash, zsh, fish, elvish ou powershell).
+cli-heading-arguments = Arguments
+cli-about-token = Jetons d'API : token create NOM, token list, token revoke NOM
+cli-about-token-create = Créer un jeton d'API ; l'affiche une seule fois
+cli-arg-token-name = Le nom du jeton (minuscules, chiffres, - et _)
+cli-arg-token-rate = Requêtes rechargées par minute (par défaut : celles du site)
+cli-arg-token-burst = Le plus de requêtes à la fois (par défaut : celle du site)
+cli-about-token-list = Lister les jetons d'API : nom, débit, rafale, dernière utilisation, état
+cli-about-token-revoke = Révoquer un jeton d'API
+cli-about-integrator-key = Clés de signature des intégrateurs : integrator-key create NOM
+cli-about-integrator-key-create = Créer (ou remplacer) la clé de signature d'un intégrateur ; affiche l'identifiant et le secret une seule fois
+cli-arg-integrator-name = Le nom de l'intégrateur
+cli-token-number = { $option } prend un nombre entier de 1 à 1000000, pas « { $value } ».
+cli-token-created = Jeton { $name } créé : il est affiché ci-dessus, cette seule fois.
+cli-token-revoked = Jeton { $name } révoqué.
+cli-token-unknown = Aucun jeton actif nommé { $name }.

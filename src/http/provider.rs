@@ -24,7 +24,6 @@ use crate::interaction::payment::{self, Notice, Outcome, PaymentState};
 use crate::interaction::{self, Resolved};
 use crate::site::Snapshot;
 use crate::store;
-use crate::workflow::format_amount;
 
 const PREFIX: &str = "/test-provider/";
 
@@ -84,11 +83,7 @@ async fn checkout(
     };
     let page = CheckoutPage {
         ctx: PageContext::plain(lang),
-        amount: format!(
-            "{} {}",
-            format_amount(payment.amount_cents),
-            payment.currency
-        ),
+        amount: crate::workflow::format_amount_for(lang, payment.amount_cents, &payment.currency),
         pending: PaymentState::parse(&payment.state) == Some(PaymentState::Pending),
         return_url: format!("/interaction/{}", resolved.link),
     };

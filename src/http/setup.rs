@@ -15,7 +15,6 @@ use super::csrf;
 use super::error::{AppError, Result};
 use super::extract::Path;
 use super::form::Form;
-use crate::i18n::Message;
 use crate::store;
 
 pub fn router(state: AppState) -> Router<AppState> {
@@ -73,37 +72,6 @@ pub struct NewAdmin {
     confirm: String,
 }
 
-/// Checks a new administrator's name and password; the same rules as `orchestra admin create`.
-pub fn check_new_admin(
-    name: &str,
-    password: &str,
-    confirm: Option<&str>,
-) -> Vec<(String, Message)> {
-    let mut errors = Vec::new();
-    let name_ok = !name.is_empty()
-        && name.chars().count() <= 60
-        && name
-            .chars()
-            .all(|c| c.is_alphanumeric() || "._-@".contains(c));
-    if !name_ok {
-        errors.push(("name".into(), Message::new("admin-name-invalid")));
-    }
-    if password.chars().count() < 10 {
-        errors.push((
-            "password".into(),
-            Message::new("admin-password-short").arg("min", "10"),
-        ));
-    } else if password.len() > 1024 {
-        errors.push(("password".into(), Message::new("admin-password-long")));
-    }
-    if let Some(confirm) = confirm {
-        if confirm != password {
-            errors.push(("confirm".into(), Message::new("admin-password-mismatch")));
-        }
-    }
-    errors
-}
-
 async fn create(
     State(state): State<AppState>,
     ctx: PageContext,
@@ -115,7 +83,7 @@ async fn create(
         return Err(AppError::NotFound);
     }
     let name = form.name.trim().to_owned();
-    let errors = check_new_admin(&name, &form.password, Some(&form.confirm));
+    let errors = crate::login::check_new_admin(&name, &form.password, Some(&form.confirm));
     if !errors.is_empty() {
         let errors = errors.into_iter().map(|(f, m)| (f, ctx.msg(&m))).collect();
         let mut response = html(&SetupPage { ctx, name, errors });

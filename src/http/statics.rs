@@ -10,11 +10,15 @@ use super::AppState;
 
 const STYLE: &str = include_str!("../../static/style.css");
 const SCRIPT: &str = include_str!("../../static/orchestra.js");
+const FAVICON: &str = include_str!("../../static/favicon.svg");
 
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/static/style.css", get(style))
         .route("/static/orchestra.js", get(script))
+        // Browsers ask for /favicon.ico whatever the page says; both names get the one SVG.
+        .route("/favicon.svg", get(favicon))
+        .route("/favicon.ico", get(favicon))
 }
 
 async fn style() -> impl IntoResponse {
@@ -34,5 +38,15 @@ async fn script() -> impl IntoResponse {
             (CACHE_CONTROL, "public, max-age=3600"),
         ],
         SCRIPT,
+    )
+}
+
+async fn favicon() -> impl IntoResponse {
+    (
+        [
+            (CONTENT_TYPE, "image/svg+xml"),
+            (CACHE_CONTROL, "public, max-age=86400"),
+        ],
+        FAVICON,
     )
 }

@@ -88,6 +88,15 @@ impl Interaction {
         }
     }
 
+    /// Requests one visit to this step makes on its link: the page, then the answer (for a
+    /// payment: the payment step, then *Pay now*). The provider's return trip comes back on a
+    /// continuation handle, a flood identifier of its own, so it is not counted here.
+    pub fn requests_on_link(&self) -> u64 {
+        match self {
+            Interaction::Form { .. } | Interaction::Review | Interaction::Payment { .. } => 2,
+        }
+    }
+
     /// The message naming this kind in the visitor's language.
     pub fn message_id(&self) -> &'static str {
         match self {
@@ -379,6 +388,45 @@ fn parse_amount(details: &str) -> Option<(i64, String)> {
     (total > 0).then(|| (total, currency.to_owned()))
 }
 
+impl Definition {
+    /// The most requests one participant's link makes to answer every step they answer, once
+    /// each: a form then a payment on one link is 4.
+    pub fn requests_per_link(&self) -> u64 {
+        let mut most = 0;
+        for who in self.participants() {
+            let on_link: u64 = self
+                .steps
+                .iter()
+                .filter(|s| s.branch_of(who).is_some())
+                .map(|s| s.interaction.requests_on_link())
+                .sum();
+            most = most.max(on_link);
+        }
+        most
+    }
+}
+
+/// A per-link limit that lets the shipped examples' busiest link through three times over
+/// (reloads, a second try, a page opened twice).
+pub fn suggested_per_link() -> u64 {
+    seed::EXAMPLES
+        .iter()
+        .filter_map(|(_, _, text)| Definition::parse(text).ok())
+        .map(|d| d.requests_per_link())
+        .max()
+        .unwrap_or(2)
+        * 3
+}
+
+/// An amount of cents as the language writes it: 49.90 or 49,90.
+pub fn format_amount_for(lang: crate::i18n::Lang, cents: i64, currency: &str) -> String {
+    let plain = format_amount(cents);
+    match lang {
+        crate::i18n::Lang::Fr => format!("{} {currency}", plain.replace('.', ",")),
+        crate::i18n::Lang::En => format!("{plain} {currency}"),
+    }
+}
+
 pub fn format_amount(cents: i64) -> String {
     format!("{}.{:02}", cents / 100, cents % 100)
 }
@@ -512,5 +560,20 @@ mod tests {
             ]
         );
         assert_eq!(check.values[1], ("email".into(), "not-an-email".into()));
+    }
+}
+
+#[cfg(test)]
+mod requests_tests {
+    use super::*;
+
+    #[test]
+    fn a_form_then_a_payment_on_one_link_is_four_requests() {
+        let d = Definition::parse("form@payer: Address | Name*\npayment@payer: Pay | 49.90 EUR\n")
+            .unwrap();
+        assert_eq!(d.requests_per_link(), 4);
+        let two = Definition::parse("review[legal,finance]: Approve\n").unwrap();
+        assert_eq!(two.requests_per_link(), 2);
+        assert_eq!(suggested_per_link(), 12);
     }
 }

@@ -163,6 +163,8 @@ pub fn pool_error(e: crate::password::PoolError) -> AppError {
 
 pub async fn logout(session: Session) -> Result<Response> {
     session.flush().await?;
+    // A fresh, anonymous session carries the one message the sign-in page shows.
+    crate::http::context::flash(&session, "signed-out").await?;
     let mut response = Redirect::to("/admin/login").into_response();
     response.extensions_mut().insert(csrf::Rotate);
     Ok(response)

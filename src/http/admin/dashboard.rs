@@ -6,7 +6,7 @@ use axum::response::Response;
 use crate::http::AppState;
 use crate::http::context::{PageContext, html};
 use crate::http::error::Result;
-use crate::status::{self, Severity};
+use crate::status::Severity;
 use crate::store;
 
 pub struct InstanceLine {
@@ -21,16 +21,30 @@ struct Dashboard {
     ctx: PageContext,
     workflows: i64,
     recent: Vec<InstanceLine>,
-    warnings: Vec<String>,
+    /// "n errors, n warnings, n notes", as the status report says it.
+    summary: String,
+    /// Each check that is not OK, worst first: (anchor in the report, title, value, link text).
+    attention: Vec<(String, String, String, String)>,
 }
 
 pub async fn show(State(state): State<AppState>, ctx: PageContext) -> Result<Response> {
-    let report = status::build(&state.db, state.flood_backend.name()).await;
-    let warnings = report
-        .render(ctx.lang)
+    let report = super::status::report(&state).await;
+    let summary = super::status::summary(&report, &ctx);
+    let attention = super::status::lines(&report, &ctx)
         .into_iter()
-        .filter(|c| c.severity != Severity::Ok)
-        .map(|c| format!("{}: {}", c.title, c.value))
+        .filter(|l| l.check.severity != Severity::Ok)
+        .map(|l| {
+            let link = ctx.msg(
+                &crate::i18n::Message::new("dashboard-see-check")
+                    .arg("title", l.check.title.clone()),
+            );
+            (
+                format!("/admin/reports/status#check-{}", l.check.id),
+                l.check.title,
+                l.check.value,
+                link,
+            )
+        })
         .collect();
     let recent = store::instances::recent(&state.db, 5)
         .await?
@@ -38,13 +52,14 @@ pub async fn show(State(state): State<AppState>, ctx: PageContext) -> Result<Res
         .map(|i| InstanceLine {
             id: i.id,
             title: i.subject_title,
-            state: ctx.t(&format!("state-{}", i.state)),
+            state: ctx.t(i.state.message_id()),
         })
         .collect();
     Ok(html(&Dashboard {
         workflows: store::workflows::count(&state.db).await?,
         recent,
-        warnings,
+        summary,
+        attention,
         ctx,
     }))
 }

@@ -12,7 +12,7 @@ use tower_sessions::Session;
 use super::workflows::ConfirmPage;
 use super::{FieldErrors, error_for};
 use crate::http::AppState;
-use crate::http::context::{PageContext, flash, html};
+use crate::http::context::{FlashKind, ISSUED_KEY, PageContext, flash, flash_as, html};
 use crate::http::error::{AppError, Result};
 use crate::http::form::Form;
 use crate::i18n::{Lang, Message};
@@ -282,14 +282,7 @@ fn actor_name(ctx: &PageContext, stored: &str) -> String {
     }
 }
 
-/// An amount of cents as the language writes it: 49.90 or 49,90.
-pub fn format_amount_for(lang: Lang, cents: i64, currency: &str) -> String {
-    let plain = crate::workflow::format_amount(cents);
-    match lang {
-        Lang::Fr => format!("{} {currency}", plain.replace('.', ",")),
-        Lang::En => format!("{plain} {currency}"),
-    }
-}
+use crate::workflow::format_amount_for;
 
 /// An answer as label/value lines in the visitor's language. Reads the answers recorded today
 /// (labels included) and those recorded before labels were (field names only).
@@ -349,12 +342,41 @@ fn answer_lines(lang: Lang, json: &str) -> Vec<(String, String)> {
     out
 }
 
+/// The link just issued, kept in the session between the issuing POST and the page it
+/// redirects to, and taken out on that page's first view.
+#[derive(Deserialize, serde::Serialize)]
+struct Issued {
+    instance: i64,
+    url: String,
+    participant: String,
+}
+
 pub async fn show(
     State(state): State<AppState>,
     ctx: PageContext,
+    session: Session,
     Path(id): Path<i64>,
 ) -> Result<Response> {
-    Ok(html(&show_page(&state, ctx, id).await?))
+    let mut page = show_page(&state, ctx, id).await?;
+    let issued = match session.get::<Issued>(ISSUED_KEY).await? {
+        Some(issued) if issued.instance == id => {
+            session.remove::<Issued>(ISSUED_KEY).await?;
+            Some(issued)
+        }
+        _ => None,
+    };
+    let Some(issued) = issued else {
+        return Ok(html(&page));
+    };
+    page.issued_url = Some(issued.url);
+    page.participant = issued.participant;
+    let mut response = html(&page);
+    // The page holds a live link: keep it out of caches.
+    response.headers_mut().insert(
+        axum::http::header::CACHE_CONTROL,
+        axum::http::HeaderValue::from_static("no-store"),
+    );
+    Ok(response)
 }
 
 #[derive(Deserialize)]
@@ -369,11 +391,13 @@ fn actor(ctx: &PageContext) -> Actor {
     Actor::Admin(ctx.admin.clone().unwrap_or_default())
 }
 
-/// Issues a link and shows it once, on this response only: the URL is a credential, so it is
-/// not kept in the session or anywhere else.
+/// Issues a link and redirects to the instance page, which shows it once: the URL is a
+/// credential, so it travels in the session (server-side) until that page takes it out, never
+/// in a URL. A reload of that page shows nothing and issues nothing.
 pub async fn issue_link(
     State(state): State<AppState>,
     ctx: PageContext,
+    session: Session,
     Path(id): Path<i64>,
     Form(form): Form<IssueForm>,
 ) -> Result<Response> {
@@ -398,27 +422,26 @@ pub async fn issue_link(
             .arg("min", crate::settings::MIN_TTL.to_string())
             .arg("max", crate::settings::MAX_TTL.to_string())),
     };
-    let mut page = show_page(&state, ctx, id).await?;
-    page.ttl = form.ttl;
-    page.participant = form.participant;
-    let status = match result {
-        Ok(issued) => {
-            page.issued_url = Some(issued.url);
-            StatusCode::OK
-        }
+    let url = match result {
+        Ok(issued) => issued.url,
         Err(m) => {
+            let mut page = show_page(&state, ctx, id).await?;
+            page.ttl = form.ttl;
+            page.participant = form.participant;
             page.link_error = Some(page.ctx.msg(&m));
-            StatusCode::UNPROCESSABLE_ENTITY
+            let mut response = html(&page);
+            *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+            return Ok(response);
         }
     };
-    let mut response = html(&page);
-    *response.status_mut() = status;
-    // The page holds a live link: keep it out of caches.
-    response.headers_mut().insert(
-        axum::http::header::CACHE_CONTROL,
-        axum::http::HeaderValue::from_static("no-store"),
-    );
-    Ok(response)
+    let issued = Issued {
+        instance: id,
+        url,
+        participant: form.participant,
+    };
+    session.insert(ISSUED_KEY, issued).await?;
+    flash(&session, "instance-link-issued-flash").await?;
+    Ok(Redirect::to(&format!("/admin/instances/{id}")).into_response())
 }
 
 fn revoke_page(ctx: PageContext, instance: &InstanceRow) -> ConfirmPage {
@@ -457,7 +480,7 @@ pub async fn revoke(
     if !links::revoke(&state.db, id, &actor(&ctx)).await? {
         return Err(AppError::NotFound);
     }
-    flash(&session, "instance-revoked").await?;
+    flash_as(&session, FlashKind::Warning, "instance-revoked").await?;
     Ok(Redirect::to(&format!("/admin/instances/{id}")).into_response())
 }
 

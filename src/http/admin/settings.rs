@@ -10,11 +10,12 @@ use serde::Deserialize;
 use tower_sessions::Session;
 
 use super::{FieldErrors, error_for};
-use crate::guard::FloodGuard;
+use crate::guard::{FloodGuard, LimitsState};
 use crate::http::AppState;
 use crate::http::context::{PageContext, flash, html};
 use crate::http::error::Result;
 use crate::http::form::Form;
+use crate::i18n::Message;
 use crate::settings::{FieldError, Settings};
 
 #[derive(askama::Template)]
@@ -26,8 +27,12 @@ struct SettingsPage {
     default_link_ttl: String,
     enabled: bool,
     period: String,
-    /// Whether the doorway is counting under the saved settings.
-    counting: bool,
+    /// What the doorway's limits do under the saved settings, and why.
+    limits_state: LimitsState,
+    /// The one `orchestra config` line that makes the doorway count with both tiers.
+    fix: String,
+    /// How many requests a visit takes, and the per-link limit the examples suggest.
+    requests_help: String,
     login: LoginFields,
     errors: FieldErrors,
 }
@@ -96,6 +101,13 @@ impl SettingsPage {
     }
 }
 
+fn requests_help(ctx: &PageContext) -> String {
+    ctx.msg(&Message::new("limits-requests-help").arg(
+        "suggested",
+        crate::workflow::suggested_per_link().to_string(),
+    ))
+}
+
 fn field_errors(ctx: &PageContext, errors: Vec<FieldError>) -> FieldErrors {
     errors
         .into_iter()
@@ -111,7 +123,9 @@ pub async fn show(State(state): State<AppState>, ctx: PageContext) -> Result<Res
         default_link_ttl: s.default_link_ttl.to_string(),
         enabled: s.request_limits_enabled,
         period: s.request_limits_period.to_string(),
-        counting: FloodGuard::is_counting(&s.interaction_limits()),
+        limits_state: LimitsState::of(&s.interaction_limits()),
+        fix: crate::status::doorway_fix(&s),
+        requests_help: requests_help(&ctx),
         login: LoginFields::of(&s),
         errors: Vec::new(),
         ctx,
@@ -167,7 +181,9 @@ pub async fn save(
                 default_link_ttl: form.default_link_ttl,
                 enabled: form.enabled.is_some(),
                 period: form.period,
-                counting: FloodGuard::is_counting(&saved.interaction_limits()),
+                limits_state: LimitsState::of(&saved.interaction_limits()),
+                fix: crate::status::doorway_fix(&saved),
+                requests_help: requests_help(&ctx),
                 login: form.login.shown(&saved),
                 ctx,
             });

@@ -8,7 +8,7 @@ use crate::http::context::{PageContext, html};
 use crate::i18n::{Lang, Message};
 use crate::interaction::{Invalid, Now, Resolved};
 use crate::site::Snapshot;
-use crate::workflow::{Field, InstanceState, Interaction, Step, format_amount};
+use crate::workflow::{Field, InstanceState, Interaction, Step};
 
 #[derive(askama::Template)]
 #[template(path = "doorway/refused.html")]
@@ -148,7 +148,7 @@ fn step_page(
         Interaction::Payment {
             amount_cents,
             currency,
-        } => format!("{} {currency}", format_amount(*amount_cents)),
+        } => crate::workflow::format_amount_for(ctx.lang, *amount_cents, currency),
         _ => String::new(),
     };
     let notice = notice.map(|n| match n {

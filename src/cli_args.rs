@@ -1,0 +1,409 @@
+//! The command line's grammar, on clap's builder so every help text and error is a Fluent
+//! message in the operator's language. clap parses; the commands in `cli` get typed values.
+
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{Arg, ArgAction, ArgMatches, Command};
+
+use crate::i18n::{Lang, Message, tr};
+
+/// A command line, parsed.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Parsed {
+    Help(String),
+    Version,
+    Completions(String),
+    Serve {
+        bind: Option<String>,
+    },
+    Init,
+    AdminCreate(String),
+    WorkflowList,
+    InstanceStart {
+        workflow: String,
+        subject: Option<String>,
+        body: Option<String>,
+    },
+    LinkIssue {
+        instance: String,
+        participant: Option<String>,
+        ttl: Option<String>,
+    },
+    ConfigGet(String),
+    ConfigSet(Vec<String>),
+    ConfigList,
+    Status {
+        format: Option<String>,
+    },
+    Cron,
+    KeysRotate,
+    TokenCreate {
+        name: String,
+        rate: Option<String>,
+        burst: Option<String>,
+    },
+    TokenList,
+    TokenRevoke(String),
+    IntegratorKeyCreate(String),
+}
+
+fn t(lang: Lang, id: &str) -> String {
+    tr(lang, id, &[])
+}
+
+/// `--name VALUE`, once at most.
+fn option(lang: Lang, name: &'static str, value: &'static str, help: &str) -> Arg {
+    Arg::new(name)
+        .long(name)
+        .value_name(value)
+        .action(ArgAction::Set)
+        // A value may start with a dash: `--ttl -5m` is refused as a lifetime, not an option.
+        .allow_hyphen_values(true)
+        .help(t(lang, help))
+        .help_heading(t(lang, "cli-heading-options"))
+}
+
+fn positional(lang: Lang, name: &'static str, help: &str) -> Arg {
+    Arg::new(name)
+        .value_name(name)
+        .required(true)
+        .help(t(lang, help))
+        .help_heading(t(lang, "cli-heading-arguments"))
+}
+
+/// A command with the translated headings, and its own translated `-h, --help`.
+fn command(lang: Lang, name: &'static str, about: &str) -> Command {
+    Command::new(name)
+        .about(t(lang, about))
+        .disable_help_flag(true)
+        .disable_help_subcommand(true)
+        .subcommand_help_heading(t(lang, "cli-heading-commands"))
+        .help_template(format!(
+            "{{about-with-newline}}\n{} {{usage}}\n\n{{all-args}}{{after-help}}",
+            t(lang, "cli-heading-usage")
+        ))
+        .subcommand_value_name(t(lang, "cli-value-command"))
+        .arg(
+            Arg::new("help")
+                .short('h')
+                .long("help")
+                .action(ArgAction::Help)
+                .help(t(lang, "cli-help-flag"))
+                .help_heading(t(lang, "cli-heading-options")),
+        )
+}
+
+/// The whole grammar in one language.
+pub fn grammar(lang: Lang) -> Command {
+    command(lang, "orchestra", "cli-about")
+        .disable_version_flag(true)
+        .after_help(t(lang, "cli-after-help"))
+        .arg(
+            Arg::new("version")
+                .long("version")
+                .action(ArgAction::SetTrue)
+                .help(t(lang, "cli-version-flag"))
+                .help_heading(t(lang, "cli-heading-options")),
+        )
+        .subcommand(command(lang, "serve", "cli-about-serve").arg(option(
+            lang,
+            "bind",
+            "ADDR",
+            "cli-arg-bind",
+        )))
+        .subcommand(command(lang, "init", "cli-about-init"))
+        .subcommand(
+            command(lang, "admin", "cli-about-admin")
+                .subcommand_required(true)
+                .subcommand(
+                    command(lang, "create", "cli-about-admin-create").arg(positional(
+                        lang,
+                        "NAME",
+                        "cli-arg-admin-name",
+                    )),
+                ),
+        )
+        .subcommand(
+            command(lang, "workflow", "cli-about-workflow")
+                .subcommand_required(true)
+                .subcommand(command(lang, "list", "cli-about-workflow-list")),
+        )
+        .subcommand(
+            command(lang, "instance", "cli-about-instance")
+                .subcommand_required(true)
+                .subcommand(
+                    command(lang, "start", "cli-about-instance-start")
+                        .arg(positional(lang, "WORKFLOW", "cli-arg-workflow"))
+                        .arg(option(lang, "subject", "TITLE", "cli-arg-subject"))
+                        .arg(option(lang, "body", "TEXT", "cli-arg-body")),
+                ),
+        )
+        .subcommand(
+            command(lang, "link", "cli-about-link")
+                .subcommand_required(true)
+                .subcommand(
+                    command(lang, "issue", "cli-about-link-issue")
+                        .arg(positional(lang, "INSTANCE", "cli-arg-instance"))
+                        // `--branch` is the name this option had before participants.
+                        .arg(
+                            option(lang, "participant", "NAME", "cli-arg-participant")
+                                .alias("branch"),
+                        )
+                        .arg(option(lang, "ttl", "DURATION", "cli-arg-ttl")),
+                ),
+        )
+        .subcommand(
+            command(lang, "config", "cli-about-config")
+                .subcommand_required(true)
+                .subcommand(command(lang, "get", "cli-about-config-get").arg(positional(
+                    lang,
+                    "KEY",
+                    "cli-arg-key",
+                )))
+                .subcommand(
+                    command(lang, "set", "cli-about-config-set").arg(
+                        Arg::new("PAIRS")
+                            .value_name("KEY VALUE")
+                            .required(true)
+                            .num_args(2..)
+                            .allow_hyphen_values(true)
+                            .help(t(lang, "cli-arg-pairs"))
+                            .help_heading(t(lang, "cli-heading-arguments")),
+                    ),
+                )
+                .subcommand(command(lang, "list", "cli-about-config-list")),
+        )
+        .subcommand(command(lang, "status", "cli-about-status").arg(option(
+            lang,
+            "format",
+            "FORMAT",
+            "cli-arg-format",
+        )))
+        .subcommand(command(lang, "cron", "cli-about-cron"))
+        .subcommand(
+            command(lang, "keys", "cli-about-keys")
+                .subcommand_required(true)
+                .subcommand(command(lang, "rotate", "cli-about-keys-rotate")),
+        )
+        .subcommand(
+            command(lang, "token", "cli-about-token")
+                .subcommand_required(true)
+                .subcommand(
+                    command(lang, "create", "cli-about-token-create")
+                        .arg(positional(lang, "NAME", "cli-arg-token-name"))
+                        .arg(option(lang, "rate", "PER_MINUTE", "cli-arg-token-rate"))
+                        .arg(option(lang, "burst", "N", "cli-arg-token-burst")),
+                )
+                .subcommand(command(lang, "list", "cli-about-token-list"))
+                .subcommand(
+                    command(lang, "revoke", "cli-about-token-revoke").arg(positional(
+                        lang,
+                        "NAME",
+                        "cli-arg-token-name",
+                    )),
+                ),
+        )
+        .subcommand(
+            command(lang, "integrator-key", "cli-about-integrator-key")
+                .subcommand_required(true)
+                .subcommand(
+                    command(lang, "create", "cli-about-integrator-key-create").arg(positional(
+                        lang,
+                        "NAME",
+                        "cli-arg-integrator-name",
+                    )),
+                ),
+        )
+        .subcommand(
+            command(lang, "completions", "cli-about-completions").arg(positional(
+                lang,
+                "SHELL",
+                "cli-arg-shell",
+            )),
+        )
+        .subcommand(command(lang, "help", "cli-about-help"))
+        .subcommand(command(lang, "version", "cli-about-version"))
+}
+
+fn value(m: &ArgMatches, name: &str) -> Option<String> {
+    m.get_one::<String>(name).cloned()
+}
+
+fn required(m: &ArgMatches, name: &str) -> String {
+    value(m, name).unwrap_or_default()
+}
+
+/// Parses a command line (without the program name), or says in the operator's language what
+/// is wrong with it.
+pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
+    if args.is_empty() {
+        return Ok(Parsed::Help(grammar(lang).render_help().to_string()));
+    }
+    let mut grammar = grammar(lang);
+    let matches = match grammar.try_get_matches_from_mut(
+        std::iter::once("orchestra".to_owned()).chain(args.iter().cloned()),
+    ) {
+        Ok(m) => m,
+        Err(e) if e.kind() == ErrorKind::DisplayHelp => {
+            return Ok(Parsed::Help(e.render().to_string()));
+        }
+        Err(e) => return Err(error_message(&e, args)),
+    };
+    if matches.get_flag("version") {
+        return Ok(Parsed::Version);
+    }
+    let Some((name, sub)) = matches.subcommand() else {
+        return Ok(Parsed::Help(grammar.render_help().to_string()));
+    };
+    let nested = sub.subcommand();
+    Ok(match (name, nested) {
+        ("help", _) => Parsed::Help(grammar.render_help().to_string()),
+        ("version", _) => Parsed::Version,
+        ("completions", _) => Parsed::Completions(required(sub, "SHELL")),
+        ("serve", _) => Parsed::Serve {
+            bind: value(sub, "bind"),
+        },
+        ("init", _) => Parsed::Init,
+        ("admin", Some(("create", m))) => Parsed::AdminCreate(required(m, "NAME")),
+        ("workflow", Some(("list", _))) => Parsed::WorkflowList,
+        ("instance", Some(("start", m))) => Parsed::InstanceStart {
+            workflow: required(m, "WORKFLOW"),
+            subject: value(m, "subject"),
+            body: value(m, "body"),
+        },
+        ("link", Some(("issue", m))) => Parsed::LinkIssue {
+            instance: required(m, "INSTANCE"),
+            participant: value(m, "participant"),
+            ttl: value(m, "ttl"),
+        },
+        ("config", Some(("get", m))) => Parsed::ConfigGet(required(m, "KEY")),
+        ("config", Some(("set", m))) => {
+            let pairs: Vec<String> = m
+                .get_many::<String>("PAIRS")
+                .into_iter()
+                .flatten()
+                .cloned()
+                .collect();
+            if pairs.len() % 2 != 0 {
+                return Err(Message::new("cli-config-pairs"));
+            }
+            Parsed::ConfigSet(pairs)
+        }
+        ("config", Some(("list", _))) => Parsed::ConfigList,
+        ("status", _) => Parsed::Status {
+            format: value(sub, "format"),
+        },
+        ("cron", _) => Parsed::Cron,
+        ("keys", Some(("rotate", _))) => Parsed::KeysRotate,
+        ("token", Some(("create", m))) => Parsed::TokenCreate {
+            name: required(m, "NAME"),
+            rate: value(m, "rate"),
+            burst: value(m, "burst"),
+        },
+        ("token", Some(("list", _))) => Parsed::TokenList,
+        ("token", Some(("revoke", m))) => Parsed::TokenRevoke(required(m, "NAME")),
+        ("integrator-key", Some(("create", m))) => Parsed::IntegratorKeyCreate(required(m, "NAME")),
+        _ => return Err(unknown(args)),
+    })
+}
+
+fn unknown(args: &[String]) -> Message {
+    Message::new("cli-unknown").arg("command", args.join(" "))
+}
+
+/// The argument an error names, as the operator typed it: `--subject`, not `--subject <TITLE>`.
+fn arg_of(e: &clap::Error) -> String {
+    let bare = |s: &String| {
+        s.split([' ', '='])
+            .next()
+            .unwrap_or(s)
+            .trim_matches(['<', '>'])
+            .to_owned()
+    };
+    match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(s)) => bare(s),
+        Some(ContextValue::Strings(v)) => v.iter().map(bare).collect::<Vec<_>>().join(", "),
+        _ => String::new(),
+    }
+}
+
+/// clap's error kinds, as Fluent messages.
+fn error_message(e: &clap::Error, args: &[String]) -> Message {
+    match e.kind() {
+        ErrorKind::InvalidSubcommand | ErrorKind::MissingSubcommand => unknown(args),
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => unknown(args),
+        ErrorKind::UnknownArgument => {
+            let typed = match e.get(ContextKind::InvalidArg) {
+                Some(ContextValue::String(s)) => s.clone(),
+                _ => String::new(),
+            };
+            if typed.starts_with('-') {
+                Message::new("cli-unknown-option").arg("option", typed)
+            } else {
+                unknown(args)
+            }
+        }
+        ErrorKind::MissingRequiredArgument => {
+            Message::new("cli-missing-argument").arg("argument", arg_of(e))
+        }
+        ErrorKind::ArgumentConflict => Message::new("cli-repeated-option").arg("option", arg_of(e)),
+        ErrorKind::InvalidValue | ErrorKind::NoEquals => {
+            Message::new("cli-option-value").arg("option", arg_of(e))
+        }
+        ErrorKind::WrongNumberOfValues | ErrorKind::TooFewValues => {
+            Message::new("cli-config-pairs")
+        }
+        _ => unknown(args),
+    }
+}
+
+/// A shell's completion script, generated from the grammar (in the operator's language).
+pub fn completions(lang: Lang, shell: &str) -> Option<String> {
+    use clap_complete::Shell;
+    let shell = match shell {
+        "bash" => Shell::Bash,
+        "zsh" => Shell::Zsh,
+        "fish" => Shell::Fish,
+        "elvish" => Shell::Elvish,
+        "powershell" => Shell::PowerShell,
+        _ => return None,
+    };
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut grammar(lang), "orchestra", &mut out);
+    String::from_utf8(out).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_en(args: &[&str]) -> Result<Parsed, String> {
+        let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
+        parse(Lang::En, &args).map_err(|m| m.render(Lang::En))
+    }
+
+    #[test]
+    fn the_grammar_is_consistent_in_both_languages() {
+        grammar(Lang::En).debug_assert();
+        grammar(Lang::Fr).debug_assert();
+    }
+
+    #[test]
+    fn branch_is_an_alias_of_participant_and_given_twice_is_refused() {
+        assert_eq!(
+            parse_en(&["link", "issue", "3", "--branch", "legal"]),
+            Ok(Parsed::LinkIssue {
+                instance: "3".into(),
+                participant: Some("legal".into()),
+                ttl: None
+            })
+        );
+        assert_eq!(
+            parse_en(&["link", "issue", "3", "--branch", "a", "--branch", "b"]),
+            Err("The option --participant is given more than once.".into())
+        );
+        assert_eq!(
+            parse_en(&["link", "issue"]),
+            Err("Missing INSTANCE. Run the command with --help to see how it is used.".into())
+        );
+    }
+}

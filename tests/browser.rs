@@ -1,0 +1,503 @@
+//! The admin pages and the doorway in a real browser: Debian's `chromium`, driven through
+//! `chromedriver` by the W3C WebDriver protocol, against the real router over real TCP.
+//!
+//! The WebDriver client is the few JSON calls below over `reqwest` (already a test
+//! dependency): a crate such as `fantoccini` would add some forty crates to the build for the
+//! same dozen endpoints. Without a driver (`ORCHESTRA_CHROMEDRIVER`, else `chromedriver` on the
+//! PATH or in /usr/bin), the test says so and passes; `.ci/run` installs both and runs it.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::{ADMIN, Flood, PASSWORD, TestApp, spawn};
+use serde_json::{Value, json};
+
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+fn driver_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("ORCHESTRA_CHROMEDRIVER") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain([PathBuf::from("/usr/bin")])
+        .map(|d| d.join("chromedriver"))
+        .find(|p| p.is_file())
+}
+
+fn browser_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("ORCHESTRA_CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    [
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+        "/usr/bin/google-chrome",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|p| p.is_file())
+}
+
+struct Driver {
+    child: Child,
+    http: reqwest::Client,
+    base: String,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Browser {
+    driver: Driver,
+    session: String,
+    _profile: tempfile::TempDir,
+    app_base: String,
+    /// Console errors seen so far, with the page they were seen on.
+    console_errors: Vec<String>,
+}
+
+async fn start() -> Option<Browser> {
+    let (Some(driver), Some(chromium)) = (driver_path(), browser_path()) else {
+        // `.ci/run` installs both and sets this: there, a missing browser is a failure.
+        assert!(
+            std::env::var_os("ORCHESTRA_BROWSER_REQUIRED").is_none(),
+            "ORCHESTRA_BROWSER_REQUIRED is set but no chromedriver or chromium was found"
+        );
+        eprintln!(
+            "browser tests skipped: no chromedriver or chromium found (install Debian's \
+             chromium and chromium-driver, or set ORCHESTRA_CHROMEDRIVER and ORCHESTRA_CHROMIUM)"
+        );
+        return None;
+    };
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let child = Command::new(driver)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromedriver starts");
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let driver = Driver {
+        child,
+        http,
+        base: format!("http://127.0.0.1:{port}"),
+    };
+    for _ in 0..100 {
+        if let Ok(r) = driver
+            .http
+            .get(format!("{}/status", driver.base))
+            .send()
+            .await
+            && r.status().is_success()
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let profile = tempfile::tempdir().unwrap();
+    let caps = json!({
+        "capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:loggingPrefs": {"browser": "ALL"},
+            "goog:chromeOptions": {
+                "binary": chromium.to_string_lossy(),
+                "args": [
+                    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                    "--no-first-run", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync",
+                    "--disable-dev-shm-usage", "--window-size=1280,900",
+                    format!("--user-data-dir={}", profile.path().display()),
+                ]
+            }
+        }}
+    });
+    let r = send(
+        driver.http.post(format!("{}/session", driver.base)),
+        Some(caps),
+    )
+    .await;
+    let session = r["value"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no session: {r}"))
+        .to_owned();
+    Some(Browser {
+        driver,
+        session,
+        _profile: profile,
+        app_base: String::new(),
+        console_errors: Vec::new(),
+    })
+}
+
+impl Browser {
+    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let url = format!("{}/session/{}{path}", self.driver.base, self.session);
+        let r = send(self.driver.http.request(method, url), body).await;
+        if let Some(error) = r["value"].get("error") {
+            panic!("webdriver {path}: {error} {}", r["value"]["message"]);
+        }
+        r["value"].clone()
+    }
+
+    async fn post(&self, path: &str, body: Value) -> Value {
+        self.call(reqwest::Method::POST, path, Some(body)).await
+    }
+
+    async fn get(&self, path: &str) -> Value {
+        self.call(reqwest::Method::GET, path, None).await
+    }
+
+    async fn goto(&mut self, path: &str) {
+        let url = format!("{}{path}", self.app_base);
+        self.post("/url", json!({ "url": url })).await;
+        self.check_console().await;
+    }
+
+    /// The element a selector finds, waiting up to five seconds for a page still loading.
+    async fn find(&self, css: &str) -> String {
+        let url = format!("{}/session/{}/element", self.driver.base, self.session);
+        let body = json!({"using": "css selector", "value": css});
+        for _ in 0..50 {
+            let r = send(self.driver.http.post(&url), Some(body.clone())).await;
+            if let Some(id) = r["value"][ELEMENT].as_str() {
+                return id.to_owned();
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("no element matches {css} on {}", self.get("/url").await);
+    }
+
+    async fn count(&self, css: &str) -> usize {
+        self.post("/elements", json!({"using": "css selector", "value": css}))
+            .await
+            .as_array()
+            .map_or(0, Vec::len)
+    }
+
+    async fn click(&mut self, css: &str) {
+        let id = self.find(css).await;
+        self.post(&format!("/element/{id}/click"), json!({})).await;
+        self.check_console().await;
+    }
+
+    async fn clear(&self, css: &str) {
+        let id = self.find(css).await;
+        self.post(&format!("/element/{id}/clear"), json!({})).await;
+    }
+
+    async fn type_into(&self, css: &str, text: &str) {
+        let id = self.find(css).await;
+        self.post(&format!("/element/{id}/value"), json!({ "text": text }))
+            .await;
+    }
+
+    async fn fill(&self, css: &str, text: &str) {
+        self.clear(css).await;
+        self.type_into(css, text).await;
+    }
+
+    async fn script(&self, script: &str) -> Value {
+        self.post("/execute/sync", json!({"script": script, "args": []}))
+            .await
+    }
+
+    async fn text(&self, css: &str) -> String {
+        let id = self.find(css).await;
+        self.get(&format!("/element/{id}/text"))
+            .await
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    async fn prop(&self, css: &str, name: &str) -> Value {
+        let id = self.find(css).await;
+        self.get(&format!("/element/{id}/property/{name}")).await
+    }
+
+    async fn attr(&self, css: &str, name: &str) -> Option<String> {
+        let id = self.find(css).await;
+        self.get(&format!("/element/{id}/attribute/{name}"))
+            .await
+            .as_str()
+            .map(str::to_owned)
+    }
+
+    async fn path(&self) -> String {
+        let url = self.get("/url").await.as_str().unwrap().to_owned();
+        url.strip_prefix(&self.app_base).unwrap_or(&url).to_owned()
+    }
+
+    /// Reads the browser's console since the last read and keeps its errors.
+    async fn check_console(&mut self) {
+        let entries = self.post("/se/log", json!({"type": "browser"})).await;
+        let page = self.get("/url").await;
+        for e in entries.as_array().into_iter().flatten() {
+            let message = e["message"].as_str().unwrap_or_default();
+            // A refused form answers 422 on purpose, and Chromium logs every 4xx document.
+            if e["level"] == "SEVERE" && !message.contains("status of 422") {
+                self.console_errors
+                    .push(format!("{page}: {}", e["message"]));
+            }
+        }
+    }
+
+    async fn resize(&self, width: u32, height: u32) {
+        self.post("/window/rect", json!({"width": width, "height": height}))
+            .await;
+    }
+
+    /// Whether the page is wider than the window: it would scroll sideways.
+    async fn scrolls_sideways(&self) -> bool {
+        self.script(
+            "return document.documentElement.scrollWidth > document.documentElement.clientWidth;",
+        )
+        .await
+        .as_bool()
+        .unwrap()
+    }
+
+    async fn screenshot(&self, name: &str) {
+        let data = self.get("/screenshot").await;
+        let png = base64_decode(data.as_str().unwrap());
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/screenshots");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+    }
+
+    async fn delete_cookies(&self) {
+        self.call(reqwest::Method::DELETE, "/cookie", None).await;
+    }
+}
+
+/// One WebDriver call: a JSON body out (reqwest's `json` feature is not built), JSON back.
+async fn send(request: reqwest::RequestBuilder, body: Option<Value>) -> Value {
+    let request = match body {
+        Some(body) => request
+            .header("content-type", "application/json")
+            .body(serde_json::to_vec(&body).unwrap()),
+        None => request,
+    };
+    let text = request
+        .send()
+        .await
+        .expect("chromedriver answers")
+        .text()
+        .await
+        .unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"))
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    let value = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    };
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0);
+    for v in text.bytes().filter_map(value) {
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    out
+}
+
+async fn sign_in(b: &mut Browser) {
+    b.goto("/admin/login?lang=en").await;
+    b.fill("#name", ADMIN).await;
+    b.fill("#password", PASSWORD).await;
+    b.click("form button[type=submit]").await;
+    let body = b.text("main").await;
+    assert_eq!(b.path().await, "/admin", "{body}");
+}
+
+async fn doorway_severity(b: &mut Browser) -> String {
+    b.goto("/admin/reports/status").await;
+    b.attr("#check-doorway_limits", "class")
+        .await
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_administrator_and_a_visitor_in_a_real_browser() {
+    let Some(mut b) = start().await else {
+        return;
+    };
+    let app: TestApp = spawn(Flood::Memory).await;
+    app.set(&[("orchestra.base_url", app.base.as_str())]).await;
+    app.create_admin().await;
+    b.app_base = app.base.clone();
+
+    sign_in(&mut b).await;
+    assert_eq!(b.text("nav.admin a[aria-current=page]").await, "Dashboard");
+
+    // The limits, turned on from the settings pages: the report goes from warning to OK.
+    assert_eq!(doorway_severity(&mut b).await, "severity-warning");
+    b.goto("/admin/config/orchestra").await;
+    b.click("#enabled").await;
+    b.click("form.stack > button[type=submit]").await;
+    assert_eq!(b.path().await, "/admin/config/orchestra");
+    assert_eq!(b.text("p.flash").await, "The settings were saved.");
+    b.click("nav.tabs a[href='/admin/config/orchestra/interaction']")
+        .await;
+    assert_eq!(b.path().await, "/admin/config/orchestra/interaction");
+    // A bad value: the error beside its field, the typed value kept, the field marked.
+    b.fill("#per_link", "twelve").await;
+    b.fill("#total", "10000").await;
+    b.click("form.stack > button[type=submit]").await;
+    assert_eq!(b.prop("#per_link", "value").await, "twelve");
+    assert_eq!(
+        b.attr("#per_link", "aria-invalid").await.as_deref(),
+        Some("true")
+    );
+    assert!(b.count(".field-error[data-field=per_link]").await == 1);
+    b.fill("#per_link", "12").await;
+    b.click("form.stack > button[type=submit]").await;
+    assert_eq!(b.text("p.flash").await, "The settings were saved.");
+    assert_eq!(doorway_severity(&mut b).await, "severity-ok");
+
+    // A half-filled form holds the language switch back, with a note, and keeps the text.
+    b.goto("/admin/instances/new").await;
+    b.fill("#title", "Half typed").await;
+    b.click("nav.languages a[hreflang=fr]").await;
+    assert_eq!(b.path().await, "/admin/instances/new");
+    assert_eq!(b.prop("#title", "value").await, "Half typed");
+    assert_eq!(b.prop("#language-note", "hidden").await, false);
+    assert_eq!(
+        b.attr("nav.languages a[hreflang=fr]", "aria-disabled")
+            .await
+            .as_deref(),
+        Some("true")
+    );
+
+    // Issue a link and copy it.
+    let id = app.start("order_payment", "Order 42").await;
+    b.goto(&format!("/admin/instances/{id}")).await;
+    b.click("form[action$='/links'] button[type=submit]").await;
+    assert_eq!(b.path().await, format!("/admin/instances/{id}"));
+    let url = b
+        .prop("#issued-url", "value")
+        .await
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        url.starts_with(&format!("{}/interaction/", app.base)),
+        "{url}"
+    );
+    b.click("button[data-copy]").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(b.text("#copy-status").await, "The link is copied.");
+    b.screenshot("instance-en").await;
+
+    // A visitor with no cookies answers the form, then pays with the test provider.
+    b.delete_cookies().await;
+    b.goto(&url.replace(&app.base, "")).await;
+    b.fill("#f-name", "Ada").await;
+    b.fill("#f-address", "1 Rue de la Paix").await;
+    b.fill("#f-email", "ada@example.com").await;
+    b.screenshot("doorway-form-en").await;
+    b.click("form.stack button[type=submit]").await;
+    b.click("form.stack button[type=submit]").await; // Pay now
+    b.click("#pay").await;
+    // The provider sent its signed notice and brought the visitor back on the return handle.
+    assert_eq!(b.text("main h1").await, "Payment confirmed");
+    b.screenshot("doorway-paid-en").await;
+    assert_eq!(support_state(&app, id).await, "complete");
+
+    // A review, on another instance, by another participant.
+    let review = app.start("contract_review", "Lease").await;
+    let legal = app.link(review, Some("legal")).await;
+    b.goto(&legal).await;
+    b.click("input[name=decision][value=approve]").await;
+    b.click("form.stack button[type=submit]").await;
+
+    // Revoke, with a confirmation that a cancel leaves alone.
+    sign_in(&mut b).await;
+    b.goto(&format!("/admin/instances/{review}")).await;
+    let rows = b.count("table.history tbody tr").await;
+    b.click(&format!("a[href='/admin/instances/{review}/revoke']"))
+        .await;
+    b.click("form.actions a.button.secondary").await;
+    assert_eq!(b.path().await, format!("/admin/instances/{review}"));
+    assert_eq!(
+        b.count("table.history tbody tr").await,
+        rows,
+        "cancel changes nothing"
+    );
+    b.click(&format!("a[href='/admin/instances/{review}/revoke']"))
+        .await;
+    b.click("form.actions button.danger").await;
+    assert_eq!(
+        b.text("p.flash").await,
+        "Every link of this instance was revoked."
+    );
+    assert_eq!(b.count("table.history tbody tr").await, rows + 1);
+
+    // Every main page, in both languages, at desktop and phone width.
+    let pages = [
+        ("dashboard", "/admin".to_owned()),
+        ("workflows", "/admin/workflows".to_owned()),
+        ("instances", "/admin/instances".to_owned()),
+        ("instance", format!("/admin/instances/{id}")),
+        ("settings", "/admin/config/orchestra".to_owned()),
+        (
+            "interaction",
+            "/admin/config/orchestra/interaction".to_owned(),
+        ),
+        ("status", "/admin/reports/status".to_owned()),
+    ];
+    for lang in ["en", "fr"] {
+        b.resize(1280, 900).await;
+        for (name, path) in &pages {
+            b.goto(&format!("{path}?lang={lang}")).await;
+            if matches!(*name, "dashboard" | "status" | "instance" | "settings") {
+                b.screenshot(&format!("{name}-{lang}")).await;
+            }
+        }
+        b.resize(390, 844).await;
+        for (name, path) in &pages {
+            b.goto(&format!("{path}?lang={lang}")).await;
+            assert!(
+                !b.scrolls_sideways().await,
+                "{name} ({lang}) scrolls sideways at 390 px"
+            );
+        }
+        b.screenshot(&format!("status-phone-{lang}")).await;
+    }
+    assert!(b.console_errors.is_empty(), "{:#?}", b.console_errors);
+}
+
+async fn support_state(app: &TestApp, id: i64) -> String {
+    orchestra::store::instances::by_id(&app.db, id)
+        .await
+        .unwrap()
+        .unwrap()
+        .state
+        .as_str()
+        .to_owned()
+}
