@@ -8,12 +8,15 @@
 //! - every request is counted, answered or not, before any expensive work;
 //! - a request the per-caller tier refuses is charged to neither tier, so one hammered link
 //!   cannot spend the number every other visitor shares;
-//! - a limit of 0 turns its tier off; when nothing counts, the flood store is never touched.
+//! - a limit of 0 turns its tier off; when nothing counts, the flood store is never touched;
+//! - in report-only mode ([`Mode::ReportOnly`]) a request counts exactly as it would when
+//!   enforcing, and what would have been refused is answered and tallied ([`Tally`]).
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use crate::flood::{FloodStore, Tier};
+use crate::flood::{Clock, FloodStore, Tier};
 
 /// The limits a caller of the guard read from its settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +46,26 @@ impl Refusal {
     }
 }
 
+impl Refusal {
+    /// The tier's place in a [`Tally`]: the per-caller tier first.
+    pub fn index(self) -> usize {
+        match self {
+            Refusal::PerCaller => 0,
+            Refusal::Total => 1,
+        }
+    }
+}
+
+/// Whether a guarded address refuses what its limits catch, or only reports it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    #[default]
+    Enforce,
+    /// Counts exactly as enforcing, answers everyone, and tallies what it would have refused:
+    /// how an operator sizes the limits on real traffic before turning them on.
+    ReportOnly,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {
     Allowed,
@@ -50,6 +73,11 @@ pub enum Decision {
         tier: Refusal,
         /// Whether this is the first refusal of its kind in the period, the one worth a log
         /// line (see [`FloodGuard::check`]).
+        first_in_period: bool,
+    },
+    /// Report-only mode: enforcing would have refused this request; it is answered.
+    WouldRefuse {
+        tier: Refusal,
         first_in_period: bool,
     },
 }
@@ -62,11 +90,25 @@ pub const TOTAL: &str = "total";
 
 pub struct FloodGuard {
     flood: Arc<dyn FloodStore>,
+    would_refuse: Tally,
 }
 
 impl FloodGuard {
     pub fn new(flood: Arc<dyn FloodStore>) -> Self {
-        Self { flood }
+        Self::with_clock(flood, Clock::system())
+    }
+
+    /// A guard whose tally of would-be refusals reads `clock` (the flood store's own).
+    pub fn with_clock(flood: Arc<dyn FloodStore>, clock: Clock) -> Self {
+        Self {
+            flood,
+            would_refuse: Tally::new(clock),
+        }
+    }
+
+    /// What report-only addresses would have refused, per period.
+    pub fn would_refuse(&self) -> &Tally {
+        &self.would_refuse
     }
 
     pub fn flood(&self) -> &Arc<dyn FloodStore> {
@@ -77,6 +119,40 @@ impl FloodGuard {
     /// settings pages all ask this, so they cannot disagree.
     pub fn is_counting(limits: &Limits) -> bool {
         limits.enabled && (limits.per_caller > 0 || limits.total > 0) && !limits.period.is_zero()
+    }
+
+    /// Whether a configuration refuses what it counts: the second question beside
+    /// `is_counting`, asked by the same pages, so report-only cannot be mistaken for a cap.
+    pub fn is_refusing(limits: &Limits, mode: Mode) -> bool {
+        Self::is_counting(limits) && mode == Mode::Enforce
+    }
+
+    /// `check` under a mode. Enforcing, it is `check` itself; in report-only mode a refusal
+    /// becomes [`Decision::WouldRefuse`], tallied under `event`. Either way the counts are the
+    /// same, so switching from report-only to enforcing keeps them.
+    pub fn check_as(
+        &self,
+        event: &'static str,
+        caller: &str,
+        limits: &Limits,
+        mode: Mode,
+    ) -> Decision {
+        match (self.check(event, caller, limits), mode) {
+            (
+                Decision::Refused {
+                    tier,
+                    first_in_period,
+                },
+                Mode::ReportOnly,
+            ) => {
+                self.would_refuse.record(event, tier, limits.period);
+                Decision::WouldRefuse {
+                    tier,
+                    first_in_period,
+                }
+            }
+            (decision, _) => decision,
+        }
     }
 
     /// Counts one request of `caller` to `event` and decides whether it may be answered.
@@ -130,5 +206,151 @@ impl FloodGuard {
                 }
             }
         }
+    }
+}
+
+/// Periods a [`Tally`] remembers, the current one included.
+pub const RECENT_PERIODS: usize = 24;
+/// Events a [`Tally`] keeps apart; a further event is not tallied.
+const TALLIED_EVENTS: usize = 8;
+
+/// Per event and tier, how many requests fell in each of the last [`RECENT_PERIODS`]
+/// periods: fixed memory and atomics, no lock. Per process: a running server's status page
+/// reads it.
+pub struct Tally {
+    clock: Clock,
+    slots: [TallySlot; TALLIED_EVENTS],
+}
+
+#[derive(Default)]
+struct TallySlot {
+    event: OnceLock<&'static str>,
+    periods: [TallyPeriod; RECENT_PERIODS],
+}
+
+#[derive(Default)]
+struct TallyPeriod {
+    /// The period's number since the epoch (time / period length), plus one: 0 is unused.
+    number: AtomicI64,
+    tiers: [AtomicU64; 2],
+}
+
+/// One event's tally as read: per tier, the current period and the recent ones together.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Recent {
+    pub current: [u64; 2],
+    pub recent: [u64; 2],
+}
+
+impl Tally {
+    pub fn new(clock: Clock) -> Self {
+        Self {
+            clock,
+            slots: Default::default(),
+        }
+    }
+
+    fn slot(&self, event: &'static str, claim: bool) -> Option<&TallySlot> {
+        for slot in &self.slots {
+            match slot.event.get() {
+                Some(e) if *e == event => return Some(slot),
+                Some(_) => continue,
+                None if !claim => return None,
+                None => {
+                    if *slot.event.get_or_init(|| event) == event {
+                        return Some(slot);
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    fn number(&self, period: Duration) -> i64 {
+        let ms = (period.as_millis() as i64).max(1);
+        self.clock.now_ms().div_euclid(ms)
+    }
+
+    /// One more under `event` and `tier` in the current period of length `period`.
+    pub fn record(&self, event: &'static str, tier: Refusal, period: Duration) {
+        let Some(slot) = self.slot(event, true) else {
+            return;
+        };
+        let number = self.number(period) + 1;
+        let entry = &slot.periods[number.rem_euclid(RECENT_PERIODS as i64) as usize];
+        let seen = entry.number.load(Ordering::Acquire);
+        if seen != number
+            && entry
+                .number
+                .compare_exchange(seen, number, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            // An old period's place, taken for this one. Two racing first counts may lose one
+            // between them: a report's figure, not a limit.
+            for t in &entry.tiers {
+                t.store(0, Ordering::Release);
+            }
+        }
+        entry.tiers[tier.index()].fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// What `event` tallied, for periods of length `period`.
+    pub fn read(&self, event: &'static str, period: Duration) -> Recent {
+        let mut out = Recent::default();
+        let Some(slot) = self.slot(event, false) else {
+            return out;
+        };
+        let now = self.number(period) + 1;
+        for entry in &slot.periods {
+            let number = entry.number.load(Ordering::Acquire);
+            if number <= 0 || number > now || now - number >= RECENT_PERIODS as i64 {
+                continue;
+            }
+            for (i, t) in entry.tiers.iter().enumerate() {
+                let n = t.load(Ordering::Acquire);
+                out.recent[i] += n;
+                if number == now {
+                    out.current[i] += n;
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tally_keeps_recent_periods_apart_and_forgets_old_ones() {
+        let clock = Clock::manual(1_000_000);
+        let tally = Tally::new(clock.clone());
+        let hour = Duration::from_secs(3600);
+        tally.record("a", Refusal::PerCaller, hour);
+        tally.record("a", Refusal::Total, hour);
+        tally.record("b", Refusal::Total, hour);
+        assert_eq!(
+            tally.read("a", hour),
+            Recent {
+                current: [1, 1],
+                recent: [1, 1]
+            }
+        );
+        clock.advance(hour);
+        tally.record("a", Refusal::PerCaller, hour);
+        assert_eq!(
+            tally.read("a", hour),
+            Recent {
+                current: [1, 0],
+                recent: [2, 1]
+            }
+        );
+        assert_eq!(tally.read("b", hour).recent, [0, 1]);
+        assert_eq!(tally.read("c", hour), Recent::default());
+        clock.advance(hour * RECENT_PERIODS as u32);
+        assert_eq!(tally.read("a", hour), Recent::default());
+        tally.record("a", Refusal::Total, hour);
+        assert_eq!(tally.read("a", hour).recent, [0, 1]);
     }
 }

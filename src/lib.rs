@@ -79,7 +79,7 @@ pub async fn build_state(
     Ok(AppState {
         db,
         site,
-        guard: Arc::new(FloodGuard::new(flood)),
+        guard: Arc::new(FloodGuard::with_clock(flood, clock.clone())),
         clock,
         flood_backend: backend,
         work: Default::default(),

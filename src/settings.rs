@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::guard::Limits;
+use crate::guard::{Limits, Mode};
 use crate::i18n::Message;
 use crate::store::{self, Db};
 
@@ -18,18 +18,22 @@ pub struct Settings {
     pub request_limits_period: u64,
     pub per_link: u64,
     pub total: u64,
+    /// The doorway counts and reports what it would refuse, but answers everyone.
+    pub interaction_report_only: bool,
     /// The built-in test payment provider: on as shipped, so the examples can be paid.
     pub test_provider: bool,
     /// Provider notices one payment may send per period; 0 turns this tier off.
     pub notice_per_payment: u64,
     /// Provider notices per period, all together; 0 turns this tier off.
     pub notice_total: u64,
+    pub notice_report_only: bool,
     /// Sign-in attempts one client address may make per `login_address_period`; 0 is off.
     pub login_per_address: u64,
     pub login_address_period: u64,
     /// Failed sign-ins one account may take per `login_account_period`; 0 is off.
     pub login_per_account: u64,
     pub login_account_period: u64,
+    pub login_report_only: bool,
 }
 
 impl Default for Settings {
@@ -43,15 +47,18 @@ impl Default for Settings {
             request_limits_period: 3600,
             per_link: 0,
             total: 0,
+            interaction_report_only: false,
             test_provider: true,
             notice_per_payment: 0,
             notice_total: 0,
+            notice_report_only: false,
             // On as shipped, unlike the doorway's: a login form is always public, and these
             // numbers fit any site (Drupal ships the same).
             login_per_address: 50,
             login_address_period: 3600,
             login_per_account: 5,
             login_account_period: 6 * 3600,
+            login_report_only: false,
         }
     }
 }
@@ -65,13 +72,16 @@ pub const KEYS: &[&str] = &[
     "orchestra.request_limits.period",
     "interaction.limits.per_link",
     "interaction.limits.total",
+    "interaction.limits.report_only",
     "orchestra.test_provider",
     "notice.limits.per_payment",
     "notice.limits.total",
+    "notice.limits.report_only",
     "login.limits.per_address",
     "login.limits.address_period",
     "login.limits.per_account",
     "login.limits.account_period",
+    "login.limits.report_only",
 ];
 
 pub const MAX_PERIOD: u64 = 7 * 24 * 3600;
@@ -100,6 +110,9 @@ impl Settings {
             "orchestra.request_limits.period" => self.request_limits_period.to_string(),
             "interaction.limits.per_link" => self.per_link.to_string(),
             "interaction.limits.total" => self.total.to_string(),
+            "interaction.limits.report_only" => self.interaction_report_only.to_string(),
+            "notice.limits.report_only" => self.notice_report_only.to_string(),
+            "login.limits.report_only" => self.login_report_only.to_string(),
             "orchestra.test_provider" => self.test_provider.to_string(),
             "notice.limits.per_payment" => self.notice_per_payment.to_string(),
             "notice.limits.total" => self.notice_total.to_string(),
@@ -142,6 +155,15 @@ impl Settings {
             }
             "orchestra.test_provider" => {
                 self.test_provider = boolean(raw).map_err(fail)?;
+            }
+            "interaction.limits.report_only" => {
+                self.interaction_report_only = boolean(raw).map_err(fail)?;
+            }
+            "notice.limits.report_only" => {
+                self.notice_report_only = boolean(raw).map_err(fail)?;
+            }
+            "login.limits.report_only" => {
+                self.login_report_only = boolean(raw).map_err(fail)?;
             }
             "notice.limits.per_payment" => {
                 self.notice_per_payment = number(raw, 0, MAX_PER_LINK).map_err(fail)?;
@@ -202,6 +224,20 @@ impl Settings {
         }
     }
 
+    /// Whether the doorway refuses or only reports (`guard::Mode`).
+    pub fn interaction_mode(&self) -> Mode {
+        mode(self.interaction_report_only)
+    }
+
+    pub fn notice_mode(&self) -> Mode {
+        mode(self.notice_report_only)
+    }
+
+    /// One mode for both sign-in tiers.
+    pub fn login_mode(&self) -> Mode {
+        mode(self.login_report_only)
+    }
+
     /// The provider notices' limits as the guard takes them: their own numbers, under the
     /// site-wide switch and period.
     pub fn notice_limits(&self) -> Limits {
@@ -255,6 +291,14 @@ impl Settings {
             .collect();
         store::settings::put_all(db, &stored).await?;
         Ok(Ok(settings))
+    }
+}
+
+fn mode(report_only: bool) -> Mode {
+    if report_only {
+        Mode::ReportOnly
+    } else {
+        Mode::Enforce
     }
 }
 
@@ -326,6 +370,9 @@ mod tests {
             ("orchestra.site_name", ""),
             ("orchestra.default_link_ttl", "59"),
             ("orchestra.test_provider", "sometimes"),
+            ("interaction.limits.report_only", "perhaps"),
+            ("notice.limits.report_only", "2"),
+            ("login.limits.report_only", ""),
             ("notice.limits.per_payment", "-2"),
             ("notice.limits.total", "1000000001"),
             ("login.limits.per_address", "100001"),
@@ -337,6 +384,21 @@ mod tests {
         }
         assert_eq!(s, Settings::default());
         assert!(s.set("no.such.key", "1").is_err());
+    }
+
+    #[test]
+    fn report_only_is_off_as_shipped_and_set_per_address() {
+        let mut s = Settings::default();
+        assert_eq!(s.interaction_mode(), Mode::Enforce);
+        assert_eq!(s.notice_mode(), Mode::Enforce);
+        assert_eq!(s.login_mode(), Mode::Enforce);
+        s.set("interaction.limits.report_only", "on").unwrap();
+        assert_eq!(s.interaction_mode(), Mode::ReportOnly);
+        assert_eq!(s.notice_mode(), Mode::Enforce);
+        assert_eq!(s.get("interaction.limits.report_only").unwrap(), "true");
+        for key in KEYS {
+            assert!(s.get(key).is_some(), "{key} cannot be read");
+        }
     }
 
     #[test]

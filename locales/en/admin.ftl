@@ -257,3 +257,15 @@ status-proxies-ignored = Forwarded headers arrive, but no proxy is trusted
 status-proxies-ignored-description = Every visitor behind the proxy counts as the proxy's address, so one visitor's sign-in attempts can lock out the others. Set ORCHESTRA_TRUSTED_PROXIES to the proxy's address (see docs/operations.md).
 definition-too-large = A workflow definition is at most { $max } characters.
 definition-too-many-fields = Line { $line }: a form has at most { $max } fields.
+
+## Report-only mode (issue 10)
+limits-report-only = Report only: count, and record what these limits would refuse, but answer everyone
+limits-report-only-help = Use it to size the limits on real traffic: the status report shows how many requests each limit would have refused. Turn it off to enforce; the counts are kept.
+limits-state-report-only = Counting in report-only mode: nobody is refused, and the status report shows what would have been.
+status-doorway-report-only = Report only: { $per_link } per link and { $total } in total every { $period } s are counted, but nobody is refused (flood store: { $backend })
+status-doorway-would-refuse = Would have been refused, per link: { $first_now } this period, { $first_recent } in the last { $periods } periods; in total: { $second_now } this period, { $second_recent } in the last { $periods } periods. Turn "Report only" off in Interaction settings (/admin/config/orchestra/interaction) to enforce, or: orchestra config set interaction.limits.report_only false
+status-notice-report-only = Report only: { $per_payment } per payment and { $total } in total every { $period } s are counted, but nobody is refused (flood store: { $backend })
+status-notice-would-refuse = Would have been refused, per payment: { $first_now } this period, { $first_recent } in the last { $periods } periods; in total: { $second_now } this period, { $second_recent } in the last { $periods } periods. To enforce: orchestra config set notice.limits.report_only false
+status-login-report-only = Report only: { $per_address } attempts per address every { $address_period } s and { $per_account } per account every { $account_period } s are counted, but nobody is refused
+status-login-would-refuse = Would have been refused, per address: { $first_now } this period, { $first_recent } in the last { $periods } periods; per account: { $second_now } this period, { $second_recent } in the last { $periods } periods. To enforce: orchestra config set login.limits.report_only false
+status-would-refuse-elsewhere = Only a running server knows how many requests would have been refused: see its status report (/admin/reports/status).

@@ -257,3 +257,15 @@ status-proxies-ignored = Des en-têtes transmis arrivent, mais aucun proxy n'est
 status-proxies-ignored-description = Chaque visiteur derrière le proxy compte comme l'adresse du proxy : les tentatives de connexion de l'un peuvent bloquer les autres. Réglez ORCHESTRA_TRUSTED_PROXIES sur l'adresse du proxy (voir docs/operations.md).
 definition-too-large = Une définition de workflow fait au plus { $max } caractères.
 definition-too-many-fields = Ligne { $line } : un formulaire a au plus { $max } champs.
+
+## Report-only mode (issue 10)
+limits-report-only = Observer seulement : compter, et noter ce que ces limites refuseraient, mais répondre à tous
+limits-report-only-help = Pour dimensionner les limites sur le trafic réel : le rapport d'état montre combien de requêtes chaque limite aurait refusées. Décochez pour appliquer les limites ; les comptes sont conservés.
+limits-state-report-only = Comptage en mode observation : personne n'est refusé, et le rapport d'état montre qui l'aurait été.
+status-doorway-report-only = Observation seulement : { $per_link } par lien et { $total } au total toutes les { $period } s sont comptées, mais personne n'est refusé (stockage des comptes : { $backend })
+status-doorway-would-refuse = Auraient été refusées, par lien : { $first_now } cette période, { $first_recent } sur les { $periods } dernières périodes ; au total : { $second_now } cette période, { $second_recent } sur les { $periods } dernières périodes. Décochez « Observer seulement » dans les réglages d'interaction (/admin/config/orchestra/interaction) pour appliquer les limites, ou : orchestra config set interaction.limits.report_only false
+status-notice-report-only = Observation seulement : { $per_payment } par paiement et { $total } au total toutes les { $period } s sont comptées, mais personne n'est refusé (stockage des comptes : { $backend })
+status-notice-would-refuse = Auraient été refusées, par paiement : { $first_now } cette période, { $first_recent } sur les { $periods } dernières périodes ; au total : { $second_now } cette période, { $second_recent } sur les { $periods } dernières périodes. Pour appliquer les limites : orchestra config set notice.limits.report_only false
+status-login-report-only = Observation seulement : { $per_address } tentatives par adresse toutes les { $address_period } s et { $per_account } par compte toutes les { $account_period } s sont comptées, mais personne n'est refusé
+status-login-would-refuse = Auraient été refusées, par adresse : { $first_now } cette période, { $first_recent } sur les { $periods } dernières périodes ; par compte : { $second_now } cette période, { $second_recent } sur les { $periods } dernières périodes. Pour appliquer les limites : orchestra config set login.limits.report_only false
+status-would-refuse-elsewhere = Seul un serveur en marche sait combien de requêtes auraient été refusées : voyez son rapport d'état (/admin/reports/status).

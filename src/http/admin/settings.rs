@@ -10,7 +10,7 @@ use serde::Deserialize;
 use tower_sessions::Session;
 
 use super::{FieldErrors, error_for};
-use crate::guard::FloodGuard;
+use crate::guard::{FloodGuard, Mode};
 use crate::http::AppState;
 use crate::http::context::{PageContext, flash, html};
 use crate::http::error::Result;
@@ -39,6 +39,7 @@ pub struct LoginFields {
     login_address_period: String,
     login_per_account: String,
     login_account_period: String,
+    login_report_only: bool,
 }
 
 /// The sign-in limits as posted; a field left out of the form keeps its saved value.
@@ -48,6 +49,10 @@ pub struct LoginForm {
     login_address_period: Option<String>,
     login_per_account: Option<String>,
     login_account_period: Option<String>,
+    /// Sent by the sign-in fieldset, so that its unticked checkbox means "enforce"; a post
+    /// without it leaves report-only alone.
+    login_limits: Option<String>,
+    login_report_only: Option<String>,
 }
 
 impl LoginForm {
@@ -60,6 +65,16 @@ impl LoginForm {
         ]
         .into_iter()
         .filter_map(|(k, v)| v.as_deref().map(|v| (k, v)))
+        .chain(self.login_limits.is_some().then(|| {
+            (
+                "login.limits.report_only",
+                if self.login_report_only.is_some() {
+                    "true"
+                } else {
+                    "false"
+                },
+            )
+        }))
         .collect()
     }
 
@@ -75,6 +90,11 @@ impl LoginForm {
             login_account_period: self
                 .login_account_period
                 .unwrap_or(saved.login_account_period),
+            login_report_only: if self.login_limits.is_some() {
+                self.login_report_only.is_some()
+            } else {
+                saved.login_report_only
+            },
         }
     }
 }
@@ -86,6 +106,7 @@ impl LoginFields {
             login_address_period: s.login_address_period.to_string(),
             login_per_account: s.login_per_account.to_string(),
             login_account_period: s.login_account_period.to_string(),
+            login_report_only: s.login_report_only,
         }
     }
 }
@@ -190,6 +211,11 @@ struct InteractionPage {
     period: u64,
     counting: bool,
     notices_counting: bool,
+    /// Counting and refusing: not in report-only mode.
+    refusing: bool,
+    notices_refusing: bool,
+    report_only: bool,
+    notice_report_only: bool,
     errors: FieldErrors,
 }
 
@@ -211,6 +237,10 @@ pub async fn interaction_show(State(state): State<AppState>, ctx: PageContext) -
         period: s.request_limits_period,
         counting: FloodGuard::is_counting(&s.interaction_limits()),
         notices_counting: FloodGuard::is_counting(&s.notice_limits()),
+        refusing: FloodGuard::is_refusing(&s.interaction_limits(), s.interaction_mode()),
+        notices_refusing: FloodGuard::is_refusing(&s.notice_limits(), s.notice_mode()),
+        report_only: s.interaction_mode() == Mode::ReportOnly,
+        notice_report_only: s.notice_mode() == Mode::ReportOnly,
         errors: Vec::new(),
         ctx,
     }))
@@ -229,6 +259,8 @@ pub struct InteractionForm {
     #[serde(default)]
     notice_total: String,
     test_provider: Option<String>,
+    report_only: Option<String>,
+    notice_report_only: Option<String>,
 }
 
 pub async fn interaction_save(
@@ -242,9 +274,11 @@ pub async fn interaction_save(
     } else {
         "false"
     };
+    let flag = |on: &Option<String>| if on.is_some() { "true" } else { "false" };
     let mut values = vec![
         ("interaction.limits.per_link", form.per_link.as_str()),
         ("interaction.limits.total", form.total.as_str()),
+        ("interaction.limits.report_only", flag(&form.report_only)),
     ];
     if form.notices.is_some() {
         values.extend([
@@ -254,6 +288,7 @@ pub async fn interaction_save(
             ),
             ("notice.limits.total", form.notice_total.as_str()),
             ("orchestra.test_provider", test_provider),
+            ("notice.limits.report_only", flag(&form.notice_report_only)),
         ]);
     }
     match Settings::save(&state.db, &values).await? {
@@ -287,6 +322,14 @@ pub async fn interaction_save(
                 period: s.request_limits_period,
                 counting: FloodGuard::is_counting(&s.interaction_limits()),
                 notices_counting: FloodGuard::is_counting(&s.notice_limits()),
+                refusing: FloodGuard::is_refusing(&s.interaction_limits(), s.interaction_mode()),
+                notices_refusing: FloodGuard::is_refusing(&s.notice_limits(), s.notice_mode()),
+                report_only: form.report_only.is_some(),
+                notice_report_only: if form.notices.is_some() {
+                    form.notice_report_only.is_some()
+                } else {
+                    s.notice_report_only
+                },
                 ctx,
             });
             *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
