@@ -10,7 +10,9 @@
 //!   cannot spend the number every other visitor shares;
 //! - a limit of 0 turns its tier off; when nothing counts, the flood store is never touched;
 //! - in report-only mode ([`Mode::ReportOnly`]) a request counts exactly as it would when
-//!   enforcing, and what would have been refused is answered and tallied ([`Tally`]).
+//!   enforcing, and what would have been refused is answered and tallied ([`Tally`]);
+//! - while the flood store fails to sync, the operator's [`OnFault`] decides: count in the
+//!   process (as always), let everything through, or refuse everything ([`StoreHealth`]).
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -66,6 +68,45 @@ pub enum Mode {
     ReportOnly,
 }
 
+/// What the guard does while its flood store is failing (`orchestra.request_limits.on_store_fault`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnFault {
+    /// Count in this process until the store is back, then write the journal: what a
+    /// per-process backend does anyway.
+    #[default]
+    Count,
+    /// Answer everyone while the store fails.
+    Allow,
+    /// Refuse every counted request while the store fails.
+    Refuse,
+}
+
+impl OnFault {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "count" => Some(Self::Count),
+            "allow" => Some(Self::Allow),
+            "refuse" => Some(Self::Refuse),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Count => "count",
+            Self::Allow => "allow",
+            Self::Refuse => "refuse",
+        }
+    }
+}
+
+/// How one address applies its limits: its mode, and the site's choice for store faults.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Policy {
+    pub mode: Mode,
+    pub on_fault: OnFault,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {
     Allowed,
@@ -91,6 +132,7 @@ pub const TOTAL: &str = "total";
 pub struct FloodGuard {
     flood: Arc<dyn FloodStore>,
     would_refuse: Tally,
+    health: StoreHealth,
 }
 
 impl FloodGuard {
@@ -102,8 +144,22 @@ impl FloodGuard {
     pub fn with_clock(flood: Arc<dyn FloodStore>, clock: Clock) -> Self {
         Self {
             flood,
-            would_refuse: Tally::new(clock),
+            would_refuse: Tally::new(clock.clone()),
+            health: StoreHealth::new(clock),
         }
+    }
+
+    /// Whether the flood store is failing, since when, and what was decided meanwhile.
+    pub fn health(&self) -> &StoreHealth {
+        &self.health
+    }
+
+    /// Syncs the flood store and records whether it worked: the one place a store fault
+    /// starts and ends.
+    pub async fn sync(&self) -> Result<(), crate::flood::FloodError> {
+        let result = self.flood.sync().await;
+        self.health.record(result.is_ok());
+        result
     }
 
     /// What report-only addresses would have refused, per period.
@@ -130,14 +186,30 @@ impl FloodGuard {
     /// `check` under a mode. Enforcing, it is `check` itself; in report-only mode a refusal
     /// becomes [`Decision::WouldRefuse`], tallied under `event`. Either way the counts are the
     /// same, so switching from report-only to enforcing keeps them.
+    ///
+    /// While the store fails (one atomic read to know), `policy.on_fault` decides; each
+    /// counted request then is a decision made without the store, and is tallied as such.
     pub fn check_as(
         &self,
         event: &'static str,
         caller: &str,
         limits: &Limits,
-        mode: Mode,
+        policy: Policy,
     ) -> Decision {
-        match (self.check(event, caller, limits), mode) {
+        let decision = if self.health.failing() && Self::is_counting(limits) {
+            self.health.without_store.fetch_add(1, Ordering::Relaxed);
+            match policy.on_fault {
+                OnFault::Count => self.check(event, caller, limits),
+                OnFault::Allow => Decision::Allowed,
+                OnFault::Refuse => Decision::Refused {
+                    tier: Refusal::Total,
+                    first_in_period: false,
+                },
+            }
+        } else {
+            self.check(event, caller, limits)
+        };
+        match (decision, policy.mode) {
             (
                 Decision::Refused {
                     tier,
@@ -204,6 +276,68 @@ impl FloodGuard {
                     tier,
                     first_in_period,
                 }
+            }
+        }
+    }
+}
+
+/// Whether the flood store's last sync failed, since when, and how many counted requests were
+/// decided without it since. Atomics: the refusal path reads one of them.
+pub struct StoreHealth {
+    clock: Clock,
+    /// When the current fault began, in ms; 0 while the store works.
+    failing_since: AtomicI64,
+    /// Counted requests decided while the store failed, since the process started.
+    without_store: AtomicU64,
+    /// Faults seen since the process started.
+    faults: AtomicU64,
+}
+
+impl StoreHealth {
+    fn new(clock: Clock) -> Self {
+        Self {
+            clock,
+            failing_since: AtomicI64::new(0),
+            without_store: AtomicU64::new(0),
+            faults: AtomicU64::new(0),
+        }
+    }
+
+    pub fn failing(&self) -> bool {
+        self.failing_since.load(Ordering::Relaxed) != 0
+    }
+
+    /// How long the current fault has lasted, if there is one.
+    pub fn failing_for(&self) -> Option<Duration> {
+        match self.failing_since.load(Ordering::Relaxed) {
+            0 => None,
+            since => Some(Duration::from_millis(
+                (self.clock.now_ms() - since).max(0) as u64
+            )),
+        }
+    }
+
+    pub fn decisions_without_store(&self) -> u64 {
+        self.without_store.load(Ordering::Relaxed)
+    }
+
+    pub fn faults(&self) -> u64 {
+        self.faults.load(Ordering::Relaxed)
+    }
+
+    fn record(&self, worked: bool) {
+        if worked {
+            if self.failing_since.swap(0, Ordering::AcqRel) != 0 {
+                tracing::info!("flood store is back; counting through it again");
+            }
+        } else {
+            let now = self.clock.now_ms().max(1);
+            if self
+                .failing_since
+                .compare_exchange(0, now, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                self.faults.fetch_add(1, Ordering::Relaxed);
             }
         }
     }

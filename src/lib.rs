@@ -139,7 +139,7 @@ fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::JoinH
             tokio::select! {
                 // Nothing is written into a database file that was deleted or replaced.
                 _ = sync.tick(), if !state.db.vanished() => {
-                    if let Err(e) = state.guard.flood().sync().await {
+                    if let Err(e) = state.guard.sync().await {
                         tracing::warn!(error = %e, "flood store sync failed; counting locally until it works");
                     }
                 }

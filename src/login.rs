@@ -44,12 +44,12 @@ pub fn attempt(
     account: &str,
 ) -> Result<(), Refused> {
     let (per_address, per_account) = settings.login_limits();
-    let mode = settings.login_mode();
+    let policy = settings.login_policy();
     for (event, key, limits, refused) in [
         (ADDRESS_EVENT, address, per_address, Refused::Address),
         (ACCOUNT_EVENT, account, per_account, Refused::Account),
     ] {
-        match guard.check_as(event, key, &limits, mode) {
+        match guard.check_as(event, key, &limits, policy) {
             Decision::Allowed => {}
             Decision::Refused {
                 first_in_period, ..

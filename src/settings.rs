@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::guard::{Limits, Mode};
+use crate::guard::{Limits, Mode, OnFault, Policy};
 use crate::i18n::Message;
 use crate::store::{self, Db};
 
@@ -16,6 +16,8 @@ pub struct Settings {
     pub request_limits_enabled: bool,
     /// Seconds.
     pub request_limits_period: u64,
+    /// What every guarded address does while the flood store fails.
+    pub on_store_fault: OnFault,
     pub per_link: u64,
     pub total: u64,
     /// The doorway counts and reports what it would refuse, but answers everyone.
@@ -45,6 +47,7 @@ impl Default for Settings {
             // Shipped off: the operator sizes the limits for the site before turning them on.
             request_limits_enabled: false,
             request_limits_period: 3600,
+            on_store_fault: OnFault::Count,
             per_link: 0,
             total: 0,
             interaction_report_only: false,
@@ -70,6 +73,7 @@ pub const KEYS: &[&str] = &[
     "orchestra.default_link_ttl",
     "orchestra.request_limits.enabled",
     "orchestra.request_limits.period",
+    "orchestra.request_limits.on_store_fault",
     "interaction.limits.per_link",
     "interaction.limits.total",
     "interaction.limits.report_only",
@@ -110,6 +114,7 @@ impl Settings {
             "orchestra.request_limits.period" => self.request_limits_period.to_string(),
             "interaction.limits.per_link" => self.per_link.to_string(),
             "interaction.limits.total" => self.total.to_string(),
+            "orchestra.request_limits.on_store_fault" => self.on_store_fault.name().to_owned(),
             "interaction.limits.report_only" => self.interaction_report_only.to_string(),
             "notice.limits.report_only" => self.notice_report_only.to_string(),
             "login.limits.report_only" => self.login_report_only.to_string(),
@@ -155,6 +160,10 @@ impl Settings {
             }
             "orchestra.test_provider" => {
                 self.test_provider = boolean(raw).map_err(fail)?;
+            }
+            "orchestra.request_limits.on_store_fault" => {
+                self.on_store_fault = OnFault::parse(&raw.to_ascii_lowercase())
+                    .ok_or_else(|| fail(Message::new("setting-on-store-fault")))?;
             }
             "interaction.limits.report_only" => {
                 self.interaction_report_only = boolean(raw).map_err(fail)?;
@@ -227,6 +236,26 @@ impl Settings {
     /// Whether the doorway refuses or only reports (`guard::Mode`).
     pub fn interaction_mode(&self) -> Mode {
         mode(self.interaction_report_only)
+    }
+
+    /// How the doorway applies its limits: its mode and the store-fault choice.
+    pub fn interaction_policy(&self) -> Policy {
+        self.policy(self.interaction_mode())
+    }
+
+    pub fn notice_policy(&self) -> Policy {
+        self.policy(self.notice_mode())
+    }
+
+    pub fn login_policy(&self) -> Policy {
+        self.policy(self.login_mode())
+    }
+
+    fn policy(&self, mode: Mode) -> Policy {
+        Policy {
+            mode,
+            on_fault: self.on_store_fault,
+        }
     }
 
     pub fn notice_mode(&self) -> Mode {
@@ -373,6 +402,7 @@ mod tests {
             ("interaction.limits.report_only", "perhaps"),
             ("notice.limits.report_only", "2"),
             ("login.limits.report_only", ""),
+            ("orchestra.request_limits.on_store_fault", "panic"),
             ("notice.limits.per_payment", "-2"),
             ("notice.limits.total", "1000000001"),
             ("login.limits.per_address", "100001"),

@@ -149,6 +149,49 @@ pub struct Environment {
     pub forwarded_seen: bool,
     /// What report-only addresses would have refused (only a running server knows).
     pub would_refuse: Option<WouldRefuse>,
+    /// The flood store's health as this server sees it (only a running server knows).
+    pub flood_store: Option<StoreView>,
+}
+
+/// `guard::StoreHealth` read once, for the report.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StoreView {
+    pub failing_for: Option<std::time::Duration>,
+    pub decisions_without_store: u64,
+}
+
+/// "Flood store": an error while the server's flood store fails to sync, with how long and
+/// how many counted requests were decided without it (under the chosen `on_store_fault`).
+pub fn flood_store_check(view: StoreView, settings: Option<&Settings>, backend: &str) -> Check {
+    let title = Message::new("status-flood-store");
+    let on_fault = settings
+        .map(|s| s.on_store_fault)
+        .unwrap_or_default()
+        .name();
+    match view.failing_for {
+        Some(d) => Check {
+            id: "flood_store",
+            title,
+            value: Message::new("status-flood-store-failing")
+                .arg("backend", backend)
+                .arg("seconds", d.as_secs().to_string()),
+            severity: Severity::Error,
+            description: Some(
+                Message::new("status-flood-store-failing-description")
+                    .arg("decisions", view.decisions_without_store.to_string())
+                    .arg("on_fault", on_fault),
+            ),
+        },
+        None => Check {
+            id: "flood_store",
+            title,
+            value: Message::new("status-flood-store-ok")
+                .arg("backend", backend)
+                .arg("on_fault", on_fault),
+            severity: Severity::Ok,
+            description: None,
+        },
+    }
 }
 
 /// Per guarded address, the guard's tally of would-be refusals (`guard::Tally`).
@@ -285,7 +328,11 @@ pub async fn build_with(db: &Db, flood_backend: &str, env: Environment) -> Repor
         },
     });
     checks.push(version_check());
-    match Settings::load(db).await {
+    let loaded = Settings::load(db).await;
+    if let Some(view) = env.flood_store {
+        checks.push(flood_store_check(view, loaded.as_ref().ok(), flood_backend));
+    }
+    match loaded {
         Ok(settings) => {
             checks.push(provider_check(&settings));
             let seen = env.would_refuse;

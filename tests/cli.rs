@@ -384,6 +384,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("orchestra.default_link_ttl", "604800"),
     ("orchestra.request_limits.enabled", "false"),
     ("orchestra.request_limits.period", "3600"),
+    ("orchestra.request_limits.on_store_fault", "count"),
     ("interaction.limits.per_link", "0"),
     ("interaction.limits.total", "0"),
     ("interaction.limits.report_only", "false"),
@@ -442,6 +443,11 @@ async fn config_set_saves_good_values_of_every_key() {
         ("interaction.limits.report_only", "on", "true"),
         ("notice.limits.report_only", "yes", "true"),
         ("login.limits.report_only", "1", "true"),
+        (
+            "orchestra.request_limits.on_store_fault",
+            "Refuse",
+            "refuse",
+        ),
     ] {
         cli.run(&["config", "set", key, typed])
             .expect(0, "", &format!("{key} is now {saved}.\n"));
@@ -495,6 +501,14 @@ async fn config_set_refuses_bad_values_in_both_languages_and_saves_nothing() {
         ("interaction.limits.report_only", "maybe", boolean.clone()),
         ("notice.limits.report_only", "2", boolean.clone()),
         ("login.limits.report_only", "report", boolean),
+        (
+            "orchestra.request_limits.on_store_fault",
+            "closed",
+            named(
+                "Enter count, allow or refuse.",
+                "Saisissez count, allow ou refuse.",
+            ),
+        ),
         (
             "orchestra.request_limits.period",
             "hour",

@@ -269,3 +269,14 @@ status-notice-would-refuse = Would have been refused, per payment: { $first_now 
 status-login-report-only = Report only: { $per_address } attempts per address every { $address_period } s and { $per_account } per account every { $account_period } s are counted, but nobody is refused
 status-login-would-refuse = Would have been refused, per address: { $first_now } this period, { $first_recent } in the last { $periods } periods; per account: { $second_now } this period, { $second_recent } in the last { $periods } periods. To enforce: orchestra config set login.limits.report_only false
 status-would-refuse-elsewhere = Only a running server knows how many requests would have been refused: see its status report (/admin/reports/status).
+
+## Store faults (issue 10)
+settings-on-store-fault = While the flood store fails
+settings-on-store-fault-count = Count in this server until it is back (as shipped)
+settings-on-store-fault-allow = Let every request through
+settings-on-store-fault-refuse = Refuse every counted request
+settings-on-store-fault-help = The flood store keeps the counts in the database. While it cannot be reached, each server can count on its own, answer everyone, or refuse everyone. Sign-ins follow this choice too.
+status-flood-store = Flood store
+status-flood-store-ok = Syncing ({ $backend }); while it fails: { $on_fault }
+status-flood-store-failing = Failing for { $seconds } s ({ $backend })
+status-flood-store-failing-description = { $decisions } counted requests were decided without the store, under the choice "{ $on_fault }". Counting through the store resumes, and what was counted meanwhile is written, once the database answers again.

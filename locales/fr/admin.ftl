@@ -269,3 +269,14 @@ status-notice-would-refuse = Auraient été refusées, par paiement : { $first_n
 status-login-report-only = Observation seulement : { $per_address } tentatives par adresse toutes les { $address_period } s et { $per_account } par compte toutes les { $account_period } s sont comptées, mais personne n'est refusé
 status-login-would-refuse = Auraient été refusées, par adresse : { $first_now } cette période, { $first_recent } sur les { $periods } dernières périodes ; par compte : { $second_now } cette période, { $second_recent } sur les { $periods } dernières périodes. Pour appliquer les limites : orchestra config set login.limits.report_only false
 status-would-refuse-elsewhere = Seul un serveur en marche sait combien de requêtes auraient été refusées : voyez son rapport d'état (/admin/reports/status).
+
+## Store faults (issue 10)
+settings-on-store-fault = Pendant une panne du stockage des comptes
+settings-on-store-fault-count = Compter dans ce serveur jusqu'à son retour (par défaut)
+settings-on-store-fault-allow = Laisser passer toutes les requêtes
+settings-on-store-fault-refuse = Refuser toute requête comptée
+settings-on-store-fault-help = Le stockage des comptes garde les comptes dans la base de données. Tant qu'il est injoignable, chaque serveur peut compter seul, répondre à tous, ou refuser tout le monde. Les connexions suivent aussi ce choix.
+status-flood-store = Stockage des comptes
+status-flood-store-ok = Synchronisé ({ $backend }) ; en cas de panne : { $on_fault }
+status-flood-store-failing = En panne depuis { $seconds } s ({ $backend })
+status-flood-store-failing-description = { $decisions } requêtes comptées ont été décidées sans le stockage, selon le choix « { $on_fault } ». Le comptage reprend par le stockage, et ce qui a été compté entre-temps est écrit, dès que la base de données répond à nouveau.

@@ -109,6 +109,11 @@ impl SqlFlood {
             )
         };
         let err = |e: sqlx::Error| FloodError(e.to_string());
+        if pending.is_empty() && cleared.is_empty() && watched.is_empty() {
+            // Nothing to write or read: ask the database anyway, so that a fault is seen (and
+            // reported) while the site is quiet or only refusing, not at the next answer.
+            return self.db.ping().await.map_err(err);
+        }
         for (event, identifier) in &cleared {
             crate::store::flood::delete_key(&self.db, event, identifier)
                 .await

@@ -106,7 +106,7 @@ pub async fn deliver(
     let caller = snapshot.keys.keyed_hash("notice-caller", &named);
     match state
         .guard
-        .check_as(EVENT, &caller, &limits, snapshot.settings.notice_mode())
+        .check_as(EVENT, &caller, &limits, snapshot.settings.notice_policy())
     {
         Decision::Allowed => {}
         Decision::Refused {

@@ -26,6 +26,7 @@ struct SettingsPage {
     default_link_ttl: String,
     enabled: bool,
     period: String,
+    on_store_fault: String,
     /// Whether the doorway is counting under the saved settings.
     counting: bool,
     login: LoginFields,
@@ -132,6 +133,7 @@ pub async fn show(State(state): State<AppState>, ctx: PageContext) -> Result<Res
         default_link_ttl: s.default_link_ttl.to_string(),
         enabled: s.request_limits_enabled,
         period: s.request_limits_period.to_string(),
+        on_store_fault: s.on_store_fault.name().to_owned(),
         counting: FloodGuard::is_counting(&s.interaction_limits()),
         login: LoginFields::of(&s),
         errors: Vec::new(),
@@ -150,6 +152,8 @@ pub struct SettingsForm {
     enabled: Option<String>,
     #[serde(default)]
     period: String,
+    /// Left out of a post, the saved choice stays.
+    on_store_fault: Option<String>,
     #[serde(flatten)]
     login: LoginForm,
 }
@@ -172,6 +176,9 @@ pub async fn save(
         ("orchestra.request_limits.enabled", enabled),
         ("orchestra.request_limits.period", form.period.as_str()),
     ];
+    if let Some(on_fault) = &form.on_store_fault {
+        values.push(("orchestra.request_limits.on_store_fault", on_fault.as_str()));
+    }
     values.extend(form.login.values());
     match Settings::save(&state.db, &values).await? {
         Ok(_) => {
@@ -188,6 +195,10 @@ pub async fn save(
                 default_link_ttl: form.default_link_ttl,
                 enabled: form.enabled.is_some(),
                 period: form.period,
+                on_store_fault: form
+                    .on_store_fault
+                    .clone()
+                    .unwrap_or_else(|| saved.on_store_fault.name().to_owned()),
                 counting: FloodGuard::is_counting(&saved.interaction_limits()),
                 login: form.login.shown(&saved),
                 ctx,

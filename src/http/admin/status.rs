@@ -21,6 +21,10 @@ pub async fn show(State(state): State<AppState>, ctx: PageContext) -> Response {
             .forwarded_seen
             .load(std::sync::atomic::Ordering::Relaxed),
         would_refuse: Some(would_refuse(&state).await),
+        flood_store: Some(status::StoreView {
+            failing_for: state.guard.health().failing_for(),
+            decisions_without_store: state.guard.health().decisions_without_store(),
+        }),
     };
     let report = status::build_with(&state.db, state.flood_backend.name(), env).await;
     html(&StatusPage {

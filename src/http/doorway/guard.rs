@@ -73,7 +73,7 @@ fn decide(state: &AppState, snapshot: &Snapshot, request: &Request) -> Verdict {
         EVENT,
         caller.as_str(),
         &limits,
-        snapshot.settings.interaction_mode(),
+        snapshot.settings.interaction_policy(),
     ) {
         Decision::Allowed => Verdict::Pass,
         // Report only: counted and tallied by the guard, answered as if nothing caught it.
