@@ -76,6 +76,13 @@ pub async fn build_state(
     clock: Clock,
 ) -> Result<AppState, sqlx::Error> {
     let site = Arc::new(Site::load(db.clone()).await?);
+    // Before the first request: the counts of the current periods, so a restart keeps them.
+    match flood.warm_up().await {
+        Ok(keys) => tracing::debug!(keys, "flood store read back the current periods' counts"),
+        Err(e) => {
+            tracing::warn!(error = %e, "could not read the stored counts; counting from zero")
+        }
+    }
     Ok(AppState {
         db,
         site,

@@ -386,3 +386,53 @@ async fn a_sqlite_file_locked_by_another_process_is_a_store_fault_answered_in_ti
     assert_eq!(flood_store_line(&app, &admin).await.0, "severity-ok");
     assert_eq!(status_of(&app, &hammered).await, 429);
 }
+
+#[path = "../benches/support/serve.rs"]
+mod serve;
+
+const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
+
+/// The real binary, stopped and started again mid-period on the same SQLite file: the hammered
+/// link is refused by the new process from its first request (the sql backend reads the
+/// current periods' counts before it serves), not after its first sync.
+#[tokio::test]
+async fn a_restart_mid_period_keeps_the_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("orchestra.db").display());
+    serve::configure(
+        BIN,
+        &url,
+        &[
+            ("orchestra.request_limits.enabled", "true"),
+            ("interaction.limits.per_link", "3"),
+            ("interaction.limits.total", "0"),
+        ],
+    );
+    // A long sync interval: the new process must not learn the counts from a sync.
+    let env = [("ORCHESTRA_FLOOD_SYNC_MS", "60000")];
+    let hammered = made_up_link(9);
+    let client = reqwest::Client::builder().timeout(IN_TIME).build().unwrap();
+    let get = |addr: std::net::SocketAddr| {
+        let client = client.clone();
+        let url = format!("http://{addr}{hammered}");
+        async move { client.get(url).send().await.unwrap().status().as_u16() }
+    };
+    {
+        let served = serve::serve(BIN, &url, &[("ORCHESTRA_FLOOD_SYNC_MS", "100")]);
+        for _ in 0..3 {
+            assert_eq!(get(served.addr).await, 404);
+        }
+        assert_eq!(get(served.addr).await, 429);
+        // Let a sync write the counts, then stop the server.
+        tokio::time::sleep(Duration::from_millis(800)).await;
+    }
+    let served = serve::serve(BIN, &url, &env);
+    assert_eq!(
+        get(served.addr).await,
+        429,
+        "the restarted server gave the hammered link a fresh allowance"
+    );
+    // Another link still has its own.
+    let other = format!("http://{}{}", served.addr, made_up_link(10));
+    assert_eq!(client.get(other).send().await.unwrap().status(), 404);
+}
