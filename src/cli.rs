@@ -439,6 +439,7 @@ fn environment(config: &Config) -> status::Environment {
     status::Environment {
         proxies_named: config.trusted_proxies.len(),
         forwarded_seen: false,
+        ..Default::default()
     }
 }
 

@@ -8,12 +8,17 @@
 //! - every request is counted, answered or not, before any expensive work;
 //! - a request the per-caller tier refuses is charged to neither tier, so one hammered link
 //!   cannot spend the number every other visitor shares;
-//! - a limit of 0 turns its tier off; when nothing counts, the flood store is never touched.
+//! - a limit of 0 turns its tier off; when nothing counts, the flood store is never touched;
+//! - in report-only mode ([`Mode::ReportOnly`]) a request counts exactly as it would when
+//!   enforcing, and what would have been refused is answered and tallied ([`Tally`]);
+//! - while the flood store fails to sync, the operator's [`OnFault`] decides: count in the
+//!   process (as always), let everything through, or refuse everything ([`StoreHealth`]).
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use crate::flood::{FloodStore, Tier};
+use crate::flood::{Clock, FloodStore, Tier};
 
 /// The limits a caller of the guard read from its settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,6 +108,65 @@ impl Refusal {
     }
 }
 
+impl Refusal {
+    /// The tier's place in a [`Tally`]: the per-caller tier first.
+    pub fn index(self) -> usize {
+        match self {
+            Refusal::PerCaller => 0,
+            Refusal::Total => 1,
+        }
+    }
+}
+
+/// Whether a guarded address refuses what its limits catch, or only reports it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    #[default]
+    Enforce,
+    /// Counts exactly as enforcing, answers everyone, and tallies what it would have refused:
+    /// how an operator sizes the limits on real traffic before turning them on.
+    ReportOnly,
+}
+
+/// What the guard does while its flood store is failing (`orchestra.request_limits.on_store_fault`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnFault {
+    /// Count in this process until the store is back, then write the journal: what a
+    /// per-process backend does anyway.
+    #[default]
+    Count,
+    /// Answer everyone while the store fails.
+    Allow,
+    /// Refuse every counted request while the store fails.
+    Refuse,
+}
+
+impl OnFault {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "count" => Some(Self::Count),
+            "allow" => Some(Self::Allow),
+            "refuse" => Some(Self::Refuse),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Count => "count",
+            Self::Allow => "allow",
+            Self::Refuse => "refuse",
+        }
+    }
+}
+
+/// How one address applies its limits: its mode, and the site's choice for store faults.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Policy {
+    pub mode: Mode,
+    pub on_fault: OnFault,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {
     Allowed,
@@ -110,6 +174,11 @@ pub enum Decision {
         tier: Refusal,
         /// Whether this is the first refusal of its kind in the period, the one worth a log
         /// line (see [`FloodGuard::check`]).
+        first_in_period: bool,
+    },
+    /// Report-only mode: enforcing would have refused this request; it is answered.
+    WouldRefuse {
+        tier: Refusal,
         first_in_period: bool,
     },
 }
@@ -122,11 +191,40 @@ pub const TOTAL: &str = "total";
 
 pub struct FloodGuard {
     flood: Arc<dyn FloodStore>,
+    would_refuse: Tally,
+    health: StoreHealth,
 }
 
 impl FloodGuard {
     pub fn new(flood: Arc<dyn FloodStore>) -> Self {
-        Self { flood }
+        Self::with_clock(flood, Clock::system())
+    }
+
+    /// A guard whose tally of would-be refusals reads `clock` (the flood store's own).
+    pub fn with_clock(flood: Arc<dyn FloodStore>, clock: Clock) -> Self {
+        Self {
+            flood,
+            would_refuse: Tally::new(clock.clone()),
+            health: StoreHealth::new(clock),
+        }
+    }
+
+    /// Whether the flood store is failing, since when, and what was decided meanwhile.
+    pub fn health(&self) -> &StoreHealth {
+        &self.health
+    }
+
+    /// Syncs the flood store and records whether it worked: the one place a store fault
+    /// starts and ends.
+    pub async fn sync(&self) -> Result<(), crate::flood::FloodError> {
+        let result = self.flood.sync().await;
+        self.health.record(result.is_ok());
+        result
+    }
+
+    /// What report-only addresses would have refused, per period.
+    pub fn would_refuse(&self) -> &Tally {
+        &self.would_refuse
     }
 
     pub fn flood(&self) -> &Arc<dyn FloodStore> {
@@ -137,6 +235,56 @@ impl FloodGuard {
     /// settings pages all ask this, so they cannot disagree.
     pub fn is_counting(limits: &Limits) -> bool {
         LimitsState::of(limits).is_counting()
+    }
+
+    /// Whether a configuration refuses what it counts: the second question beside
+    /// `is_counting`, asked by the same pages, so report-only cannot be mistaken for a cap.
+    pub fn is_refusing(limits: &Limits, mode: Mode) -> bool {
+        Self::is_counting(limits) && mode == Mode::Enforce
+    }
+
+    /// `check` under a mode. Enforcing, it is `check` itself; in report-only mode a refusal
+    /// becomes [`Decision::WouldRefuse`], tallied under `event`. Either way the counts are the
+    /// same, so switching from report-only to enforcing keeps them.
+    ///
+    /// While the store fails (one atomic read to know), `policy.on_fault` decides; each
+    /// counted request then is a decision made without the store, and is tallied as such.
+    pub fn check_as(
+        &self,
+        event: &'static str,
+        caller: &str,
+        limits: &Limits,
+        policy: Policy,
+    ) -> Decision {
+        let decision = if self.health.failing() && Self::is_counting(limits) {
+            self.health.without_store.fetch_add(1, Ordering::Relaxed);
+            match policy.on_fault {
+                OnFault::Count => self.check(event, caller, limits),
+                OnFault::Allow => Decision::Allowed,
+                OnFault::Refuse => Decision::Refused {
+                    tier: Refusal::Total,
+                    first_in_period: false,
+                },
+            }
+        } else {
+            self.check(event, caller, limits)
+        };
+        match (decision, policy.mode) {
+            (
+                Decision::Refused {
+                    tier,
+                    first_in_period,
+                },
+                Mode::ReportOnly,
+            ) => {
+                self.would_refuse.record(event, tier, limits.period);
+                Decision::WouldRefuse {
+                    tier,
+                    first_in_period,
+                }
+            }
+            (decision, _) => decision,
+        }
     }
 
     /// Counts one request of `caller` to `event` and decides whether it may be answered.
@@ -190,5 +338,213 @@ impl FloodGuard {
                 }
             }
         }
+    }
+}
+
+/// Whether the flood store's last sync failed, since when, and how many counted requests were
+/// decided without it since. Atomics: the refusal path reads one of them.
+pub struct StoreHealth {
+    clock: Clock,
+    /// When the current fault began, in ms; 0 while the store works.
+    failing_since: AtomicI64,
+    /// Counted requests decided while the store failed, since the process started.
+    without_store: AtomicU64,
+    /// Faults seen since the process started.
+    faults: AtomicU64,
+}
+
+impl StoreHealth {
+    fn new(clock: Clock) -> Self {
+        Self {
+            clock,
+            failing_since: AtomicI64::new(0),
+            without_store: AtomicU64::new(0),
+            faults: AtomicU64::new(0),
+        }
+    }
+
+    pub fn failing(&self) -> bool {
+        self.failing_since.load(Ordering::Relaxed) != 0
+    }
+
+    /// How long the current fault has lasted, if there is one.
+    pub fn failing_for(&self) -> Option<Duration> {
+        match self.failing_since.load(Ordering::Relaxed) {
+            0 => None,
+            since => Some(Duration::from_millis(
+                (self.clock.now_ms() - since).max(0) as u64
+            )),
+        }
+    }
+
+    pub fn decisions_without_store(&self) -> u64 {
+        self.without_store.load(Ordering::Relaxed)
+    }
+
+    pub fn faults(&self) -> u64 {
+        self.faults.load(Ordering::Relaxed)
+    }
+
+    fn record(&self, worked: bool) {
+        if worked {
+            if self.failing_since.swap(0, Ordering::AcqRel) != 0 {
+                tracing::info!("flood store is back; counting through it again");
+            }
+        } else {
+            let now = self.clock.now_ms().max(1);
+            if self
+                .failing_since
+                .compare_exchange(0, now, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                self.faults.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Periods a [`Tally`] remembers, the current one included.
+pub const RECENT_PERIODS: usize = 24;
+/// Events a [`Tally`] keeps apart; a further event is not tallied.
+const TALLIED_EVENTS: usize = 8;
+
+/// Per event and tier, how many requests fell in each of the last [`RECENT_PERIODS`]
+/// periods: fixed memory and atomics, no lock. Per process: a running server's status page
+/// reads it.
+pub struct Tally {
+    clock: Clock,
+    slots: [TallySlot; TALLIED_EVENTS],
+}
+
+#[derive(Default)]
+struct TallySlot {
+    event: OnceLock<&'static str>,
+    periods: [TallyPeriod; RECENT_PERIODS],
+}
+
+#[derive(Default)]
+struct TallyPeriod {
+    /// The period's number since the epoch (time / period length), plus one: 0 is unused.
+    number: AtomicI64,
+    tiers: [AtomicU64; 2],
+}
+
+/// One event's tally as read: per tier, the current period and the recent ones together.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Recent {
+    pub current: [u64; 2],
+    pub recent: [u64; 2],
+}
+
+impl Tally {
+    pub fn new(clock: Clock) -> Self {
+        Self {
+            clock,
+            slots: Default::default(),
+        }
+    }
+
+    fn slot(&self, event: &'static str, claim: bool) -> Option<&TallySlot> {
+        for slot in &self.slots {
+            match slot.event.get() {
+                Some(e) if *e == event => return Some(slot),
+                Some(_) => continue,
+                None if !claim => return None,
+                None => {
+                    if *slot.event.get_or_init(|| event) == event {
+                        return Some(slot);
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    fn number(&self, period: Duration) -> i64 {
+        let ms = (period.as_millis() as i64).max(1);
+        self.clock.now_ms().div_euclid(ms)
+    }
+
+    /// One more under `event` and `tier` in the current period of length `period`.
+    pub fn record(&self, event: &'static str, tier: Refusal, period: Duration) {
+        let Some(slot) = self.slot(event, true) else {
+            return;
+        };
+        let number = self.number(period) + 1;
+        let entry = &slot.periods[number.rem_euclid(RECENT_PERIODS as i64) as usize];
+        let seen = entry.number.load(Ordering::Acquire);
+        if seen != number
+            && entry
+                .number
+                .compare_exchange(seen, number, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            // An old period's place, taken for this one. Two racing first counts may lose one
+            // between them: a report's figure, not a limit.
+            for t in &entry.tiers {
+                t.store(0, Ordering::Release);
+            }
+        }
+        entry.tiers[tier.index()].fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// What `event` tallied, for periods of length `period`.
+    pub fn read(&self, event: &'static str, period: Duration) -> Recent {
+        let mut out = Recent::default();
+        let Some(slot) = self.slot(event, false) else {
+            return out;
+        };
+        let now = self.number(period) + 1;
+        for entry in &slot.periods {
+            let number = entry.number.load(Ordering::Acquire);
+            if number <= 0 || number > now || now - number >= RECENT_PERIODS as i64 {
+                continue;
+            }
+            for (i, t) in entry.tiers.iter().enumerate() {
+                let n = t.load(Ordering::Acquire);
+                out.recent[i] += n;
+                if number == now {
+                    out.current[i] += n;
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tally_keeps_recent_periods_apart_and_forgets_old_ones() {
+        let clock = Clock::manual(1_000_000);
+        let tally = Tally::new(clock.clone());
+        let hour = Duration::from_secs(3600);
+        tally.record("a", Refusal::PerCaller, hour);
+        tally.record("a", Refusal::Total, hour);
+        tally.record("b", Refusal::Total, hour);
+        assert_eq!(
+            tally.read("a", hour),
+            Recent {
+                current: [1, 1],
+                recent: [1, 1]
+            }
+        );
+        clock.advance(hour);
+        tally.record("a", Refusal::PerCaller, hour);
+        assert_eq!(
+            tally.read("a", hour),
+            Recent {
+                current: [1, 0],
+                recent: [2, 1]
+            }
+        );
+        assert_eq!(tally.read("b", hour).recent, [0, 1]);
+        assert_eq!(tally.read("c", hour), Recent::default());
+        clock.advance(hour * RECENT_PERIODS as u32);
+        assert_eq!(tally.read("a", hour), Recent::default());
+        tally.record("a", Refusal::Total, hour);
+        assert_eq!(tally.read("a", hour).recent, [0, 1]);
     }
 }

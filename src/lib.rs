@@ -79,10 +79,17 @@ pub async fn build_state(
     clock: Clock,
 ) -> Result<AppState, sqlx::Error> {
     let site = Arc::new(Site::load(db.clone()).await?);
+    // Before the first request: the counts of the current periods, so a restart keeps them.
+    match flood.warm_up().await {
+        Ok(keys) => tracing::debug!(keys, "flood store read back the current periods' counts"),
+        Err(e) => {
+            tracing::warn!(error = %e, "could not read the stored counts; counting from zero")
+        }
+    }
     Ok(AppState {
         db,
         site,
-        guard: Arc::new(FloodGuard::new(flood)),
+        guard: Arc::new(FloodGuard::with_clock(flood, clock.clone())),
         clock: clock.clone(),
         flood_backend: backend,
         work: Default::default(),
@@ -144,7 +151,7 @@ fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::JoinH
             tokio::select! {
                 // Nothing is written into a database file that was deleted or replaced.
                 _ = sync.tick(), if !state.db.vanished() => {
-                    if let Err(e) = state.guard.flood().sync().await {
+                    if let Err(e) = state.guard.sync().await {
                         tracing::warn!(error = %e, "flood store sync failed; counting locally until it works");
                     }
                 }

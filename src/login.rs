@@ -45,22 +45,39 @@ pub fn attempt(
     account: &str,
 ) -> Result<(), Refused> {
     let (per_address, per_account) = settings.login_limits();
+    let policy = settings.login_policy();
     for (event, key, limits, refused) in [
         (ADDRESS_EVENT, address, per_address, Refused::Address),
         (ACCOUNT_EVENT, account, per_account, Refused::Account),
     ] {
-        if let Decision::Refused {
-            first_in_period, ..
-        } = guard.check(event, key, &limits)
-        {
-            if first_in_period {
-                tracing::warn!(
-                    caller = %key,
-                    limit = ?refused,
-                    "sign-in refused without checking the password; further refusals like it are not logged this period"
-                );
+        match guard.check_as(event, key, &limits, policy) {
+            Decision::Allowed => {}
+            Decision::Refused {
+                first_in_period, ..
+            } => {
+                if first_in_period {
+                    tracing::warn!(
+                        caller = %key,
+                        limit = ?refused,
+                        "sign-in refused without checking the password; further refusals like it are not logged this period"
+                    );
+                }
+                return Err(refused);
             }
-            return Err(refused);
+            // Report only: the password is checked, but the account is counted only as
+            // enforcing would count it, that is, not after the address was caught.
+            Decision::WouldRefuse {
+                first_in_period, ..
+            } => {
+                if first_in_period {
+                    tracing::warn!(
+                        caller = %key,
+                        limit = ?refused,
+                        "sign-in would have been refused (report only); further ones like it are not logged this period"
+                    );
+                }
+                return Ok(());
+            }
         }
     }
     Ok(())

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::guard::Limits;
+use crate::guard::{Limits, Mode, OnFault, Policy};
 use crate::i18n::Message;
 use crate::store::{self, Db};
 
@@ -16,8 +16,12 @@ pub struct Settings {
     pub request_limits_enabled: bool,
     /// Seconds.
     pub request_limits_period: u64,
+    /// What every guarded address does while the flood store fails.
+    pub on_store_fault: OnFault,
     pub per_link: u64,
     pub total: u64,
+    /// The doorway counts and reports what it would refuse, but answers everyone.
+    pub interaction_report_only: bool,
     /// The built-in test payment provider: on as shipped, so the examples can be paid.
     pub test_provider: bool,
     /// Provider notices one payment may send per period; 0 turns this tier off.
@@ -32,12 +36,14 @@ pub struct Settings {
     /// Hard caps that hold whatever the limiter says.
     pub api_max_running_instances: u64,
     pub api_max_links_per_instance_per_day: u64,
+    pub notice_report_only: bool,
     /// Sign-in attempts one client address may make per `login_address_period`; 0 is off.
     pub login_per_address: u64,
     pub login_address_period: u64,
     /// Failed sign-ins one account may take per `login_account_period`; 0 is off.
     pub login_per_account: u64,
     pub login_account_period: u64,
+    pub login_report_only: bool,
 }
 
 impl Default for Settings {
@@ -49,8 +55,10 @@ impl Default for Settings {
             // Shipped off: the operator sizes the limits for the site before turning them on.
             request_limits_enabled: false,
             request_limits_period: 3600,
+            on_store_fault: OnFault::Count,
             per_link: 0,
             total: 0,
+            interaction_report_only: false,
             test_provider: true,
             notice_per_payment: 0,
             notice_total: 0,
@@ -59,12 +67,14 @@ impl Default for Settings {
             api_signed_multiplier: 4,
             api_max_running_instances: 1000,
             api_max_links_per_instance_per_day: 100,
+            notice_report_only: false,
             // On as shipped, unlike the doorway's: a login form is always public, and these
             // numbers fit any site (Drupal ships the same).
             login_per_address: 50,
             login_address_period: 3600,
             login_per_account: 5,
             login_account_period: 6 * 3600,
+            login_report_only: false,
         }
     }
 }
@@ -76,8 +86,10 @@ pub const KEYS: &[&str] = &[
     "orchestra.default_link_ttl",
     "orchestra.request_limits.enabled",
     "orchestra.request_limits.period",
+    "orchestra.request_limits.on_store_fault",
     "interaction.limits.per_link",
     "interaction.limits.total",
+    "interaction.limits.report_only",
     "orchestra.test_provider",
     "notice.limits.per_payment",
     "notice.limits.total",
@@ -86,10 +98,12 @@ pub const KEYS: &[&str] = &[
     "api.limits.signed_multiplier",
     "api.caps.running_instances_per_token",
     "api.caps.links_per_instance_per_day",
+    "notice.limits.report_only",
     "login.limits.per_address",
     "login.limits.address_period",
     "login.limits.per_account",
     "login.limits.account_period",
+    "login.limits.report_only",
 ];
 
 pub const MAX_PERIOD: u64 = 7 * 24 * 3600;
@@ -118,6 +132,10 @@ impl Settings {
             "orchestra.request_limits.period" => self.request_limits_period.to_string(),
             "interaction.limits.per_link" => self.per_link.to_string(),
             "interaction.limits.total" => self.total.to_string(),
+            "orchestra.request_limits.on_store_fault" => self.on_store_fault.name().to_owned(),
+            "interaction.limits.report_only" => self.interaction_report_only.to_string(),
+            "notice.limits.report_only" => self.notice_report_only.to_string(),
+            "login.limits.report_only" => self.login_report_only.to_string(),
             "orchestra.test_provider" => self.test_provider.to_string(),
             "notice.limits.per_payment" => self.notice_per_payment.to_string(),
             "notice.limits.total" => self.notice_total.to_string(),
@@ -167,6 +185,19 @@ impl Settings {
             }
             "orchestra.test_provider" => {
                 self.test_provider = boolean(raw).map_err(fail)?;
+            }
+            "orchestra.request_limits.on_store_fault" => {
+                self.on_store_fault = OnFault::parse(&raw.to_ascii_lowercase())
+                    .ok_or_else(|| fail(Message::new("setting-on-store-fault")))?;
+            }
+            "interaction.limits.report_only" => {
+                self.interaction_report_only = boolean(raw).map_err(fail)?;
+            }
+            "notice.limits.report_only" => {
+                self.notice_report_only = boolean(raw).map_err(fail)?;
+            }
+            "login.limits.report_only" => {
+                self.login_report_only = boolean(raw).map_err(fail)?;
             }
             "notice.limits.per_payment" => {
                 self.notice_per_payment = number(raw, 0, MAX_PER_LINK).map_err(fail)?;
@@ -243,6 +274,40 @@ impl Settings {
         }
     }
 
+    /// Whether the doorway refuses or only reports (`guard::Mode`).
+    pub fn interaction_mode(&self) -> Mode {
+        mode(self.interaction_report_only)
+    }
+
+    /// How the doorway applies its limits: its mode and the store-fault choice.
+    pub fn interaction_policy(&self) -> Policy {
+        self.policy(self.interaction_mode())
+    }
+
+    pub fn notice_policy(&self) -> Policy {
+        self.policy(self.notice_mode())
+    }
+
+    pub fn login_policy(&self) -> Policy {
+        self.policy(self.login_mode())
+    }
+
+    fn policy(&self, mode: Mode) -> Policy {
+        Policy {
+            mode,
+            on_fault: self.on_store_fault,
+        }
+    }
+
+    pub fn notice_mode(&self) -> Mode {
+        mode(self.notice_report_only)
+    }
+
+    /// One mode for both sign-in tiers.
+    pub fn login_mode(&self) -> Mode {
+        mode(self.login_report_only)
+    }
+
     /// The provider notices' limits as the guard takes them: their own numbers, under the
     /// site-wide switch and period.
     pub fn notice_limits(&self) -> Limits {
@@ -296,6 +361,14 @@ impl Settings {
             .collect();
         store::settings::put_all(db, &stored).await?;
         Ok(Ok(settings))
+    }
+}
+
+fn mode(report_only: bool) -> Mode {
+    if report_only {
+        Mode::ReportOnly
+    } else {
+        Mode::Enforce
     }
 }
 
@@ -367,6 +440,10 @@ mod tests {
             ("orchestra.site_name", ""),
             ("orchestra.default_link_ttl", "59"),
             ("orchestra.test_provider", "sometimes"),
+            ("interaction.limits.report_only", "perhaps"),
+            ("notice.limits.report_only", "2"),
+            ("login.limits.report_only", ""),
+            ("orchestra.request_limits.on_store_fault", "panic"),
             ("notice.limits.per_payment", "-2"),
             ("notice.limits.total", "1000000001"),
             ("login.limits.per_address", "100001"),
@@ -378,6 +455,21 @@ mod tests {
         }
         assert_eq!(s, Settings::default());
         assert!(s.set("no.such.key", "1").is_err());
+    }
+
+    #[test]
+    fn report_only_is_off_as_shipped_and_set_per_address() {
+        let mut s = Settings::default();
+        assert_eq!(s.interaction_mode(), Mode::Enforce);
+        assert_eq!(s.notice_mode(), Mode::Enforce);
+        assert_eq!(s.login_mode(), Mode::Enforce);
+        s.set("interaction.limits.report_only", "on").unwrap();
+        assert_eq!(s.interaction_mode(), Mode::ReportOnly);
+        assert_eq!(s.notice_mode(), Mode::Enforce);
+        assert_eq!(s.get("interaction.limits.report_only").unwrap(), "true");
+        for key in KEYS {
+            assert!(s.get(key).is_some(), "{key} cannot be read");
+        }
     }
 
     #[test]

@@ -75,9 +75,14 @@ impl std::fmt::Debug for CallerId {
 }
 
 pub struct Site {
+    shared: Arc<Shared>,
+}
+
+/// What the background refresh shares with the requests that read the snapshot.
+struct Shared {
     db: Db,
     current: RwLock<(Arc<Snapshot>, Instant)>,
-    /// Set while one request reads the settings again.
+    /// Set while a background task reads the settings again.
     refreshing: AtomicBool,
 }
 
@@ -93,9 +98,11 @@ impl Site {
     pub async fn load(db: Db) -> Result<Self, sqlx::Error> {
         let snapshot = Self::read(&db).await?;
         Ok(Self {
-            db,
-            current: RwLock::new((Arc::new(snapshot), Instant::now())),
-            refreshing: AtomicBool::new(false),
+            shared: Arc::new(Shared {
+                db,
+                current: RwLock::new((Arc::new(snapshot), Instant::now())),
+                refreshing: AtomicBool::new(false),
+            }),
         })
     }
 
@@ -107,45 +114,63 @@ impl Site {
     }
 
     pub fn db(&self) -> &Db {
-        &self.db
+        &self.shared.db
     }
 
-    /// The settings and keys, read again when older than `CACHE_TTL`. One request reads them;
-    /// every other request meanwhile keeps the previous snapshot, so an expiry under a flood
-    /// costs one pair of queries, not one per request.
+    /// The settings and keys, never waiting on the database: when they are older than
+    /// `CACHE_TTL`, one background task reads them again while every request keeps the
+    /// snapshot it has. A database that hangs or fails therefore never holds up a request
+    /// here (a refusal during a database fault is as fast as without one).
     pub async fn get(&self) -> Arc<Snapshot> {
-        let snapshot = {
-            let current = self.current.read().unwrap_or_else(|e| e.into_inner());
-            if current.1.elapsed() < CACHE_TTL {
-                return current.0.clone();
-            }
-            current.0.clone()
-        };
-        if self
-            .refreshing
-            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            return snapshot;
-        }
-        // Cleared however this future ends, even if it is dropped half way.
-        let _reading = ClearOnDrop(&self.refreshing);
-        self.refresh().await
+        self.now()
     }
 
-    /// The snapshot without waiting, unless it is stale and nobody is reading it again: the
-    /// doorway's guard decides synchronously on it, and takes the slow path (`get`) at most
-    /// once per `CACHE_TTL`.
+    /// The snapshot without waiting. Always `Some`: kept as an option for the doorway's guard,
+    /// which once had to read stale settings itself.
     pub fn fresh(&self) -> Option<Arc<Snapshot>> {
-        let current = self.current.read().unwrap_or_else(|e| e.into_inner());
-        (current.1.elapsed() < CACHE_TTL || self.refreshing.load(Ordering::Acquire))
-            .then(|| current.0.clone())
+        Some(self.now())
     }
 
-    /// Reads the database now. On a database error the previous snapshot stays in force and
-    /// is retried at the next expiry, rather than failing every request.
+    fn now(&self) -> Arc<Snapshot> {
+        let (snapshot, stale) = {
+            let current = self
+                .shared
+                .current
+                .read()
+                .unwrap_or_else(|e| e.into_inner());
+            (current.0.clone(), current.1.elapsed() >= CACHE_TTL)
+        };
+        if stale
+            && self
+                .shared
+                .refreshing
+                .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    let shared = self.shared.clone();
+                    runtime.spawn(async move {
+                        let _reading = ClearOnDrop(&shared.refreshing);
+                        shared.refresh().await;
+                    });
+                }
+                Err(_) => self.shared.refreshing.store(false, Ordering::Release),
+            }
+        }
+        snapshot
+    }
+
+    /// Reads the database now (a form that saved settings wants them at once). On a database
+    /// error the previous snapshot stays in force and is retried at the next expiry.
     pub async fn refresh(&self) -> Arc<Snapshot> {
-        match Self::read(&self.db).await {
+        self.shared.refresh().await
+    }
+}
+
+impl Shared {
+    async fn refresh(&self) -> Arc<Snapshot> {
+        match Site::read(&self.db).await {
             Ok(fresh) => {
                 let fresh = Arc::new(fresh);
                 *self.current.write().unwrap_or_else(|e| e.into_inner()) =

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::guard::{FloodGuard, LimitsState};
+use crate::guard::{FloodGuard, LimitsState, Mode, RECENT_PERIODS, Recent};
 use crate::i18n::{Lang, Message};
 use crate::settings::Settings;
 use crate::store::{self, Db};
@@ -147,6 +147,78 @@ pub struct Environment {
     pub proxies_named: usize,
     /// Whether this server received forwarded headers (only a running server knows).
     pub forwarded_seen: bool,
+    /// What report-only addresses would have refused (only a running server knows).
+    pub would_refuse: Option<WouldRefuse>,
+    /// The flood store's health as this server sees it (only a running server knows).
+    pub flood_store: Option<StoreView>,
+}
+
+/// `guard::StoreHealth` read once, for the report.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StoreView {
+    pub failing_for: Option<std::time::Duration>,
+    pub decisions_without_store: u64,
+}
+
+/// "Flood store": an error while the server's flood store fails to sync, with how long and
+/// how many counted requests were decided without it (under the chosen `on_store_fault`).
+pub fn flood_store_check(view: StoreView, settings: Option<&Settings>, backend: &str) -> Check {
+    let title = Message::new("status-flood-store");
+    let on_fault = settings
+        .map(|s| s.on_store_fault)
+        .unwrap_or_default()
+        .name();
+    match view.failing_for {
+        Some(d) => Check {
+            id: "flood_store",
+            title,
+            value: Message::new("status-flood-store-failing")
+                .arg("backend", backend)
+                .arg("seconds", d.as_secs().to_string()),
+            severity: Severity::Error,
+            description: Some(
+                Message::new("status-flood-store-failing-description")
+                    .arg("decisions", view.decisions_without_store.to_string())
+                    .arg("on_fault", on_fault),
+            ),
+        },
+        None => Check {
+            id: "flood_store",
+            title,
+            value: Message::new("status-flood-store-ok")
+                .arg("backend", backend)
+                .arg("on_fault", on_fault),
+            severity: Severity::Ok,
+            description: None,
+        },
+    }
+}
+
+/// Per guarded address, the guard's tally of would-be refusals (`guard::Tally`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WouldRefuse {
+    pub doorway: Recent,
+    pub notice: Recent,
+    pub login_address: Recent,
+    pub login_account: Recent,
+}
+
+/// The description of a report-only address: what it would have refused per tier, in the
+/// current period and the recent ones, or where to read that when this process cannot.
+fn would_refuse_description(id: &'static str, tiers: [(u64, u64); 2]) -> Message {
+    Message::new(id)
+        .arg("first_now", tiers[0].0.to_string())
+        .arg("first_recent", tiers[0].1.to_string())
+        .arg("second_now", tiers[1].0.to_string())
+        .arg("second_recent", tiers[1].1.to_string())
+        .arg("periods", RECENT_PERIODS.to_string())
+}
+
+fn tiers_of(seen: Recent) -> [(u64, u64); 2] {
+    [
+        (seen.current[0], seen.recent[0]),
+        (seen.current[1], seen.recent[1]),
+    ]
 }
 
 /// Builds the report. Never fails: what cannot be read becomes an error check.
@@ -256,12 +328,28 @@ pub async fn build_with(db: &Db, flood_backend: &str, env: Environment) -> Repor
         },
     });
     checks.push(version_check());
-    match Settings::load(db).await {
+    let loaded = Settings::load(db).await;
+    if let Some(view) = env.flood_store {
+        checks.push(flood_store_check(view, loaded.as_ref().ok(), flood_backend));
+    }
+    match loaded {
         Ok(settings) => {
             checks.push(provider_check(&settings));
-            checks.push(notice_check(&settings, flood_backend));
-            checks.push(doorway_check(&settings, flood_backend));
-            checks.push(login_check(&settings));
+            let seen = env.would_refuse;
+            checks.push(notice_check(
+                &settings,
+                flood_backend,
+                seen.map(|s| s.notice),
+            ));
+            checks.push(doorway_check(
+                &settings,
+                flood_backend,
+                seen.map(|s| s.doorway),
+            ));
+            checks.push(login_check(
+                &settings,
+                seen.map(|s| (s.login_address, s.login_account)),
+            ));
         }
         Err(_) => {
             checks.push(check_failed("payment_provider", "status-provider"));
@@ -274,8 +362,9 @@ pub async fn build_with(db: &Db, flood_backend: &str, env: Environment) -> Repor
     Report { checks }
 }
 
-/// "Sign-in limits": OK while either tier counts; a warning when both are 0.
-pub fn login_check(settings: &Settings) -> Check {
+/// "Sign-in limits": OK while either tier counts; a warning when both are 0, and while they
+/// only report (`seen`: the running server's tally, per address and per account).
+pub fn login_check(settings: &Settings, seen: Option<(Recent, Recent)>) -> Check {
     let title = Message::new("status-login");
     if settings.login_per_address == 0 && settings.login_per_account == 0 {
         return Check {
@@ -286,16 +375,34 @@ pub fn login_check(settings: &Settings) -> Check {
             description: Some(Message::new("status-login-off-description")),
         };
     }
+    let report_only = settings.login_mode() == Mode::ReportOnly;
     Check {
         id: "login_limits",
         title,
-        value: Message::new("status-login-on")
-            .arg("per_address", settings.login_per_address.to_string())
-            .arg("address_period", settings.login_address_period.to_string())
-            .arg("per_account", settings.login_per_account.to_string())
-            .arg("account_period", settings.login_account_period.to_string()),
-        severity: Severity::Ok,
-        description: None,
+        value: Message::new(if report_only {
+            "status-login-report-only"
+        } else {
+            "status-login-on"
+        })
+        .arg("per_address", settings.login_per_address.to_string())
+        .arg("address_period", settings.login_address_period.to_string())
+        .arg("per_account", settings.login_per_account.to_string())
+        .arg("account_period", settings.login_account_period.to_string()),
+        severity: if report_only {
+            Severity::Warning
+        } else {
+            Severity::Ok
+        },
+        description: report_only.then(|| match seen {
+            Some((address, account)) => would_refuse_description(
+                "status-login-would-refuse",
+                [
+                    (address.current[0], address.recent[0]),
+                    (account.current[0], account.recent[0]),
+                ],
+            ),
+            None => Message::new("status-would-refuse-elsewhere"),
+        }),
     }
 }
 
@@ -327,9 +434,32 @@ pub fn proxy_check(env: Environment) -> Check {
 
 /// "Interaction doorway request limits": a warning whenever the guard would count nothing.
 /// It asks the guard's own `is_counting`, so the report and the counting cannot drift.
-pub fn doorway_check(settings: &Settings, flood_backend: &str) -> Check {
+///
+/// Report only is a warning too: it counts, but caps nothing. `seen` is the running server's
+/// tally of what it would have refused.
+pub fn doorway_check(settings: &Settings, flood_backend: &str, seen: Option<Recent>) -> Check {
     let limits = settings.interaction_limits();
     let title = Message::new("status-doorway");
+    if FloodGuard::is_counting(&limits)
+        && !FloodGuard::is_refusing(&limits, settings.interaction_mode())
+    {
+        return Check {
+            id: "doorway_limits",
+            title,
+            value: Message::new("status-doorway-report-only")
+                .arg("per_link", limits.per_caller.to_string())
+                .arg("total", limits.total.to_string())
+                .arg("period", limits.period.as_secs().to_string())
+                .arg("backend", flood_backend),
+            severity: Severity::Warning,
+            description: Some(match seen {
+                Some(seen) => {
+                    would_refuse_description("status-doorway-would-refuse", tiers_of(seen))
+                }
+                None => Message::new("status-would-refuse-elsewhere"),
+            }),
+        };
+    }
     let fix = doorway_fix(settings);
     let state = LimitsState::of(&limits);
     let (severity, description) = match state {
@@ -376,10 +506,28 @@ pub fn doorway_check(settings: &Settings, flood_backend: &str) -> Check {
 /// "Payment notice request limits": the provider notices' own line, asking the same
 /// `is_counting` for their limits. Uncapped is a note, not a warning: a bad notice costs one
 /// HMAC over at most 4 KiB and touches no database, and only the provider can make a good one.
-pub fn notice_check(settings: &Settings, flood_backend: &str) -> Check {
+pub fn notice_check(settings: &Settings, flood_backend: &str, seen: Option<Recent>) -> Check {
     let limits = settings.notice_limits();
     let title = Message::new("status-notice");
-    if FloodGuard::is_counting(&limits) {
+    if FloodGuard::is_counting(&limits) && !FloodGuard::is_refusing(&limits, settings.notice_mode())
+    {
+        Check {
+            id: "notice_limits",
+            title,
+            value: Message::new("status-notice-report-only")
+                .arg("per_payment", limits.per_caller.to_string())
+                .arg("total", limits.total.to_string())
+                .arg("period", limits.period.as_secs().to_string())
+                .arg("backend", flood_backend),
+            severity: Severity::Warning,
+            description: Some(match seen {
+                Some(seen) => {
+                    would_refuse_description("status-notice-would-refuse", tiers_of(seen))
+                }
+                None => Message::new("status-would-refuse-elsewhere"),
+            }),
+        }
+    } else if FloodGuard::is_counting(&limits) {
         Check {
             id: "notice_limits",
             title,

@@ -384,8 +384,10 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("orchestra.default_link_ttl", "604800"),
     ("orchestra.request_limits.enabled", "false"),
     ("orchestra.request_limits.period", "3600"),
+    ("orchestra.request_limits.on_store_fault", "count"),
     ("interaction.limits.per_link", "0"),
     ("interaction.limits.total", "0"),
+    ("interaction.limits.report_only", "false"),
     ("orchestra.test_provider", "true"),
     ("notice.limits.per_payment", "0"),
     ("notice.limits.total", "0"),
@@ -394,10 +396,12 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("api.limits.signed_multiplier", "4"),
     ("api.caps.running_instances_per_token", "1000"),
     ("api.caps.links_per_instance_per_day", "100"),
+    ("notice.limits.report_only", "false"),
     ("login.limits.per_address", "50"),
     ("login.limits.address_period", "3600"),
     ("login.limits.per_account", "5"),
     ("login.limits.account_period", "21600"),
+    ("login.limits.report_only", "false"),
 ];
 
 #[tokio::test]
@@ -446,6 +450,14 @@ async fn config_set_saves_good_values_of_every_key() {
         ("login.limits.address_period", "600", "600"),
         ("login.limits.per_account", "0", "0"),
         ("login.limits.account_period", "86400", "86400"),
+        ("interaction.limits.report_only", "on", "true"),
+        ("notice.limits.report_only", "yes", "true"),
+        ("login.limits.report_only", "1", "true"),
+        (
+            "orchestra.request_limits.on_store_fault",
+            "Refuse",
+            "refuse",
+        ),
     ] {
         cli.run(&["config", "set", key, typed])
             .expect(0, "", &format!("{key} is now {saved}.\n"));
@@ -495,7 +507,18 @@ async fn config_set_refuses_bad_values_in_both_languages_and_saves_nothing() {
             whole("60", "31536000"),
         ),
         ("orchestra.request_limits.enabled", "maybe", boolean.clone()),
-        ("orchestra.request_limits.enabled", "-1", boolean),
+        ("orchestra.request_limits.enabled", "-1", boolean.clone()),
+        ("interaction.limits.report_only", "maybe", boolean.clone()),
+        ("notice.limits.report_only", "2", boolean.clone()),
+        ("login.limits.report_only", "report", boolean),
+        (
+            "orchestra.request_limits.on_store_fault",
+            "closed",
+            named(
+                "Enter count, allow or refuse.",
+                "Saisissez count, allow ou refuse.",
+            ),
+        ),
         (
             "orchestra.request_limits.period",
             "hour",

@@ -572,11 +572,17 @@ async fn a_change_of_limits_takes_effect_without_a_restart() {
         .unwrap()
         .unwrap();
     tokio::time::sleep(orchestra::site::CACHE_TTL + Duration::from_millis(300)).await;
-    assert_eq!(
-        status_of(&app, &link).await,
-        404,
-        "the switch was not seen without a restart"
-    );
+    // The first request after the expiry starts a read in the background and is decided on
+    // the snapshot it has (no request waits on the database); the read lands at once.
+    let _ = status_of(&app, &link).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    while status_of(&app, &link).await != 404 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the switch was not seen without a restart"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 #[tokio::test]
@@ -844,4 +850,157 @@ async fn a_refusal_lets_work_in_progress_go_first_for_a_bounded_time() {
             "{backend:?}: nothing left in progress"
         );
     }
+}
+
+/// The doorway's report-only switch, through the Interaction settings form as an administrator
+/// would tick or untick it.
+async fn save_report_only(app: &TestApp, admin: &reqwest::Client, per_link: &str, on: bool) {
+    let page = admin
+        .get(app.url("/admin/config/orchestra/interaction"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let csrf = common::csrf_of(&page);
+    let mut form = vec![
+        ("csrf", csrf.as_str()),
+        ("per_link", per_link),
+        ("total", "0"),
+    ];
+    if on {
+        form.push(("report_only", "1"));
+    }
+    let r = admin
+        .post(app.url("/admin/config/orchestra/interaction"))
+        .form(&form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303, "the interaction form was refused");
+}
+
+#[tokio::test]
+async fn report_only_answers_everyone_yet_records_what_it_would_refuse_and_enforcing_keeps_the_counts()
+ {
+    for backend in BACKENDS {
+        let (app, _) = recorded(backend).await;
+        let admin = app.admin_client().await;
+        save_request_limits(&app, &admin, true, "3600").await;
+        save_report_only(&app, &admin, "3", true).await;
+        let page = admin
+            .get(app.url("/admin/config/orchestra/interaction"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert_eq!(
+            common::select_attr(&page, "#report_only", "checked").as_deref(),
+            Some(""),
+            "{backend:?}: the box shows what is saved"
+        );
+        assert_eq!(
+            common::select_attr(&page, ".limits-state", "class").as_deref(),
+            Some("limits-state warning")
+        );
+        let hammered = made_up_link(1);
+        for n in 0..7 {
+            assert_eq!(
+                status_of(&app, &hammered).await,
+                404,
+                "{backend:?}: request {n} is answered in report-only mode"
+            );
+        }
+        let period = Duration::from_secs(3600);
+        let seen = app.state.guard.would_refuse().read("interaction", period);
+        assert_eq!(
+            seen.current,
+            [4, 0],
+            "{backend:?}: 7 requests, a limit of 3"
+        );
+        assert_eq!(seen.recent, [4, 0]);
+
+        // The status report: a warning, with what would have been refused, in both languages.
+        for (lang, words) in [
+            ("en", "per link: 4 this period"),
+            ("fr", "par lien : 4 cette période"),
+        ] {
+            let html = admin
+                .get(app.url(&format!("/admin/reports/status?lang={lang}")))
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            assert_eq!(
+                common::select_attr(&html, "#check-doorway_limits", "class").as_deref(),
+                Some("severity-warning"),
+                "{backend:?} {lang}"
+            );
+            let description =
+                common::select_text(&html, "#check-doorway_limits .description").join("");
+            assert!(
+                description.contains(words),
+                "{backend:?} {lang}: {description}"
+            );
+        }
+
+        // Enforcing: the counts were kept, so the hammered link is refused at once, and the
+        // tally stops (only report-only adds to it).
+        save_report_only(&app, &admin, "3", false).await;
+        assert_eq!(status_of(&app, &hammered).await, 429, "{backend:?}");
+        assert_eq!(status_of(&app, &made_up_link(2)).await, 404, "{backend:?}");
+        assert_eq!(
+            app.state
+                .guard
+                .would_refuse()
+                .read("interaction", period)
+                .current,
+            [4, 0]
+        );
+    }
+}
+
+#[tokio::test]
+async fn report_only_notices_are_all_answered_and_tallied_per_tier() {
+    let app = spawn(Flood::Memory).await;
+    app.set(&[
+        ("orchestra.request_limits.enabled", "true"),
+        ("notice.limits.per_payment", "0"),
+        ("notice.limits.total", "2"),
+        ("notice.limits.report_only", "true"),
+    ])
+    .await;
+    let client = app.client();
+    for n in 0..5 {
+        let r = client
+            .post(app.url("/notice/test-provider"))
+            .body("not a notice")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            r.status(),
+            400,
+            "notice {n}: refused as bad, never as too many"
+        );
+    }
+    let seen = app
+        .state
+        .guard
+        .would_refuse()
+        .read("notice", Duration::from_secs(3600));
+    assert_eq!(seen.current, [0, 3]);
+    app.set(&[("notice.limits.report_only", "false")]).await;
+    let r = client
+        .post(app.url("/notice/test-provider"))
+        .body("not a notice")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 429);
 }

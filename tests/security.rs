@@ -141,6 +141,46 @@ async fn an_address_is_limited_across_every_name_it_tries() {
     );
 }
 
+#[tokio::test]
+async fn report_only_sign_ins_check_every_password_yet_tally_what_would_have_been_refused() {
+    let app = spawn(Flood::Sql).await;
+    app.set(&[
+        ("login.limits.per_address", "3"),
+        ("login.limits.per_account", "0"),
+        ("login.limits.report_only", "true"),
+    ])
+    .await;
+    app.create_admin().await;
+    let client = app.client();
+    for name in ["ann", "bob", "cy", "dee", "eve"] {
+        assert_eq!(
+            attempt(&client, &app, name, "some password").await.status,
+            401,
+            "{name}: answered, never refused"
+        );
+    }
+    // Past the limit, the right password still signs in: nothing is refused.
+    assert_eq!(attempt(&client, &app, ADMIN, PASSWORD).await.status, 303);
+    let seen = app
+        .state
+        .guard
+        .would_refuse()
+        .read("login.address", Duration::from_secs(3600));
+    assert_eq!(
+        seen.current,
+        [3, 0],
+        "three of six attempts were past the limit"
+    );
+    // Enforcing keeps the count: the next attempt is refused.
+    app.set(&[("login.limits.report_only", "false")]).await;
+    assert_eq!(
+        attempt(&app.client(), &app, "fay", "some password")
+            .await
+            .status,
+        429
+    );
+}
+
 /// Starts the real server on a fresh SQLite file with these settings and environment, with the
 /// test administrator made by `orchestra admin create`.
 fn real_server(

@@ -311,3 +311,26 @@ status-form-settings = Orchestra settings
 status-form-interaction = Interaction settings
 status-form-login = Settings › Sign-in limits
 dashboard-see-check = Open { $title } in the status report
+
+## Report-only mode (issue 10)
+limits-report-only = Report only: count, and record what these limits would refuse, but answer everyone
+limits-report-only-help = Use it to size the limits on real traffic: the status report shows how many requests each limit would have refused. Turn it off to enforce; the counts are kept.
+limits-state-report-only = Counting in report-only mode: nobody is refused, and the status report shows what would have been.
+status-doorway-report-only = Report only: { $per_link } per link and { $total } in total every { $period } s are counted, but nobody is refused (flood store: { $backend })
+status-doorway-would-refuse = Would have been refused, per link: { $first_now } this period, { $first_recent } in the last { $periods } periods; in total: { $second_now } this period, { $second_recent } in the last { $periods } periods. Turn "Report only" off in Interaction settings (/admin/config/orchestra/interaction) to enforce, or: orchestra config set interaction.limits.report_only false
+status-notice-report-only = Report only: { $per_payment } per payment and { $total } in total every { $period } s are counted, but nobody is refused (flood store: { $backend })
+status-notice-would-refuse = Would have been refused, per payment: { $first_now } this period, { $first_recent } in the last { $periods } periods; in total: { $second_now } this period, { $second_recent } in the last { $periods } periods. To enforce: orchestra config set notice.limits.report_only false
+status-login-report-only = Report only: { $per_address } attempts per address every { $address_period } s and { $per_account } per account every { $account_period } s are counted, but nobody is refused
+status-login-would-refuse = Would have been refused, per address: { $first_now } this period, { $first_recent } in the last { $periods } periods; per account: { $second_now } this period, { $second_recent } in the last { $periods } periods. To enforce: orchestra config set login.limits.report_only false
+status-would-refuse-elsewhere = Only a running server knows how many requests would have been refused: see its status report (/admin/reports/status).
+
+## Store faults (issue 10)
+settings-on-store-fault = While the flood store fails
+settings-on-store-fault-count = Count in this server until it is back (as shipped)
+settings-on-store-fault-allow = Let every request through
+settings-on-store-fault-refuse = Refuse every counted request
+settings-on-store-fault-help = The flood store keeps the counts in the database. While it cannot be reached, each server can count on its own, answer everyone, or refuse everyone. Sign-ins follow this choice too.
+status-flood-store = Flood store
+status-flood-store-ok = Syncing ({ $backend }); while it fails: { $on_fault }
+status-flood-store-failing = Failing for { $seconds } s ({ $backend })
+status-flood-store-failing-description = { $decisions } counted requests were decided without the store, under the choice "{ $on_fault }". Counting through the store resumes, and what was counted meanwhile is written, once the database answers again.

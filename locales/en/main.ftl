@@ -63,6 +63,7 @@ config-refused = { $key }: { $reason }
 setting-site-name = Enter a site name of 1 to 100 characters.
 setting-base-url = Enter a web address starting with http:// or https://, such as https://flows.example.org.
 setting-boolean = Enter true or false.
+setting-on-store-fault = Enter count, allow or refuse.
 setting-not-a-number = Enter a whole number from { $min } to { $max }.
 setting-out-of-range = Enter a whole number from { $min } to { $max }.
 config-env-flood = ORCHESTRA_FLOOD must be "sql" or "memory", not "{ $value }".

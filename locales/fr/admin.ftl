@@ -311,3 +311,26 @@ status-form-settings = Réglages d'Orchestra
 status-form-interaction = Réglages d'interaction
 status-form-login = Réglages › Limites de connexion
 dashboard-see-check = Ouvrir { $title } dans le rapport d'état
+
+## Report-only mode (issue 10)
+limits-report-only = Observer seulement : compter, et noter ce que ces limites refuseraient, mais répondre à tous
+limits-report-only-help = Pour dimensionner les limites sur le trafic réel : le rapport d'état montre combien de requêtes chaque limite aurait refusées. Décochez pour appliquer les limites ; les comptes sont conservés.
+limits-state-report-only = Comptage en mode observation : personne n'est refusé, et le rapport d'état montre qui l'aurait été.
+status-doorway-report-only = Observation seulement : { $per_link } par lien et { $total } au total toutes les { $period } s sont comptées, mais personne n'est refusé (stockage des comptes : { $backend })
+status-doorway-would-refuse = Auraient été refusées, par lien : { $first_now } cette période, { $first_recent } sur les { $periods } dernières périodes ; au total : { $second_now } cette période, { $second_recent } sur les { $periods } dernières périodes. Décochez « Observer seulement » dans les réglages d'interaction (/admin/config/orchestra/interaction) pour appliquer les limites, ou : orchestra config set interaction.limits.report_only false
+status-notice-report-only = Observation seulement : { $per_payment } par paiement et { $total } au total toutes les { $period } s sont comptées, mais personne n'est refusé (stockage des comptes : { $backend })
+status-notice-would-refuse = Auraient été refusées, par paiement : { $first_now } cette période, { $first_recent } sur les { $periods } dernières périodes ; au total : { $second_now } cette période, { $second_recent } sur les { $periods } dernières périodes. Pour appliquer les limites : orchestra config set notice.limits.report_only false
+status-login-report-only = Observation seulement : { $per_address } tentatives par adresse toutes les { $address_period } s et { $per_account } par compte toutes les { $account_period } s sont comptées, mais personne n'est refusé
+status-login-would-refuse = Auraient été refusées, par adresse : { $first_now } cette période, { $first_recent } sur les { $periods } dernières périodes ; par compte : { $second_now } cette période, { $second_recent } sur les { $periods } dernières périodes. Pour appliquer les limites : orchestra config set login.limits.report_only false
+status-would-refuse-elsewhere = Seul un serveur en marche sait combien de requêtes auraient été refusées : voyez son rapport d'état (/admin/reports/status).
+
+## Store faults (issue 10)
+settings-on-store-fault = Pendant une panne du stockage des comptes
+settings-on-store-fault-count = Compter dans ce serveur jusqu'à son retour (par défaut)
+settings-on-store-fault-allow = Laisser passer toutes les requêtes
+settings-on-store-fault-refuse = Refuser toute requête comptée
+settings-on-store-fault-help = Le stockage des comptes garde les comptes dans la base de données. Tant qu'il est injoignable, chaque serveur peut compter seul, répondre à tous, ou refuser tout le monde. Les connexions suivent aussi ce choix.
+status-flood-store = Stockage des comptes
+status-flood-store-ok = Synchronisé ({ $backend }) ; en cas de panne : { $on_fault }
+status-flood-store-failing = En panne depuis { $seconds } s ({ $backend })
+status-flood-store-failing-description = { $decisions } requêtes comptées ont été décidées sans le stockage, selon le choix « { $on_fault } ». Le comptage reprend par le stockage, et ce qui a été compté entre-temps est écrit, dès que la base de données répond à nouveau.

@@ -63,6 +63,7 @@ config-refused = { $key } : { $reason }
 setting-site-name = Saisissez un nom de site de 1 à 100 caractères.
 setting-base-url = Saisissez une adresse web commençant par http:// ou https://, comme https://processus.exemple.fr.
 setting-boolean = Saisissez true ou false.
+setting-on-store-fault = Saisissez count, allow ou refuse.
 setting-not-a-number = Saisissez un nombre entier de { $min } à { $max }.
 setting-out-of-range = Saisissez un nombre entier de { $min } à { $max }.
 config-env-flood = ORCHESTRA_FLOOD doit valoir « sql » ou « memory », pas « { $value } ».

@@ -83,6 +83,12 @@ pub trait FloodStore: Send + Sync + 'static {
         Box::pin(async { Ok(()) })
     }
 
+    /// Reads what is stored for the current periods, before the first decision: a restart
+    /// keeps the counts. Nothing to do for a per-process backend.
+    fn warm_up(&self) -> BoxFuture<'_, Result<usize, FloodError>> {
+        Box::pin(async { Ok(0) })
+    }
+
     /// Removes expired events; returns how many stored records went.
     fn collect_garbage(&self) -> BoxFuture<'_, Result<u64, FloodError>>;
 }

@@ -22,6 +22,8 @@ use crate::store::Db;
 const MAX_PENDING: usize = 50_000;
 /// Keys whose remote counts are refreshed at each sync, at most.
 const MAX_WATCHED: usize = 5_000;
+/// Stored rows read at start, the busiest first.
+const WARM_UP_ROWS: i64 = 50_000;
 
 use crate::store::flood::CountRow as PendingRow;
 
@@ -109,6 +111,11 @@ impl SqlFlood {
             )
         };
         let err = |e: sqlx::Error| FloodError(e.to_string());
+        if pending.is_empty() && cleared.is_empty() && watched.is_empty() {
+            // Nothing to write or read: ask the database anyway, so that a fault is seen (and
+            // reported) while the site is quiet or only refusing, not at the next answer.
+            return self.db.ping().await.map_err(err);
+        }
         for (event, identifier) in &cleared {
             crate::store::flood::delete_key(&self.db, event, identifier)
                 .await
@@ -216,6 +223,37 @@ impl FloodStore for SqlFlood {
 
     fn sync(&self) -> BoxFuture<'_, Result<(), FloodError>> {
         Box::pin(self.sync_now())
+    }
+
+    fn warm_up(&self) -> BoxFuture<'_, Result<usize, FloodError>> {
+        Box::pin(async move {
+            let now = self.table.clock().now_ms();
+            let rows = crate::store::flood::current_counts(&self.db, now, WARM_UP_ROWS)
+                .await
+                .map_err(|e| FloodError(e.to_string()))?;
+            // A row's window is not stored, but its span is: a bucket of `window / BUCKETS`
+            // and the window after it (`journal_event`), so the window is 10/11 of the span.
+            let mut by_key: HashMap<u64, (Duration, Vec<(i64, u64)>)> = HashMap::new();
+            for row in &rows {
+                let span = row.expiration - row.bucket_start;
+                let width = span / (super::table::BUCKETS + 1);
+                if width <= 0 {
+                    continue;
+                }
+                let window = Duration::from_millis((span - width) as u64);
+                let hash = self.table.key_hash(&row.event, &row.identifier);
+                by_key
+                    .entry(hash)
+                    .or_insert_with(|| (window, Vec::new()))
+                    .1
+                    .push((row.bucket_start, row.count.max(0) as u64));
+            }
+            let keys = by_key.len();
+            for (hash, (window, buckets)) in by_key {
+                self.table.set_remote(hash, window, &buckets);
+            }
+            Ok(keys)
+        })
     }
 
     fn collect_garbage(&self) -> BoxFuture<'_, Result<u64, FloodError>> {

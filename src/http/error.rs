@@ -50,13 +50,22 @@ impl AppError {
 
 impl From<sqlx::Error> for AppError {
     fn from(e: sqlx::Error) -> Self {
+        if crate::store::is_unavailable(&e) {
+            // No connection within the acquire timeout: the database is down or locked. A
+            // fast, themed 503 in the visitor's language, logged once.
+            tracing::error!(error = %e, "database unavailable; answered 503");
+            return AppError::Unavailable;
+        }
         AppError::internal("database error", e)
     }
 }
 
 impl From<crate::error::Error> for AppError {
     fn from(e: crate::error::Error) -> Self {
-        AppError::internal("domain error", e)
+        match e {
+            crate::error::Error::Db(e) => e.into(),
+            e => AppError::internal("domain error", e),
+        }
     }
 }
 

@@ -104,19 +104,36 @@ pub async fn deliver(
     // none shares one identifier), before the signature or the database is looked at.
     let named = payment::payment_named(body).unwrap_or_default();
     let caller = snapshot.keys.keyed_hash("notice-caller", &named);
-    if let Decision::Refused {
-        tier,
-        first_in_period,
-    } = state.guard.check(EVENT, &caller, &limits)
+    match state
+        .guard
+        .check_as(EVENT, &caller, &limits, snapshot.settings.notice_policy())
     {
-        if first_in_period {
-            tracing::warn!(
-                caller = %caller,
-                tier = tier.name(),
-                "provider notice refused; further refusals like it are not logged this period"
-            );
+        Decision::Allowed => {}
+        Decision::Refused {
+            tier,
+            first_in_period,
+        } => {
+            if first_in_period {
+                tracing::warn!(
+                    caller = %caller,
+                    tier = tier.name(),
+                    "provider notice refused; further refusals like it are not logged this period"
+                );
+            }
+            return Ok(Received::Limited);
         }
-        return Ok(Received::Limited);
+        Decision::WouldRefuse {
+            tier,
+            first_in_period,
+        } => {
+            if first_in_period {
+                tracing::warn!(
+                    caller = %caller,
+                    tier = tier.name(),
+                    "provider notice would have been refused (report only); further ones like it are not logged this period"
+                );
+            }
+        }
     }
     let received = payment::receive(
         &state.db,

@@ -106,6 +106,34 @@ pub async fn others_counts(
     Ok(out)
 }
 
+/// Every process's unexpired counts, the busiest first, at most `limit` rows: what a server
+/// reads at start so that a restart keeps the counts.
+pub async fn current_counts(
+    db: &Db,
+    now_ms: i64,
+    limit: i64,
+) -> Result<Vec<CountRow>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT event, identifier, bucket_start, expiration, count FROM flood \
+         WHERE expiration > $1 ORDER BY count DESC LIMIT $2",
+    )
+    .bind(now_ms)
+    .bind(limit)
+    .fetch_all(&db.pool)
+    .await?;
+    rows.into_iter()
+        .map(|row| {
+            Ok(CountRow {
+                event: row.try_get(0)?,
+                identifier: row.try_get(1)?,
+                bucket_start: row.try_get(2)?,
+                expiration: row.try_get(3)?,
+                count: row.try_get(4)?,
+            })
+        })
+        .collect()
+}
+
 pub async fn delete_key(db: &Db, event: &str, identifier: &str) -> Result<(), sqlx::Error> {
     sqlx::query("DELETE FROM flood WHERE event = $1 AND identifier = $2")
         .bind(event)

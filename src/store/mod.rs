@@ -52,6 +52,31 @@ pub struct Db {
 /// How long connecting may take before it is given up, with its cause.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long a request waits for a pooled connection before the database counts as unavailable
+/// (a themed 503): `ORCHESTRA_DB_ACQUIRE_TIMEOUT_MS`, 2000 unless set (100 to 60000). Read
+/// here rather than in `Config` because every program opens the database through the store.
+pub fn acquire_timeout() -> Duration {
+    const DEFAULT_MS: u64 = 2000;
+    let ms = std::env::var("ORCHESTRA_DB_ACQUIRE_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|ms| (100..=60_000).contains(ms))
+        .unwrap_or(DEFAULT_MS);
+    Duration::from_millis(ms)
+}
+
+/// Whether an error means "no database right now" (down, unreachable, or no connection
+/// free in time) rather than a bug: the web layer answers these with a 503.
+pub fn is_unavailable(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed => true,
+        // SQLITE_BUSY and its extended codes: another process holds the write lock past the
+        // busy timeout.
+        sqlx::Error::Database(d) => matches!(d.code().as_deref(), Some("5" | "261" | "517")),
+        _ => false,
+    }
+}
+
 /// The URL schemes `ORCHESTRA_DATABASE_URL` takes (besides a bare SQLite path).
 pub const SCHEMES: &str = "sqlite:, postgres://, postgresql://";
 
@@ -291,7 +316,7 @@ impl Db {
         let on_acquire = file.clone();
         let pool = AnyPoolOptions::new()
             .max_connections(if sqlite { 4 } else { 8 })
-            .acquire_timeout(CONNECT_TIMEOUT)
+            .acquire_timeout(acquire_timeout())
             .after_connect(move |conn, _| {
                 let watch = on_connect.clone();
                 Box::pin(async move {

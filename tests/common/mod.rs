@@ -48,6 +48,13 @@ pub async fn fresh_database() -> TestDb {
     }
 }
 
+impl TestDb {
+    /// A database someone else made (a test's own PostgreSQL cluster, say).
+    pub fn at(url: String) -> Self {
+        Self { url, _dir: None }
+    }
+}
+
 pub fn on_postgres() -> bool {
     std::env::var("ORCHESTRA_TEST_POSTGRES_URL").is_ok()
 }

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use tower_sessions::Session;
 
 use super::{FieldErrors, error_for};
-use crate::guard::{FloodGuard, LimitsState};
+use crate::guard::{FloodGuard, LimitsState, Mode};
 use crate::http::AppState;
 use crate::http::context::{PageContext, flash, html};
 use crate::http::error::Result;
@@ -33,6 +33,7 @@ struct SettingsPage {
     fix: String,
     /// How many requests a visit takes, and the per-link limit the examples suggest.
     requests_help: String,
+    on_store_fault: String,
     login: LoginFields,
     errors: FieldErrors,
 }
@@ -44,6 +45,7 @@ pub struct LoginFields {
     login_address_period: String,
     login_per_account: String,
     login_account_period: String,
+    login_report_only: bool,
 }
 
 /// The sign-in limits as posted; a field left out of the form keeps its saved value.
@@ -53,6 +55,10 @@ pub struct LoginForm {
     login_address_period: Option<String>,
     login_per_account: Option<String>,
     login_account_period: Option<String>,
+    /// Sent by the sign-in fieldset, so that its unticked checkbox means "enforce"; a post
+    /// without it leaves report-only alone.
+    login_limits: Option<String>,
+    login_report_only: Option<String>,
 }
 
 impl LoginForm {
@@ -65,6 +71,16 @@ impl LoginForm {
         ]
         .into_iter()
         .filter_map(|(k, v)| v.as_deref().map(|v| (k, v)))
+        .chain(self.login_limits.is_some().then(|| {
+            (
+                "login.limits.report_only",
+                if self.login_report_only.is_some() {
+                    "true"
+                } else {
+                    "false"
+                },
+            )
+        }))
         .collect()
     }
 
@@ -80,6 +96,11 @@ impl LoginForm {
             login_account_period: self
                 .login_account_period
                 .unwrap_or(saved.login_account_period),
+            login_report_only: if self.login_limits.is_some() {
+                self.login_report_only.is_some()
+            } else {
+                saved.login_report_only
+            },
         }
     }
 }
@@ -91,6 +112,7 @@ impl LoginFields {
             login_address_period: s.login_address_period.to_string(),
             login_per_account: s.login_per_account.to_string(),
             login_account_period: s.login_account_period.to_string(),
+            login_report_only: s.login_report_only,
         }
     }
 }
@@ -126,6 +148,7 @@ pub async fn show(State(state): State<AppState>, ctx: PageContext) -> Result<Res
         limits_state: LimitsState::of(&s.interaction_limits()),
         fix: crate::status::doorway_fix(&s),
         requests_help: requests_help(&ctx),
+        on_store_fault: s.on_store_fault.name().to_owned(),
         login: LoginFields::of(&s),
         errors: Vec::new(),
         ctx,
@@ -143,6 +166,8 @@ pub struct SettingsForm {
     enabled: Option<String>,
     #[serde(default)]
     period: String,
+    /// Left out of a post, the saved choice stays.
+    on_store_fault: Option<String>,
     #[serde(flatten)]
     login: LoginForm,
 }
@@ -165,6 +190,9 @@ pub async fn save(
         ("orchestra.request_limits.enabled", enabled),
         ("orchestra.request_limits.period", form.period.as_str()),
     ];
+    if let Some(on_fault) = &form.on_store_fault {
+        values.push(("orchestra.request_limits.on_store_fault", on_fault.as_str()));
+    }
     values.extend(form.login.values());
     match Settings::save(&state.db, &values).await? {
         Ok(_) => {
@@ -184,6 +212,10 @@ pub async fn save(
                 limits_state: LimitsState::of(&saved.interaction_limits()),
                 fix: crate::status::doorway_fix(&saved),
                 requests_help: requests_help(&ctx),
+                on_store_fault: form
+                    .on_store_fault
+                    .clone()
+                    .unwrap_or_else(|| saved.on_store_fault.name().to_owned()),
                 login: form.login.shown(&saved),
                 ctx,
             });
@@ -206,6 +238,11 @@ struct InteractionPage {
     period: u64,
     counting: bool,
     notices_counting: bool,
+    /// Counting and refusing: not in report-only mode.
+    refusing: bool,
+    notices_refusing: bool,
+    report_only: bool,
+    notice_report_only: bool,
     errors: FieldErrors,
 }
 
@@ -227,6 +264,10 @@ pub async fn interaction_show(State(state): State<AppState>, ctx: PageContext) -
         period: s.request_limits_period,
         counting: FloodGuard::is_counting(&s.interaction_limits()),
         notices_counting: FloodGuard::is_counting(&s.notice_limits()),
+        refusing: FloodGuard::is_refusing(&s.interaction_limits(), s.interaction_mode()),
+        notices_refusing: FloodGuard::is_refusing(&s.notice_limits(), s.notice_mode()),
+        report_only: s.interaction_mode() == Mode::ReportOnly,
+        notice_report_only: s.notice_mode() == Mode::ReportOnly,
         errors: Vec::new(),
         ctx,
     }))
@@ -245,6 +286,8 @@ pub struct InteractionForm {
     #[serde(default)]
     notice_total: String,
     test_provider: Option<String>,
+    report_only: Option<String>,
+    notice_report_only: Option<String>,
 }
 
 pub async fn interaction_save(
@@ -258,9 +301,11 @@ pub async fn interaction_save(
     } else {
         "false"
     };
+    let flag = |on: &Option<String>| if on.is_some() { "true" } else { "false" };
     let mut values = vec![
         ("interaction.limits.per_link", form.per_link.as_str()),
         ("interaction.limits.total", form.total.as_str()),
+        ("interaction.limits.report_only", flag(&form.report_only)),
     ];
     if form.notices.is_some() {
         values.extend([
@@ -270,6 +315,7 @@ pub async fn interaction_save(
             ),
             ("notice.limits.total", form.notice_total.as_str()),
             ("orchestra.test_provider", test_provider),
+            ("notice.limits.report_only", flag(&form.notice_report_only)),
         ]);
     }
     match Settings::save(&state.db, &values).await? {
@@ -303,6 +349,14 @@ pub async fn interaction_save(
                 period: s.request_limits_period,
                 counting: FloodGuard::is_counting(&s.interaction_limits()),
                 notices_counting: FloodGuard::is_counting(&s.notice_limits()),
+                refusing: FloodGuard::is_refusing(&s.interaction_limits(), s.interaction_mode()),
+                notices_refusing: FloodGuard::is_refusing(&s.notice_limits(), s.notice_mode()),
+                report_only: form.report_only.is_some(),
+                notice_report_only: if form.notices.is_some() {
+                    form.notice_report_only.is_some()
+                } else {
+                    s.notice_report_only
+                },
                 ctx,
             });
             *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;

@@ -69,8 +69,27 @@ fn decide(state: &AppState, snapshot: &Snapshot, request: &Request) -> Verdict {
         return Verdict::Pass;
     }
     let caller = snapshot.caller_id(link_of(request.uri().path()));
-    match state.guard.check(EVENT, caller.as_str(), &limits) {
+    match state.guard.check_as(
+        EVENT,
+        caller.as_str(),
+        &limits,
+        snapshot.settings.interaction_policy(),
+    ) {
         Decision::Allowed => Verdict::Pass,
+        // Report only: counted and tallied by the guard, answered as if nothing caught it.
+        Decision::WouldRefuse {
+            tier,
+            first_in_period,
+        } => {
+            if first_in_period {
+                tracing::warn!(
+                    caller = %caller,
+                    tier = tier.name(),
+                    "doorway request would have been refused (report only); further ones like it are not logged this period"
+                );
+            }
+            Verdict::Pass
+        }
         Decision::Refused {
             tier,
             first_in_period,

@@ -1,0 +1,438 @@
+//! Flood store faults, for real: a PostgreSQL server stopped and started under the doorway's
+//! load, and a SQLite file whose write lock another process holds. Every answer is a 200, 404
+//! or 429 in time, each `on_store_fault` choice answers as chosen, and counting through the
+//! store resumes when it is back.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Flood, TestApp, TestDb};
+use orchestra::flood::{FloodStore, SqlFlood};
+
+/// Each answer under a fault must come back within this: the pool's acquire timeout (2 s by
+/// default) and a second to spare.
+const IN_TIME: Duration = Duration::from_secs(3);
+
+/// A throwaway PostgreSQL cluster this test may stop and start: never the shared one.
+struct Cluster {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    port: u16,
+}
+
+impl Cluster {
+    fn pg(&self, args: &[&str]) -> std::process::ExitStatus {
+        as_postgres(&self.bin.join("pg_ctl"), args, self.dir.path())
+    }
+
+    fn start() -> Self {
+        let bin = std::fs::read_dir("/usr/lib/postgresql")
+            .expect("PostgreSQL is installed under /usr/lib/postgresql (as .ci/run installs it)")
+            .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+            .filter(|p| p.join("initdb").exists())
+            .max()
+            .expect("an initdb");
+        let dir = tempfile::tempdir().unwrap();
+        if is_root() {
+            assert!(
+                Command::new("chown")
+                    .args(["-R", "postgres"])
+                    .arg(dir.path())
+                    .status()
+                    .unwrap()
+                    .success()
+            );
+        }
+        let data = dir.path().join("data");
+        let status = as_postgres(
+            &bin.join("initdb"),
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "--no-sync",
+            ],
+            dir.path(),
+        );
+        assert!(status.success(), "initdb");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let cluster = Self { dir, bin, port };
+        cluster.up();
+        cluster
+    }
+
+    fn options(&self) -> String {
+        format!(
+            "-p {} -c fsync=off -c listen_addresses=127.0.0.1 -k {}",
+            self.port,
+            self.dir.path().display()
+        )
+    }
+
+    fn up(&self) {
+        let data = self.dir.path().join("data");
+        let log = self.dir.path().join("log");
+        let status = self.pg(&[
+            "-D",
+            data.to_str().unwrap(),
+            "-l",
+            log.to_str().unwrap(),
+            "-w",
+            "-o",
+            &self.options(),
+            "start",
+        ]);
+        assert!(status.success(), "pg_ctl start");
+    }
+
+    fn down(&self) {
+        let data = self.dir.path().join("data");
+        let status = self.pg(&["-D", data.to_str().unwrap(), "-m", "fast", "-w", "stop"]);
+        assert!(status.success(), "pg_ctl stop");
+    }
+
+    fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let data = self.dir.path().join("data");
+        self.pg(&["-D", data.to_str().unwrap(), "-m", "immediate", "stop"]);
+    }
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout.starts_with(b"0\n"))
+        .unwrap_or(false)
+}
+
+/// PostgreSQL refuses to run as root: as root, run its tools as the `postgres` user.
+fn as_postgres(program: &Path, args: &[&str], dir: &Path) -> std::process::ExitStatus {
+    let mut command = if is_root() {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).arg(program);
+        c
+    } else {
+        Command::new(program)
+    };
+    command
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap()
+}
+
+/// A well-formed link to an instance that does not exist.
+fn made_up_link(n: u64) -> String {
+    format!(
+        "/interaction/l.{}..4000000000.{}",
+        700_000 + n,
+        "cd".repeat(32)
+    )
+}
+
+/// Sends `per_task` requests from each of `tasks` clients over `links`; every answer must be
+/// a 200, 404, 429, or the themed 503 of a database that cannot answer, within `IN_TIME`.
+/// Returns how many 200, 404 and 429 came back (a 503 is only ever a link the guard let
+/// through to a database that is down: every link is looked up before it is verified).
+async fn bounded_load(
+    app: &TestApp,
+    links: &[String],
+    tasks: usize,
+    per_task: usize,
+) -> [usize; 4] {
+    let client = reqwest::Client::builder().timeout(IN_TIME).build().unwrap();
+    let mut handles = Vec::new();
+    for t in 0..tasks {
+        let client = client.clone();
+        let urls: Vec<String> = links.iter().map(|l| app.url(l)).collect();
+        handles.push(tokio::spawn(async move {
+            let mut seen = [0usize; 4];
+            for i in 0..per_task {
+                let url = &urls[(t + i) % urls.len()];
+                let started = Instant::now();
+                let status = client
+                    .get(url)
+                    .send()
+                    .await
+                    .unwrap_or_else(|e| panic!("no answer in time: {e}"))
+                    .status()
+                    .as_u16();
+                assert!(started.elapsed() < IN_TIME);
+                match status {
+                    200 => seen[0] += 1,
+                    404 => seen[1] += 1,
+                    429 => seen[2] += 1,
+                    503 => seen[3] += 1,
+                    other => panic!("answered {other} during a store fault"),
+                }
+            }
+            seen
+        }));
+    }
+    let mut all = [0; 4];
+    for h in handles {
+        let seen = h.await.unwrap();
+        for k in 0..4 {
+            all[k] += seen[k];
+        }
+    }
+    all
+}
+
+async fn status_of(app: &TestApp, path: &str) -> u16 {
+    reqwest::Client::builder()
+        .timeout(IN_TIME)
+        .build()
+        .unwrap()
+        .get(app.url(path))
+        .send()
+        .await
+        .expect("an answer in time")
+        .status()
+        .as_u16()
+}
+
+/// The status report's flood store line, as an administrator reads it.
+async fn flood_store_line(app: &TestApp, admin: &reqwest::Client) -> (String, String) {
+    let html = admin
+        .get(app.url("/admin/reports/status"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        html.contains("check-"),
+        "not the status report: {:?}",
+        common::select_text(&html, "h1, p")
+    );
+    (
+        common::select_attr(&html, "#check-flood_store", "class").unwrap_or_default(),
+        common::select_text(&html, "#check-flood_store .value").join(""),
+    )
+}
+
+#[tokio::test]
+async fn each_store_fault_choice_answers_as_chosen_with_postgresql_stopped_and_started() {
+    let cluster = Cluster::start();
+    let app = common::spawn_on(TestDb::at(cluster.url()), |db, clock| {
+        std::sync::Arc::new(SqlFlood::new(db.clone(), 4096, clock))
+            as std::sync::Arc<dyn FloodStore>
+    })
+    .await;
+    let admin = app.admin_client().await;
+    let hammered = made_up_link(0);
+    let mut next = 1;
+    for choice in ["count", "allow", "refuse"] {
+        app.set(&[
+            ("orchestra.request_limits.enabled", "true"),
+            ("interaction.limits.per_link", "3"),
+            ("interaction.limits.total", "0"),
+            ("orchestra.request_limits.on_store_fault", choice),
+        ])
+        .await;
+        for _ in 0..3 {
+            status_of(&app, &hammered).await;
+        }
+        assert_eq!(status_of(&app, &hammered).await, 429, "{choice}");
+        app.state.guard.sync().await.expect("the store works");
+        assert!(!app.state.guard.health().failing());
+
+        cluster.down();
+        assert!(
+            app.state.guard.sync().await.is_err(),
+            "{choice}: the store is down"
+        );
+        let health = app.state.guard.health();
+        assert!(health.failing_for().is_some());
+        let before = health.decisions_without_store();
+        let fresh = made_up_link(next);
+        next += 1;
+        let links = vec![hammered.clone(), fresh.clone(), made_up_link(next + 100)];
+        let [ok, not_found, refused, unavailable] = bounded_load(&app, &links, 4, 15).await;
+        assert_eq!(ok + not_found + refused + unavailable, 60);
+        match choice {
+            // In the process: the hammered link is still refused, and so is the fresh one
+            // once it has had its 3.
+            "count" => {
+                assert!(refused >= 20, "{choice}: {refused}");
+                assert_eq!(status_of(&app, &fresh).await, 429);
+            }
+            "allow" => assert_eq!(refused, 0, "{choice}: everyone is let through"),
+            "refuse" => assert_eq!(refused, 60, "{choice}: everyone is refused"),
+            _ => unreachable!(),
+        }
+        assert!(
+            health.decisions_without_store() >= before + 60,
+            "{choice}: decisions without the store are counted"
+        );
+
+        cluster.up();
+        // The pool finds its way back; the first sync that works ends the fault.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while app.state.guard.sync().await.is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "{choice}: the store never came back"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert!(!health.failing(), "{choice}");
+        assert_eq!(
+            status_of(&app, &hammered).await,
+            429,
+            "{choice}: counts kept"
+        );
+        let (class, value) = flood_store_line(&app, &admin).await;
+        assert_eq!(class, "severity-ok", "{choice}: {value}");
+    }
+}
+
+/// Holds the write lock of a SQLite file from another process until dropped.
+struct Locker(Child);
+
+impl Locker {
+    fn hold(file: &Path) -> Self {
+        let mut child = Command::new("sqlite3")
+            .arg(file)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the sqlite3 command-line shell");
+        let stdin = child.stdin.as_mut().unwrap();
+        writeln!(
+            stdin,
+            "PRAGMA busy_timeout = 5000;\nBEGIN EXCLUSIVE;\nSELECT 'locked';"
+        )
+        .unwrap();
+        stdin.flush().unwrap();
+        let mut out = BufReader::new(child.stdout.as_mut().unwrap());
+        let mut line = String::new();
+        while line.trim() != "locked" {
+            line.clear();
+            assert!(out.read_line(&mut line).unwrap() > 0, "sqlite3 ended early");
+        }
+        Self(child)
+    }
+}
+
+impl Drop for Locker {
+    fn drop(&mut self) {
+        // Closing its input ends the shell, and its transaction with it.
+        drop(self.0.stdin.take());
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn a_sqlite_file_locked_by_another_process_is_a_store_fault_answered_in_time() {
+    if common::on_postgres() {
+        return; // This one is about SQLite's own lock; the other test covers PostgreSQL.
+    }
+    let app = common::spawn(Flood::Sql).await;
+    let admin = app.admin_client().await;
+    app.set(&[
+        ("orchestra.request_limits.enabled", "true"),
+        ("interaction.limits.per_link", "3"),
+        ("interaction.limits.total", "0"),
+    ])
+    .await;
+    let hammered = made_up_link(0);
+    for _ in 0..3 {
+        assert_eq!(status_of(&app, &hammered).await, 404);
+    }
+    app.state.guard.sync().await.expect("the store works");
+    let file = app.database.url.trim_start_matches("sqlite:").to_owned();
+    let lock = Locker::hold(Path::new(&file));
+    let links = vec![hammered.clone(), made_up_link(1), made_up_link(2)];
+    let [_, not_found, refused, _] = bounded_load(&app, &links, 4, 15).await;
+    assert!(refused >= 20 && not_found >= 6, "{not_found} {refused}");
+    // What was counted must be written: the sync waits on the lock in the background while
+    // the doorway goes on answering in time.
+    let guard = app.state.guard.clone();
+    let sync = tokio::spawn(async move { guard.sync().await.is_err() });
+    let links = vec![hammered.clone(), made_up_link(3), made_up_link(4)];
+    let [_, not_found, refused, _] = bounded_load(&app, &links, 4, 15).await;
+    assert!(refused >= 20 && not_found >= 6, "{not_found} {refused}");
+    assert!(sync.await.unwrap(), "a locked file fails the sync");
+    assert!(app.state.guard.health().failing());
+    // The lock goes; until the next sync the report still shows the fault. (While the lock is
+    // held, the admin pages themselves cannot save their session: see docs/operations.md.)
+    drop(lock);
+    let (class, value) = flood_store_line(&app, &admin).await;
+    assert_eq!(class, "severity-error", "{value}");
+    assert!(value.contains("Failing for"), "{value}");
+    app.state.guard.sync().await.expect("the store is back");
+    assert_eq!(flood_store_line(&app, &admin).await.0, "severity-ok");
+    assert_eq!(status_of(&app, &hammered).await, 429);
+}
+
+#[path = "../benches/support/serve.rs"]
+mod serve;
+
+const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
+
+/// The real binary, stopped and started again mid-period on the same SQLite file: the hammered
+/// link is refused by the new process from its first request (the sql backend reads the
+/// current periods' counts before it serves), not after its first sync.
+#[tokio::test]
+async fn a_restart_mid_period_keeps_the_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("orchestra.db").display());
+    serve::configure(
+        BIN,
+        &url,
+        &[
+            ("orchestra.request_limits.enabled", "true"),
+            ("interaction.limits.per_link", "3"),
+            ("interaction.limits.total", "0"),
+        ],
+    );
+    // A long sync interval: the new process must not learn the counts from a sync.
+    let env = [("ORCHESTRA_FLOOD_SYNC_MS", "60000")];
+    let hammered = made_up_link(9);
+    let client = reqwest::Client::builder().timeout(IN_TIME).build().unwrap();
+    let get = |addr: std::net::SocketAddr| {
+        let client = client.clone();
+        let url = format!("http://{addr}{hammered}");
+        async move { client.get(url).send().await.unwrap().status().as_u16() }
+    };
+    {
+        let served = serve::serve(BIN, &url, &[("ORCHESTRA_FLOOD_SYNC_MS", "100")]);
+        for _ in 0..3 {
+            assert_eq!(get(served.addr).await, 404);
+        }
+        assert_eq!(get(served.addr).await, 429);
+        // Let a sync write the counts, then stop the server.
+        tokio::time::sleep(Duration::from_millis(800)).await;
+    }
+    let served = serve::serve(BIN, &url, &env);
+    assert_eq!(
+        get(served.addr).await,
+        429,
+        "the restarted server gave the hammered link a fresh allowance"
+    );
+    // Another link still has its own.
+    let other = format!("http://{}{}", served.addr, made_up_link(10));
+    assert_eq!(client.get(other).send().await.unwrap().status(), 404);
+}
