@@ -583,3 +583,46 @@ async fn an_administrator_creates_a_token_sees_it_once_and_revokes_it_after_conf
         404
     );
 }
+
+#[tokio::test]
+async fn the_request_limits_section_sets_the_apis_default_bucket_and_keeps_a_bad_value() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let page = support::get(&admin, &app, "/admin/config/orchestra").await;
+    assert_eq!(page.attr("input#api_rate", "value").as_deref(), Some("60"));
+    let form = |rate: &'static str| {
+        vec![
+            ("site_name", "Orchestra"),
+            ("base_url", "http://127.0.0.1:8080"),
+            ("default_link_ttl", "604800"),
+            ("period", "3600"),
+            ("api_rate", rate),
+            ("api_burst", "7"),
+        ]
+    };
+    let mut bad = form("lots");
+    let csrf = page.csrf();
+    bad.push(("csrf", &csrf));
+    let refused = support::post(&admin, &app, "/admin/config/orchestra", &bad).await;
+    assert_eq!(refused.status, 422);
+    assert_eq!(
+        refused.attr("input#api_rate", "value").as_deref(),
+        Some("lots")
+    );
+    assert!(refused.has("p.field-error[data-field=api_rate]"));
+    assert_eq!(
+        app.state.site.get().await.settings.api_burst,
+        20,
+        "nothing saved"
+    );
+    let mut good = form("90");
+    good.push(("csrf", &csrf));
+    assert_eq!(
+        support::post(&admin, &app, "/admin/config/orchestra", &good)
+            .await
+            .status,
+        303
+    );
+    let settings = app.state.site.get().await.settings.clone();
+    assert_eq!((settings.api_rate_per_minute, settings.api_burst), (90, 7));
+}

@@ -334,3 +334,5 @@ status-flood-store = Flood store
 status-flood-store-ok = Syncing ({ $backend }); while it fails: { $on_fault }
 status-flood-store-failing = Failing for { $seconds } s ({ $backend })
 status-flood-store-failing-description = { $decisions } counted requests were decided without the store, under the choice "{ $on_fault }". Counting through the store resumes, and what was counted meanwhile is written, once the database answers again.
+settings-api-limits = The integrator API
+settings-api-limits-help = Each API token's bucket, unless the token has its own: requests refilled per minute, and the most at once. A request signed by a trusted integrator gets a bigger bucket (docs/api.md).

@@ -334,3 +334,5 @@ status-flood-store = Stockage des comptes
 status-flood-store-ok = Synchronisé ({ $backend }) ; en cas de panne : { $on_fault }
 status-flood-store-failing = En panne depuis { $seconds } s ({ $backend })
 status-flood-store-failing-description = { $decisions } requêtes comptées ont été décidées sans le stockage, selon le choix « { $on_fault } ». Le comptage reprend par le stockage, et ce qui a été compté entre-temps est écrit, dès que la base de données répond à nouveau.
+settings-api-limits = L'API des intégrateurs
+settings-api-limits-help = Le seau de chaque jeton d'API, sauf s'il a le sien : requêtes rechargées par minute, et le plus à la fois. Une requête signée par un intégrateur de confiance obtient un seau plus grand (docs/api.md).

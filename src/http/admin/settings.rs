@@ -35,6 +35,9 @@ struct SettingsPage {
     requests_help: String,
     on_store_fault: String,
     login: LoginFields,
+    /// The API's default bucket (docs/api.md).
+    api_rate: String,
+    api_burst: String,
     errors: FieldErrors,
 }
 
@@ -150,6 +153,8 @@ pub async fn show(State(state): State<AppState>, ctx: PageContext) -> Result<Res
         requests_help: requests_help(&ctx),
         on_store_fault: s.on_store_fault.name().to_owned(),
         login: LoginFields::of(&s),
+        api_rate: s.api_rate_per_minute.to_string(),
+        api_burst: s.api_burst.to_string(),
         errors: Vec::new(),
         ctx,
     }))
@@ -170,6 +175,9 @@ pub struct SettingsForm {
     on_store_fault: Option<String>,
     #[serde(flatten)]
     login: LoginForm,
+    /// Left out of a post, the saved values stay.
+    api_rate: Option<String>,
+    api_burst: Option<String>,
 }
 
 pub async fn save(
@@ -194,6 +202,12 @@ pub async fn save(
         values.push(("orchestra.request_limits.on_store_fault", on_fault.as_str()));
     }
     values.extend(form.login.values());
+    if let Some(rate) = &form.api_rate {
+        values.push(("api.limits.rate_per_minute", rate.as_str()));
+    }
+    if let Some(burst) = &form.api_burst {
+        values.push(("api.limits.burst", burst.as_str()));
+    }
     match Settings::save(&state.db, &values).await? {
         Ok(_) => {
             state.site.refresh().await;
@@ -217,6 +231,14 @@ pub async fn save(
                     .clone()
                     .unwrap_or_else(|| saved.on_store_fault.name().to_owned()),
                 login: form.login.shown(&saved),
+                api_rate: form
+                    .api_rate
+                    .clone()
+                    .unwrap_or_else(|| saved.api_rate_per_minute.to_string()),
+                api_burst: form
+                    .api_burst
+                    .clone()
+                    .unwrap_or_else(|| saved.api_burst.to_string()),
                 ctx,
             });
             *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
