@@ -1009,9 +1009,10 @@ async fn every_admin_page_has_a_skip_link_breadcrumbs_and_marks_where_it_is() {
             "/admin/config/orchestra/interaction",
             "/admin/config/orchestra/interaction",
         ),
+        ("/admin/config/api", "/admin/config/api"),
     ] {
         let page = get(&admin, &app, path).await;
-        assert_eq!(page.text("nav.tabs a").len(), 2, "{path}");
+        assert_eq!(page.text("nav.tabs a").len(), 3, "{path}");
         assert_eq!(
             page.attr("nav.tabs a[aria-current=page]", "href")
                 .as_deref(),
