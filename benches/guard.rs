@@ -107,7 +107,16 @@ fn doorway(c: &mut Criterion) {
             .expect("start")
             .expect("started");
         let now = clock.now_secs();
-        let good = orchestra::links::issue(&db, &keys, "", id, None, 86_400, now)
+        let good = orchestra::links::issue(
+            &db,
+            &keys,
+            "",
+            id,
+            "supplier",
+            86_400,
+            now,
+            &orchestra::links::Actor::CommandLine,
+        )
             .await
             .expect("issue")
             .expect("issued");
