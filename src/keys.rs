@@ -67,9 +67,8 @@ impl SiteKeys {
     }
 
     pub(crate) fn from_hex(private_key: &str, hash_salt: &str, provider: &str) -> Option<Self> {
-        let decode = |hex: &str| -> Option<[u8; 32]> {
-            crate::capability::hex_decode(hex)?.try_into().ok()
-        };
+        let decode =
+            |hex: &str| -> Option<[u8; 32]> { crate::capability::hex_decode(hex)?.try_into().ok() };
         Some(
             Self::from_bytes(decode(private_key)?, decode(hash_salt)?)
                 .with_provider_key(decode(provider)?),

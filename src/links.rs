@@ -35,9 +35,7 @@ impl Actor {
     pub fn from_stored(s: &str) -> Option<Self> {
         match s {
             "cli" => Some(Actor::CommandLine),
-            _ => s
-                .strip_prefix("admin:")
-                .map(|n| Actor::Admin(n.to_owned())),
+            _ => s.strip_prefix("admin:").map(|n| Actor::Admin(n.to_owned())),
         }
     }
 }
@@ -99,7 +97,8 @@ pub async fn participants_left(
         return Ok(Vec::new());
     }
     let current = instance.step_index as usize;
-    let answered = store::instances::answered_branches(db, instance.id, instance.step_index).await?;
+    let answered =
+        store::instances::answered_branches(db, instance.id, instance.step_index).await?;
     let mut left: Vec<Participant> = Vec::new();
     for (i, step) in definition.steps.iter().enumerate().skip(current) {
         for p in step.participants() {
@@ -138,7 +137,9 @@ pub async fn issue(
     }
     let version = store::workflows::version(db, instance.version_id)
         .await?
-        .ok_or(Error::Corrupt("an instance names a version that does not exist"))?;
+        .ok_or(Error::Corrupt(
+            "an instance names a version that does not exist",
+        ))?;
     let definition = Definition::from_json(&version.definition)
         .ok_or(Error::Corrupt("a stored workflow version does not parse"))?;
     let participant = participant.trim();
@@ -148,21 +149,25 @@ pub async fn issue(
         match Participant::parse(participant) {
             Some(p) if definition.participants().contains(&&p) => p,
             _ => {
-                return Ok(Err(Message::new("link-participant-unknown")
-                    .arg("participant", participant.chars().take(40).collect::<String>())));
+                return Ok(Err(Message::new("link-participant-unknown").arg(
+                    "participant",
+                    participant.chars().take(40).collect::<String>(),
+                )));
             }
         }
     };
     if !definition.participants().contains(&&who) {
-        return Ok(Err(Message::new("link-participant-unknown")
-            .arg("participant", who.as_str().to_owned())));
+        return Ok(Err(
+            Message::new("link-participant-unknown").arg("participant", who.as_str().to_owned())
+        ));
     }
     if !participants_left(db, &instance, &definition)
         .await?
         .contains(&who)
     {
-        return Ok(Err(Message::new("link-participant-done")
-            .arg("participant", who.as_str().to_owned())));
+        return Ok(Err(
+            Message::new("link-participant-done").arg("participant", who.as_str().to_owned())
+        ));
     }
     if !(MIN_TTL..=MAX_TTL).contains(&ttl) {
         return Ok(Err(Message::new("link-ttl-invalid")
@@ -241,7 +246,12 @@ pub async fn list(
 }
 
 /// Revokes one link of an instance; `false` when there is no such live link.
-pub async fn revoke_one(db: &Db, instance_id: i64, link: i64, by: &Actor) -> Result<bool, sqlx::Error> {
+pub async fn revoke_one(
+    db: &Db,
+    instance_id: i64,
+    link: i64,
+    by: &Actor,
+) -> Result<bool, sqlx::Error> {
     let Some(instance) = store::instances::by_id(db, instance_id).await? else {
         return Ok(false);
     };

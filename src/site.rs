@@ -1,12 +1,12 @@
 //! What every request reads and no request should query for: the settings and the site keys,
 //! held for a few seconds at a time.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
+use siphasher::sip128::SipHasher24;
 
 use crate::keys::SiteKeys;
 use crate::settings::Settings;
@@ -20,34 +20,58 @@ pub const CACHE_TTL: Duration = Duration::from_secs(5);
 pub struct Snapshot {
     pub settings: Settings,
     pub keys: SiteKeys,
-    /// The keyed hash that names a doorway caller, keyed once per snapshot so that each
+    /// The keyed hashes that name a doorway caller, keyed once per snapshot so that each
     /// request only pays for hashing its own link.
-    caller_hasher: Hmac<Sha256>,
+    caller_hashers: [SipHasher24; 2],
 }
 
 impl Snapshot {
     pub fn new(settings: Settings, keys: SiteKeys) -> Self {
-        let caller_hasher =
-            Hmac::<Sha256>::new_from_slice(keys.keyed_hash("doorway-caller", "").as_bytes())
-                .expect("HMAC takes any key length");
+        let caller_hashers = caller_hashers(&keys);
         Self {
             settings,
             keys,
-            caller_hasher,
+            caller_hashers,
         }
     }
 
-    /// The flood identifier of a doorway caller: a keyed hash of its whole link, full length.
+    /// The flood identifier of a doorway caller: a keyed hash of its whole link, 256 bits.
+    ///
+    /// SipHash-2-4, not HMAC-SHA256: what this hash must do is map each link to a name that
+    /// nobody without the site's keys can compute, invert or aim at another link's name. A
+    /// keyed PRF does that, and SipHash-2-4 is one, with a 128-bit key and, in its 128-bit form,
+    /// a 128-bit output: no link is recovered from it, no collision can be sought without the
+    /// key, and a chance collision needs some 2^64 links. It is several times cheaper than an
+    /// HMAC, which every request of a flood pays before it is refused. Two outputs under two
+    /// independent keys keep the identifier at 64 hex digits, as the flood table, the logs and
+    /// other processes already know it. The keys come from the site keys, so every process on
+    /// one database names a caller alike, and a key rotation renames every caller.
     pub fn caller_id(&self, link: &str) -> CallerId {
-        let mut mac = self.caller_hasher.clone();
-        mac.update(link.as_bytes());
-        let digest = mac.finalize().into_bytes();
         let mut hex = [0u8; 64];
-        for (pair, &b) in hex.chunks_exact_mut(2).zip(digest.iter()) {
-            pair.copy_from_slice(&crate::capability::hex_pair(b));
+        for (half, hasher) in hex.chunks_exact_mut(32).zip(&self.caller_hashers) {
+            let digest = hasher.hash(link.as_bytes()).as_bytes();
+            for (pair, &b) in half.chunks_exact_mut(2).zip(digest.iter()) {
+                pair.copy_from_slice(&crate::capability::hex_pair(b));
+            }
         }
         CallerId(hex)
     }
+}
+
+/// Two SipHash-2-4 keys (128 bits each) drawn from the site keys' own keyed hash of a label.
+fn caller_hashers(keys: &SiteKeys) -> [SipHasher24; 2] {
+    // 64 hex digits (an HMAC-SHA256): 16 of them to a word.
+    let derived = keys.keyed_hash("doorway-caller", "");
+    let word = |i: usize| -> u64 {
+        derived
+            .get(i * 16..(i + 1) * 16)
+            .and_then(|digits| u64::from_str_radix(digits, 16).ok())
+            .expect("a keyed hash is 64 hex digits")
+    };
+    [
+        SipHasher24::new_with_keys(word(0), word(1)),
+        SipHasher24::new_with_keys(word(2), word(3)),
+    ]
 }
 
 /// A caller's keyed hash as 64 hex characters, on the stack: the refusal path allocates
@@ -79,7 +103,27 @@ pub struct Site {
     current: RwLock<(Arc<Snapshot>, Instant)>,
     /// Set while one request reads the settings again.
     refreshing: AtomicBool,
+    /// Which `Site` this is, for the per-thread copies (`with_fresh`): tests run many at once.
+    id: u64,
+    /// Bumped whenever `current` gets a new snapshot.
+    generation: AtomicU64,
+    /// When `current` expires, in nanoseconds since `epoch`.
+    expires_ns: AtomicU64,
+    epoch: Instant,
 }
+
+/// Each thread's copy of the snapshot it last used: which site, which generation.
+struct ThreadCopy {
+    site: u64,
+    generation: u64,
+    snapshot: Arc<Snapshot>,
+}
+
+thread_local! {
+    static THREAD_COPY: RefCell<Option<ThreadCopy>> = const { RefCell::new(None) };
+}
+
+static NEXT_SITE: AtomicU64 = AtomicU64::new(1);
 
 struct ClearOnDrop<'a>(&'a AtomicBool);
 
@@ -92,11 +136,29 @@ impl Drop for ClearOnDrop<'_> {
 impl Site {
     pub async fn load(db: Db) -> Result<Self, sqlx::Error> {
         let snapshot = Self::read(&db).await?;
-        Ok(Self {
+        let site = Self {
             db,
             current: RwLock::new((Arc::new(snapshot), Instant::now())),
             refreshing: AtomicBool::new(false),
-        })
+            id: NEXT_SITE.fetch_add(1, Ordering::Relaxed),
+            generation: AtomicU64::new(0),
+            expires_ns: AtomicU64::new(0),
+            epoch: Instant::now(),
+        };
+        site.expire_from_now();
+        Ok(site)
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+
+    /// The current snapshot expires `CACHE_TTL` from now. Called with `current` written.
+    fn expire_from_now(&self) {
+        self.expires_ns.store(
+            self.now_ns() + CACHE_TTL.as_nanos() as u64,
+            Ordering::Release,
+        );
     }
 
     async fn read(db: &Db) -> Result<Snapshot, sqlx::Error> {
@@ -133,13 +195,41 @@ impl Site {
         self.refresh().await
     }
 
-    /// The snapshot without waiting, unless it is stale and nobody is reading it again: the
-    /// doorway's guard decides synchronously on it, and takes the slow path (`get`) at most
-    /// once per `CACHE_TTL`.
-    pub fn fresh(&self) -> Option<Arc<Snapshot>> {
-        let current = self.current.read().unwrap_or_else(|e| e.into_inner());
-        (current.1.elapsed() < CACHE_TTL || self.refreshing.load(Ordering::Acquire))
-            .then(|| current.0.clone())
+    /// Calls `f` on the snapshot without waiting, unless it is stale and nobody is reading it
+    /// again (then `None`): the doorway's guard decides synchronously on it, and takes the slow
+    /// path (`get`) at most once per `CACHE_TTL`.
+    ///
+    /// Every request of a flood comes here, on every worker at once. So each thread keeps its
+    /// own copy of the snapshot, checked against a generation that only a refresh writes: the
+    /// usual request reads one clock and two shared words, and writes nothing another core
+    /// reads (no lock, no reference count). A refresh is seen by the next request on every
+    /// thread. `f` must not call `with_fresh` again.
+    pub fn with_fresh<R>(&self, f: impl FnOnce(&Snapshot) -> R) -> Option<R> {
+        if self.now_ns() >= self.expires_ns.load(Ordering::Acquire)
+            && !self.refreshing.load(Ordering::Acquire)
+        {
+            return None;
+        }
+        let generation = self.generation.load(Ordering::Acquire);
+        THREAD_COPY.with(|copy| {
+            let current = matches!(
+                &*copy.borrow(),
+                Some(c) if c.site == self.id && c.generation == generation
+            );
+            if !current {
+                // The generation is read under the lock, so it goes with this snapshot.
+                let (generation, snapshot) = {
+                    let current = self.current.read().unwrap_or_else(|e| e.into_inner());
+                    (self.generation.load(Ordering::Acquire), current.0.clone())
+                };
+                *copy.borrow_mut() = Some(ThreadCopy {
+                    site: self.id,
+                    generation,
+                    snapshot,
+                });
+            }
+            copy.borrow().as_ref().map(|c| f(&c.snapshot))
+        })
     }
 
     /// Reads the database now. On a database error the previous snapshot stays in force and
@@ -148,14 +238,17 @@ impl Site {
         match Self::read(&self.db).await {
             Ok(fresh) => {
                 let fresh = Arc::new(fresh);
-                *self.current.write().unwrap_or_else(|e| e.into_inner()) =
-                    (fresh.clone(), Instant::now());
+                let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
+                *current = (fresh.clone(), Instant::now());
+                self.generation.fetch_add(1, Ordering::AcqRel);
+                self.expire_from_now();
                 fresh
             }
             Err(e) => {
                 tracing::error!(error = %e, "could not read settings and keys; keeping the previous ones");
                 let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
                 current.1 = Instant::now();
+                self.expire_from_now();
                 current.0.clone()
             }
         }
@@ -167,20 +260,61 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_caller_id_is_the_full_keyed_hash_of_the_link() {
+    fn a_caller_id_is_the_link_under_two_keyed_siphashes() {
         let keys = SiteKeys::from_bytes([1; 32], [2; 32]);
         let snapshot = Snapshot::new(Settings::default(), keys.clone());
         let id = snapshot.caller_id("l.1..9.abc");
-        let mut mac =
-            Hmac::<Sha256>::new_from_slice(keys.keyed_hash("doorway-caller", "").as_bytes())
-                .unwrap();
-        mac.update(b"l.1..9.abc");
+        let derived = keys.keyed_hash("doorway-caller", "");
+        let word = |i: usize| u64::from_str_radix(&derived[i * 16..(i + 1) * 16], 16).unwrap();
+        let first = SipHasher24::new_with_keys(word(0), word(1)).hash(b"l.1..9.abc");
+        let second = SipHasher24::new_with_keys(word(2), word(3)).hash(b"l.1..9.abc");
         assert_eq!(
             id.as_str(),
-            crate::capability::hex_encode(&mac.finalize().into_bytes())
+            format!(
+                "{}{}",
+                crate::capability::hex_encode(&first.as_bytes()),
+                crate::capability::hex_encode(&second.as_bytes())
+            )
         );
         assert_ne!(id, snapshot.caller_id("l.1..9.abd"));
         let other_salt = Snapshot::new(Settings::default(), SiteKeys::from_bytes([1; 32], [3; 32]));
         assert_ne!(id, other_salt.caller_id("l.1..9.abc"));
+    }
+
+    /// The guard's per-thread copies: a refresh (the saving process's, or the next one after
+    /// an expiry) is seen by the next request on every thread, not only the one that read it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_refresh_is_seen_at_once_by_every_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::open(&format!("sqlite:{}", dir.path().join("o.db").display()))
+            .await
+            .unwrap();
+        let site = Arc::new(Site::load(db.clone()).await.unwrap());
+        let per_link = |site: &Site| {
+            site.with_fresh(|s| s.settings.interaction_limits().per_caller)
+                .expect("fresh")
+        };
+        let on_another_thread = |site: &Arc<Site>| {
+            let site = Arc::clone(site);
+            std::thread::spawn(move || per_link(&site)).join().unwrap()
+        };
+        let before = per_link(&site);
+        assert_eq!(on_another_thread(&site), before);
+        Settings::save(&db, &[("interaction.limits.per_link", "7")])
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(per_link(&site), before, "the copy lives until a refresh");
+        site.refresh().await;
+        assert_eq!(per_link(&site), 7);
+        assert_eq!(on_another_thread(&site), 7);
+        // Another site in the same process is not confused with this one.
+        Settings::save(&db, &[("interaction.limits.per_link", "9")])
+            .await
+            .unwrap()
+            .unwrap();
+        let other = Site::load(db).await.unwrap();
+        assert_eq!(per_link(&other), 9);
+        assert_eq!(per_link(&site), 7);
     }
 }

@@ -282,7 +282,10 @@ pub fn notice_check(settings: &Settings, flood_backend: &str) -> Check {
 /// site, where payers would believe they paid.
 pub fn provider_check(settings: &Settings) -> Check {
     let title = Message::new("status-provider");
-    match (settings.test_provider, settings.base_url.starts_with("https://")) {
+    match (
+        settings.test_provider,
+        settings.base_url.starts_with("https://"),
+    ) {
         (true, true) => Check {
             id: "payment_provider",
             title,

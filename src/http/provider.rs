@@ -73,14 +73,22 @@ async fn handle_of(
         .map(|p| (resolved, p)))
 }
 
-async fn checkout(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Response, AppError> {
+async fn checkout(
+    State(state): State<AppState>,
+    lang: Lang,
+    uri: Uri,
+) -> Result<Response, AppError> {
     let snapshot = state.site.get().await;
     let Some((resolved, payment)) = handle_of(&state, &snapshot, &uri).await? else {
         return Err(AppError::NotFound);
     };
     let page = CheckoutPage {
         ctx: PageContext::plain(lang),
-        amount: format!("{} {}", format_amount(payment.amount_cents), payment.currency),
+        amount: format!(
+            "{} {}",
+            format_amount(payment.amount_cents),
+            payment.currency
+        ),
         pending: PaymentState::parse(&payment.state) == Some(PaymentState::Pending),
         return_url: format!("/interaction/{}", resolved.link),
     };

@@ -73,7 +73,9 @@ pub async fn start(
         currency,
     } = &step.interaction
     else {
-        return Err(Error::Corrupt("a payment started on a step that is not one"));
+        return Err(Error::Corrupt(
+            "a payment started on a step that is not one",
+        ));
     };
     let expires = now + HANDLE_TTL;
     let claims = Claims {
@@ -194,8 +196,8 @@ pub async fn apply(db: &Db, versions: &Cache, notice: &Notice) -> Result<Option<
         Outcome::Failed => PaymentState::Failed,
     };
     let mut tx = db.pool.begin().await?;
-    let Some(settled) = store::payments::settle_in(&mut tx, &payment.reference, new_state.as_str())
-        .await?
+    let Some(settled) =
+        store::payments::settle_in(&mut tx, &payment.reference, new_state.as_str()).await?
     else {
         // Another notice settled it between the read and the lock: join its change.
         drop(tx);

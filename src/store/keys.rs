@@ -28,11 +28,10 @@ pub async fn load_or_create(db: &Db) -> Result<SiteKeys, sqlx::Error> {
 
 /// The stored keys; an error when they were never made.
 pub async fn load(db: &Db) -> Result<SiteKeys, sqlx::Error> {
-    let (private_key, hash_salt, provider): (String, String, Option<String>) = sqlx::query_as(
-        "SELECT private_key, hash_salt, provider_key FROM site_keys WHERE id = 1",
-    )
-    .fetch_one(&db.pool)
-    .await?;
+    let (private_key, hash_salt, provider): (String, String, Option<String>) =
+        sqlx::query_as("SELECT private_key, hash_salt, provider_key FROM site_keys WHERE id = 1")
+            .fetch_one(&db.pool)
+            .await?;
     SiteKeys::from_hex(&private_key, &hash_salt, provider.as_deref().unwrap_or(""))
         .ok_or_else(|| sqlx::Error::Protocol("the stored site keys are malformed".into()))
 }

@@ -225,14 +225,13 @@ pub enum Deleted {
 pub async fn delete(db: &Db, id: i64) -> Result<Deleted, sqlx::Error> {
     let mut tx = db.pool.begin().await?;
     // The row first: a concurrent start waits for this transaction.
-    let found = sqlx::query(
-        "UPDATE workflows SET deleted_at = $1 WHERE id = $2 AND deleted_at IS NULL",
-    )
-    .bind(super::now())
-    .bind(id)
-    .execute(&mut *tx)
-    .await?
-    .rows_affected();
+    let found =
+        sqlx::query("UPDATE workflows SET deleted_at = $1 WHERE id = $2 AND deleted_at IS NULL")
+            .bind(super::now())
+            .bind(id)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
     if found == 0 {
         return Ok(Deleted::NotFound);
     }
@@ -254,12 +253,13 @@ pub async fn delete(db: &Db, id: i64) -> Result<Deleted, sqlx::Error> {
 pub async fn delete_version(db: &Db, workflow: i64, number: i64) -> Result<Deleted, sqlx::Error> {
     let mut tx = db.pool.begin().await?;
     let now = super::now();
-    let lock = sqlx::query("UPDATE workflows SET updated_at = $1 WHERE id = $2 AND deleted_at IS NULL")
-        .bind(now)
-        .bind(workflow)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
+    let lock =
+        sqlx::query("UPDATE workflows SET updated_at = $1 WHERE id = $2 AND deleted_at IS NULL")
+            .bind(now)
+            .bind(workflow)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
     let version: Option<i64> = sqlx::query_scalar(
         "SELECT id FROM workflow_versions WHERE workflow_id = $1 AND number = $2 AND deleted_at IS NULL",
     )

@@ -63,7 +63,10 @@ impl Step {
         if self.branches.is_empty() {
             vec![String::new()]
         } else {
-            self.branches.iter().map(|b| b.as_str().to_owned()).collect()
+            self.branches
+                .iter()
+                .map(|b| b.as_str().to_owned())
+                .collect()
         }
     }
 }

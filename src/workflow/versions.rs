@@ -32,7 +32,9 @@ impl Cache {
         }
         let row = store::workflows::version(db, version)
             .await?
-            .ok_or(Error::Corrupt("an instance names a version that does not exist"))?;
+            .ok_or(Error::Corrupt(
+                "an instance names a version that does not exist",
+            ))?;
         let definition = Arc::new(
             Definition::from_json(&row.definition)
                 .ok_or(Error::Corrupt("a stored workflow version does not parse"))?,

@@ -319,19 +319,29 @@ fn answer_lines(lang: Lang, json: &str) -> Vec<(String, String)> {
             other => other.to_owned(),
         };
         out.push((t("history-decision"), decision));
-        if let Some(c) = map.get("comment").and_then(|c| c.as_str()).filter(|c| !c.is_empty()) {
+        if let Some(c) = map
+            .get("comment")
+            .and_then(|c| c.as_str())
+            .filter(|c| !c.is_empty())
+        {
             out.push((t("history-comment"), c.to_owned()));
         }
     }
     if map.get("status").and_then(|s| s.as_str()) == Some("paid") {
         let currency = map.get("currency").and_then(|c| c.as_str()).unwrap_or("");
-        let cents = map.get("amount_cents").and_then(|c| c.as_i64()).or_else(|| {
-            let a = map.get("amount")?.as_str()?;
-            let (u, c) = a.split_once('.')?;
-            Some(u.parse::<i64>().ok()? * 100 + c.parse::<i64>().ok()?)
-        });
+        let cents = map
+            .get("amount_cents")
+            .and_then(|c| c.as_i64())
+            .or_else(|| {
+                let a = map.get("amount")?.as_str()?;
+                let (u, c) = a.split_once('.')?;
+                Some(u.parse::<i64>().ok()? * 100 + c.parse::<i64>().ok()?)
+            });
         let amount = cents.map_or_else(String::new, |c| format_amount_for(lang, c, currency));
-        out.push((t("history-payment"), format!("{} — {amount}", t("history-paid"))));
+        out.push((
+            t("history-payment"),
+            format!("{} — {amount}", t("history-paid")),
+        ));
     }
     out
 }

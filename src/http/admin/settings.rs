@@ -179,7 +179,10 @@ pub async fn interaction_save(
     let values = [
         ("interaction.limits.per_link", form.per_link.as_str()),
         ("interaction.limits.total", form.total.as_str()),
-        ("notice.limits.per_payment", form.notice_per_payment.as_str()),
+        (
+            "notice.limits.per_payment",
+            form.notice_per_payment.as_str(),
+        ),
         ("notice.limits.total", form.notice_total.as_str()),
         ("orchestra.test_provider", test_provider),
     ];

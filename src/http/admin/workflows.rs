@@ -101,9 +101,8 @@ pub async fn show(
         .await?
         .into_iter()
         .map(|v| VersionView {
-            delete_label: ctx.msg(
-                &Message::new("workflow-version-delete").arg("number", v.number.to_string()),
-            ),
+            delete_label: ctx
+                .msg(&Message::new("workflow-version-delete").arg("number", v.number.to_string())),
             number: v.number,
             created: crate::time::format_utc(v.created_at),
             running: v.running,
@@ -382,7 +381,8 @@ pub async fn delete(
             Ok(Redirect::to("/admin/workflows").into_response())
         }
         Deleted::Running(n) => {
-            let why = ctx.msg(&Message::new("workflow-delete-running").arg("running", n.to_string()));
+            let why =
+                ctx.msg(&Message::new("workflow-delete-running").arg("running", n.to_string()));
             Ok(delete_page(ctx, &w.label, id).refused(why))
         }
         Deleted::LastVersion | Deleted::NotFound => Err(AppError::NotFound),
@@ -397,7 +397,8 @@ fn delete_version_page(ctx: PageContext, label: &str, id: i64, number: i64) -> C
                 .arg("label", label.to_owned()),
         ),
         message: ctx.t("workflow-version-delete-explain"),
-        confirm: ctx.msg(&Message::new("workflow-version-delete").arg("number", number.to_string())),
+        confirm: ctx
+            .msg(&Message::new("workflow-version-delete").arg("number", number.to_string())),
         cancel_url: format!("/admin/workflows/{id}"),
         refusal: None,
         ctx,
@@ -439,9 +440,9 @@ pub async fn delete_version(
             Ok(Redirect::to(&format!("/admin/workflows/{id}")).into_response())
         }
         Deleted::Running(n) => {
-            let why = page
-                .ctx
-                .msg(&Message::new("workflow-version-delete-running").arg("running", n.to_string()));
+            let why = page.ctx.msg(
+                &Message::new("workflow-version-delete-running").arg("running", n.to_string()),
+            );
             Ok(page.refused(why))
         }
         Deleted::LastVersion => {

@@ -40,7 +40,6 @@ pub fn refusal(lang: Lang) -> Response {
     response
 }
 
-
 /// What the guard decided for one request.
 enum Verdict {
     Pass,
@@ -164,8 +163,11 @@ where
 
     fn call(&mut self, request: Request) -> GuardFuture {
         let Guarded { inner, state } = &*self.0;
-        match state.site.fresh() {
-            Some(snapshot) => match decide(state, &snapshot, &request) {
+        match state
+            .site
+            .with_fresh(|snapshot| decide(state, snapshot, &request))
+        {
+            Some(verdict) => match verdict {
                 // Work in progress goes first (`priority`): one atomic read when there is none.
                 Verdict::Refuse(response) if state.work.busy() => {
                     let work = state.work.clone();

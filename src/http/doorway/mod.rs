@@ -207,7 +207,9 @@ fn after_recording(ctx: PageContext, resolved: &Resolved, outcome: Recorded) -> 
         Recorded::Advanced if resolved.answers_next() => {
             Redirect::to(&format!("{PREFIX}{}", resolved.link)).into_response()
         }
-        Recorded::Advanced => views::done(ctx, resolved, "doorway-thanks-title", "doorway-thanks-next"),
+        Recorded::Advanced => {
+            views::done(ctx, resolved, "doorway-thanks-title", "doorway-thanks-next")
+        }
         Recorded::Waiting => views::done(
             ctx,
             resolved,
