@@ -117,9 +117,9 @@ fn doorway(c: &mut Criterion) {
             now,
             &orchestra::links::Actor::CommandLine,
         )
-            .await
-            .expect("issue")
-            .expect("issued");
+        .await
+        .expect("issue")
+        .expect("issued");
         let app = orchestra::http::router(state.clone(), false);
         (app, db, state, good, "/interaction/l.1..1.00".to_owned())
     });

@@ -56,6 +56,11 @@ impl Cell {
             }
             return self.counts.iter().map(|&c| u64::from(c)).sum();
         }
+        if self.newest >= now_b {
+            // Every bucket in the ring is inside the window (the usual case under a flood:
+            // the newest bucket is the current one). The same sum as below, without its steps.
+            return self.counts.iter().map(|&c| u64::from(c)).sum();
+        }
         let oldest = now_b - BUCKETS;
         (0..RING as i64)
             .map(|j| self.newest - j)
