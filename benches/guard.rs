@@ -52,6 +52,33 @@ fn guard(c: &mut Criterion) {
     c.bench_function("caller id: keyed hash of a link", |b| {
         b.iter(|| snapshot.caller_id(black_box(link)))
     });
+    // The choices for the caller's keyed hash (docs/performance.md), each of the same link.
+    {
+        use hmac::{Hmac, Mac};
+        use siphasher::sip128::{SipHasher13, SipHasher24};
+        let hmac = Hmac::<sha2::Sha256>::new_from_slice(&[7; 32]).expect("a key");
+        c.bench_function("keyed hash choice: HMAC-SHA256 (before)", |b| {
+            b.iter(|| {
+                let mut mac = hmac.clone();
+                mac.update(black_box(link).as_bytes());
+                mac.finalize().into_bytes()
+            })
+        });
+        let sip24 = [
+            SipHasher24::new_with_keys(1, 2),
+            SipHasher24::new_with_keys(3, 4),
+        ];
+        c.bench_function("keyed hash choice: 2 x SipHash-2-4-128 (now)", |b| {
+            b.iter(|| sip24.map(|h| h.hash(black_box(link).as_bytes()).as_u128()))
+        });
+        c.bench_function("keyed hash choice: 1 x SipHash-2-4-128", |b| {
+            b.iter(|| sip24[0].hash(black_box(link).as_bytes()).as_u128())
+        });
+        let sip13 = SipHasher13::new_with_keys(1, 2);
+        c.bench_function("keyed hash choice: 1 x SipHash-1-3-128", |b| {
+            b.iter(|| sip13.hash(black_box(link).as_bytes()).as_u128())
+        });
+    }
 }
 
 fn verify(c: &mut Criterion) {

@@ -1,22 +1,31 @@
 //! The load harness: `cargo bench --bench load` (docs/performance.md).
 //!
-//! Starts each server as its own process on 127.0.0.1, drives it with `wrk` for a few seconds,
-//! and prints one table: requests a second, p50, p99 and the ratio to the bare 429. The real
-//! `orchestra serve` binary serves the doorway rows, configured with `orchestra config set` on
-//! its own database; this same executable, started again with `--serve KIND`, serves the rows
-//! that are not Orchestra (the bare 429, tower_governor, the naive SQL store).
+//! Starts each server as its own process on 127.0.0.1 and drives it with `wrk`. The figure it
+//! compares rows by is the **CPU time the server spends per request**: every thread's time on
+//! CPU (`/proc/PID/task/TID/schedstat`, nanoseconds) read before and after each wrk run, divided
+//! by the requests wrk completed; for a row on PostgreSQL the database server's processes are
+//! counted too. Requests a second and latency depend on how much CPU the machine lends the
+//! server at that moment; the CPU a request costs barely does. Rows that are compared run side
+//! by side, in turns (each turn starts one row further on), and every target is a ratio between
+//! two rows taken turn by turn, printed as min, median and max over the turns.
+//!
+//! The real `orchestra serve` binary serves the doorway rows, configured with `orchestra config
+//! set` on its own database; this same executable, started again with `--serve KIND`, serves
+//! the rows that are not Orchestra (the bare 429, tower_governor, the naive SQL store, the
+//! floor of a page).
 //!
 //! Environment:
-//! - `ORCHESTRA_LOAD_SECS` (default 5): measured seconds per row, after one second of warm-up;
-//! - `ORCHESTRA_LOAD_RUNS` (default 1): whole runs; with more than one, a table of medians too;
+//! - `ORCHESTRA_LOAD_TURNS` (default 10): turns per group of rows; targets want at least 10;
+//! - `ORCHESTRA_LOAD_SECS` (default 2): seconds each row is driven in one turn;
 //! - `ORCHESTRA_LOAD_CONNECTIONS` (default 32), `ORCHESTRA_LOAD_THREADS` (default 1): for wrk;
+//! - `ORCHESTRA_LOAD_SERVER_CPUS`: a `taskset` CPU list the servers are pinned to;
 //! - `ORCHESTRA_LOAD_CLIENT_PRIORITY=1`: wrk at idle priority and the probe at real-time priority
 //!   (`client_priority`), for a load generator that shares the server's cores;
 //! - `ORCHESTRA_LOAD_ONLY`: run only the rows whose name contains one of these `|`-separated
-//!   texts (`second link`, `bare|refusing`, …), to look again at one part without the whole run;
+//!   texts (`second link`, `bare|refusing|governor`, …);
 //! - `ORCHESTRA_BENCH_POSTGRES_URL`, else `ORCHESTRA_TEST_POSTGRES_URL`: a PostgreSQL server
 //!   whose admin URL may create databases; without one, a throwaway server is started when
-//!   `initdb` is found, else the PostgreSQL row is skipped and the table says so.
+//!   `initdb` is found (and then its CPU is counted), else the PostgreSQL rows are skipped.
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -44,37 +53,36 @@ fn main() {
         // `cargo bench -- --list` asks every bench target for its benchmarks.
         return;
     }
-    if let Err(e) = Command::new("wrk").arg("--version").output() {
-        eprintln!(
-            "The load harness drives its servers with wrk, which could not be run ({e}).\n\
-             Install it (Debian/Ubuntu: apt-get install wrk) and run `cargo bench --bench load` again."
-        );
-        std::process::exit(1);
-    }
-    let secs = env_number("ORCHESTRA_LOAD_SECS", 5);
-    let runs = env_number("ORCHESTRA_LOAD_RUNS", 1).max(1);
-    let postgres = Postgres::find_or_start();
-    let mut tables = Vec::new();
-    for run in 1..=runs {
-        eprintln!("run {run} of {runs}");
-        let table = run_once(secs, postgres.as_ref());
-        println!(
-            "\nRun {run} of {runs} ({secs} s a row, wrk {})",
-            wrk_shape()
-        );
-        print_table(&table);
-        println!("Targets:");
-        for check in checks(&table) {
-            check.print("");
+    let wrk_version = match Command::new("wrk").arg("--version").output() {
+        Ok(out) => String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .nth(1)
+            .unwrap_or("?")
+            .to_owned(),
+        Err(e) => {
+            eprintln!(
+                "The load harness drives its servers with wrk, which could not be run ({e}).\n\
+                 Install it (Debian/Ubuntu: apt-get install wrk) and run `cargo bench --bench load` again."
+            );
+            std::process::exit(1);
         }
-        tables.push(table);
+    };
+    let secs = env_number("ORCHESTRA_LOAD_SECS", 2).max(1);
+    let turns = env_number("ORCHESTRA_LOAD_TURNS", 10).max(1) as usize;
+    let postgres = Postgres::find_or_start();
+    println!("{}", machine(&wrk_version));
+    println!(
+        "{turns} turns of {secs} s a row, wrk {}; CPU: {}",
+        wrk_shape(),
+        cpu::SOURCE
+    );
+    if turns < 10 {
+        println!("(fewer than 10 turns: the targets below are a first look, not a result)");
     }
-    if runs > 1 {
-        let medians = medians(&tables);
-        println!("\nMedians of {runs} runs (ratios: the median of each run's ratio)");
-        print_table(&medians);
-        print_median_checks(&tables);
-    }
+    let rows = run(Duration::from_secs(secs), turns, postgres.as_ref());
+    println!();
+    print_table(&rows);
+    print_targets(&rows);
 }
 
 fn env_number(name: &str, default: u64) -> u64 {
@@ -92,17 +100,173 @@ fn wrk_shape() -> String {
     )
 }
 
+/// The machine, named: CPU model, cores, kernel, and how the servers were placed.
+fn machine(wrk_version: &str) -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name")?.split_once(':'))
+        .map_or("unknown CPU", |(_, m)| m.trim())
+        .to_owned();
+    // The machine's cores, not this process's share of them (the harness may run under taskset).
+    let cores = cpuinfo
+        .lines()
+        .filter(|l| l.starts_with("processor"))
+        .count();
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load: Vec<&str> = load.split_whitespace().take(3).collect();
+    let placed = match std::env::var("ORCHESTRA_LOAD_SERVER_CPUS") {
+        Ok(cpus) if !cpus.trim().is_empty() => format!("servers on CPU {}", cpus.trim()),
+        _ => "unpinned".to_owned(),
+    };
+    format!(
+        "Machine: {model}, {cores} cores, Linux {}, wrk {wrk_version}; load average {} before the run; {placed}",
+        kernel.trim(),
+        load.join(" ")
+    )
+}
+
+/// CPU time of a server, and of the database server behind it, read from `/proc`.
+mod cpu {
+    use std::collections::HashMap;
+
+    pub const SOURCE: &str = "server's time on CPU per request, every thread's \
+        /proc/PID/task/TID/schedstat (ns), PostgreSQL's processes added on its rows";
+
+    /// Whose CPU a row is charged: the server's process, and the PostgreSQL cluster's
+    /// postmaster (its children are the backends) when the harness started that cluster.
+    #[derive(Clone, Debug, Default)]
+    pub struct Meter {
+        pub server: u32,
+        pub postmaster: Option<u32>,
+    }
+
+    /// Nanoseconds on CPU by thread id, and the database's part of them.
+    #[derive(Clone, Debug, Default)]
+    pub struct Reading {
+        server: HashMap<u32, u64>,
+        db: HashMap<u32, u64>,
+    }
+
+    /// CPU spent between two readings: (server ns, database ns).
+    pub fn between(before: &Reading, after: &Reading) -> (u64, u64) {
+        // A thread that ended between the readings is left out (it was idle, as every thread
+        // that ends in these servers is); one born since counts from zero.
+        let spent = |b: &HashMap<u32, u64>, a: &HashMap<u32, u64>| -> u64 {
+            a.iter()
+                .map(|(tid, &ns)| ns.saturating_sub(b.get(tid).copied().unwrap_or(0)))
+                .sum()
+        };
+        (
+            spent(&before.server, &after.server),
+            spent(&before.db, &after.db),
+        )
+    }
+
+    impl Meter {
+        pub fn read(&self) -> Reading {
+            let mut reading = Reading::default();
+            threads(self.server, &mut reading.server);
+            if let Some(postmaster) = self.postmaster {
+                threads(postmaster, &mut reading.db);
+                for child in children(postmaster) {
+                    threads(child, &mut reading.db);
+                }
+            }
+            reading
+        }
+    }
+
+    /// Every thread of `pid`: the first field of its schedstat, the nanoseconds it ran. Where
+    /// schedstat cannot be read, its user + system ticks from `stat`.
+    fn threads(pid: u32, into: &mut HashMap<u32, u64>) {
+        let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            return;
+        };
+        for entry in dir.flatten() {
+            let Some(tid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
+                continue;
+            };
+            let path = entry.path();
+            let ns = std::fs::read_to_string(path.join("schedstat"))
+                .ok()
+                .and_then(|s| s.split_whitespace().next()?.parse().ok())
+                .or_else(|| stat_ticks(&path.join("stat")).map(|t| t * 10_000_000));
+            if let Some(ns) = ns {
+                into.insert(tid, ns);
+            }
+        }
+    }
+
+    /// utime + stime of a `stat` file, in clock ticks (100 a second on Linux).
+    fn stat_ticks(path: &std::path::Path) -> Option<u64> {
+        let stat = std::fs::read_to_string(path).ok()?;
+        // Fields after the command name, which is in parentheses and may hold spaces.
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        // utime and stime are fields 14 and 15 of stat, 12 and 13 after the name.
+        Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+    }
+
+    fn children(parent: u32) -> Vec<u32> {
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        dir.flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .ok()
+                    .and_then(|s| {
+                        let rest = &s[s.rfind(')')? + 2..];
+                        rest.split_whitespace().nth(1)?.parse::<u32>().ok()
+                    })
+                    == Some(parent)
+            })
+            .collect()
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
-// One run
+// Rows and turns
+
+/// One wrk run (or one probe) against one row.
+#[derive(Clone, Debug, Default)]
+struct Turn {
+    rps: f64,
+    p50_us: f64,
+    p99_us: f64,
+    requests: u64,
+    non_2xx: u64,
+    server_ns: u64,
+    db_ns: u64,
+}
+
+impl Turn {
+    /// CPU microseconds per request, the server's and its database's.
+    fn cpu_us(&self) -> f64 {
+        if self.requests == 0 {
+            return f64::NAN;
+        }
+        (self.server_ns + self.db_ns) as f64 / self.requests as f64 / 1e3
+    }
+
+    fn db_us(&self) -> f64 {
+        if self.requests == 0 {
+            return f64::NAN;
+        }
+        self.db_ns as f64 / self.requests as f64 / 1e3
+    }
+}
 
 #[derive(Clone, Debug, Default)]
 struct Row {
     name: String,
-    rps: f64,
-    p50_us: f64,
-    p99_us: f64,
-    /// Requests a second over the bare 429's, when the row is a throughput row.
-    ratio: Option<f64>,
+    /// In the order they were run; turn `i` of every row of a group ran in the same round.
+    turns: Vec<Turn>,
+    /// Whether a database server's CPU is counted in.
+    with_db: bool,
     note: String,
 }
 
@@ -117,6 +281,9 @@ mod rows {
     pub const GOOD_OFF: &str = "good link answered, guard off";
     pub const GOOD_MEMORY: &str = "good link answered, guard counting (memory)";
     pub const GOOD_SQL: &str = "good link answered, guard counting (sql)";
+    pub const GOOD_POSTGRES: &str = "good link answered, counting (sql), PostgreSQL";
+    pub const FLOOR_SQLITE: &str = "floor: one read + page, SQLite";
+    pub const FLOOR_POSTGRES: &str = "floor: one read + page, PostgreSQL";
     pub const SECOND_ALONE: &str = "second link, 250 req/s, no flood";
     pub const SECOND_FLOOD: &str = "second link, 250 req/s, one link flooded";
 }
@@ -129,21 +296,31 @@ fn wanted(name: &str) -> bool {
     }
 }
 
-fn run_once(secs: u64, postgres: Option<&Postgres>) -> Vec<Row> {
+fn run(dur: Duration, turns: usize, postgres: Option<&Postgres>) -> Vec<Row> {
     let mut table = Vec::new();
-    let dur = Duration::from_secs(secs);
+    let postgres_db = || match postgres.map(Postgres::database) {
+        Some(Ok(db)) => Ok(db),
+        Some(Err(e)) => Err(e),
+        None => Err("no PostgreSQL (set ORCHESTRA_BENCH_POSTGRES_URL, or install initdb)".into()),
+    };
+    let postmaster = postgres.and_then(Postgres::postmaster);
 
-    // The floor, the doorway on each backend and tower_governor run side by side and are
-    // measured in turns (`interleaved`), so a change in the machine's load falls on all alike.
-    // The baselines answer a path of the doorway's real shape and length (an instance, no
-    // branch, an expiry, 64 hex digits), so each server parses and routes the same bytes.
+    // The floor, the doorway on each backend, tower_governor and the naive store run side by
+    // side and are measured in turns. The baselines answer a path of the doorway's real shape
+    // and length (an instance, no branch, an expiry, 64 hex digits), so each server parses
+    // and routes the same bytes.
     let path = &format!("/interaction/l.1..1796000000.{}", "ab".repeat(32));
     let mut baselines = Vec::new();
     let mut servers = Vec::new();
     let mut group: Vec<Entry> = Vec::new();
     if wanted(rows::BARE) {
-        let bare = Baseline::start("bare", None);
-        group.push(Entry::new(rows::BARE, bare.url(path), Expect::Refused));
+        let bare = Baseline::start("bare", &[]);
+        group.push(Entry::new(
+            rows::BARE,
+            bare.url(path),
+            Expect::Refused,
+            bare.meter(),
+        ));
         baselines.push(bare);
     }
     let limits = [
@@ -151,11 +328,6 @@ fn run_once(secs: u64, postgres: Option<&Postgres>) -> Vec<Row> {
         ("interaction.limits.per_link", HAMMER_LIMIT),
         ("interaction.limits.total", "1000000000"),
     ];
-    let postgres_db = || match postgres.map(Postgres::database) {
-        Some(Ok(db)) => Ok(db),
-        Some(Err(e)) => Err(e),
-        None => Err("no PostgreSQL (set ORCHESTRA_BENCH_POSTGRES_URL, or install initdb)".into()),
-    };
     for (name, flood) in [
         (rows::MEMORY, "memory"),
         (rows::SQLITE, "sql"),
@@ -171,12 +343,13 @@ fn run_once(secs: u64, postgres: Option<&Postgres>) -> Vec<Row> {
         };
         match db {
             Ok(db) => {
-                let server = Orchestra::start(db, flood, &limits, 1);
+                let server = Orchestra::start(db, flood, &limits, 1, postmaster);
                 server.hammer(&server.links[0], 20);
                 group.push(Entry::new(
                     name,
                     server.url(&server.links[0]),
                     Expect::Refused,
+                    server.meter(),
                 ));
                 servers.push(server);
             }
@@ -184,27 +357,34 @@ fn run_once(secs: u64, postgres: Option<&Postgres>) -> Vec<Row> {
         }
     }
     if wanted(rows::GOVERNOR) {
-        let governor = Baseline::start("governor", None);
+        let governor = Baseline::start("governor", &[]);
         governor.hammer(path, 20);
         group.push(Entry::new(
             rows::GOVERNOR,
             governor.url(path),
             Expect::Refused,
+            governor.meter(),
         ));
         baselines.push(governor);
     }
-    table.extend(interleaved(&group, dur));
+    let naive_dir = tempfile::tempdir().expect("a temporary directory");
+    if wanted(rows::NAIVE) {
+        let db = naive_dir.path().join("naive.db").display().to_string();
+        let naive = Baseline::start("naive", &[&db]);
+        naive.hammer(path, 20);
+        group.push(Entry::new(
+            rows::NAIVE,
+            naive.url(path),
+            Expect::Refused,
+            naive.meter(),
+        ));
+        baselines.push(naive);
+    }
+    table.extend(interleaved(&group, dur, turns));
     drop((baselines, servers));
 
-    if wanted(rows::NAIVE) {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let naive = Baseline::start("naive", Some(&dir.path().join("naive.db")));
-        naive.hammer(path, 20);
-        let entry = Entry::new(rows::NAIVE, naive.url(path), Expect::Refused);
-        table.extend(interleaved(&[entry], dur));
-    }
-
-    // The allowed path: the same good link answered, with the guard off and counting.
+    // The allowed path: the same good link answered, with the guard off and counting, and the
+    // floor of any page: one primary-key read on the same kind of pool and a page rendered.
     let off = [("orchestra.request_limits.enabled", "false")];
     let counting = [
         ("orchestra.request_limits.enabled", "true"),
@@ -212,73 +392,148 @@ fn run_once(secs: u64, postgres: Option<&Postgres>) -> Vec<Row> {
         ("interaction.limits.total", "1000000000"),
     ];
     let mut servers = Vec::new();
+    let mut baselines = Vec::new();
     let mut group = Vec::new();
-    for (name, flood, limits) in [
-        (rows::GOOD_OFF, "sql", &off[..]),
-        (rows::GOOD_MEMORY, "memory", &counting[..]),
-        (rows::GOOD_SQL, "sql", &counting[..]),
+    for (name, flood, limits, floor) in [
+        (rows::GOOD_OFF, "sql", &off[..], None),
+        (rows::GOOD_MEMORY, "memory", &counting[..], None),
+        (
+            rows::GOOD_SQL,
+            "sql",
+            &counting[..],
+            Some(rows::FLOOR_SQLITE),
+        ),
+        (
+            rows::GOOD_POSTGRES,
+            "sql",
+            &counting[..],
+            Some(rows::FLOOR_POSTGRES),
+        ),
     ] {
-        if !wanted(name) {
+        let floor = floor.filter(|f| wanted(f));
+        if !wanted(name) && floor.is_none() {
             continue;
         }
-        let server = Orchestra::start(Database::sqlite(), flood, limits, 1);
-        group.push(Entry::new(
-            name,
-            server.url(&server.links[0]),
-            Expect::Answered,
-        ));
+        let db = if name == rows::GOOD_POSTGRES {
+            postgres_db()
+        } else {
+            Ok(Database::sqlite())
+        };
+        let db = match db {
+            Ok(db) => db,
+            Err(e) => {
+                group.push(Entry::skipped(name, &e));
+                if let Some(floor) = floor {
+                    group.push(Entry::skipped(floor, &e));
+                }
+                continue;
+            }
+        };
+        let server = Orchestra::start(db, flood, limits, 1, postmaster);
+        let good = server.links[0].clone();
+        let page = server.page_bytes(&good);
+        if wanted(name) {
+            let mut entry = Entry::new(name, server.url(&good), Expect::Answered, server.meter());
+            entry.note = format!("page {page} B");
+            group.push(entry);
+        }
+        if let Some(floor_name) = floor {
+            // The floor reads the same database, so the row it reads is the same row.
+            let url = server.db_url();
+            let floor = Baseline::start("floor", &[&url]);
+            let mut meter = floor.meter();
+            meter.postmaster = server.meter().postmaster;
+            let floor_page = page_bytes(floor.addr, &good);
+            let mut entry = Entry::new(floor_name, floor.url(&good), Expect::Answered, meter);
+            entry.note = format!("page {floor_page} B");
+            group.push(entry);
+            baselines.push(floor);
+        }
         servers.push(server);
     }
-    table.extend(interleaved(&group, dur));
-    drop(servers);
+    table.extend(interleaved(&group, dur, turns));
+    drop((baselines, servers));
 
     // One link flooded, another used at a steady pace: the second link's latency.
     if wanted(rows::SECOND_ALONE) || wanted(rows::SECOND_FLOOD) {
-        table.extend(second_link(dur));
-    }
-
-    let floor = table
-        .iter()
-        .find(|r| r.name == rows::BARE)
-        .map_or(0.0, |r| r.rps);
-    for row in &mut table {
-        if floor > 0.0 && row.rps > 0.0 && !row.name.starts_with("second link") {
-            row.ratio = Some(row.rps / floor);
-        }
+        table.extend(second_link(dur.max(Duration::from_secs(2)), turns));
     }
     table
 }
 
-/// The second link's latency at a steady pace, alone and while the first link is flooded.
-fn second_link(dur: Duration) -> [Row; 2] {
+/// The second link's latency at a steady pace, alone and while the first link is flooded, in
+/// alternated turns on one server.
+fn second_link(dur: Duration, turns: usize) -> [Row; 2] {
+    // The per-link limit stays above what the probe asks of the second link in all its turns
+    // (250 a second), and the first link is driven past it before the flood.
+    let probed = 250 * (2 * turns as u64 * dur.as_secs() + 2);
+    let limit = (probed + 1000).to_string();
     let flooded = [
         ("orchestra.request_limits.enabled", "true"),
-        ("interaction.limits.per_link", "3000"),
+        ("interaction.limits.per_link", limit.as_str()),
         ("interaction.limits.total", "1000000000"),
     ];
-    let server = Orchestra::start(Database::sqlite(), "sql", &flooded, 2);
-    server.hammer(&server.links[0], 3100);
+    let server = Orchestra::start(Database::sqlite(), "sql", &flooded, 2, None);
+    server.hammer(&server.links[0], probed as usize + 1100);
     let second = server.links[1].clone();
-    let probe_for = dur.min(Duration::from_secs(4));
-    let alone = probe(rows::SECOND_ALONE, server.addr, &second, probe_for);
-    let flood = wrk_spawn(
-        &server.url(&server.links[0]),
-        probe_for + Duration::from_secs(2),
-    );
-    std::thread::sleep(Duration::from_millis(700));
-    let mut row = probe(rows::SECOND_FLOOD, server.addr, &second, probe_for);
-    let flood = wrk_wait(flood);
-    row.note = format!("flood: {:.0} refusals/s", flood.rps);
-    [alone, row]
-}
-
-fn skipped(name: &str, why: &str) -> Row {
-    eprintln!("{name}: skipped: {why}");
-    Row {
-        name: name.to_owned(),
-        note: format!("skipped: {why}"),
+    let meter = server.meter();
+    let mut alone = Row {
+        name: rows::SECOND_ALONE.to_owned(),
         ..Row::default()
+    };
+    let mut flood = Row {
+        name: rows::SECOND_FLOOD.to_owned(),
+        ..Row::default()
+    };
+    // Warm-up: the page once, the flood once.
+    probe(server.addr, &second, Duration::from_secs(1));
+    wrk_wait(wrk_spawn(
+        &server.url(&server.links[0]),
+        Duration::from_secs(1),
+    ));
+    let mut refusals = Vec::new();
+    for turn in 0..turns {
+        for k in 0..2 {
+            let flooded = (k + turn) % 2 == 1;
+            eprintln!(
+                "{} (turn {} of {turns}) …",
+                if flooded { &flood.name } else { &alone.name },
+                turn + 1
+            );
+            let before = meter.read();
+            if flooded {
+                let wrk = wrk_spawn(&server.url(&server.links[0]), dur + Duration::from_secs(1));
+                std::thread::sleep(Duration::from_millis(500));
+                let mut t = probe(server.addr, &second, dur);
+                let w = wrk_wait(wrk);
+                let (server_ns, db_ns) = cpu::between(&before, &meter.read());
+                refusals.push(w.rps);
+                t.requests += w.requests;
+                t.server_ns = server_ns;
+                t.db_ns = db_ns;
+                flood.turns.push(t);
+            } else {
+                let mut t = probe(server.addr, &second, dur);
+                let (server_ns, db_ns) = cpu::between(&before, &meter.read());
+                t.server_ns = server_ns;
+                t.db_ns = db_ns;
+                alone.turns.push(t);
+            }
+        }
     }
+    refusals.sort_by(f64::total_cmp);
+    flood.note = format!(
+        "flood: {:.0} refusals/s (median); CPU over probe and flood",
+        refusals[refusals.len() / 2]
+    );
+    alone.note = "CPU over the probe's requests alone".to_owned();
+    for row in [&alone, &flood] {
+        let wrong: u64 = row.turns.iter().map(|t| t.non_2xx).sum();
+        if wrong > 0 {
+            eprintln!("  {}: {wrong} answers were not 200!", row.name);
+        }
+    }
+    [alone, flood]
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -292,36 +547,38 @@ struct Entry {
     name: &'static str,
     url: Result<String, String>,
     expect: Expect,
+    meter: cpu::Meter,
+    note: String,
 }
 
 impl Entry {
-    fn new(name: &'static str, url: String, expect: Expect) -> Self {
+    fn new(name: &'static str, url: String, expect: Expect, meter: cpu::Meter) -> Self {
         Self {
             name,
             url: Ok(url),
             expect,
+            meter,
+            note: String::new(),
         }
     }
 
     fn skipped(name: &'static str, why: &str) -> Self {
+        eprintln!("{name}: skipped: {why}");
         Self {
             name,
             url: Err(why.to_owned()),
             expect: Expect::Refused,
+            meter: cpu::Meter::default(),
+            note: String::new(),
         }
     }
 }
 
-/// Turns per row in `interleaved`.
-const TURNS: u32 = 3;
-
-/// Measures every row of `group` in turns: a second of warm-up each, then `TURNS` rounds, each
-/// row driven for `dur / 2` (at least a second) a round, starting one row further each round.
-/// Slow drifts in the machine's load then fall on every row alike, and the ratios between rows
-/// of one run are what the harness compares. Requests a second: the mean of the turns; p50 and
-/// p99: their medians.
-fn interleaved(group: &[Entry], dur: Duration) -> Vec<Row> {
-    let slice = (dur / 2).max(Duration::from_secs(1));
+/// Measures every row of `group` in turns: a second of warm-up each, then `turns` rounds, each
+/// row driven for `dur` a round, starting one row further each round. Slow drifts in the
+/// machine's load then fall on every row alike, and each target is a ratio between two rows of
+/// the same round.
+fn interleaved(group: &[Entry], dur: Duration, turns: usize) -> Vec<Row> {
     let live: Vec<(usize, &str)> = group
         .iter()
         .enumerate()
@@ -331,28 +588,37 @@ fn interleaved(group: &[Entry], dur: Duration) -> Vec<Row> {
         eprintln!("{} (warm-up) …", group[*i].name);
         wrk_wait(wrk_spawn(url, Duration::from_secs(1)));
     }
-    let mut results: Vec<Vec<WrkResult>> = group.iter().map(|_| Vec::new()).collect();
-    for round in 0..TURNS as usize {
+    let mut results: Vec<Vec<Turn>> = group.iter().map(|_| Vec::new()).collect();
+    for round in 0..turns {
         for k in 0..live.len() {
             let (i, url) = live[(k + round) % live.len()];
-            eprintln!("{} (turn {} of {TURNS}) …", group[i].name, round + 1);
-            results[i].push(wrk_wait(wrk_spawn(url, slice)));
+            eprintln!("{} (turn {} of {turns}) …", group[i].name, round + 1);
+            let meter = &group[i].meter;
+            let before = meter.read();
+            let w = wrk_wait(wrk_spawn(url, dur));
+            let (server_ns, db_ns) = cpu::between(&before, &meter.read());
+            results[i].push(Turn {
+                rps: w.rps,
+                p50_us: w.p50_us,
+                p99_us: w.p99_us,
+                requests: w.requests,
+                non_2xx: w.non_2xx,
+                server_ns,
+                db_ns,
+            });
         }
     }
-    let median = |mut v: Vec<f64>| -> f64 {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
     group
         .iter()
         .zip(results)
         .map(|(entry, turns)| {
+            let mut note = entry.note.clone();
             if let Err(why) = &entry.url {
-                return skipped(entry.name, why);
+                note = format!("skipped: {why}");
             }
             let requests: u64 = turns.iter().map(|t| t.requests).sum();
             let non_2xx: u64 = turns.iter().map(|t| t.non_2xx).sum();
-            let note = match entry.expect {
+            let wrong = match entry.expect {
                 // Every answer should be the 429.
                 Expect::Refused if non_2xx + 10 < requests => {
                     format!("only {non_2xx} of {requests} refused!")
@@ -362,26 +628,24 @@ fn interleaved(group: &[Entry], dur: Duration) -> Vec<Row> {
                 }
                 _ => String::new(),
             };
-            if !note.is_empty() {
-                eprintln!("  {}: {note}", entry.name);
+            if !wrong.is_empty() {
+                eprintln!("  {}: {wrong}", entry.name);
+                note = format!("{note} {wrong}");
             }
             Row {
                 name: entry.name.to_owned(),
-                rps: turns.iter().map(|t| t.rps).sum::<f64>() / turns.len() as f64,
-                p50_us: median(turns.iter().map(|t| t.p50_us).collect()),
-                p99_us: median(turns.iter().map(|t| t.p99_us).collect()),
-                ratio: None,
-                note,
+                turns,
+                with_db: entry.meter.postmaster.is_some(),
+                note: note.trim().to_owned(),
             }
         })
         .collect()
 }
 
 /// One keep-alive connection asking for `path` every 4 ms; latency of each answer.
-fn probe(name: &str, addr: SocketAddr, path: &str, dur: Duration) -> Row {
-    eprintln!("{name} …");
+fn probe(addr: SocketAddr, path: &str, dur: Duration) -> Turn {
     if !client_priority() {
-        return probe_here(name, addr, path, dur);
+        return probe_here(addr, path, dur);
     }
     // A thread of its own, so only the probe is raised, not the wrk processes started later.
     std::thread::scope(|s| {
@@ -399,14 +663,14 @@ fn probe(name: &str, addr: SocketAddr, path: &str, dur: Duration) -> Row {
             if !raised {
                 eprintln!("  the probe could not be raised to real-time priority (chrt, as root)");
             }
-            probe_here(name, addr, path, dur)
+            probe_here(addr, path, dur)
         })
         .join()
         .expect("the probe's thread")
     })
 }
 
-fn probe_here(name: &str, addr: SocketAddr, path: &str, dur: Duration) -> Row {
+fn probe_here(addr: SocketAddr, path: &str, dur: Duration) -> Turn {
     let mut conn = http1::Conn::connect(addr).expect("connect the probe");
     let every = Duration::from_millis(4);
     let start = Instant::now();
@@ -429,20 +693,23 @@ fn probe_here(name: &str, addr: SocketAddr, path: &str, dur: Duration) -> Row {
     let rps = latencies.len() as f64 / start.elapsed().as_secs_f64();
     latencies.sort_by(f64::total_cmp);
     let at = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
-    Row {
-        name: name.to_owned(),
+    Turn {
         rps,
         p50_us: at(0.50),
         p99_us: at(0.99),
-        ratio: None,
-        note: if wrong > 0 {
-            format!("{wrong} answers were not 200!")
-        } else {
-            String::new()
-        },
+        requests: latencies.len() as u64,
+        non_2xx: wrong,
+        ..Turn::default()
     }
 }
 
+/// The body length of one answer to `path`.
+fn page_bytes(addr: SocketAddr, path: &str) -> usize {
+    let mut conn = http1::Conn::connect(addr).expect("connect");
+    let status = conn.get(path).expect("request");
+    assert_eq!(status, 200, "{path} is not answered");
+    conn.last_body_len
+}
 // ---------------------------------------------------------------------------------------------
 // wrk
 
@@ -533,164 +800,211 @@ fn duration_us(s: &str) -> Option<f64> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The table
+// The tables
 
+/// (min, median, max) of some values; the median of an even count is the mean of the middle two.
+fn spread(mut values: Vec<f64>) -> Option<(f64, f64, f64)> {
+    values.retain(|v| v.is_finite());
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    let median = if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    };
+    Some((values[0], median, values[n - 1]))
+}
+
+fn median_of(values: Vec<f64>) -> f64 {
+    spread(values).map_or(f64::NAN, |(_, m, _)| m)
+}
+
+/// One line a row: requests a second, p50, p99 (medians of the turns, for information), and CPU
+/// microseconds per request with its spread over the turns.
 fn print_table(rows: &[Row]) {
     println!(
-        "| {:<44} | {:>9} | {:>9} | {:>9} | {:>8} | note",
-        "row", "req/s", "p50 ms", "p99 ms", "÷ bare"
+        "| {:<46} | {:>8} | {:>7} | {:>7} | {:>25} | {:>6} | note",
+        "row", "req/s", "p50 ms", "p99 ms", "CPU µs/req: med (min–max)", "of db"
     );
     println!(
-        "|{:-<46}|{:->11}|{:->11}|{:->11}|{:->10}|------",
-        "", "", "", "", ""
+        "|{:-<48}|{:->10}|{:->9}|{:->9}|{:->27}|{:->8}|------",
+        "", "", "", "", "", ""
     );
     for r in rows {
-        if r.rps == 0.0 {
+        let cpu = spread(r.turns.iter().map(Turn::cpu_us).collect());
+        let Some((lo, mid, hi)) = cpu else {
             println!(
-                "| {:<44} | {:>9} | {:>9} | {:>9} | {:>8} | {}",
-                r.name, "—", "—", "—", "—", r.note
+                "| {:<46} | {:>8} | {:>7} | {:>7} | {:>25} | {:>6} | {}",
+                r.name, "—", "—", "—", "—", "—", r.note
             );
             continue;
-        }
-        let ratio = r.ratio.map_or("—".to_owned(), |x| format!("{x:.2}"));
+        };
+        let db = if r.with_db {
+            format!(
+                "{:.2}",
+                median_of(r.turns.iter().map(Turn::db_us).collect())
+            )
+        } else {
+            "—".to_owned()
+        };
         println!(
-            "| {:<44} | {:>9.0} | {:>9.3} | {:>9.3} | {:>8} | {}",
+            "| {:<46} | {:>8.0} | {:>7.3} | {:>7.3} | {:>25} | {:>6} | {}",
             r.name,
-            r.rps,
-            r.p50_us / 1e3,
-            r.p99_us / 1e3,
-            ratio,
+            median_of(r.turns.iter().map(|t| t.rps).collect()),
+            median_of(r.turns.iter().map(|t| t.p50_us).collect()) / 1e3,
+            median_of(r.turns.iter().map(|t| t.p99_us).collect()) / 1e3,
+            format!("{mid:.2} ({lo:.2}–{hi:.2})"),
+            db,
             r.note
         );
     }
     println!();
 }
 
-/// One of issue 4's targets, as measured in one run.
-struct Check {
+/// What a target compares, turn by turn.
+#[derive(Clone, Copy)]
+enum Measure {
+    /// CPU per request of the first row ÷ the second's.
+    Cpu,
+    /// p99 latency of the first row ÷ the second's.
+    P99,
+}
+
+/// A target: a ratio between two rows, taken in each turn.
+struct Target {
     what: String,
-    value: Option<f64>,
-    target: f64,
+    a: &'static str,
+    b: &'static str,
+    measure: Measure,
+    bound: f64,
     at_least: bool,
 }
 
-impl Check {
-    fn print(&self, runs: &str) {
-        let Some(v) = self.value else {
-            println!("  n/a    {}: not measured", self.what);
-            return;
-        };
-        let met = if self.at_least {
-            v >= self.target
-        } else {
-            v <= self.target
-        };
-        println!(
-            "  {} {}: {v:.2} (target {} {}){runs}",
-            if met { "met   " } else { "MISSED" },
-            self.what,
-            if self.at_least { "≥" } else { "≤" },
-            self.target
-        );
-    }
-}
-
-/// The targets, each a ratio between two rows of the same run.
-fn checks(rows: &[Row]) -> Vec<Check> {
-    let get = |name: &str| rows.iter().find(|r| r.name == name && r.rps > 0.0);
-    let mut checks = Vec::new();
-    let mut check = |what: String, value: Option<f64>, target: f64, at_least: bool| {
-        checks.push(Check {
+fn targets() -> Vec<Target> {
+    let mut list = Vec::new();
+    let mut add = |what: String, a, b, measure, bound, at_least| {
+        list.push(Target {
             what,
-            value,
-            target,
+            a,
+            b,
+            measure,
+            bound,
             at_least,
-        });
+        })
     };
     for name in [rows::MEMORY, rows::SQLITE, rows::POSTGRES] {
-        check(
-            format!("{name} ÷ bare 429"),
-            get(name).and_then(|r| r.ratio),
-            0.9,
-            true,
+        let what = format!(
+            "CPU/req, {} ÷ bare 429",
+            name.trim_start_matches("doorway ")
         );
+        add(what, name, rows::BARE, Measure::Cpu, 1.05, false);
     }
-    let governor = get(rows::GOVERNOR).map(|r| r.rps);
     for name in [rows::MEMORY, rows::SQLITE, rows::POSTGRES] {
-        let value = get(name).zip(governor).map(|(r, g)| r.rps / g);
-        check(format!("{name} ÷ tower_governor"), value, 1.0, true);
+        let what = format!(
+            "CPU/req, {} ÷ tower_governor",
+            name.trim_start_matches("doorway ")
+        );
+        add(what, name, rows::GOVERNOR, Measure::Cpu, 1.0, false);
     }
-    let off = get(rows::GOOD_OFF).map(|r| r.rps);
     for name in [rows::GOOD_MEMORY, rows::GOOD_SQL] {
-        let value = get(name).zip(off).map(|(r, o)| r.rps / o);
-        check(format!("{name} ÷ guard off"), value, 0.95, true);
+        let what = format!(
+            "CPU/req, {} ÷ guard off",
+            name.trim_start_matches("good link answered, ")
+        );
+        add(what, name, rows::GOOD_OFF, Measure::Cpu, 1.05, false);
     }
-    let alone = get(rows::SECOND_ALONE).map(|r| r.p99_us);
-    let value = get(rows::SECOND_FLOOD)
-        .zip(alone)
-        .map(|(r, a)| r.p99_us / a);
-    check(
-        "second link p99, flooded ÷ not flooded".into(),
-        value,
+    // "Good link answered ≥ 0.8× the floor": requests per CPU second, so the floor's CPU per
+    // request over the good link's.
+    add(
+        "CPU/req, floor ÷ good link (SQLite)".into(),
+        rows::FLOOR_SQLITE,
+        rows::GOOD_SQL,
+        Measure::Cpu,
+        0.8,
+        true,
+    );
+    add(
+        "CPU/req, floor ÷ good link (PostgreSQL)".into(),
+        rows::FLOOR_POSTGRES,
+        rows::GOOD_POSTGRES,
+        Measure::Cpu,
+        0.8,
+        true,
+    );
+    add(
+        "p99, second link flooded ÷ not flooded".into(),
+        rows::SECOND_FLOOD,
+        rows::SECOND_ALONE,
+        Measure::P99,
         2.0,
         false,
     );
-    checks
+    list
 }
 
-/// Each target's median over the runs, each run's ratio taken within that run.
-fn print_median_checks(tables: &[Vec<Row>]) {
-    let runs: Vec<Vec<Check>> = tables.iter().map(|t| checks(t)).collect();
-    println!("Targets (median of the runs' ratios):");
-    for (i, first) in runs[0].iter().enumerate() {
-        let mut values: Vec<f64> = runs.iter().filter_map(|r| r[i].value).collect();
-        let listed = values
+fn print_targets(rows: &[Row]) {
+    let get = |name: &str| rows.iter().find(|r| r.name == name && !r.turns.is_empty());
+    println!(
+        "| {:<58} | {:>7} | {:>5} | {:>6} | {:>5} | {:>5} |",
+        "target (ratio in each turn)", "bound", "min", "median", "max", "turns"
+    );
+    println!(
+        "|{:-<60}|{:->9}|{:->7}|{:->8}|{:->7}|{:->7}|--------",
+        "", "", "", "", "", ""
+    );
+    for t in targets() {
+        let bound = format!("{} {}", if t.at_least { "≥" } else { "≤" }, t.bound);
+        let (Some(a), Some(b)) = (get(t.a), get(t.b)) else {
+            println!(
+                "| {:<58} | {bound:>7} | {:>5} | {:>6} | {:>5} | {:>5} | not measured",
+                t.what, "—", "—", "—", 0
+            );
+            continue;
+        };
+        let value = |x: &Turn| match t.measure {
+            Measure::Cpu => x.cpu_us(),
+            Measure::P99 => x.p99_us,
+        };
+        let ratios: Vec<f64> = a
+            .turns
             .iter()
-            .map(|v| format!("{v:.2}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        values.sort_by(f64::total_cmp);
-        Check {
-            what: first.what.clone(),
-            value: values.get(values.len() / 2).copied(),
-            target: first.target,
-            at_least: first.at_least,
-        }
-        .print(&format!("; runs: {listed}"));
+            .zip(&b.turns)
+            .map(|(x, y)| value(x) / value(y))
+            .collect();
+        let n = ratios.len();
+        let Some((lo, mid, hi)) = spread(ratios) else {
+            continue;
+        };
+        let met = if t.at_least {
+            mid >= t.bound
+        } else {
+            mid <= t.bound
+        };
+        println!(
+            "| {:<58} | {bound:>7} | {lo:>5.2} | {mid:>6.2} | {hi:>5.2} | {n:>5} | {}",
+            t.what,
+            if met { "met" } else { "MISSED" }
+        );
     }
-}
-
-fn medians(tables: &[Vec<Row>]) -> Vec<Row> {
-    let median = |mut v: Vec<f64>| -> f64 {
-        v.sort_by(f64::total_cmp);
-        if v.is_empty() { 0.0 } else { v[v.len() / 2] }
-    };
-    tables[0]
-        .iter()
-        .enumerate()
-        .map(|(i, first)| {
-            let cells: Vec<&Row> = tables
-                .iter()
-                .map(|t| &t[i])
-                .filter(|r| r.rps > 0.0)
-                .collect();
-            let ratios: Vec<f64> = cells.iter().filter_map(|r| r.ratio).collect();
-            Row {
-                name: first.name.clone(),
-                rps: median(cells.iter().map(|r| r.rps).collect()),
-                p50_us: median(cells.iter().map(|r| r.p50_us).collect()),
-                p99_us: median(cells.iter().map(|r| r.p99_us).collect()),
-                ratio: (!ratios.is_empty()).then(|| median(ratios)),
-                note: if cells.is_empty() {
-                    first.note.clone()
-                } else {
-                    String::new()
-                },
+    // Throughput, for information: the issue's other figure, from the same turns.
+    if let (Some(g), true) = (get(rows::GOVERNOR), get(rows::BARE).is_some()) {
+        for name in [rows::MEMORY, rows::SQLITE, rows::POSTGRES] {
+            if let Some(r) = get(name) {
+                let ratios = r.turns.iter().zip(&g.turns).map(|(x, y)| x.rps / y.rps);
+                if let Some((lo, mid, hi)) = spread(ratios.collect()) {
+                    println!(
+                        "  (information) req/s, {} ÷ tower_governor: {mid:.2} ({lo:.2}–{hi:.2})",
+                        name.trim_start_matches("doorway ")
+                    );
+                }
             }
-        })
-        .collect()
+        }
+    }
+    println!();
 }
-
 // ---------------------------------------------------------------------------------------------
 // Servers
 
@@ -741,11 +1055,19 @@ struct Orchestra {
     addr: SocketAddr,
     /// Paths of good links, each on its own instance.
     links: Vec<String>,
-    _db: Database,
+    db: Database,
+    /// The PostgreSQL cluster's postmaster, when its CPU is to be counted.
+    postmaster: Option<u32>,
 }
 
 impl Orchestra {
-    fn start(db: Database, flood: &str, settings: &[(&str, &str)], links: usize) -> Self {
+    fn start(
+        db: Database,
+        flood: &str,
+        settings: &[(&str, &str)],
+        links: usize,
+        postmaster: Option<u32>,
+    ) -> Self {
         let url = db.url();
         let cli = |args: &[&str]| serve::cli(ORCHESTRA, &url, args);
         serve::configure(ORCHESTRA, &url, settings);
@@ -775,12 +1097,29 @@ impl Orchestra {
             .spawn()
             .expect("start orchestra serve");
         serve::wait_until_listening(addr, &mut child, "orchestra serve", LISTEN_WAIT);
+        let postmaster = postmaster.filter(|_| matches!(db, Database::Postgres(_)));
         Self {
             child,
             addr,
             links,
-            _db: db,
+            db,
+            postmaster,
         }
+    }
+
+    fn meter(&self) -> cpu::Meter {
+        cpu::Meter {
+            server: self.child.id(),
+            postmaster: self.postmaster,
+        }
+    }
+
+    fn db_url(&self) -> String {
+        self.db.url()
+    }
+
+    fn page_bytes(&self, path: &str) -> usize {
+        page_bytes(self.addr, path)
     }
 
     fn url(&self, path: &str) -> String {
@@ -819,13 +1158,11 @@ fn server_command(program: &Path) -> Command {
 }
 
 impl Baseline {
-    fn start(kind: &str, db: Option<&Path>) -> Self {
+    fn start(kind: &str, args: &[&str]) -> Self {
         let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
         let mut command = server_command(&std::env::current_exe().expect("this executable"));
         command.args(["--serve", kind, &addr.to_string()]);
-        if let Some(db) = db {
-            command.arg(db);
-        }
+        command.args(args);
         let mut child = command
             .stdout(Stdio::null())
             .spawn()
@@ -840,6 +1177,13 @@ impl Baseline {
 
     fn hammer(&self, path: &str, n: usize) {
         hammer(self.addr, path, n);
+    }
+
+    fn meter(&self) -> cpu::Meter {
+        cpu::Meter {
+            server: self.child.id(),
+            postmaster: None,
+        }
     }
 }
 
@@ -955,6 +1299,14 @@ impl Postgres {
         })
     }
 
+    /// The postmaster's process id, when this harness started the cluster: its CPU, and its
+    /// backends', is then counted on the PostgreSQL rows.
+    fn postmaster(&self) -> Option<u32> {
+        let (_, dir) = self.owned.as_ref()?;
+        let pid = std::fs::read_to_string(dir.path().join("data").join("postmaster.pid")).ok()?;
+        pid.lines().next()?.trim().parse().ok()
+    }
+
     /// A fresh database on the server.
     fn database(&self) -> Result<Database, String> {
         let name = format!(
@@ -1049,6 +1401,7 @@ mod baseline {
                 "bare" => bare(),
                 "governor" => governor(),
                 "naive" => naive(args.get(2).expect("a database path")).await,
+                "floor" => floor(args.get(2).expect("a database URL")).await,
                 other => panic!("no baseline server called {other}"),
             };
             let listener = tokio::net::TcpListener::bind(addr).await.expect("bind");
@@ -1084,6 +1437,113 @@ mod baseline {
         Router::new()
             .route("/interaction/{link}", get(|| async { "answered" }))
             .route_layer(tower_governor::GovernorLayer::new(Arc::new(config)))
+    }
+
+    /// The floor of a doorway page, not Orchestra: the page's route shape, one primary-key
+    /// read on the same kind of pool (the app's own `Db`: sqlx's `Any` pool with the app's
+    /// connection settings, on the same database) and an askama page of about the doorway
+    /// page's size. What any page that reads its database once costs.
+    async fn floor(url: &str) -> Router {
+        let db = orchestra::store::Db::connect(url)
+            .await
+            .expect("open the database");
+        Router::new()
+            .route("/interaction/{*link}", get(floor_page))
+            .with_state(db)
+    }
+
+    /// A page shaped like the doorway's form step (base.html and doorway/step.html).
+    #[derive(askama::Template)]
+    #[template(
+        ext = "html",
+        source = r#"<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <meta name="referrer" content="no-referrer">
+  <title>Supplier details · {{ site_name }}</title>
+  <link rel="stylesheet" href="/static/style.css">
+</head>
+<body>
+  <header class="site">
+    <span class="brand">{{ site_name }}</span>
+    <nav class="languages" aria-label="Language">
+      <strong lang="en" aria-current="true">English</strong>
+      <a href="?lang=fr" lang="fr" hreflang="fr">Français</a>
+    </nav>
+  </header>
+  <main>
+<article class="subject">
+  <h1 class="subject-title">{{ title }}</h1>
+  {% if !body.is_empty() %}<div class="subject-body">{{ body }}</div>{% endif %}
+</article>
+<section class="step step-form">
+  <p class="progress">Step {{ step_number }} / {{ step_count }}</p>
+  <h2>Supplier details</h2>
+  <form method="post" class="stack" novalidate>
+  <input type="hidden" name="_step" value="{{ step_number }}">
+    {% for (name, label, kind) in fields %}
+      <label for="f-{{ name }}">{{ label }} <span class="required" title="required">*</span></label>
+      {% if *kind == "long" %}
+      <textarea id="f-{{ name }}" name="{{ name }}" rows="5" required></textarea>
+      {% else %}
+      <input id="f-{{ name }}" name="{{ name }}" value=""{% if *kind == "email" %} type="email" autocomplete="email"{% endif %} required>
+      {% endif %}
+    {% endfor %}
+    <button type="submit">Send</button>
+  </form>
+</section>
+  </main>
+</body>
+</html>
+"#
+    )]
+    struct FloorPage<'a> {
+        site_name: &'a str,
+        title: &'a str,
+        body: &'a str,
+        step_number: i64,
+        step_count: i64,
+        fields: [(&'a str, &'a str, &'a str); 4],
+    }
+
+    async fn floor_page(
+        State(db): State<orchestra::store::Db>,
+        Path(link): Path<String>,
+    ) -> Response {
+        use askama::Template;
+        // The instance named by a link `l.ID.…`.
+        let id = link
+            .strip_prefix("l.")
+            .and_then(|rest| rest.split('.').next())
+            .and_then(|id| id.parse::<i64>().ok());
+        let Some(id) = id else {
+            return axum::http::StatusCode::NOT_FOUND.into_response();
+        };
+        match orchestra::store::instances::by_id(&db, id).await {
+            Ok(Some(row)) => {
+                let page = FloorPage {
+                    site_name: "Orchestra",
+                    title: &row.subject_title,
+                    body: &row.subject_body,
+                    step_number: row.step_index + 1,
+                    step_count: 2,
+                    fields: [
+                        ("company", "Company", "text"),
+                        ("contact_email", "Contact email", "email"),
+                        ("yearly_volume", "Yearly volume", "number"),
+                        ("notes", "Notes", "long"),
+                    ],
+                };
+                match page.render() {
+                    Ok(html) => axum::response::Html(html).into_response(),
+                    Err(_) => axum::http::StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+                }
+            }
+            Ok(None) => axum::http::StatusCode::NOT_FOUND.into_response(),
+            Err(_) => axum::http::StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+        }
     }
 
     /// The classic flood table: one row inserted and one count per request, in the database.

@@ -14,6 +14,8 @@ pub struct Conn {
     /// Bytes of `buf` already consumed by parsed responses.
     start: usize,
     host: String,
+    /// The body length of the last answer read.
+    pub last_body_len: usize,
 }
 
 impl Conn {
@@ -26,6 +28,7 @@ impl Conn {
             buf: Vec::with_capacity(64 * 1024),
             start: 0,
             host: addr.to_string(),
+            last_body_len: 0,
         })
     }
 
@@ -129,6 +132,7 @@ impl Conn {
             self.fill()?;
         }
         self.start += head_len + length;
+        self.last_body_len = length;
         Ok(status)
     }
 }

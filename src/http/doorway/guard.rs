@@ -196,8 +196,12 @@ where
 
     fn call(&mut self, request: Request) -> GuardFuture {
         let Guarded { inner, state } = &*self.0;
-        match state.site.fresh() {
-            Some(snapshot) => match decide(state, &snapshot, &request) {
+        match state
+            .site
+            .fresh()
+            .map(|snapshot| decide(state, &snapshot, &request))
+        {
+            Some(verdict) => match verdict {
                 // Work in progress goes first (`priority`): one atomic read when there is none.
                 Verdict::Refuse(response) if state.work.busy() => {
                     let work = state.work.clone();
