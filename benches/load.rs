@@ -277,6 +277,7 @@ mod rows {
     pub const SQLITE: &str = "doorway refusing, flood=sql on SQLite";
     pub const POSTGRES: &str = "doorway refusing, flood=sql on PostgreSQL";
     pub const GOVERNOR: &str = "tower_governor refusing (key: path)";
+    pub const API: &str = "API refusing (token over its bucket)";
     pub const NAIVE: &str = "naive SQL insert+count per request (SQLite)";
     pub const GOOD_OFF: &str = "good link answered, guard off";
     pub const GOOD_MEMORY: &str = "good link answered, guard counting (memory)";
@@ -366,6 +367,31 @@ fn run(dur: Duration, turns: usize, postgres: Option<&Postgres>) -> Vec<Row> {
             governor.meter(),
         ));
         baselines.push(governor);
+    }
+    if wanted(rows::API) {
+        // A token allowed one request a minute: the harness's warm-up takes it, and every
+        // request after is the API's refusal.
+        let server = Orchestra::start(
+            Database::sqlite(),
+            "memory",
+            &[("orchestra.request_limits.enabled", "true")],
+            0,
+            None,
+        );
+        let token = serve::cli(
+            ORCHESTRA,
+            &server.db_url(),
+            &["token", "create", "load", "--rate", "1", "--burst", "1"],
+        );
+        let mut entry = Entry::new(
+            rows::API,
+            server.url("/api/v1/workflows"),
+            Expect::Refused,
+            server.meter(),
+        );
+        entry.headers.push(format!("Authorization: Bearer {token}"));
+        group.push(entry);
+        servers.push(server);
     }
     let naive_dir = tempfile::tempdir().expect("a temporary directory");
     if wanted(rows::NAIVE) {
@@ -489,6 +515,7 @@ fn second_link(dur: Duration, turns: usize) -> [Row; 2] {
     probe(server.addr, &second, Duration::from_secs(1));
     wrk_wait(wrk_spawn(
         &server.url(&server.links[0]),
+        &[],
         Duration::from_secs(1),
     ));
     let mut refusals = Vec::new();
@@ -502,7 +529,11 @@ fn second_link(dur: Duration, turns: usize) -> [Row; 2] {
             );
             let before = meter.read();
             if flooded {
-                let wrk = wrk_spawn(&server.url(&server.links[0]), dur + Duration::from_secs(1));
+                let wrk = wrk_spawn(
+                    &server.url(&server.links[0]),
+                    &[],
+                    dur + Duration::from_secs(1),
+                );
                 std::thread::sleep(Duration::from_millis(500));
                 let mut t = probe(server.addr, &second, dur);
                 let w = wrk_wait(wrk);
@@ -546,6 +577,8 @@ enum Expect {
 struct Entry {
     name: &'static str,
     url: Result<String, String>,
+    /// Request headers wrk sends besides `Accept-Language` (the API's bearer token).
+    headers: Vec<String>,
     expect: Expect,
     meter: cpu::Meter,
     note: String,
@@ -556,6 +589,7 @@ impl Entry {
         Self {
             name,
             url: Ok(url),
+            headers: Vec::new(),
             expect,
             meter,
             note: String::new(),
@@ -567,6 +601,7 @@ impl Entry {
         Self {
             name,
             url: Err(why.to_owned()),
+            headers: Vec::new(),
             expect: Expect::Refused,
             meter: cpu::Meter::default(),
             note: String::new(),
@@ -586,7 +621,7 @@ fn interleaved(group: &[Entry], dur: Duration, turns: usize) -> Vec<Row> {
         .collect();
     for (i, url) in &live {
         eprintln!("{} (warm-up) …", group[*i].name);
-        wrk_wait(wrk_spawn(url, Duration::from_secs(1)));
+        wrk_wait(wrk_spawn(url, &group[*i].headers, Duration::from_secs(1)));
     }
     let mut results: Vec<Vec<Turn>> = group.iter().map(|_| Vec::new()).collect();
     for round in 0..turns {
@@ -595,7 +630,7 @@ fn interleaved(group: &[Entry], dur: Duration, turns: usize) -> Vec<Row> {
             eprintln!("{} (turn {} of {turns}) …", group[i].name, round + 1);
             let meter = &group[i].meter;
             let before = meter.read();
-            let w = wrk_wait(wrk_spawn(url, dur));
+            let w = wrk_wait(wrk_spawn(url, &group[i].headers, dur));
             let (server_ns, db_ns) = cpu::between(&before, &meter.read());
             results[i].push(Turn {
                 rps: w.rps,
@@ -729,7 +764,7 @@ fn client_priority() -> bool {
     std::env::var("ORCHESTRA_LOAD_CLIENT_PRIORITY").is_ok_and(|v| v == "1")
 }
 
-fn wrk_spawn(url: &str, dur: Duration) -> Child {
+fn wrk_spawn(url: &str, headers: &[String], dur: Duration) -> Child {
     let mut command = if client_priority() {
         let mut chrt = Command::new("chrt");
         chrt.args(["--idle", "0", "wrk"]);
@@ -745,6 +780,7 @@ fn wrk_spawn(url: &str, dur: Duration) -> Child {
         ))
         .arg(format!("-d{}s", dur.as_secs().max(1)))
         .args(["--latency", "-H", "Accept-Language: en"])
+        .args(headers.iter().flat_map(|h| ["-H", h.as_str()]))
         .arg(url)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -909,6 +945,16 @@ fn targets() -> Vec<Target> {
         );
         add(what, name, rows::GOVERNOR, Measure::Cpu, 1.0, false);
     }
+    // The API's refusal "≥ 0.9 of the bare 429": requests per CPU second, so the bare 429's
+    // CPU per request over the API's.
+    add(
+        "CPU/req, bare 429 ÷ API refusing".into(),
+        rows::BARE,
+        rows::API,
+        Measure::Cpu,
+        0.9,
+        true,
+    );
     for name in [rows::GOOD_MEMORY, rows::GOOD_SQL] {
         let what = format!(
             "CPU/req, {} ÷ guard off",

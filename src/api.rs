@@ -1,6 +1,9 @@
 //! The integrator API's rules, with no web in them: bearer tokens (kept as a keyed hash),
 //! integrator keys whose request signatures earn a bigger bucket, and the hard caps.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -46,12 +49,70 @@ pub async fn create_token(
     Ok(created.map(|_| text))
 }
 
+/// The keyed hash a bearer text is stored under, or `None` for a text that cannot be a token
+/// (no database read is spent on it).
+pub fn bearer_hash(keys: &SiteKeys, text: &str) -> Option<String> {
+    (text.starts_with(TOKEN_PREFIX) && text.len() <= 200).then(|| token_hash(keys, text))
+}
+
 /// The live token a bearer text names.
 pub async fn authenticate(db: &Db, keys: &SiteKeys, text: &str) -> Result<Option<TokenRow>, Error> {
-    if !text.starts_with(TOKEN_PREFIX) || text.len() > 200 {
-        return Ok(None);
+    match bearer_hash(keys, text) {
+        Some(hash) => authenticate_hash(db, &hash).await,
+        None => Ok(None),
     }
-    Ok(store::api::token_by_hash(db, &token_hash(keys, text)).await?)
+}
+
+/// The live token stored under a keyed hash.
+pub async fn authenticate_hash(db: &Db, hash: &str) -> Result<Option<TokenRow>, Error> {
+    Ok(store::api::token_by_hash(db, hash).await?)
+}
+
+/// Tokens this process authenticated, by keyed hash: what the API's fast refusal needs to find a
+/// token's bucket without reading the database (`http::api::refusal`).
+///
+/// Used only to refuse, never to let in: a request its bucket allows is authenticated from the
+/// database as before. So a token revoked by another process (the CLI) is refused by that read
+/// at its next allowed request, and until then its bucket refuses it anyway. Bounded: when full,
+/// it starts again empty (the next allowed request of each token puts it back).
+#[derive(Default)]
+pub struct Seen {
+    map: Mutex<HashMap<String, Arc<TokenRow>>>,
+}
+
+/// Tokens [`Seen`] holds at most.
+const MAX_SEEN: usize = 10_000;
+
+impl Seen {
+    fn map(&self) -> MutexGuard<'_, HashMap<String, Arc<TokenRow>>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn get(&self, hash: &str) -> Option<Arc<TokenRow>> {
+        self.map().get(hash).cloned()
+    }
+
+    /// Notes a token just authenticated from the database.
+    pub fn put(&self, hash: &str, token: Arc<TokenRow>) {
+        let mut map = self.map();
+        if map.get(hash).is_some_and(|t| t.id == token.id) {
+            return;
+        }
+        if map.len() >= MAX_SEEN {
+            map.clear();
+        }
+        map.insert(hash.to_owned(), token);
+    }
+
+    /// Forgets a hash the database no longer knows (revoked).
+    pub fn forget(&self, hash: &str) {
+        self.map().remove(hash);
+    }
+
+    /// Forgets a token revoked in this process.
+    pub fn forget_id(&self, id: i64) {
+        self.map().retain(|_, t| t.id != id);
+    }
 }
 
 /// A token's bucket: its own numbers, else the site's, times the integrator multiplier when the

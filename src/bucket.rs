@@ -51,9 +51,7 @@ impl Buckets {
     /// Takes one request from `caller`'s bucket under `policy`.
     pub fn take(&self, caller: i64, policy: Policy) -> Verdict {
         let now = self.clock.now_ms();
-        let capacity = u64::from(policy.burst.max(1)) * 1000;
-        // Thousandths of a request refilled per millisecond is per_minute / 60.
-        let per_minute = u64::from(policy.per_minute.max(1));
+        let (capacity, per_minute) = Self::shape(policy);
         let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
         let bucket = map.entry(caller).or_insert(Bucket {
             milli: capacity,
@@ -66,19 +64,44 @@ impl Buckets {
         if allowed {
             bucket.milli -= 1000;
         }
-        // Milliseconds for `missing` thousandths to refill, rounded up.
+        Self::verdict(allowed, bucket.milli, capacity, per_minute)
+    }
+
+    /// A bucket's capacity in thousandths of a request, and its refill per minute.
+    fn shape(policy: Policy) -> (u64, u64) {
+        (
+            u64::from(policy.burst.max(1)) * 1000,
+            u64::from(policy.per_minute.max(1)),
+        )
+    }
+
+    fn verdict(allowed: bool, milli: u64, capacity: u64, per_minute: u64) -> Verdict {
+        // Thousandths of a request refilled per millisecond is per_minute / 60: milliseconds
+        // for `missing` thousandths to refill, rounded up.
         let wait_ms = |missing: u64| (missing * 60).div_ceil(per_minute);
         let secs = |ms: u64| ms.div_ceil(1000);
         Verdict {
             allowed,
-            remaining: u32::try_from(bucket.milli / 1000).unwrap_or(u32::MAX),
-            reset_secs: secs(wait_ms(capacity - bucket.milli)),
+            remaining: u32::try_from(milli / 1000).unwrap_or(u32::MAX),
+            reset_secs: secs(wait_ms(capacity - milli)),
             retry_after_secs: if allowed {
                 0
             } else {
-                secs(wait_ms(1000 - bucket.milli)).max(1)
+                secs(wait_ms(1000 - milli)).max(1)
             },
         }
+    }
+
+    /// The refusal `take` would answer for `caller` now, without taking: `None` when its
+    /// bucket holds a request (or it has none yet: a new bucket is full). A refusal takes
+    /// nothing either way, so this is `take`'s answer whenever it refuses.
+    pub fn refused(&self, caller: i64, policy: Policy) -> Option<Verdict> {
+        let map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        let bucket = map.get(&caller)?;
+        let (capacity, per_minute) = Self::shape(policy);
+        let elapsed = u64::try_from(self.clock.now_ms() - bucket.at_ms).unwrap_or(0);
+        let milli = (bucket.milli + elapsed * per_minute / 60).min(capacity);
+        (milli < 1000).then(|| Self::verdict(false, milli, capacity, per_minute))
     }
 
     pub fn forget(&self, caller: i64) {

@@ -95,6 +95,7 @@ pub async fn build_state(
         work: Default::default(),
         versions: Default::default(),
         api_buckets: Arc::new(bucket::Buckets::new(clock.clone())),
+        api_seen: Default::default(),
         passwords: Arc::new(password::Pool::for_this_machine()),
         proxies: Default::default(),
         forwarded_seen: Default::default(),

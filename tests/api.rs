@@ -128,6 +128,71 @@ async fn the_bucket_gives_its_burst_then_refills_continuously_with_the_fields_on
     );
 }
 
+/// A token over its bucket is refused from memory, before the database and the layers every
+/// page goes through (`http::api::refusal`), with the same answer `gate` gives: the database is
+/// not read (a token deleted behind the server's back is still refused by its bucket, not
+/// found missing), and the answer carries the security headers. Once the bucket has room the
+/// database is read again, and says the token is gone.
+#[tokio::test]
+async fn a_token_over_its_bucket_is_refused_without_the_database_with_the_same_answer() {
+    let app = spawn(Flood::Memory).await;
+    limits_on(&app).await;
+    let t = token(&app, "fast", Some(60), Some(1)).await;
+    assert_eq!(
+        call(&app, "GET", "/api/v1/workflows", &t, None)
+            .await
+            .status,
+        200
+    );
+    let pool = sqlx::AnyPool::connect(&store::normalize_url(&app.database.url).unwrap().1)
+        .await
+        .unwrap();
+    sqlx::query("DELETE FROM api_tokens")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let refused = call(&app, "GET", "/api/v1/workflows", &t, None).await;
+    assert_eq!(
+        refused.status, 429,
+        "refused by its bucket: {}",
+        refused.body
+    );
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    assert_eq!(
+        json(&refused),
+        serde_json::json!({"error": "rate_limited", "retry_after_seconds": 1})
+    );
+    assert_eq!(refused.header("content-type"), Some("application/json"));
+    assert_eq!(
+        refused.header("ratelimit-policy"),
+        Some("\"token\";q=1;w=1")
+    );
+    assert_eq!(refused.header("ratelimit"), Some("\"token\";r=0;t=1"));
+    assert_eq!(refused.header("x-content-type-options"), Some("nosniff"));
+    assert!(refused.header("content-security-policy").is_some());
+    assert_eq!(refused.header("x-frame-options"), Some("DENY"));
+    // A signed request is never refused from memory: its signature may earn a bigger bucket.
+    let signed = app
+        .client()
+        .get(app.url("/api/v1/workflows"))
+        .header("authorization", format!("Bearer {t}"))
+        .header("orchestra-key-id", "nobody")
+        .header("orchestra-timestamp", "0")
+        .header("orchestra-signature", "00");
+    assert_eq!(read(signed).await.status, 401);
+    // With room in the bucket, the database is asked, and the token is gone from then on.
+    app.clock.advance(Duration::from_secs(1));
+    let gone = call(&app, "GET", "/api/v1/workflows", &t, None).await;
+    assert_eq!(gone.status, 401);
+    assert_eq!(
+        call(&app, "GET", "/api/v1/workflows", &t, None)
+            .await
+            .status,
+        401,
+        "forgotten once the database said so, even with an empty bucket"
+    );
+}
+
 #[tokio::test]
 async fn retry_after_is_whole_seconds_rounded_up_never_below_one_and_equal_to_the_json() {
     let app = spawn(Flood::Memory).await;

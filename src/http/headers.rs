@@ -55,14 +55,20 @@ pub async fn security_headers(
     let admin = request.uri().path().starts_with("/admin");
     let mut response = next.run(request).await;
     let headers = response.headers_mut();
-    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static(NOSNIFF));
-    headers.insert(CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
-    headers.insert(X_FRAME_OPTIONS, HeaderValue::from_static(DENY));
+    insert_static(headers, security.https);
     if admin {
         headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
-    if security.https {
+    response
+}
+
+/// The headers every response carries, for an answer made outside `security_headers` (the
+/// API's fast refusal).
+pub fn insert_static(headers: &mut HeaderMap, https: bool) {
+    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static(NOSNIFF));
+    headers.insert(CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    headers.insert(X_FRAME_OPTIONS, HeaderValue::from_static(DENY));
+    if https {
         headers.insert(STRICT_TRANSPORT_SECURITY, HeaderValue::from_static(HSTS));
     }
-    response
 }

@@ -45,6 +45,8 @@ pub struct AppState {
     pub versions: Arc<crate::workflow::versions::Cache>,
     /// The API's token buckets, by token id.
     pub api_buckets: Arc<crate::bucket::Buckets>,
+    /// Tokens authenticated by this process, for the API's fast refusal.
+    pub api_seen: Arc<crate::api::Seen>,
     /// Where argon2 runs: bounded, so sign-in attempts cannot spend the server's memory.
     pub passwords: Arc<crate::password::Pool>,
     /// `ORCHESTRA_TRUSTED_PROXIES`: whose forwarded headers say who the client is.
@@ -96,7 +98,6 @@ pub fn router(state: AppState, secure_cookies: bool) -> Router {
     let site = Router::new()
         .merge(provider::router())
         .merge(notice::router())
-        .merge(api::router(state.clone()))
         .merge(
             admin::router(state.clone())
                 .layer(sessions.clone())
@@ -113,7 +114,10 @@ pub fn router(state: AppState, secure_cookies: bool) -> Router {
     let site = with_common_layers(site, &state, &security);
     let doorway = with_common_layers(doorway::router(), &state, &security)
         .route_layer(doorway::GuardLayer::new(state.clone()));
-    doorway.merge(site).with_state(state)
+    // The API's fast refusal sits outside its common layers too, as the doorway's guard does.
+    let api = with_common_layers(api::router(state.clone()), &state, &security)
+        .route_layer(api::RefusalLayer::new(state.clone(), secure_cookies));
+    doorway.merge(api).merge(site).with_state(state)
 }
 
 /// The layers every page shares (2–6 above), and, innermost, the refusal of writes once the

@@ -222,6 +222,7 @@ pub async fn revoke(
         return Err(AppError::NotFound);
     };
     state.api_buckets.forget(id);
+    state.api_seen.forget_id(id);
     flash(&session, "token-revoked-flash").await?;
     Ok(Redirect::to("/admin/config/api").into_response())
 }

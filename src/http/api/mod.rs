@@ -29,6 +29,12 @@ use crate::links::{self, Actor};
 use crate::store::{self, api::TokenRow};
 use crate::workflow::{Definition, Participant};
 
+pub mod refusal;
+
+pub use refusal::RefusalLayer;
+
+/// The header naming a signed request's integrator key.
+const KEY_ID: &str = "orchestra-key-id";
 /// The largest body the API reads.
 const MAX_BODY: usize = 64 * 1024;
 /// The policy's name in the RateLimit fields.
@@ -196,13 +202,20 @@ async fn admit(
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim)
         .unwrap_or("");
-    let token = match api::authenticate(&state.db, &snapshot.keys, bearer).await {
-        Ok(Some(t)) => t,
-        Ok(None) => return Err(unauthorized()),
+    let Some(hash) = api::bearer_hash(&snapshot.keys, bearer) else {
+        return Err(unauthorized());
+    };
+    let token = match api::authenticate_hash(&state.db, &hash).await {
+        Ok(Some(t)) => Arc::new(t),
+        Ok(None) => {
+            state.api_seen.forget(&hash);
+            return Err(unauthorized());
+        }
         Err(e) => return Err(ApiError::from(e).into_response()),
     };
+    state.api_seen.put(&hash, token.clone());
     // A signature covers the body, so a signed request's body is read here (bounded).
-    let signed = header(request.headers(), "orchestra-key-id").is_some();
+    let signed = header(request.headers(), KEY_ID).is_some();
     let request = if signed {
         let (parts, body) = request.into_parts();
         let body = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| {
@@ -211,7 +224,7 @@ async fn admit(
         let check = api::check_signature(
             &state.db,
             &Signed {
-                key_id: header(&parts.headers, "orchestra-key-id").unwrap_or(""),
+                key_id: header(&parts.headers, KEY_ID).unwrap_or(""),
                 timestamp: header(&parts.headers, "orchestra-timestamp").unwrap_or(""),
                 signature: header(&parts.headers, "orchestra-signature").unwrap_or(""),
                 method: parts.method.as_str(),
@@ -239,18 +252,8 @@ async fn admit(
         let policy = api::policy(&token, settings, signed);
         let verdict = state.api_buckets.take(token.id, policy);
         if !verdict.allowed {
-            let mut response = (
-                StatusCode::TOO_MANY_REQUESTS,
-                Json(json!({
-                    "error": "rate_limited",
-                    "retry_after_seconds": verdict.retry_after_secs,
-                })),
-            )
-                .into_response();
-            let headers = response.headers_mut();
-            headers.insert("retry-after", HeaderValue::from(verdict.retry_after_secs));
-            rate_headers(headers, policy, verdict);
-            return Err(response);
+            // Inside the security headers' layer, which adds HSTS itself where it is due.
+            return Err(refusal::rate_limited(policy, verdict, false));
         }
         Some((policy, verdict))
     } else {
@@ -260,7 +263,7 @@ async fn admit(
         tracing::warn!(error = %e, "could not note an API token's use");
     }
     let mut request = request;
-    request.extensions_mut().insert(Caller(Arc::new(token)));
+    request.extensions_mut().insert(Caller(token));
     Ok((request, limited))
 }
 

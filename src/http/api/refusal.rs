@@ -1,0 +1,116 @@
+//! The API's fast refusal: a route layer outside every other layer, like the doorway's guard.
+//!
+//! A caller whose bucket is empty is refused here, before the tracing span, the language, the
+//! error pages and the database: its token is found among those this process already
+//! authenticated (`api::Seen`, one keyed hash and a map lookup) and its bucket is read without
+//! taking from it. Everything else (an unknown token, a signed request, a bucket with room) goes
+//! on to `gate`, which authenticates from the database and takes from the bucket as before, so
+//! the fast path can only refuse what `gate` would refuse too.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::Response;
+use tower::ServiceExt;
+
+use super::{KEY_ID, header, rate_headers};
+use crate::api;
+use crate::bucket::{Policy, Verdict};
+use crate::http::AppState;
+use crate::http::doorway::GuardFuture;
+
+/// The one `429` of the API, from this layer and from `gate` alike: `Retry-After` in whole
+/// seconds (never below 1), the same number in the JSON body, and the RateLimit fields.
+pub fn rate_limited(policy: Policy, verdict: Verdict, https: bool) -> Response {
+    let seconds = verdict.retry_after_secs.max(1);
+    let body = format!("{{\"error\":\"rate_limited\",\"retry_after_seconds\":{seconds}}}");
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(RETRY_AFTER, HeaderValue::from(seconds));
+    rate_headers(headers, policy, verdict);
+    // This answer skips the layer that adds them elsewhere.
+    crate::http::headers::insert_static(headers, https);
+    response
+}
+
+/// The refusal, when the caller is a token this process knows and its bucket is empty.
+fn refuse(state: &AppState, https: bool, request: &Request) -> Option<Response> {
+    state.site.with_snapshot(|snapshot| {
+        let settings = &snapshot.settings;
+        // A signed request may have a bigger bucket: `gate` checks its signature first.
+        if !settings.request_limits_enabled || request.headers().contains_key(KEY_ID) {
+            return None;
+        }
+        let bearer = header(request.headers(), "authorization")?
+            .strip_prefix("Bearer ")?
+            .trim();
+        let token = state
+            .api_seen
+            .get(&api::bearer_hash(&snapshot.keys, bearer)?)?;
+        let policy = api::policy(&token, settings, false);
+        let verdict = state.api_buckets.refused(token.id, policy)?;
+        Some(rate_limited(policy, verdict, https))
+    })
+}
+
+#[derive(Clone)]
+pub struct RefusalLayer {
+    state: AppState,
+    https: bool,
+}
+
+impl RefusalLayer {
+    pub fn new(state: AppState, https: bool) -> Self {
+        Self { state, https }
+    }
+}
+
+impl<S> tower::Layer<S> for RefusalLayer {
+    type Service = RefusalService<S>;
+
+    fn layer(&self, inner: S) -> RefusalService<S> {
+        RefusalService(Arc::new((inner, self.clone())))
+    }
+}
+
+/// Behind one `Arc`, as the doorway's guard: axum clones a route's service for every request.
+pub struct RefusalService<S>(Arc<(S, RefusalLayer)>);
+
+impl<S> Clone for RefusalService<S> {
+    fn clone(&self) -> Self {
+        Self(Arc::clone(&self.0))
+    }
+}
+
+impl<S> tower::Service<Request> for RefusalService<S>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = GuardFuture;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> GuardFuture {
+        let (inner, layer) = &*self.0;
+        match refuse(&layer.state, layer.https, &request) {
+            Some(response) => GuardFuture::Refused(Some(response)),
+            None => GuardFuture::Passed(Box::pin(inner.clone().oneshot(request))),
+        }
+    }
+}
