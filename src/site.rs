@@ -1,7 +1,8 @@
 //! What every request reads and no request should query for: the settings and the site keys,
 //! held for a few seconds at a time.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -84,6 +85,21 @@ struct Shared {
     current: RwLock<(Arc<Snapshot>, Instant)>,
     /// Set while a background task reads the settings again.
     refreshing: AtomicBool,
+    /// This site among others in the process (tests run several), for the threads' copies.
+    id: u64,
+    /// Moved on by every new snapshot: a thread's copy of an older one is out of date.
+    generation: AtomicU64,
+}
+
+/// Sites made so far in this process.
+static SITES: AtomicU64 = AtomicU64::new(0);
+
+/// One thread's copy of its site's snapshot (`Site::with_snapshot`): (site, generation,
+/// snapshot).
+type Copy = (u64, u64, Arc<Snapshot>);
+
+thread_local! {
+    static COPY: RefCell<Option<Copy>> = const { RefCell::new(None) };
 }
 
 struct ClearOnDrop<'a>(&'a AtomicBool);
@@ -97,13 +113,64 @@ impl Drop for ClearOnDrop<'_> {
 impl Site {
     pub async fn load(db: Db) -> Result<Self, sqlx::Error> {
         let snapshot = Self::read(&db).await?;
-        Ok(Self {
-            shared: Arc::new(Shared {
-                db,
-                current: RwLock::new((Arc::new(snapshot), Instant::now())),
-                refreshing: AtomicBool::new(false),
-            }),
-        })
+        let shared = Arc::new(Shared {
+            db,
+            current: RwLock::new((Arc::new(snapshot), Instant::now())),
+            refreshing: AtomicBool::new(false),
+            id: SITES.fetch_add(1, Ordering::Relaxed),
+            generation: AtomicU64::new(0),
+        });
+        // Every `CACHE_TTL`, read again in the background, so that the doorway's guard, which
+        // reads a thread's copy (`with_snapshot`) and no clock, sees other processes' changes.
+        // The task ends with the site.
+        let weak = Arc::downgrade(&shared);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(CACHE_TTL).await;
+                let Some(shared) = weak.upgrade() else {
+                    return;
+                };
+                if shared
+                    .refreshing
+                    .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    let _reading = ClearOnDrop(&shared.refreshing);
+                    shared.refresh().await;
+                }
+            }
+        });
+        Ok(Self { shared })
+    }
+
+    /// Runs `f` on the snapshot without waiting and without a shared write: each thread keeps
+    /// its own copy, checked against the site's generation with one relaxed load, so a request
+    /// on the doorway's refusal path touches no lock, no reference count and no clock here.
+    /// Sees a new snapshot as soon as `refresh` or the background task made it.
+    pub fn with_snapshot<R>(&self, f: impl FnOnce(&Snapshot) -> R) -> R {
+        let shared = &*self.shared;
+        let generation = shared.generation.load(Ordering::Acquire);
+        let mut f = Some(f);
+        let done = COPY.with(|copy| {
+            let copy = copy.try_borrow().ok()?;
+            let (site, seen, snapshot) = copy.as_ref()?;
+            (*site == shared.id && *seen == generation)
+                .then(|| f.take().map(|f| f(snapshot)))
+                .flatten()
+        });
+        if let Some(done) = done {
+            return done;
+        }
+        let snapshot = self.now();
+        // Kept for the next request on this thread, unless `f` of an outer call on this very
+        // thread is still reading the old copy (then this call simply uses its own).
+        COPY.with(|copy| {
+            if let Ok(mut copy) = copy.try_borrow_mut() {
+                *copy = Some((shared.id, generation, snapshot.clone()));
+            }
+        });
+        let f = f.expect("`f` runs once: the copy above did not run it");
+        f(&snapshot)
     }
 
     async fn read(db: &Db) -> Result<Snapshot, sqlx::Error> {
@@ -123,12 +190,6 @@ impl Site {
     /// here (a refusal during a database fault is as fast as without one).
     pub async fn get(&self) -> Arc<Snapshot> {
         self.now()
-    }
-
-    /// The snapshot without waiting. Always `Some`: kept as an option for the doorway's guard,
-    /// which once had to read stale settings itself.
-    pub fn fresh(&self) -> Option<Arc<Snapshot>> {
-        Some(self.now())
     }
 
     fn now(&self) -> Arc<Snapshot> {
@@ -175,6 +236,7 @@ impl Shared {
                 let fresh = Arc::new(fresh);
                 *self.current.write().unwrap_or_else(|e| e.into_inner()) =
                     (fresh.clone(), Instant::now());
+                self.generation.fetch_add(1, Ordering::Release);
                 fresh
             }
             Err(e) => {

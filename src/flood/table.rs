@@ -15,6 +15,7 @@ use std::hash::BuildHasher;
 // chosen inputs. foldhash, seeded per table, is both, and is already built for hashbrown.
 use foldhash::quality::RandomState;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering, fence};
 use std::time::Duration;
 
 use super::{Clock, Tier};
@@ -55,6 +56,11 @@ impl Cell {
             }
             return self.counts.iter().map(|&c| u64::from(c)).sum();
         }
+        if self.newest >= now_b {
+            // Every bucket in the ring is inside the window (the usual case under a flood:
+            // the newest bucket is the current one). The same sum as below, without its steps.
+            return self.counts.iter().map(|&c| u64::from(c)).sum();
+        }
         let oldest = now_b - BUCKETS;
         (0..RING as i64)
             .map(|j| self.newest - j)
@@ -86,6 +92,59 @@ impl Cell {
     }
 }
 
+/// A cell as the table keeps it: the same fields as [`Cell`], each an atomic, so that a refusal
+/// can read cells without the lock (`CountTable::refused_as_it_stands`). Only a holder of the
+/// lock writes them, inside a [`Writing`].
+#[derive(Default)]
+struct SharedCell {
+    newest: AtomicI64,
+    width: AtomicI64,
+    counts: [AtomicU32; RING],
+}
+
+impl SharedCell {
+    fn load(&self) -> Cell {
+        Cell {
+            newest: self.newest.load(Ordering::Relaxed),
+            width: self.width.load(Ordering::Relaxed),
+            counts: std::array::from_fn(|j| self.counts[j].load(Ordering::Relaxed)),
+        }
+    }
+
+    fn store(&self, cell: &Cell) {
+        self.newest.store(cell.newest, Ordering::Relaxed);
+        self.width.store(cell.width, Ordering::Relaxed);
+        for (shared, &count) in self.counts.iter().zip(&cell.counts) {
+            shared.store(count, Ordering::Relaxed);
+        }
+    }
+
+    fn add(&self, now_b: i64, width: i64, n: u32) {
+        let mut cell = self.load();
+        cell.add(now_b, width, n);
+        self.store(&cell);
+    }
+}
+
+/// All cells, zeroed: all-zero atomics are `SharedCell::default()`, and zeroed memory from the
+/// allocator leaves the pages untouched until a key lands on them.
+fn zeroed_cells(n: usize) -> Box<[SharedCell]> {
+    if n == 0 {
+        return Box::new([]);
+    }
+    let layout = std::alloc::Layout::array::<SharedCell>(n).expect("a table of this size");
+    // SAFETY: the layout is non-empty; a `SharedCell` is integers only, for which all-zero bytes
+    // are a valid value; the pointer comes from the global allocator with this very layout, as
+    // `Box<[SharedCell]>` frees it.
+    unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout).cast::<SharedCell>();
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, n))
+    }
+}
+
 /// Counts other processes registered for one key, read from the shared store.
 struct Remote {
     width: i64,
@@ -109,8 +168,22 @@ impl Remote {
 }
 
 struct Inner {
-    rows: Vec<Cell>,
     remote: HashMap<u64, Remote, RandomState>,
+}
+
+/// The lock, held to write cells: while it lives, `seq` is odd, so a read without the lock
+/// that overlaps it knows to take the lock instead.
+struct Writing<'a> {
+    inner: std::sync::MutexGuard<'a, Inner>,
+    seq: &'a AtomicU64,
+    start: u64,
+}
+
+impl Drop for Writing<'_> {
+    fn drop(&mut self) {
+        // Before the lock is released (fields drop after this).
+        self.seq.store(self.start + 2, Ordering::Release);
+    }
 }
 
 /// What `try_register_noting` decided: `Ok`, or the full tier's index and, when the refusal's
@@ -118,12 +191,18 @@ struct Inner {
 pub type Noted = Result<(), (usize, Option<u64>)>;
 
 /// A fixed-capacity, conservative, rolling-window counter. All methods are cheap and
-/// synchronous: one hash, two cells, one short lock.
+/// synchronous: one hash, two cells, one short lock; a refusal that changes nothing takes no
+/// lock at all.
 pub struct CountTable {
     mask: usize,
     cells_per_row: usize,
     hasher: RandomState,
     clock: Clock,
+    /// Written only under `inner`'s lock.
+    rows: Box<[SharedCell]>,
+    /// A sequence lock over `rows`: odd while cells are being written, and moved on by every
+    /// write, so a read without the lock can tell whether it saw one consistent state.
+    seq: AtomicU64,
     inner: Mutex<Inner>,
 }
 
@@ -140,8 +219,9 @@ impl CountTable {
             cells_per_row,
             hasher: RandomState::default(),
             clock,
+            rows: zeroed_cells(cells_per_row * ROWS),
+            seq: AtomicU64::new(0),
             inner: Mutex::new(Inner {
-                rows: vec![Cell::default(); cells_per_row * ROWS],
                 remote: HashMap::default(),
             }),
         }
@@ -168,12 +248,24 @@ impl CountTable {
         ]
     }
 
-    fn estimate(inner: &Inner, cells: [usize; ROWS], hash: u64, now_b: i64, width: i64) -> u64 {
-        let local = cells
+    /// This process's own count of a key: the smaller of its cells.
+    fn local(&self, cells: [usize; ROWS], now_b: i64, width: i64) -> u64 {
+        cells
             .iter()
-            .map(|&i| inner.rows[i].live(now_b, width))
+            .map(|&i| self.rows[i].load().live(now_b, width))
             .min()
-            .unwrap_or(0);
+            .unwrap_or(0)
+    }
+
+    fn estimate(
+        &self,
+        inner: &Inner,
+        cells: [usize; ROWS],
+        hash: u64,
+        now_b: i64,
+        width: i64,
+    ) -> u64 {
+        let local = self.local(cells, now_b, width);
         let remote = if inner.remote.is_empty() {
             0
         } else {
@@ -188,12 +280,54 @@ impl CountTable {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The lock, to write cells (a sequence-lock writer).
+    fn write(&self) -> Writing<'_> {
+        let inner = self.lock();
+        let start = self.seq.load(Ordering::Relaxed);
+        self.seq.store(start + 1, Ordering::Relaxed);
+        // No cell written below is seen by a reader that does not also see `seq` move.
+        fence(Ordering::Release);
+        Writing {
+            inner,
+            seq: &self.seq,
+            start,
+        }
+    }
+
+    /// Whether a key with these cells is refused by a registration that would change nothing:
+    /// its own count already at `limit` and its note (if any) already taken, read without the
+    /// lock. Under a flood of one link every worker asks this, and none of them writes a word
+    /// another core reads. `false` means "ask under the lock", never "allowed".
+    ///
+    /// Exact, not an approximation: counts only grow within a bucket, and what other processes
+    /// counted (`remote`) only adds, so if this process's own counts refuse, the count under the
+    /// lock refuses too, with the same note; and the first tier has no tier before it that
+    /// could have refused instead.
+    fn refused_as_it_stands(
+        &self,
+        cells: [usize; ROWS],
+        limit: u64,
+        note: Option<[usize; ROWS]>,
+        now_b: i64,
+        width: i64,
+    ) -> bool {
+        let start = self.seq.load(Ordering::Acquire);
+        if start & 1 == 1 {
+            return false;
+        }
+        let full = self.local(cells, now_b, width) >= limit;
+        let noted = full && note.is_none_or(|note| self.local(note, now_b, width) >= 1);
+        // The cells read above were all written before `seq` was read again unchanged.
+        fence(Ordering::Acquire);
+        noted && self.seq.load(Ordering::Relaxed) == start
+    }
+
     pub fn register(&self, event: &str, identifier: &str, window: Duration) {
         let (now_b, width) = bucket_of(self.clock.now_ms(), window);
         let cells = self.cells(self.key_hash(event, identifier));
-        let mut inner = self.lock();
+        let _writing = self.write();
         for i in cells {
-            inner.rows[i].add(now_b, width, 1);
+            self.rows[i].add(now_b, width, 1);
         }
     }
 
@@ -201,7 +335,7 @@ impl CountTable {
         let (now_b, width) = bucket_of(self.clock.now_ms(), window);
         let hash = self.key_hash(event, identifier);
         let inner = self.lock();
-        Self::estimate(&inner, self.cells(hash), hash, now_b, width)
+        self.estimate(&inner, self.cells(hash), hash, now_b, width)
     }
 
     pub fn try_register(
@@ -230,22 +364,37 @@ impl CountTable {
         let (now_b, width) = bucket_of(self.clock.now_ms(), window);
         let mut keys = [(0u64, [0usize; ROWS]); MAX_TIERS];
         let tiers = &tiers[..tiers.len().min(keys.len())];
-        for (key, tier) in keys.iter_mut().zip(tiers) {
+        let Some(first) = tiers.first() else {
+            return (Ok(()), [0; MAX_TIERS]);
+        };
+        let hash = self.key_hash(event, first.identifier);
+        keys[0] = (hash, self.cells(hash));
+        // The flood's usual request: the first tier full and its refusal already noted.
+        let note = note_keys
+            .first()
+            .map(|key| self.cells(self.key_hash(note_event, key)));
+        if self.refused_as_it_stands(keys[0].1, first.limit, note, now_b, width) {
+            let mut hashes = [0; MAX_TIERS];
+            hashes[0] = hash;
+            return (Err((0, None)), hashes);
+        }
+        for (key, tier) in keys.iter_mut().zip(tiers).skip(1) {
             let hash = self.key_hash(event, tier.identifier);
             *key = (hash, self.cells(hash));
         }
         let hashes = keys.map(|(hash, _)| hash);
-        let mut inner = self.lock();
+        let writing = self.write();
+        let inner = &writing.inner;
         for (index, (tier, (hash, cells))) in tiers.iter().zip(keys).enumerate() {
-            if Self::estimate(&inner, cells, hash, now_b, width) >= tier.limit {
+            if self.estimate(inner, cells, hash, now_b, width) >= tier.limit {
                 let noted = note_keys.get(index).and_then(|key| {
                     let hash = self.key_hash(note_event, key);
                     let cells = self.cells(hash);
-                    if Self::estimate(&inner, cells, hash, now_b, width) >= 1 {
+                    if self.estimate(inner, cells, hash, now_b, width) >= 1 {
                         return None;
                     }
                     for i in cells {
-                        inner.rows[i].add(now_b, width, 1);
+                        self.rows[i].add(now_b, width, 1);
                     }
                     Some(hash)
                 });
@@ -254,7 +403,7 @@ impl CountTable {
         }
         for (_, cells) in &keys[..tiers.len()] {
             for &i in cells {
-                inner.rows[i].add(now_b, width, 1);
+                self.rows[i].add(now_b, width, 1);
             }
         }
         (Ok(()), hashes)
@@ -264,11 +413,11 @@ impl CountTable {
     /// place the table can count low, which is why the guard never clears.
     pub fn clear(&self, event: &str, identifier: &str) {
         let hash = self.key_hash(event, identifier);
-        let mut inner = self.lock();
+        let mut writing = self.write();
         for i in self.cells(hash) {
-            inner.rows[i] = Cell::default();
+            self.rows[i].store(&Cell::default());
         }
-        inner.remote.remove(&hash);
+        writing.inner.remote.remove(&hash);
     }
 
     /// Replaces what other processes counted for a key: `(bucket start in ms, count)` pairs.

@@ -196,38 +196,20 @@ where
 
     fn call(&mut self, request: Request) -> GuardFuture {
         let Guarded { inner, state } = &*self.0;
-        match state
+        let verdict = state
             .site
-            .fresh()
-            .map(|snapshot| decide(state, &snapshot, &request))
-        {
-            Some(verdict) => match verdict {
-                // Work in progress goes first (`priority`): one atomic read when there is none.
-                Verdict::Refuse(response) if state.work.busy() => {
-                    let work = state.work.clone();
-                    GuardFuture::Deferred(Box::pin(async move {
-                        work.idle_within(priority::MAX_DEFER).await;
-                        Ok(response)
-                    }))
-                }
-                Verdict::Refuse(response) => GuardFuture::Refused(Some(response)),
-                Verdict::Pass => GuardFuture::Passed(Box::pin(inner.clone().oneshot(request))),
-            },
-            // Once per cache lifetime: read the settings, then decide.
-            None => {
-                let state = state.clone();
-                let inner = inner.clone();
-                GuardFuture::Passed(Box::pin(async move {
-                    let snapshot = state.site.get().await;
-                    match decide(&state, &snapshot, &request) {
-                        Verdict::Refuse(response) => {
-                            state.work.idle_within(priority::MAX_DEFER).await;
-                            Ok(response)
-                        }
-                        Verdict::Pass => inner.oneshot(request).await,
-                    }
+            .with_snapshot(|snapshot| decide(state, snapshot, &request));
+        match verdict {
+            // Work in progress goes first (`priority`): one atomic read when there is none.
+            Verdict::Refuse(response) if state.work.busy() => {
+                let work = state.work.clone();
+                GuardFuture::Deferred(Box::pin(async move {
+                    work.idle_within(priority::MAX_DEFER).await;
+                    Ok(response)
                 }))
             }
+            Verdict::Refuse(response) => GuardFuture::Refused(Some(response)),
+            Verdict::Pass => GuardFuture::Passed(Box::pin(inner.clone().oneshot(request))),
         }
     }
 }

@@ -34,7 +34,7 @@ mod guard;
 mod payment;
 mod views;
 
-pub use guard::{GuardLayer, GuardService, refusal};
+pub use guard::{GuardFuture, GuardLayer, GuardService, refusal};
 pub use views::refused;
 
 /// The event the doorway's requests are counted under.
