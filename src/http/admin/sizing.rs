@@ -17,7 +17,7 @@ const RIGHT: f32 = 392.0;
 const TOP: f32 = 12.0;
 const BOTTOM: f32 = 170.0;
 /// Every `LABEL_EVERY`th period from the current one is named under the axis.
-const LABEL_EVERY: usize = 6;
+const LABEL_EVERY: usize = 8;
 
 /// What the page shows for the doorway's history.
 pub enum SizingView {
@@ -107,6 +107,8 @@ pub struct Level {
 
 pub struct XLabel {
     pub x: f32,
+    /// `middle`, or `end` for the last, so it stays inside the chart.
+    pub anchor: &'static str,
     pub label: String,
 }
 
@@ -160,17 +162,24 @@ fn short(n: u64) -> String {
     }
 }
 
-/// A period's start as the axis and the table name it, in UTC: the time of day for periods
-/// under a day, the date otherwise.
+/// A period's start as the axis and the table name it, in UTC: the table gives the date and
+/// time, the axis the time of day for periods under a day (with seconds under a minute), the
+/// date otherwise.
 fn start_label(start_ms: i64, period_secs: u64, full: bool) -> String {
-    let text = crate::time::format_utc(start_ms.div_euclid(1000));
+    let secs = start_ms.div_euclid(1000);
     // "2026-11-29 16:43 UTC"
+    let text = crate::time::format_utc(secs);
+    let seconds = if period_secs < 60 {
+        format!(":{:02}", secs.rem_euclid(60))
+    } else {
+        String::new()
+    };
     if full {
-        text
+        format!("{}{seconds}", &text[..16])
     } else if period_secs >= 86_400 {
         text[5..10].to_owned()
     } else {
-        text[11..16].to_owned()
+        format!("{}{seconds}", &text[11..16])
     }
 }
 
@@ -223,17 +232,28 @@ fn panel(
             }
         })
         .collect();
+    // Every place on the axis is named, a period kept or not: counted back from the current.
     let period_secs = history.period.as_secs();
-    let last = periods.len().saturating_sub(1);
-    let x_labels = (0..periods.len())
-        .filter(|i| (last - i) % LABEL_EVERY == 0)
-        .map(|i| XLabel {
-            x: round(frame.x(i) + frame.slot / 2.0),
-            label: if i == last {
-                ctx.t("sizing-now")
+    let period_ms = (history.period.as_millis() as i64).max(1);
+    let now_start = periods.last().map_or(0, |p| p.start_ms);
+    let x_labels = (0..PERIODS)
+        .filter(|slot| (PERIODS - 1 - slot) % LABEL_EVERY == 0)
+        .map(|slot| {
+            let back = (PERIODS - 1 - slot) as i64;
+            let x = LEFT + frame.slot * slot as f32;
+            if back == 0 {
+                XLabel {
+                    x: RIGHT,
+                    anchor: "end",
+                    label: ctx.t("sizing-now"),
+                }
             } else {
-                start_label(periods[i].start_ms, period_secs, false)
-            },
+                XLabel {
+                    x: round(x + frame.slot / 2.0),
+                    anchor: "middle",
+                    label: start_label(now_start - back * period_ms, period_secs, false),
+                }
+            }
         })
         .collect();
     let limit = (limit > 0).then(|| {
