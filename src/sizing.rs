@@ -205,13 +205,18 @@ impl Sizing {
     }
 
     fn refused_so_far(&self) -> u64 {
-        self.refused.iter().map(|s| s.0.load(Ordering::Relaxed)).sum()
+        self.refused
+            .iter()
+            .map(|s| s.0.load(Ordering::Relaxed))
+            .sum()
     }
 
     /// One refused request. On the refusal path: no clock, no lock, and a word no other
     /// thread writes (unless more threads than shards run), so it costs nothing measurable.
     pub fn refused(&self) {
-        self.refused[shard_index()].0.fetch_add(1, Ordering::Relaxed);
+        self.refused[shard_index()]
+            .0
+            .fetch_add(1, Ordering::Relaxed);
     }
 
     /// One answered request of `caller` (its keyed hash) while the doorway counts over periods
@@ -359,7 +364,10 @@ mod tests {
         let counts: Vec<u64> = history.periods.iter().map(|p| p.requests).collect();
         assert_eq!(counts, [160, 0, 0, 1], "closed, two empty, current");
         assert!(!history.periods[0].current && history.periods[3].current);
-        assert_eq!(history.periods[3].refused, 0, "refusals stay in their period");
+        assert_eq!(
+            history.periods[3].refused, 0,
+            "refusals stay in their period"
+        );
         assert!(sizing.history(Duration::from_secs(60)).periods.is_empty());
     }
 

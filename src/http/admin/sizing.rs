@@ -17,7 +17,7 @@ const RIGHT: f32 = 392.0;
 const TOP: f32 = 12.0;
 const BOTTOM: f32 = 170.0;
 /// Every `LABEL_EVERY`th period from the current one is named under the axis.
-const LABEL_EVERY: usize = 8;
+const LABEL_EVERY: usize = 10;
 
 /// What the page shows for the doorway's history.
 pub enum SizingView {
@@ -209,12 +209,7 @@ fn panel(
     ctx: &PageContext,
 ) -> (Panel, Frame) {
     let periods = &history.periods;
-    let max = periods
-        .iter()
-        .map(values)
-        .max()
-        .unwrap_or(0)
-        .max(limit);
+    let max = periods.iter().map(values).max().unwrap_or(0).max(limit);
     let (top_value, step) = scale(max);
     let frame = Frame {
         top_value,
@@ -332,7 +327,14 @@ pub fn build(history: &History, limits: &Limits, ctx: &PageContext) -> SizingVie
             .arg("periods", periods.len().to_string())
             .arg("period", period.clone())
             .arg("most", most(&|p| p.requests).to_string())
-            .arg("refusals", periods.iter().map(Figures::refusals).sum::<u64>().to_string())
+            .arg(
+                "refusals",
+                periods
+                    .iter()
+                    .map(Figures::refusals)
+                    .sum::<u64>()
+                    .to_string(),
+            )
             .arg("limit", limit_text(limits.total)),
     );
     let (mut total, frame) = panel(
@@ -353,7 +355,11 @@ pub fn build(history: &History, limits: &Limits, ctx: &PageContext) -> SizingVie
                 .arg("refusals", p.refusals().to_string()),
         );
         let answered = p.requests - p.refused;
-        let class = if p.current { "requests current" } else { "requests" };
+        let class = if p.current {
+            "requests current"
+        } else {
+            "requests"
+        };
         // Answered below, refusals (real or would-be) on top: would-be ones were answered.
         let below = answered.saturating_sub(p.would_refuse);
         if p.requests > 0 {
@@ -371,7 +377,9 @@ pub fn build(history: &History, limits: &Limits, ctx: &PageContext) -> SizingVie
         ("current", ctx.t("sizing-legend-current")),
         (
             "limit",
-            ctx.msg(&Message::new("sizing-legend-total-limit").arg("limit", limit_text(limits.total))),
+            ctx.msg(
+                &Message::new("sizing-legend-total-limit").arg("limit", limit_text(limits.total)),
+            ),
         ),
     ];
 
@@ -401,7 +409,11 @@ pub fn build(history: &History, limits: &Limits, ctx: &PageContext) -> SizingVie
                 .arg("busiest", b.count.to_string())
                 .arg("p99", p.p99.to_string()),
         );
-        let class = if p.current { "busiest current" } else { "busiest" };
+        let class = if p.current {
+            "busiest current"
+        } else {
+            "busiest"
+        };
         per_link.bars.push(bar(&frame, i, class, 0, b.count, &tip));
         let x = frame.x(i);
         per_link.marks.push(Mark {
@@ -431,7 +443,11 @@ pub fn build(history: &History, limits: &Limits, ctx: &PageContext) -> SizingVie
             current: p.current,
             start: start_label(p.start_ms, period_secs, true),
             requests: p.requests,
-            busiest: p.busiest.as_ref().map(|b| b.caller.clone()).unwrap_or_default(),
+            busiest: p
+                .busiest
+                .as_ref()
+                .map(|b| b.caller.clone())
+                .unwrap_or_default(),
             busiest_count: busiest(p),
             p99: p.p99,
             refused: p.refused,
