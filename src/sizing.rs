@@ -8,8 +8,8 @@
 //!
 //! The refusal path pays one relaxed add to a counter of its own thread's ([`Sizing::refused`]).
 //! Everything else happens on requests that are answered anyway (which already cost a page),
-//! or off the request path: a period's busiest caller and percentile are worked out when the
-//! server's background task or a page closes it.
+//! or off the request path: a period's busiest caller and percentile are worked out once, when
+//! it closes, which the server's background task usually does within a second of its end.
 
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
