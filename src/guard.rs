@@ -193,6 +193,7 @@ pub struct FloodGuard {
     flood: Arc<dyn FloodStore>,
     would_refuse: Tally,
     health: StoreHealth,
+    sizing: crate::sizing::Sizing,
 }
 
 impl FloodGuard {
@@ -205,6 +206,7 @@ impl FloodGuard {
         Self {
             flood,
             would_refuse: Tally::new(clock.clone()),
+            sizing: crate::sizing::Sizing::new(clock.clone()),
             health: StoreHealth::new(clock),
         }
     }
@@ -225,6 +227,11 @@ impl FloodGuard {
     /// What report-only addresses would have refused, per period.
     pub fn would_refuse(&self) -> &Tally {
         &self.would_refuse
+    }
+
+    /// The doorway's per-period figures for the sizing chart (`crate::sizing`).
+    pub fn sizing(&self) -> &crate::sizing::Sizing {
+        &self.sizing
     }
 
     pub fn flood(&self) -> &Arc<dyn FloodStore> {

@@ -27,6 +27,7 @@ pub mod password;
 pub mod proxy;
 pub mod settings;
 pub mod site;
+pub mod sizing;
 pub mod status;
 pub mod store;
 pub mod time;
@@ -155,6 +156,8 @@ fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::JoinH
                     if let Err(e) = state.guard.sync().await {
                         tracing::warn!(error = %e, "flood store sync failed; counting locally until it works");
                     }
+                    // Closes the sizing chart's periods off the request path.
+                    state.guard.sizing().tick();
                 }
                 _ = cron.tick(), if !state.db.vanished() => {
                     if let Err(e) = run_cron(&state.db, state.guard.flood().as_ref()).await {

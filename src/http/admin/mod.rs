@@ -12,6 +12,7 @@ pub mod auth;
 pub mod dashboard;
 pub mod instances;
 pub mod settings;
+pub mod sizing;
 pub mod status;
 pub mod tokens;
 pub mod workflows;

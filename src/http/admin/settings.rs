@@ -9,6 +9,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use tower_sessions::Session;
 
+use super::sizing::{self, SizingView};
 use super::{FieldErrors, error_for};
 use crate::guard::{FloodGuard, LimitsState, Mode};
 use crate::http::AppState;
@@ -266,6 +267,8 @@ struct InteractionPage {
     report_only: bool,
     notice_report_only: bool,
     errors: FieldErrors,
+    /// The doorway's requests per period against its limits (`admin/sizing.html`).
+    sizing: SizingView,
 }
 
 impl InteractionPage {
@@ -277,6 +280,7 @@ impl InteractionPage {
 pub async fn interaction_show(State(state): State<AppState>, ctx: PageContext) -> Result<Response> {
     let s = Settings::load(&state.db).await?;
     Ok(html(&InteractionPage {
+        sizing: sizing::view(&state, &s.interaction_limits(), &ctx),
         per_link: s.per_link.to_string(),
         total: s.total.to_string(),
         notice_per_payment: s.notice_per_payment.to_string(),
@@ -349,6 +353,7 @@ pub async fn interaction_save(
         Err(errors) => {
             let s = Settings::load(&state.db).await?;
             let mut response = html(&InteractionPage {
+                sizing: sizing::view(&state, &s.interaction_limits(), &ctx),
                 errors: field_errors(&ctx, errors),
                 per_link: form.per_link,
                 total: form.total,

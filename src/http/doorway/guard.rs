@@ -69,18 +69,24 @@ fn decide(state: &AppState, snapshot: &Snapshot, request: &Request) -> Verdict {
         return Verdict::Pass;
     }
     let caller = snapshot.caller_id(link_of(request.uri().path()));
+    let sizing = state.guard.sizing();
     match state.guard.check_as(
         EVENT,
         caller.as_str(),
         &limits,
         snapshot.settings.interaction_policy(),
     ) {
-        Decision::Allowed => Verdict::Pass,
+        Decision::Allowed => {
+            // The sizing chart's figures: on the answered path, which renders a page anyway.
+            sizing.answered(caller.as_str(), limits.period, false);
+            Verdict::Pass
+        }
         // Report only: counted and tallied by the guard, answered as if nothing caught it.
         Decision::WouldRefuse {
             tier,
             first_in_period,
         } => {
+            sizing.answered(caller.as_str(), limits.period, true);
             if first_in_period {
                 tracing::warn!(
                     caller = %caller,
@@ -94,6 +100,8 @@ fn decide(state: &AppState, snapshot: &Snapshot, request: &Request) -> Verdict {
             tier,
             first_in_period,
         } => {
+            // One relaxed add to this thread's own counter (`sizing::Sizing::refused`).
+            sizing.refused();
             if first_in_period {
                 tracing::warn!(
                     caller = %caller,
