@@ -460,12 +460,7 @@ fn environment(config: &Config) -> status::Environment {
 
 /// `orchestra status` when the database cannot be opened: the report of what could be
 /// checked, the cause on the database line, and exit 2.
-fn status_unreachable(
-    out: &Out,
-    config: &Config,
-    format: &str,
-    e: store::ConnectError,
-) -> i32 {
+fn status_unreachable(out: &Out, config: &Config, format: &str, e: store::ConnectError) -> i32 {
     let backend = store::DatabaseUrl::parse(&config.database_url)
         .map_or(store::Backend::Sqlite, |u| u.backend());
     let report = status::unreachable(backend, e.message(), environment(config));

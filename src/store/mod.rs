@@ -125,7 +125,8 @@ async fn read_pool(
                     ))
                     .await?;
                 } else {
-                    conn.execute("SET default_transaction_read_only = on").await?;
+                    conn.execute("SET default_transaction_read_only = on")
+                        .await?;
                 }
                 Ok(())
             })
@@ -415,7 +416,8 @@ impl Db {
         };
         migrator.run(&pool).await.map_err(sqlx::Error::from)?;
         // `:memory:` is one database per connection: there, reads share the writers' pool.
-        let in_memory = matches!(&parsed, DatabaseUrl::Sqlite { path, .. } if path.starts_with(':'));
+        let in_memory =
+            matches!(&parsed, DatabaseUrl::Sqlite { path, .. } if path.starts_with(':'));
         let reader = if sqlite && !in_memory {
             read_pool(&options, 4, acquire_timeout()).await?
         } else {
@@ -486,16 +488,15 @@ impl Db {
             Backend::Sqlite => &SQLITE_MIGRATIONS,
             Backend::Postgres => &POSTGRES_MIGRATIONS,
         };
-        let applied: Vec<i64> = match sqlx::query_scalar(
-            "SELECT version FROM _sqlx_migrations WHERE success = TRUE",
-        )
-        .fetch_all(&self.reader)
-        .await
-        {
-            Ok(v) => v,
-            Err(sqlx::Error::Database(_)) => return Ok(false),
-            Err(e) => return Err(e),
-        };
+        let applied: Vec<i64> =
+            match sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success = TRUE")
+                .fetch_all(&self.reader)
+                .await
+            {
+                Ok(v) => v,
+                Err(sqlx::Error::Database(_)) => return Ok(false),
+                Err(e) => return Err(e),
+            };
         Ok(migrator
             .iter()
             .filter(|m| m.migration_type.is_up_migration())
