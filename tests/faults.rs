@@ -4,140 +4,19 @@
 //! store resumes when it is back.
 
 mod common;
+mod faultkit;
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{Flood, TestApp, TestDb};
+use faultkit::{Cluster, Locker, is_root};
 use orchestra::flood::{FloodStore, SqlFlood};
 
 /// Each answer under a fault must come back within this: the pool's acquire timeout (2 s by
 /// default) and a second to spare.
 const IN_TIME: Duration = Duration::from_secs(3);
-
-/// A throwaway PostgreSQL cluster this test may stop and start: never the shared one.
-struct Cluster {
-    dir: tempfile::TempDir,
-    bin: PathBuf,
-    port: u16,
-}
-
-impl Cluster {
-    fn pg(&self, args: &[&str]) -> std::process::ExitStatus {
-        as_postgres(&self.bin.join("pg_ctl"), args, self.dir.path())
-    }
-
-    fn start() -> Self {
-        let bin = std::fs::read_dir("/usr/lib/postgresql")
-            .expect("PostgreSQL is installed under /usr/lib/postgresql (as .ci/run installs it)")
-            .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
-            .filter(|p| p.join("initdb").exists())
-            .max()
-            .expect("an initdb");
-        let dir = tempfile::tempdir().unwrap();
-        if is_root() {
-            assert!(
-                Command::new("chown")
-                    .args(["-R", "postgres"])
-                    .arg(dir.path())
-                    .status()
-                    .unwrap()
-                    .success()
-            );
-        }
-        let data = dir.path().join("data");
-        let status = as_postgres(
-            &bin.join("initdb"),
-            &[
-                "-D",
-                data.to_str().unwrap(),
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "--no-sync",
-            ],
-            dir.path(),
-        );
-        assert!(status.success(), "initdb");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let cluster = Self { dir, bin, port };
-        cluster.up();
-        cluster
-    }
-
-    fn options(&self) -> String {
-        format!(
-            "-p {} -c fsync=off -c listen_addresses=127.0.0.1 -k {}",
-            self.port,
-            self.dir.path().display()
-        )
-    }
-
-    fn up(&self) {
-        let data = self.dir.path().join("data");
-        let log = self.dir.path().join("log");
-        let status = self.pg(&[
-            "-D",
-            data.to_str().unwrap(),
-            "-l",
-            log.to_str().unwrap(),
-            "-w",
-            "-o",
-            &self.options(),
-            "start",
-        ]);
-        assert!(status.success(), "pg_ctl start");
-    }
-
-    fn down(&self) {
-        let data = self.dir.path().join("data");
-        let status = self.pg(&["-D", data.to_str().unwrap(), "-m", "fast", "-w", "stop"]);
-        assert!(status.success(), "pg_ctl stop");
-    }
-
-    fn url(&self) -> String {
-        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        let data = self.dir.path().join("data");
-        self.pg(&["-D", data.to_str().unwrap(), "-m", "immediate", "stop"]);
-    }
-}
-
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| o.stdout.starts_with(b"0\n"))
-        .unwrap_or(false)
-}
-
-/// PostgreSQL refuses to run as root: as root, run its tools as the `postgres` user.
-fn as_postgres(program: &Path, args: &[&str], dir: &Path) -> std::process::ExitStatus {
-    let mut command = if is_root() {
-        let mut c = Command::new("runuser");
-        c.args(["-u", "postgres", "--"]).arg(program);
-        c
-    } else {
-        Command::new(program)
-    };
-    command
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap()
-}
 
 /// A well-formed link to an instance that does not exist.
 fn made_up_link(n: u64) -> String {
@@ -304,43 +183,6 @@ async fn each_store_fault_choice_answers_as_chosen_with_postgresql_stopped_and_s
         );
         let (class, value) = flood_store_line(&app, &admin).await;
         assert_eq!(class, "severity-ok", "{choice}: {value}");
-    }
-}
-
-/// Holds the write lock of a SQLite file from another process until dropped.
-struct Locker(Child);
-
-impl Locker {
-    fn hold(file: &Path) -> Self {
-        let mut child = Command::new("sqlite3")
-            .arg(file)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the sqlite3 command-line shell");
-        let stdin = child.stdin.as_mut().unwrap();
-        writeln!(
-            stdin,
-            "PRAGMA busy_timeout = 5000;\nBEGIN EXCLUSIVE;\nSELECT 'locked';"
-        )
-        .unwrap();
-        stdin.flush().unwrap();
-        let mut out = BufReader::new(child.stdout.as_mut().unwrap());
-        let mut line = String::new();
-        while line.trim() != "locked" {
-            line.clear();
-            assert!(out.read_line(&mut line).unwrap() > 0, "sqlite3 ended early");
-        }
-        Self(child)
-    }
-}
-
-impl Drop for Locker {
-    fn drop(&mut self) {
-        // Closing its input ends the shell, and its transaction with it.
-        drop(self.0.stdin.take());
-        let _ = self.0.wait();
     }
 }
 

@@ -80,8 +80,14 @@ pub fn acquire_timeout() -> Duration {
 pub fn is_unavailable(e: &sqlx::Error) -> bool {
     match e {
         sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed => true,
-        // Another process holds the write lock past the busy timeout.
-        sqlx::Error::Database(_) => is_busy(e),
+        // Another process holds the write lock past the busy timeout; or PostgreSQL is
+        // shutting down, starting up, or lost the connection (classes 57P and 08).
+        sqlx::Error::Database(d) => {
+            is_busy(e)
+                || d.code().is_some_and(|c| {
+                    matches!(&*c, "57P01" | "57P02" | "57P03") || c.starts_with("08")
+                })
+        }
         _ => false,
     }
 }
