@@ -356,6 +356,14 @@ async fn orchestra_status_exits_2_within_5_seconds_while_postgresql_is_stopped()
         1,
         "back to warnings"
     );
+
+    // The read-only open keeps the URL for its write probe: never in its debug form.
+    let with_password = cluster.url().replace("postgres@", "postgres:s3cret-pw@");
+    let db = orchestra::store::Db::open_read_only(&with_password, STATUS_IN_TIME)
+        .await
+        .expect("trust authentication takes any password");
+    assert_eq!(db.health().await, orchestra::store::Health::Ok);
+    assert!(!format!("{db:?}").contains("s3cret-pw"), "{db:?}");
 }
 
 /// A SQLite database made by `orchestra init` in a directory anyone may write (for the

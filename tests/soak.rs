@@ -213,7 +213,7 @@ async fn visitor(shared: Arc<Shared>, jobs: Vec<Job>, n: usize) -> VisitorTally 
     for job in jobs {
         for (participant, link) in &job.steps {
             answers += 1;
-            let double = answers.is_multiple_of(DOUBLE_EVERY);
+            let double = answers % DOUBLE_EVERY == 0;
             match answer(&shared, &client, link, participant, job.instance, double).await {
                 Some(outcome) => {
                     tally.acks.extend(outcome.0);

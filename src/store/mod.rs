@@ -41,7 +41,7 @@ impl Backend {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Db {
     pub(crate) pool: AnyPool,
     /// What reads use. On SQLite, connections of their own (`query_only`): a writer waiting
@@ -53,6 +53,16 @@ pub struct Db {
     pub backend: Backend,
     /// The SQLite file this process opened, watched for deletion and for losing write access.
     file: Option<Arc<file::Watch>>,
+}
+
+/// By hand: the probe's options hold the database URL, password included.
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db")
+            .field("backend", &self.backend)
+            .field("file", &self.file)
+            .finish_non_exhaustive()
+    }
 }
 
 /// How long connecting may take before it is given up, with its cause.
