@@ -476,11 +476,18 @@ impl Db {
             }
             DatabaseUrl::Postgres(_) => probe.clone(),
         };
+        // One connection alone first, as `open` does, so a failure says why (refused, not a
+        // database) rather than "timed out" after the pool's retries.
         let reader = tokio::time::timeout(timeout, async {
-            let pool = read_pool(&options, 2, timeout).await?;
-            // Connecting is lazy: the first query says whether the database answers.
-            sqlx::query("SELECT 1").execute(&pool).await?;
-            Ok::<_, sqlx::Error>(pool)
+            use sqlx::Connection;
+            let mut conn = sqlx::AnyConnection::connect_with(&options).await?;
+            let probe = match backend {
+                Backend::Sqlite => "SELECT COUNT(*) FROM sqlite_master",
+                Backend::Postgres => "SELECT 1",
+            };
+            sqlx::query(probe).execute(&mut conn).await?;
+            conn.close().await?;
+            read_pool(&options, 2, timeout).await
         })
         .await
         .map_err(|_| ConnectError::TimedOut)??;
