@@ -463,7 +463,10 @@ fn environment(config: &Config) -> status::Environment {
 fn status_unreachable(out: &Out, config: &Config, format: &str, e: store::ConnectError) -> i32 {
     let backend = store::DatabaseUrl::parse(&config.database_url)
         .map_or(store::Backend::Sqlite, |u| u.backend());
-    let report = status::unreachable(backend, e.message(), environment(config));
+    let mut report = status::unreachable(backend, e.message(), environment(config));
+    if let (store::ConnectError::NotMigrated, Some(database)) = (&e, report.checks.first_mut()) {
+        database.value = Message::new("status-database-not-set-up").arg("backend", backend.name());
+    }
     print_report(out, &report, format).max(status::Severity::Error.exit_code())
 }
 

@@ -440,7 +440,7 @@ fn orchestra_status_writes_nothing_and_sets_nothing_up() {
     std::fs::File::create(&empty).unwrap();
     let run = status_json(&format!("sqlite:{}", empty.display()), None);
     assert_eq!(run.code, 2);
-    assert_eq!(run.database(), ("error", "SQLite, not reachable"));
+    assert_eq!(run.database(), ("error", "SQLite, not set up"));
     let cause = run.report["checks"][0]["description"].as_str().unwrap();
     assert!(cause.contains("orchestra init"), "{cause}");
     assert_eq!(

@@ -250,6 +250,7 @@ status-database-locked = { $backend }, locked for writes
 status-database-locked-description = Another process holds the database's write lock: every write (answers, sign-ins, settings) waits for it and then fails with a 503, while pages that only read keep answering. Find what holds it (a backup, a sqlite3 shell left in a transaction) and end it.
 status-database-read-only = { $backend }, read-only
 status-database-read-only-description = The database can be read but not written: every write (answers, sign-ins, settings) fails with a 503. Give the server's user write access to the database file and its directory (SQLite), or point it at the primary server (PostgreSQL).
+status-database-not-set-up = { $backend }, not set up
 status-login = Sign-in limits
 status-login-on = { $per_address } attempts per address every { $address_period } s; { $per_account } per account every { $account_period } s
 status-login-off = Nothing limits sign-in attempts: both limits are 0.

@@ -250,6 +250,7 @@ status-database-locked = { $backend }, verrouillée en écriture
 status-database-locked-description = Un autre processus détient le verrou d'écriture de la base : toute écriture (réponses, connexions, réglages) l'attend puis échoue avec une erreur 503, tandis que les pages qui ne font que lire continuent de répondre. Trouvez ce qui le détient (une sauvegarde, un shell sqlite3 resté dans une transaction) et arrêtez-le.
 status-database-read-only = { $backend }, en lecture seule
 status-database-read-only-description = La base peut être lue mais pas écrite : toute écriture (réponses, connexions, réglages) échoue avec une erreur 503. Donnez à l'utilisateur du serveur le droit d'écrire le fichier de la base et son répertoire (SQLite), ou faites-le pointer vers le serveur principal (PostgreSQL).
+status-database-not-set-up = { $backend }, non préparée
 status-login = Limites de connexion
 status-login-on = { $per_address } tentatives par adresse toutes les { $address_period } s ; { $per_account } par compte toutes les { $account_period } s
 status-login-off = Rien ne limite les tentatives de connexion : les deux limites valent 0.
