@@ -2,6 +2,10 @@
 //! load, and a SQLite file whose write lock another process holds. Every answer is a 200, 404
 //! or 429 in time, each `on_store_fault` choice answers as chosen, and counting through the
 //! store resumes when it is back.
+//!
+//! Database faults, for real too: `orchestra status` on a stopped PostgreSQL, a locked and a
+//! read-only SQLite file (an error, exit 2, within 5 s, writing nothing), and pages that only
+//! read answering at once while writers wait on a lock another process holds.
 
 mod common;
 mod faultkit;
