@@ -3,6 +3,7 @@
 //! (an id, a URL, a value) goes alone on standard output; everything else on standard error.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use crate::cli_args::Parsed;
 use crate::config::Config;
@@ -69,17 +70,13 @@ pub async fn run(args: Vec<String>) -> i32 {
         }
         Parsed::Serve { bind } => return serve(&out, &config, bind.as_deref()).await,
         Parsed::Init => return init(&out, &config).await,
+        Parsed::Status { format } => return status(&out, &config, format.as_deref()).await,
         other => other,
     };
     // Never creating: a database that vanished is an error, not a new empty one.
     let db = match crate::open_with(&config.database_url, store::Create::Never).await {
         Ok(db) => db,
-        Err(e) => {
-            if let Parsed::Status { format } = &command {
-                return status_unreachable(&out, &config, format.as_deref(), e);
-            }
-            return out.err(e.message());
-        }
+        Err(e) => return out.err(e.message()),
     };
     let result = match command {
         Parsed::AdminCreate(name) => admin_create(&out, &db, &name).await,
@@ -100,7 +97,6 @@ pub async fn run(args: Vec<String>) -> i32 {
             config_set(&out, &db, &pairs).await
         }
         Parsed::ConfigList => config_list(&db).await,
-        Parsed::Status { format } => status(&out, &config, &db, format.as_deref()).await,
         Parsed::Cron => cron(&config, &db).await,
         Parsed::KeysRotate => keys_rotate(&out, &db).await,
         Parsed::TokenCreate { name, rate, burst } => {
@@ -114,7 +110,8 @@ pub async fn run(args: Vec<String>) -> i32 {
         | Parsed::Version
         | Parsed::Completions(_)
         | Parsed::Serve { .. }
-        | Parsed::Init => Ok(0),
+        | Parsed::Init
+        | Parsed::Status { .. } => Ok(0),
     };
     result.unwrap_or_else(|e| out.fail(e))
 }
@@ -424,15 +421,33 @@ async fn config_list(db: &Db) -> Result<i32, sqlx::Error> {
     Ok(0)
 }
 
-async fn status(
-    out: &Out,
-    config: &Config,
-    db: &Db,
-    format: Option<&str>,
-) -> Result<i32, sqlx::Error> {
+/// `orchestra status` answers within this, whatever the database does.
+const STATUS_WITHIN: Duration = Duration::from_millis(4500);
+/// Of which opening the database may take this.
+const STATUS_OPEN_WITHIN: Duration = Duration::from_secs(3);
+
+/// `orchestra status`: a probe for monitoring, so it changes nothing it looks at. The database
+/// is opened read-only (no file created, no migration applied, no key made), the report comes
+/// within `STATUS_WITHIN` whatever the fault, and an error exits 2.
+async fn status(out: &Out, config: &Config, format: Option<&str>) -> i32 {
     let format = format.unwrap_or("text");
-    let report = status::build_with(db, config.flood.name(), environment(config)).await;
-    Ok(print_report(out, &report, format))
+    if !matches!(format, "text" | "json") {
+        return out.err(Message::new("cli-bad-format").arg("format", format.to_owned()));
+    }
+    let report = async {
+        let db = Db::open_read_only(&config.database_url, STATUS_OPEN_WITHIN).await?;
+        if !db.migrated().await? {
+            return Err(store::ConnectError::NotMigrated);
+        }
+        let report = status::build_with(&db, config.flood.name(), environment(config)).await;
+        db.close().await;
+        Ok(report)
+    };
+    match tokio::time::timeout(STATUS_WITHIN, report).await {
+        Ok(Ok(report)) => print_report(out, &report, format),
+        Ok(Err(e)) => status_unreachable(out, config, format, e),
+        Err(_) => status_unreachable(out, config, format, store::ConnectError::TimedOut),
+    }
 }
 
 fn environment(config: &Config) -> status::Environment {
@@ -445,16 +460,13 @@ fn environment(config: &Config) -> status::Environment {
 
 /// `orchestra status` when the database cannot be opened: the report of what could be
 /// checked, the cause on the database line, and exit 2.
-fn status_unreachable(
-    out: &Out,
-    config: &Config,
-    format: Option<&str>,
-    e: store::ConnectError,
-) -> i32 {
-    let format = format.unwrap_or("text");
+fn status_unreachable(out: &Out, config: &Config, format: &str, e: store::ConnectError) -> i32 {
     let backend = store::DatabaseUrl::parse(&config.database_url)
         .map_or(store::Backend::Sqlite, |u| u.backend());
-    let report = status::unreachable(backend, e.message(), environment(config));
+    let mut report = status::unreachable(backend, e.message(), environment(config));
+    if let (store::ConnectError::NotMigrated, Some(database)) = (&e, report.checks.first_mut()) {
+        database.value = Message::new("status-database-not-set-up").arg("backend", backend.name());
+    }
     print_report(out, &report, format).max(status::Severity::Error.exit_code())
 }
 

@@ -265,24 +265,48 @@ fn version_check() -> Check {
     }
 }
 
-pub async fn build_with(db: &Db, flood_backend: &str, env: Environment) -> Report {
-    let mut checks = Vec::new();
-    let vanished = db.vanished();
-    let db_ok = !vanished && db.ping().await.is_ok();
-    checks.push(Check {
+/// "Database": an error while it cannot be reached, is locked for writes or is read-only,
+/// so a fault shows while it lasts (a read alone would say "reachable" while every write fails).
+pub async fn database_check(db: &Db) -> Check {
+    let backend = db.backend.name();
+    let (value, description) = match db.health().await {
+        store::Health::Ok => {
+            return Check {
+                id: "database",
+                title: Message::new("status-database"),
+                value: Message::new("status-database-ok").arg("backend", backend),
+                severity: Severity::Ok,
+                description: None,
+            };
+        }
+        store::Health::Unreachable(cause) => {
+            tracing::warn!(%cause, "status report: the database did not answer");
+            ("status-database-down", None)
+        }
+        store::Health::Locked => (
+            "status-database-locked",
+            Some("status-database-locked-description"),
+        ),
+        store::Health::ReadOnly => (
+            "status-database-read-only",
+            Some("status-database-read-only-description"),
+        ),
+        store::Health::Vanished => (
+            "status-database-vanished",
+            Some("status-database-vanished-description"),
+        ),
+    };
+    Check {
         id: "database",
         title: Message::new("status-database"),
-        value: Message::new(if vanished {
-            "status-database-vanished"
-        } else if db_ok {
-            "status-database-ok"
-        } else {
-            "status-database-down"
-        })
-        .arg("backend", db.backend.name()),
-        severity: if db_ok { Severity::Ok } else { Severity::Error },
-        description: vanished.then(|| Message::new("status-database-vanished-description")),
-    });
+        value: Message::new(value).arg("backend", backend),
+        severity: Severity::Error,
+        description: description.map(Message::new),
+    }
+}
+
+pub async fn build_with(db: &Db, flood_backend: &str, env: Environment) -> Report {
+    let mut checks = vec![database_check(db).await];
     let keys = store::keys::created_at(db).await;
     checks.push(match keys {
         Ok(Some(at)) => Check {

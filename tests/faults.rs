@@ -2,142 +2,25 @@
 //! load, and a SQLite file whose write lock another process holds. Every answer is a 200, 404
 //! or 429 in time, each `on_store_fault` choice answers as chosen, and counting through the
 //! store resumes when it is back.
+//!
+//! Database faults, for real too: `orchestra status` on a stopped PostgreSQL, a locked and a
+//! read-only SQLite file (an error, exit 2, within 5 s, writing nothing), and pages that only
+//! read answering at once while writers wait on a lock another process holds.
 
 mod common;
+mod faultkit;
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{Flood, TestApp, TestDb};
+use faultkit::{Cluster, Locker, is_root};
 use orchestra::flood::{FloodStore, SqlFlood};
 
 /// Each answer under a fault must come back within this: the pool's acquire timeout (2 s by
 /// default) and a second to spare.
 const IN_TIME: Duration = Duration::from_secs(3);
-
-/// A throwaway PostgreSQL cluster this test may stop and start: never the shared one.
-struct Cluster {
-    dir: tempfile::TempDir,
-    bin: PathBuf,
-    port: u16,
-}
-
-impl Cluster {
-    fn pg(&self, args: &[&str]) -> std::process::ExitStatus {
-        as_postgres(&self.bin.join("pg_ctl"), args, self.dir.path())
-    }
-
-    fn start() -> Self {
-        let bin = std::fs::read_dir("/usr/lib/postgresql")
-            .expect("PostgreSQL is installed under /usr/lib/postgresql (as .ci/run installs it)")
-            .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
-            .filter(|p| p.join("initdb").exists())
-            .max()
-            .expect("an initdb");
-        let dir = tempfile::tempdir().unwrap();
-        if is_root() {
-            assert!(
-                Command::new("chown")
-                    .args(["-R", "postgres"])
-                    .arg(dir.path())
-                    .status()
-                    .unwrap()
-                    .success()
-            );
-        }
-        let data = dir.path().join("data");
-        let status = as_postgres(
-            &bin.join("initdb"),
-            &[
-                "-D",
-                data.to_str().unwrap(),
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "--no-sync",
-            ],
-            dir.path(),
-        );
-        assert!(status.success(), "initdb");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let cluster = Self { dir, bin, port };
-        cluster.up();
-        cluster
-    }
-
-    fn options(&self) -> String {
-        format!(
-            "-p {} -c fsync=off -c listen_addresses=127.0.0.1 -k {}",
-            self.port,
-            self.dir.path().display()
-        )
-    }
-
-    fn up(&self) {
-        let data = self.dir.path().join("data");
-        let log = self.dir.path().join("log");
-        let status = self.pg(&[
-            "-D",
-            data.to_str().unwrap(),
-            "-l",
-            log.to_str().unwrap(),
-            "-w",
-            "-o",
-            &self.options(),
-            "start",
-        ]);
-        assert!(status.success(), "pg_ctl start");
-    }
-
-    fn down(&self) {
-        let data = self.dir.path().join("data");
-        let status = self.pg(&["-D", data.to_str().unwrap(), "-m", "fast", "-w", "stop"]);
-        assert!(status.success(), "pg_ctl stop");
-    }
-
-    fn url(&self) -> String {
-        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        let data = self.dir.path().join("data");
-        self.pg(&["-D", data.to_str().unwrap(), "-m", "immediate", "stop"]);
-    }
-}
-
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| o.stdout.starts_with(b"0\n"))
-        .unwrap_or(false)
-}
-
-/// PostgreSQL refuses to run as root: as root, run its tools as the `postgres` user.
-fn as_postgres(program: &Path, args: &[&str], dir: &Path) -> std::process::ExitStatus {
-    let mut command = if is_root() {
-        let mut c = Command::new("runuser");
-        c.args(["-u", "postgres", "--"]).arg(program);
-        c
-    } else {
-        Command::new(program)
-    };
-    command
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap()
-}
 
 /// A well-formed link to an instance that does not exist.
 fn made_up_link(n: u64) -> String {
@@ -307,43 +190,6 @@ async fn each_store_fault_choice_answers_as_chosen_with_postgresql_stopped_and_s
     }
 }
 
-/// Holds the write lock of a SQLite file from another process until dropped.
-struct Locker(Child);
-
-impl Locker {
-    fn hold(file: &Path) -> Self {
-        let mut child = Command::new("sqlite3")
-            .arg(file)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the sqlite3 command-line shell");
-        let stdin = child.stdin.as_mut().unwrap();
-        writeln!(
-            stdin,
-            "PRAGMA busy_timeout = 5000;\nBEGIN EXCLUSIVE;\nSELECT 'locked';"
-        )
-        .unwrap();
-        stdin.flush().unwrap();
-        let mut out = BufReader::new(child.stdout.as_mut().unwrap());
-        let mut line = String::new();
-        while line.trim() != "locked" {
-            line.clear();
-            assert!(out.read_line(&mut line).unwrap() > 0, "sqlite3 ended early");
-        }
-        Self(child)
-    }
-}
-
-impl Drop for Locker {
-    fn drop(&mut self) {
-        // Closing its input ends the shell, and its transaction with it.
-        drop(self.0.stdin.take());
-        let _ = self.0.wait();
-    }
-}
-
 #[tokio::test]
 async fn a_sqlite_file_locked_by_another_process_is_a_store_fault_answered_in_time() {
     if common::on_postgres() {
@@ -435,4 +281,264 @@ async fn a_restart_mid_period_keeps_the_counts() {
     // Another link still has its own.
     let other = format!("http://{}{}", served.addr, made_up_link(10));
     assert_eq!(client.get(other).send().await.unwrap().status(), 404);
+}
+
+// --- the status report during a database fault ---------------------------------------------
+
+/// What `orchestra status --format json` said, and how long it took.
+struct StatusRun {
+    code: i32,
+    report: serde_json::Value,
+    took: Duration,
+}
+
+impl StatusRun {
+    fn database(&self) -> (&str, &str) {
+        let check = &self.report["checks"][0];
+        assert_eq!(check["id"], "database", "{:#}", self.report);
+        (
+            check["severity"].as_str().unwrap(),
+            check["value"].as_str().unwrap(),
+        )
+    }
+}
+
+/// `orchestra status --format json` on `url`, as `user` when given (root otherwise).
+fn status_json(url: &str, user: Option<&str>) -> StatusRun {
+    let mut command = match user {
+        Some(user) => {
+            let mut c = Command::new("runuser");
+            c.args(["-u", user, "--", BIN]);
+            c
+        }
+        None => Command::new(BIN),
+    };
+    let started = Instant::now();
+    let out = command
+        .args(["status", "--format", "json"])
+        .env("ORCHESTRA_DATABASE_URL", url)
+        .env("ORCHESTRA_LANG", "en")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run orchestra status");
+    let took = started.elapsed();
+    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    StatusRun {
+        code: out.status.code().expect("exited"),
+        report,
+        took,
+    }
+}
+
+/// The monitoring probe's promise: within 5 s, whatever the fault.
+const STATUS_IN_TIME: Duration = Duration::from_secs(5);
+
+#[tokio::test]
+async fn orchestra_status_exits_2_within_5_seconds_while_postgresql_is_stopped() {
+    let cluster = Cluster::start();
+    serve::configure(BIN, &cluster.url(), &[]);
+    let healthy = status_json(&cluster.url(), None);
+    assert_eq!(healthy.database(), ("ok", "PostgreSQL, reachable"));
+    assert_eq!(healthy.code, 1, "the shipped warnings, no error");
+
+    cluster.down();
+    let down = status_json(&cluster.url(), None);
+    assert!(down.took < STATUS_IN_TIME, "took {:?}", down.took);
+    assert_eq!(down.code, 2);
+    assert_eq!(down.report["severity"], "error");
+    assert_eq!(down.database(), ("error", "PostgreSQL, not reachable"));
+
+    cluster.up();
+    assert_eq!(
+        status_json(&cluster.url(), None).code,
+        1,
+        "back to warnings"
+    );
+
+    // The read-only open keeps the URL for its write probe: never in its debug form.
+    let with_password = cluster.url().replace("postgres@", "postgres:s3cret-pw@");
+    let db = orchestra::store::Db::open_read_only(&with_password, STATUS_IN_TIME)
+        .await
+        .expect("trust authentication takes any password");
+    assert_eq!(db.health().await, orchestra::store::Health::Ok);
+    assert!(!format!("{db:?}").contains("s3cret-pw"), "{db:?}");
+}
+
+/// A SQLite database made by `orchestra init` in a directory anyone may write (for the
+/// read-only case, run as another user).
+fn sqlite_database() -> (tempfile::TempDir, PathBuf, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let file = dir.path().join("orchestra.db");
+    let url = format!("sqlite:{}", file.display());
+    serve::configure(BIN, &url, &[]);
+    (dir, file, url)
+}
+
+#[test]
+fn orchestra_status_says_a_sqlite_file_locked_for_writes_is_an_error() {
+    let (_dir, file, url) = sqlite_database();
+    assert_eq!(
+        status_json(&url, None).database(),
+        ("ok", "SQLite, reachable")
+    );
+    let lock = Locker::hold(&file);
+    let locked = status_json(&url, None);
+    assert!(locked.took < STATUS_IN_TIME, "took {:?}", locked.took);
+    assert_eq!(locked.code, 2);
+    assert_eq!(locked.database(), ("error", "SQLite, locked for writes"));
+    // The rest of the report is read as usual: reads do not wait on the lock.
+    assert_eq!(locked.report["checks"][1]["severity"], "ok", "site keys");
+    drop(lock);
+    let after = status_json(&url, None);
+    assert_eq!((after.code, after.database().0), (1, "ok"));
+}
+
+#[test]
+fn orchestra_status_says_a_read_only_sqlite_file_is_an_error() {
+    let (_dir, file, url) = sqlite_database();
+    std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o444)).unwrap();
+    // Root writes whatever the mode says: as root, the report rightly says the file can be
+    // written. The fault is a fault for the server's own user, so run as one that is not root.
+    let user = is_root().then_some("nobody");
+    let run = status_json(&url, user);
+    assert_eq!(run.code, 2, "{:#}", run.report);
+    assert_eq!(run.database(), ("error", "SQLite, read-only"));
+    if is_root() {
+        assert_eq!(
+            status_json(&url, None).database(),
+            ("ok", "SQLite, reachable"),
+            "root can write it"
+        );
+    }
+}
+
+#[test]
+fn orchestra_status_writes_nothing_and_sets_nothing_up() {
+    let (dir, file, url) = sqlite_database();
+    let before = std::fs::read(&file).unwrap();
+    let wal = dir.path().join("orchestra.db-wal");
+    let wal_before = std::fs::read(&wal).ok();
+    for _ in 0..3 {
+        assert_eq!(status_json(&url, None).code, 1);
+    }
+    assert!(std::fs::read(&file).unwrap() == before, "the file changed");
+    assert!(std::fs::read(&wal).ok() == wal_before, "the WAL changed");
+
+    // A missing database is not created, an empty one is not migrated or given keys.
+    let missing = dir.path().join("missing.db");
+    let run = status_json(&format!("sqlite:{}", missing.display()), None);
+    assert_eq!(run.code, 2);
+    assert!(!missing.exists(), "status created a database");
+    let empty = dir.path().join("empty.db");
+    std::fs::File::create(&empty).unwrap();
+    let run = status_json(&format!("sqlite:{}", empty.display()), None);
+    assert_eq!(run.code, 2);
+    assert_eq!(run.database(), ("error", "SQLite, not set up"));
+    let cause = run.report["checks"][0]["description"].as_str().unwrap();
+    assert!(cause.contains("orchestra init"), "{cause}");
+    assert_eq!(
+        std::fs::metadata(&empty).unwrap().len(),
+        0,
+        "status set it up"
+    );
+}
+
+/// Reads do not queue behind writers: with another process holding the write lock and more
+/// writers waiting for it than the pool has connections, pages that only read still answer
+/// at once, and the status report names the fault.
+#[tokio::test]
+async fn while_another_process_holds_the_write_lock_pages_that_only_read_answer_at_once() {
+    if common::on_postgres() {
+        return; // SQLite's write lock; PostgreSQL has no such file-wide lock.
+    }
+    let app = common::spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let instance = app.start("contract_review", "Lease 2027").await;
+    let link = app.link(instance, Some("legal")).await;
+    // An administrator who has been browsing: the first page after signing in saves the
+    // session once (see `http::context`), later ones write nothing.
+    let page = admin.get(app.url("/admin")).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let file = app.database.url.trim_start_matches("sqlite:").to_owned();
+    let lock = Locker::hold(Path::new(&file));
+    // Twice as many writers as the pool has connections, all waiting for the lock.
+    let writers: Vec<_> = (0..8)
+        .map(|i| {
+            let db = app.db.clone();
+            tokio::spawn(async move {
+                let started = Instant::now();
+                let name = format!("Site {i}");
+                let saved =
+                    orchestra::settings::Settings::save(&db, &[("orchestra.site_name", &name)])
+                        .await;
+                (saved.is_err(), started.elapsed())
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // (What to call it in a message, the path: a link is a credential, never printed.)
+    let paths = [
+        ("the doorway's step", link.clone()),
+        ("workflows", "/admin/workflows".to_owned()),
+        ("instances", "/admin/instances".to_owned()),
+        ("an instance", format!("/admin/instances/{instance}")),
+    ];
+    for (what, path) in &paths {
+        let client = if path.starts_with("/admin") {
+            admin.clone()
+        } else {
+            app.client()
+        };
+        let started = Instant::now();
+        let status = client.get(app.url(path)).send().await.unwrap().status();
+        let took = started.elapsed();
+        assert_eq!(status, 200, "{what}");
+        assert!(took < Duration::from_millis(1000), "{what} took {took:?}");
+    }
+    let html = admin
+        .get(app.url("/admin/reports/status"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(
+        common::select_attr(&html, "#check-database", "class").as_deref(),
+        Some("severity-error")
+    );
+    assert_eq!(
+        common::select_text(&html, "#check-database .value").join(""),
+        "SQLite, locked for writes"
+    );
+    // The writers gave up fast (the acquire timeout, 2 s, bounds the busy wait too).
+    for writer in writers {
+        let (failed, took) = writer.await.unwrap();
+        assert!(failed, "a write went through a held lock");
+        assert!(took < Duration::from_secs(5), "a writer waited {took:?}");
+    }
+    drop(lock);
+    let html = admin
+        .get(app.url("/admin/reports/status"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(
+        common::select_attr(&html, "#check-database", "class").as_deref(),
+        Some("severity-ok")
+    );
 }

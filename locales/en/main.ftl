@@ -85,6 +85,7 @@ db-authentication = The database server refused the user name or password.
 db-no-such-database = The database named in ORCHESTRA_DATABASE_URL does not exist on that server.
 db-not-a-database = That is not a database Orchestra can use (not a SQLite file, or not a PostgreSQL server).
 db-timed-out = The database did not answer within { $seconds } seconds.
+db-not-migrated = The database has not been set up by this version of Orchestra (migrations missing). Run "orchestra init" to apply them.
 db-other = The database could not be opened: { $error }
 cli-init-done = The database is ready.
 

@@ -85,6 +85,7 @@ db-authentication = Le serveur de base de données a refusé le nom d'utilisateu
 db-no-such-database = La base nommée dans ORCHESTRA_DATABASE_URL n'existe pas sur ce serveur.
 db-not-a-database = Ce n'est pas une base de données utilisable par Orchestra (pas un fichier SQLite, ou pas un serveur PostgreSQL).
 db-timed-out = La base de données n'a pas répondu en { $seconds } secondes.
+db-not-migrated = La base de données n'a pas été préparée par cette version d'Orchestra (migrations manquantes). Lancez « orchestra init » pour les appliquer.
 db-other = La base de données n'a pas pu être ouverte : { $error }
 cli-init-done = La base de données est prête.
 

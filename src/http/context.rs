@@ -10,6 +10,11 @@ use super::error::AppError;
 use crate::i18n::{Lang, Message, tr};
 
 pub const FLASH_KEY: &str = "flash";
+/// When a page last saved the session, in Unix seconds.
+const SEEN_KEY: &str = "seen";
+/// How often browsing saves the session, so it expires 12 hours after the last page seen
+/// (give or take this), without a write on every page.
+const SESSION_REFRESH: i64 = 600;
 /// The link just issued, shown once on the instance page the issuing POST redirects to.
 pub const ISSUED_KEY: &str = "issued_link";
 pub const ADMIN_KEY: &str = "admin_id";
@@ -184,9 +189,22 @@ impl FromRequestParts<AppState> for PageContext {
             ctx.csrf = super::csrf::token(&snapshot.keys, nonce);
         }
         if let Ok(session) = Session::from_request_parts(parts, state).await {
-            if let Some(flash) = session.remove::<Flash>(FLASH_KEY).await? {
+            // A page that only reads saves no session (tower-sessions saves any session
+            // touched, a `remove` of nothing included), so it keeps answering while the
+            // database refuses writes. The session is saved when a flash is consumed, and at
+            // most every `SESSION_REFRESH` seconds to push its 12 hours of inactivity back.
+            if session.get::<Flash>(FLASH_KEY).await?.is_some()
+                && let Some(flash) = session.remove::<Flash>(FLASH_KEY).await?
+            {
                 ctx.flash = Some(tr(lang, &flash.id, &[]));
                 ctx.flash_kind = flash.kind;
+            }
+            if ctx.admin.is_some() {
+                let now = crate::store::now();
+                let seen = session.get::<i64>(SEEN_KEY).await?.unwrap_or(0);
+                if now - seen >= SESSION_REFRESH {
+                    session.insert(SEEN_KEY, now).await?;
+                }
             }
         }
         Ok(ctx)

@@ -77,7 +77,17 @@ impl From<askama::Error> for AppError {
 
 impl From<tower_sessions::session::Error> for AppError {
     fn from(e: tower_sessions::session::Error) -> Self {
-        AppError::internal("session error", e)
+        use tower_sessions::session::Error;
+        use tower_sessions::session_store::Error as Store;
+        match e {
+            // The sessions live in the database: a store that cannot answer is a database
+            // fault, answered like every other one.
+            Error::Store(Store::Backend(e)) => {
+                tracing::error!(error = %e, "session store unavailable; answered 503");
+                AppError::Unavailable
+            }
+            e => AppError::internal("session error", e),
+        }
     }
 }
 

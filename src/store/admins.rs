@@ -11,21 +11,21 @@ pub struct Admin {
 
 pub async fn count(db: &Db) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar("SELECT COUNT(*) FROM admins")
-        .fetch_one(&db.pool)
+        .fetch_one(db.reader())
         .await
 }
 
 pub async fn by_name(db: &Db, name: &str) -> Result<Option<Admin>, sqlx::Error> {
     sqlx::query_as("SELECT id, name, password_hash FROM admins WHERE name = $1")
         .bind(name)
-        .fetch_optional(&db.pool)
+        .fetch_optional(db.reader())
         .await
 }
 
 pub async fn by_id(db: &Db, id: i64) -> Result<Option<Admin>, sqlx::Error> {
     sqlx::query_as("SELECT id, name, password_hash FROM admins WHERE id = $1")
         .bind(id)
-        .fetch_optional(&db.pool)
+        .fetch_optional(db.reader())
         .await
 }
 
@@ -71,7 +71,7 @@ pub async fn setup_token_valid(db: &Db, token_hash: &str, now: i64) -> Result<bo
     )
     .bind(token_hash)
     .bind(now)
-    .fetch_optional(&db.pool)
+    .fetch_optional(db.reader())
     .await?;
     Ok(found.is_some())
 }

@@ -42,13 +42,13 @@ pub async fn token_by_hash(db: &Db, hash: &str) -> Result<Option<TokenRow>, sqlx
         "SELECT {TOKEN} FROM api_tokens WHERE hash = $1 AND revoked_at IS NULL"
     ))
     .bind(hash)
-    .fetch_optional(&db.pool)
+    .fetch_optional(db.reader())
     .await
 }
 
 pub async fn tokens(db: &Db) -> Result<Vec<TokenRow>, sqlx::Error> {
     sqlx::query_as(&format!("SELECT {TOKEN} FROM api_tokens ORDER BY name"))
-        .fetch_all(&db.pool)
+        .fetch_all(db.reader())
         .await
 }
 
@@ -113,7 +113,7 @@ pub async fn integrator_secret(db: &Db, key_id: &str) -> Result<Option<String>, 
         "SELECT secret FROM integrator_keys WHERE key_id = $1 AND revoked_at IS NULL",
     )
     .bind(key_id)
-    .fetch_optional(&db.pool)
+    .fetch_optional(db.reader())
     .await
 }
 
@@ -145,7 +145,7 @@ pub async fn running_started_by(db: &Db, token: i64) -> Result<i64, sqlx::Error>
         "SELECT COUNT(*) FROM instances WHERE api_token_id = $1 AND state = 'active'",
     )
     .bind(token)
-    .fetch_one(&db.pool)
+    .fetch_one(db.reader())
     .await
 }
 
@@ -163,6 +163,6 @@ pub async fn links_issued_since(db: &Db, instance: i64, since: i64) -> Result<i6
     sqlx::query_scalar("SELECT COUNT(*) FROM links WHERE instance_id = $1 AND issued_at > $2")
         .bind(instance)
         .bind(since)
-        .fetch_one(&db.pool)
+        .fetch_one(db.reader())
         .await
 }

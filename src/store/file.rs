@@ -63,6 +63,15 @@ impl Watch {
         self.writable.store(writable, Ordering::Relaxed);
     }
 
+    /// Whether the file (and its WAL, when there is one) can be written now. As root, files
+    /// are writable whatever their mode, and this says so.
+    pub fn writable_now(&self) -> bool {
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        let wal = PathBuf::from(wal);
+        writable(&self.path) && (!wal.exists() || writable(&wal))
+    }
+
     /// Sticky: a replaced file does not come back by being put back.
     pub fn vanished(&self) -> bool {
         self.vanished.load(Ordering::Relaxed)

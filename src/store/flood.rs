@@ -87,7 +87,7 @@ pub async fn others_counts(
         for (_, identifier) in chunk {
             query = query.bind(*identifier);
         }
-        for row in query.fetch_all(&db.pool).await? {
+        for row in query.fetch_all(db.reader()).await? {
             let event: String = row.try_get(0)?;
             let identifier: String = row.try_get(1)?;
             // The same identifier may be counted under several events; keep the asked ones.
@@ -119,7 +119,7 @@ pub async fn current_counts(
     )
     .bind(now_ms)
     .bind(limit)
-    .fetch_all(&db.pool)
+    .fetch_all(db.reader())
     .await?;
     rows.into_iter()
         .map(|row| {
@@ -154,6 +154,6 @@ pub async fn delete_expired(db: &Db, now_ms: i64) -> Result<u64, sqlx::Error> {
 /// Every identifier in the table (tests and diagnostics read this).
 pub async fn identifiers(db: &Db) -> Result<Vec<(String, String)>, sqlx::Error> {
     sqlx::query_as("SELECT DISTINCT event, identifier FROM flood")
-        .fetch_all(&db.pool)
+        .fetch_all(db.reader())
         .await
 }

@@ -118,7 +118,7 @@ pub(crate) async fn insert_history(
 pub async fn by_id(db: &Db, id: i64) -> Result<Option<InstanceRow>, sqlx::Error> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM instances WHERE id = $1"))
         .bind(id)
-        .fetch_optional(&db.pool)
+        .fetch_optional(db.reader())
         .await
 }
 
@@ -141,7 +141,7 @@ pub async fn for_link(db: &Db, id: i64, link_hash: &str) -> Result<Option<ForLin
     ))
     .bind(id)
     .bind(link_hash)
-    .fetch_optional(&db.pool)
+    .fetch_optional(db.reader())
     .await
 }
 
@@ -172,7 +172,7 @@ pub async fn for_handle(
     .bind(id)
     .bind(handle_hash)
     .bind(now)
-    .fetch_optional(&db.pool)
+    .fetch_optional(db.reader())
     .await
 }
 
@@ -181,7 +181,7 @@ pub async fn recent(db: &Db, limit: i64) -> Result<Vec<InstanceRow>, sqlx::Error
         "SELECT {COLUMNS} FROM instances ORDER BY id DESC LIMIT $1"
     ))
     .bind(limit)
-    .fetch_all(&db.pool)
+    .fetch_all(db.reader())
     .await
 }
 
@@ -191,7 +191,7 @@ pub async fn history(db: &Db, instance: i64) -> Result<Vec<HistoryRow>, sqlx::Er
          FROM history WHERE instance_id = $1 ORDER BY id",
     )
     .bind(instance)
-    .fetch_all(&db.pool)
+    .fetch_all(db.reader())
     .await
 }
 
@@ -206,7 +206,7 @@ pub async fn answered_branches(
     )
     .bind(instance)
     .bind(step)
-    .fetch_all(&db.pool)
+    .fetch_all(db.reader())
     .await
 }
 

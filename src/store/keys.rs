@@ -30,7 +30,7 @@ pub async fn load_or_create(db: &Db) -> Result<SiteKeys, sqlx::Error> {
 pub async fn load(db: &Db) -> Result<SiteKeys, sqlx::Error> {
     let (private_key, hash_salt, provider): (String, String, Option<String>) =
         sqlx::query_as("SELECT private_key, hash_salt, provider_key FROM site_keys WHERE id = 1")
-            .fetch_one(&db.pool)
+            .fetch_one(db.reader())
             .await?;
     SiteKeys::from_hex(&private_key, &hash_salt, provider.as_deref().unwrap_or(""))
         .ok_or_else(|| sqlx::Error::Protocol("the stored site keys are malformed".into()))
@@ -53,6 +53,6 @@ pub async fn rotate(db: &Db) -> Result<SiteKeys, sqlx::Error> {
 /// When the keys were made or last rotated, if they exist.
 pub async fn created_at(db: &Db) -> Result<Option<i64>, sqlx::Error> {
     sqlx::query_scalar("SELECT created_at FROM site_keys WHERE id = 1")
-        .fetch_optional(&db.pool)
+        .fetch_optional(db.reader())
         .await
 }

@@ -67,7 +67,7 @@ pub async fn list(db: &Db, instance: i64) -> Result<Vec<LinkRow>, sqlx::Error> {
          FROM links WHERE instance_id = $1 ORDER BY id DESC",
     )
     .bind(instance)
-    .fetch_all(&db.pool)
+    .fetch_all(db.reader())
     .await
 }
 

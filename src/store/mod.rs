@@ -41,16 +41,36 @@ impl Backend {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Db {
     pub(crate) pool: AnyPool,
+    /// What reads use. On SQLite, connections of their own (`query_only`): a writer waiting
+    /// for a lock another process holds keeps its pooled connection meanwhile, and reads must
+    /// not queue behind it for one. On PostgreSQL, the same pool.
+    reader: AnyPool,
+    /// A fresh connection's options, for the status report's write probe.
+    probe: AnyConnectOptions,
     pub backend: Backend,
     /// The SQLite file this process opened, watched for deletion and for losing write access.
     file: Option<Arc<file::Watch>>,
 }
 
+/// By hand: the probe's options hold the database URL, password included.
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db")
+            .field("backend", &self.backend)
+            .field("file", &self.file)
+            .finish_non_exhaustive()
+    }
+}
+
 /// How long connecting may take before it is given up, with its cause.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long the status report's write probe waits for SQLite's write lock: a write lock held
+/// longer than this counts as "locked for writes", a write of the server's own does not.
+const LOCK_PROBE: Duration = Duration::from_millis(500);
 
 /// How long a request waits for a pooled connection before the database counts as unavailable
 /// (a themed 503): `ORCHESTRA_DB_ACQUIRE_TIMEOUT_MS`, 2000 unless set (100 to 60000). Read
@@ -70,11 +90,64 @@ pub fn acquire_timeout() -> Duration {
 pub fn is_unavailable(e: &sqlx::Error) -> bool {
     match e {
         sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed => true,
-        // SQLITE_BUSY and its extended codes: another process holds the write lock past the
-        // busy timeout.
-        sqlx::Error::Database(d) => matches!(d.code().as_deref(), Some("5" | "261" | "517")),
+        // Another process holds the write lock past the busy timeout; or PostgreSQL is
+        // shutting down, starting up, or lost the connection (classes 57P and 08).
+        sqlx::Error::Database(d) => {
+            is_busy(e)
+                || d.code().is_some_and(|c| {
+                    matches!(&*c, "57P01" | "57P02" | "57P03") || c.starts_with("08")
+                })
+        }
         _ => false,
     }
+}
+
+/// SQLITE_BUSY and its extended codes: another connection holds the write lock.
+fn is_busy(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(d) if matches!(d.code().as_deref(), Some("5" | "261" | "517")))
+}
+
+/// The database as the status report names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Health {
+    Ok,
+    /// No answer: down, refused, or no connection free in time (the cause, for the log).
+    Unreachable(String),
+    /// SQLite: another connection holds the write lock past the probe's wait.
+    Locked,
+    /// The file cannot be written, or PostgreSQL is a standby or read-only.
+    ReadOnly,
+    /// The SQLite file was deleted or replaced under the running server.
+    Vanished,
+}
+
+/// A pool of connections that only read: `query_only` on SQLite, so a write through it is an
+/// error rather than a wait for the write lock.
+async fn read_pool(
+    options: &AnyConnectOptions,
+    max: u32,
+    acquire: Duration,
+) -> Result<AnyPool, sqlx::Error> {
+    let sqlite = options.database_url.scheme() == "sqlite";
+    let busy = acquire.as_millis();
+    Ok(AnyPoolOptions::new()
+        .max_connections(max)
+        .acquire_timeout(acquire)
+        .after_connect(move |conn, _| {
+            Box::pin(async move {
+                if sqlite {
+                    conn.execute(&*format!(
+                        "PRAGMA busy_timeout = {busy}; PRAGMA query_only = ON;"
+                    ))
+                    .await?;
+                } else {
+                    conn.execute("SET default_transaction_read_only = on")
+                        .await?;
+                }
+                Ok(())
+            })
+        })
+        .connect_lazy_with(options.clone()))
 }
 
 /// The URL schemes `ORCHESTRA_DATABASE_URL` takes (besides a bare SQLite path).
@@ -205,6 +278,8 @@ pub enum ConnectError {
     NoSuchDatabase,
     NotADatabase,
     TimedOut,
+    /// Opened without migrating (`orchestra status`), and the tables are not all there.
+    NotMigrated,
     Other(sqlx::Error),
 }
 
@@ -248,6 +323,7 @@ impl ConnectError {
             Self::TimedOut => {
                 Message::new("db-timed-out").arg("seconds", CONNECT_TIMEOUT.as_secs().to_string())
             }
+            Self::NotMigrated => Message::new("db-not-migrated"),
             Self::Other(e) => Message::new("db-other").arg("error", e.to_string()),
         }
     }
@@ -314,6 +390,7 @@ impl Db {
         let sqlite = backend == Backend::Sqlite;
         let on_connect = file.clone();
         let on_acquire = file.clone();
+        let busy = acquire_timeout().as_millis();
         let pool = AnyPoolOptions::new()
             .max_connections(if sqlite { 4 } else { 8 })
             .acquire_timeout(acquire_timeout())
@@ -321,15 +398,17 @@ impl Db {
                 let watch = on_connect.clone();
                 Box::pin(async move {
                     if sqlite {
-                        // WAL lets readers and the one writer work at once; the busy timeout
-                        // makes a second process wait for the write lock instead of failing.
+                        // WAL lets readers and the one writer work at once. The busy timeout
+                        // makes a second process wait for the write lock instead of failing,
+                        // but no longer than a request waits for a connection: a lock held
+                        // by another process fails a write fast (a 503), it does not hang.
                         // After each checkpoint the WAL is cut back to 4 MiB, so a burst of
                         // writes does not leave a file that never shrinks.
-                        conn.execute(
-                            "PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 10000; \
+                        conn.execute(&*format!(
+                            "PRAGMA journal_mode = WAL; PRAGMA busy_timeout = {busy}; \
                              PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; \
-                             PRAGMA journal_size_limit = 4194304;",
-                        )
+                             PRAGMA journal_size_limit = 4194304;"
+                        ))
                         .await?;
                     }
                     if let Some(watch) = watch {
@@ -344,7 +423,7 @@ impl Db {
                 let keep = on_acquire.as_ref().is_none_or(|w| w.keep(meta.age));
                 Box::pin(async move { Ok(keep) })
             })
-            .connect_with(options)
+            .connect_with(options.clone())
             .await?;
         let migrator = if sqlite {
             &SQLITE_MIGRATIONS
@@ -352,13 +431,178 @@ impl Db {
             &POSTGRES_MIGRATIONS
         };
         migrator.run(&pool).await.map_err(sqlx::Error::from)?;
+        // `:memory:` is one database per connection: there, reads share the writers' pool.
+        let in_memory =
+            matches!(&parsed, DatabaseUrl::Sqlite { path, .. } if path.starts_with(':'));
+        let reader = if sqlite && !in_memory {
+            read_pool(&options, 4, acquire_timeout()).await?
+        } else {
+            pool.clone()
+        };
         let db = Self {
             pool,
+            reader,
+            probe: options,
             backend,
             file,
         };
         db.watch_file();
         Ok(db)
+    }
+
+    /// Opens a database to look at it, writing nothing: no file created, no migration applied,
+    /// no key made. SQLite is opened `mode=ro`; PostgreSQL sessions are read-only. For
+    /// `orchestra status`, which must not change what it reports on.
+    pub async fn open_read_only(url: &str, timeout: Duration) -> Result<Self, ConnectError> {
+        sqlx::any::install_default_drivers();
+        let parsed = DatabaseUrl::parse(url).map_err(ConnectError::Url)?;
+        let backend = parsed.backend();
+        if let DatabaseUrl::Sqlite { path, .. } = &parsed
+            && !std::path::Path::new(path).exists()
+        {
+            return Err(ConnectError::Missing(path.clone()));
+        }
+        // The write probe opens `mode=rw` (never creating): it takes the write lock and
+        // gives it back, writing nothing.
+        let probe = AnyConnectOptions::from_str(&parsed.sqlx_url(false))?;
+        let options = match &parsed {
+            DatabaseUrl::Sqlite { path, query } => {
+                let query: Vec<&str> = query
+                    .split('&')
+                    .filter(|q| !q.is_empty() && !q.starts_with("mode="))
+                    .chain(["mode=ro"])
+                    .collect();
+                AnyConnectOptions::from_str(&format!("sqlite://{path}?{}", query.join("&")))?
+            }
+            DatabaseUrl::Postgres(_) => probe.clone(),
+        };
+        // One connection alone first, as `open` does, so a failure says why (refused, not a
+        // database) rather than "timed out" after the pool's retries.
+        let reader = tokio::time::timeout(timeout, async {
+            use sqlx::Connection;
+            let mut conn = sqlx::AnyConnection::connect_with(&options).await?;
+            let probe = match backend {
+                Backend::Sqlite => "SELECT COUNT(*) FROM sqlite_master",
+                Backend::Postgres => "SELECT 1",
+            };
+            sqlx::query(probe).execute(&mut conn).await?;
+            conn.close().await?;
+            read_pool(&options, 2, timeout).await
+        })
+        .await
+        .map_err(|_| ConnectError::TimedOut)??;
+        let file = match &parsed {
+            DatabaseUrl::Sqlite { path, .. } => file::Watch::new(path).map(Arc::new),
+            DatabaseUrl::Postgres(_) => None,
+        };
+        Ok(Self {
+            pool: reader.clone(),
+            reader,
+            probe,
+            backend,
+            file,
+        })
+    }
+
+    /// Whether every migration this program embeds has been applied. A database that has none
+    /// (no migrations table) has not been set up.
+    pub async fn migrated(&self) -> Result<bool, sqlx::Error> {
+        let migrator = match self.backend {
+            Backend::Sqlite => &SQLITE_MIGRATIONS,
+            Backend::Postgres => &POSTGRES_MIGRATIONS,
+        };
+        let applied: Vec<i64> =
+            match sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success = TRUE")
+                .fetch_all(&self.reader)
+                .await
+            {
+                Ok(v) => v,
+                Err(sqlx::Error::Database(_)) => return Ok(false),
+                Err(e) => return Err(e),
+            };
+        Ok(migrator
+            .iter()
+            .filter(|m| m.migration_type.is_up_migration())
+            .all(|m| applied.contains(&m.version)))
+    }
+
+    /// What reads run on (see `reader`).
+    pub(crate) fn reader(&self) -> &AnyPool {
+        &self.reader
+    }
+
+    /// The database as the status report names it: reachable and writable, or why not.
+    /// Bounded: a read on the read pool (its acquire timeout), then a write probe that takes
+    /// the write lock and gives it back, writing nothing.
+    pub async fn health(&self) -> Health {
+        if self.vanished() {
+            return Health::Vanished;
+        }
+        if let Err(e) = self.ping().await {
+            return Health::Unreachable(e.to_string());
+        }
+        match self.backend {
+            Backend::Sqlite => {
+                if self.file.as_ref().is_some_and(|w| !w.writable_now()) {
+                    return Health::ReadOnly;
+                }
+                match self.sqlite_write_probe().await {
+                    Ok(()) => Health::Ok,
+                    Err(e) if is_busy(&e) => Health::Locked,
+                    Err(sqlx::Error::Database(d)) if d.code().as_deref() == Some("8") => {
+                        Health::ReadOnly
+                    }
+                    Err(e) => Health::Unreachable(e.to_string()),
+                }
+            }
+            Backend::Postgres => match self.postgres_probe().await {
+                Ok((true, _)) => Health::ReadOnly,
+                Ok((false, setting)) if setting == "on" => Health::ReadOnly,
+                Ok(_) => Health::Ok,
+                Err(e) => Health::Unreachable(e.to_string()),
+            },
+        }
+    }
+
+    /// A standby, or a database whose sessions are read-only by default, on a connection of
+    /// its own (the read pool's sessions are read-only by our choice when `open_read_only`).
+    async fn postgres_probe(&self) -> Result<(bool, String), sqlx::Error> {
+        use sqlx::Connection;
+        let probe = async {
+            let mut conn = sqlx::AnyConnection::connect_with(&self.probe).await?;
+            let row = sqlx::query_as(
+                "SELECT pg_is_in_recovery(), current_setting('default_transaction_read_only')",
+            )
+            .fetch_one(&mut conn)
+            .await;
+            conn.close().await?;
+            row
+        };
+        tokio::time::timeout(LOCK_PROBE * 4, probe)
+            .await
+            .unwrap_or(Err(sqlx::Error::PoolTimedOut))
+    }
+
+    /// `BEGIN IMMEDIATE; ROLLBACK` on a connection of its own, waiting at most `LOCK_PROBE` for
+    /// the lock. Nothing is written; a read pool connection stays open meanwhile, so closing
+    /// the probe is never the last close of the file (which would checkpoint the WAL into it).
+    async fn sqlite_write_probe(&self) -> Result<(), sqlx::Error> {
+        use sqlx::Connection;
+        let _held = self.reader.acquire().await?;
+        let probe = async {
+            let mut conn = sqlx::AnyConnection::connect_with(&self.probe).await?;
+            let taken = conn
+                .execute(&*format!(
+                    "PRAGMA busy_timeout = {}; BEGIN IMMEDIATE; ROLLBACK;",
+                    LOCK_PROBE.as_millis()
+                ))
+                .await;
+            conn.close().await?;
+            taken.map(|_| ())
+        };
+        tokio::time::timeout(LOCK_PROBE * 4, probe)
+            .await
+            .unwrap_or(Err(sqlx::Error::PoolTimedOut))
     }
 
     /// Checks the SQLite file every second while this database is open. The task holds the
@@ -405,7 +649,7 @@ impl Db {
     /// Whether the database answers a trivial query.
     pub async fn ping(&self) -> Result<(), sqlx::Error> {
         sqlx::query("SELECT 1")
-            .execute(&self.pool)
+            .execute(&self.reader)
             .await
             .map(|_| ())
     }
@@ -413,6 +657,7 @@ impl Db {
     /// Closes every connection (the file watcher stops with them).
     pub async fn close(&self) {
         self.pool.close().await;
+        self.reader.close().await;
     }
 }
 

@@ -81,7 +81,7 @@ pub async fn start(
 pub async fn by_id(db: &Db, id: i64) -> Result<Option<PaymentRow>, sqlx::Error> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM payments WHERE id = $1"))
         .bind(id)
-        .fetch_optional(&db.pool)
+        .fetch_optional(db.reader())
         .await
 }
 
@@ -93,7 +93,7 @@ pub async fn by_handle(db: &Db, hash: &str, now: i64) -> Result<Option<PaymentRo
     ))
     .bind(hash)
     .bind(now)
-    .fetch_optional(&db.pool)
+    .fetch_optional(db.reader())
     .await
 }
 
@@ -120,7 +120,7 @@ pub async fn by_reference(db: &Db, reference: &str) -> Result<Option<PaymentRow>
         "SELECT {COLUMNS} FROM payments WHERE reference = $1"
     ))
     .bind(reference)
-    .fetch_optional(&db.pool)
+    .fetch_optional(db.reader())
     .await
 }
 

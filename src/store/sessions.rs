@@ -6,7 +6,7 @@ pub async fn load(db: &Db, id: &str, now: i64) -> Result<Option<String>, sqlx::E
     sqlx::query_scalar("SELECT data FROM sessions WHERE id = $1 AND expiry > $2")
         .bind(id)
         .bind(now)
-        .fetch_optional(&db.pool)
+        .fetch_optional(db.reader())
         .await
 }
 

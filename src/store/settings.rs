@@ -4,14 +4,14 @@ use super::Db;
 
 pub async fn all(db: &Db) -> Result<Vec<(String, String)>, sqlx::Error> {
     sqlx::query_as("SELECT name, value FROM settings")
-        .fetch_all(&db.pool)
+        .fetch_all(db.reader())
         .await
 }
 
 pub async fn get(db: &Db, name: &str) -> Result<Option<String>, sqlx::Error> {
     sqlx::query_scalar("SELECT value FROM settings WHERE name = $1")
         .bind(name)
-        .fetch_optional(&db.pool)
+        .fetch_optional(db.reader())
         .await
 }
 

@@ -44,7 +44,7 @@ const LATEST: &str = "SELECT w.id, w.name, w.label, v.id AS version_id, v.number
 /// by bytes and PostgreSQL by the database's locale, so `ORDER BY label` differs by backend.
 pub async fn list(db: &Db) -> Result<Vec<WorkflowRow>, sqlx::Error> {
     let mut rows: Vec<WorkflowRow> = sqlx::query_as(&format!("{LATEST} ORDER BY w.id"))
-        .fetch_all(&db.pool)
+        .fetch_all(db.reader())
         .await?;
     rows.sort_by_cached_key(|w| (w.label.to_lowercase(), w.id));
     Ok(rows)
@@ -53,14 +53,14 @@ pub async fn list(db: &Db) -> Result<Vec<WorkflowRow>, sqlx::Error> {
 pub async fn by_id(db: &Db, id: i64) -> Result<Option<WorkflowRow>, sqlx::Error> {
     sqlx::query_as(&format!("{LATEST} AND w.id = $1"))
         .bind(id)
-        .fetch_optional(&db.pool)
+        .fetch_optional(db.reader())
         .await
 }
 
 pub async fn by_name(db: &Db, name: &str) -> Result<Option<WorkflowRow>, sqlx::Error> {
     sqlx::query_as(&format!("{LATEST} AND w.name = $1"))
         .bind(name)
-        .fetch_optional(&db.pool)
+        .fetch_optional(db.reader())
         .await
 }
 
@@ -68,13 +68,13 @@ pub async fn by_name(db: &Db, name: &str) -> Result<Option<WorkflowRow>, sqlx::E
 pub async fn label(db: &Db, id: i64) -> Result<Option<String>, sqlx::Error> {
     sqlx::query_scalar("SELECT label FROM workflows WHERE id = $1")
         .bind(id)
-        .fetch_optional(&db.pool)
+        .fetch_optional(db.reader())
         .await
 }
 
 pub async fn count(db: &Db) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar("SELECT COUNT(*) FROM workflows")
-        .fetch_one(&db.pool)
+        .fetch_one(db.reader())
         .await
 }
 
@@ -83,7 +83,7 @@ pub async fn version(db: &Db, id: i64) -> Result<Option<VersionRow>, sqlx::Error
         "SELECT id, workflow_id, number, definition, created_at FROM workflow_versions WHERE id = $1",
     )
     .bind(id)
-    .fetch_optional(&db.pool)
+    .fetch_optional(db.reader())
     .await
 }
 
@@ -98,7 +98,7 @@ pub async fn versions(db: &Db, workflow: i64) -> Result<Vec<VersionLine>, sqlx::
          ORDER BY v.number DESC",
     )
     .bind(workflow)
-    .fetch_all(&db.pool)
+    .fetch_all(db.reader())
     .await
 }
 
@@ -110,7 +110,7 @@ pub async fn running_elsewhere(db: &Db, workflow: i64, except: i64) -> Result<i6
     )
     .bind(workflow)
     .bind(except)
-    .fetch_one(&db.pool)
+    .fetch_one(db.reader())
     .await
 }
 

@@ -24,9 +24,15 @@ pub async fn require_admin(
     mut request: Request,
     next: Next,
 ) -> Response {
+    // A session or an administrator that cannot be read is a database fault, answered as
+    // one (the themed 503), not taken for a signed-out visitor sent to the login page.
     let admin = match session.get::<i64>(ADMIN_KEY).await {
-        Ok(Some(id)) => store::admins::by_id(&state.db, id).await.ok().flatten(),
-        _ => None,
+        Ok(Some(id)) => match store::admins::by_id(&state.db, id).await {
+            Ok(admin) => admin,
+            Err(e) => return AppError::from(e).into_response(),
+        },
+        Ok(None) => None,
+        Err(e) => return AppError::from(e).into_response(),
     };
     match admin {
         Some(admin) => {
