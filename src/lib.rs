@@ -97,6 +97,7 @@ pub async fn build_state(
         versions: Default::default(),
         api_buckets: Arc::new(bucket::Buckets::new(clock.clone())),
         api_seen: Default::default(),
+        api_caps: Default::default(),
         passwords: Arc::new(password::Pool::for_this_machine()),
         proxies: Default::default(),
         forwarded_seen: Default::default(),

@@ -399,6 +399,61 @@ async fn the_hard_caps_hold_with_the_limiter_off() {
     assert_eq!(json(&capped)["error"], "link_cap");
 }
 
+/// Concurrent requests cannot both take the last place under a hard cap: twelve starts at once
+/// under a cap of three start three, twelve link issues at once under a cap of two issue two.
+#[tokio::test]
+async fn concurrent_requests_cannot_both_take_the_last_place_under_a_cap() {
+    let app = spawn(Flood::Memory).await;
+    app.set(&[
+        ("api.caps.running_instances_per_token", "3"),
+        ("api.caps.links_per_instance_per_day", "2"),
+    ])
+    .await;
+    let t = token(&app, "crm", None, None).await;
+    let start = r#"{"workflow":"contract_review","subject":{"title":"Lease"}}"#;
+    let starts = at_once(&app, "/api/v1/instances", &t, |_| start.to_owned()).await;
+    assert_eq!(
+        starts.iter().filter(|s| **s == 201).count(),
+        3,
+        "{starts:?}"
+    );
+    assert_eq!(starts.iter().filter(|s| **s == 403).count(), 9);
+
+    let other = token(&app, "erp", None, None).await;
+    let page = call(&app, "POST", "/api/v1/instances", &other, Some(start)).await;
+    let links = format!("/api/v1/instances/{}/links", json(&page)["id"]);
+    let issues = at_once(&app, &links, &other, |i| {
+        let who = if i % 2 == 0 { "legal" } else { "finance" };
+        format!(r#"{{"participant":"{who}"}}"#)
+    })
+    .await;
+    assert_eq!(
+        issues.iter().filter(|s| **s == 201).count(),
+        2,
+        "{issues:?}"
+    );
+}
+
+/// Twelve POSTs of `body(i)` to `path` at once; their statuses.
+async fn at_once(
+    app: &TestApp,
+    path: &str,
+    token: &str,
+    body: impl Fn(usize) -> String,
+) -> Vec<u16> {
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..12 {
+        let req = app
+            .client()
+            .post(app.url(path))
+            .header("authorization", format!("Bearer {token}"))
+            .header("content-type", "application/json")
+            .body(body(i));
+        set.spawn(async move { read(req).await.status });
+    }
+    set.join_all().await
+}
+
 /// Signs a request as a trusted integrator does.
 fn signed(
     app: &TestApp,

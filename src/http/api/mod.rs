@@ -353,6 +353,8 @@ async fn start(
         body: None,
     });
     let cap = state.site.get().await.settings.api_max_running_instances;
+    // Counting and starting under one lock: two starts cannot both take the last place.
+    let _caps = state.api_caps.lock().await;
     let running = store::api::running_started_by(&state.db, token.id).await?;
     if u64::try_from(running).unwrap_or(0) >= cap {
         return Err(ApiError::new(
@@ -476,6 +478,8 @@ async fn issue(
         return Err(ApiError::not_found(lang));
     }
     let cap = snapshot.settings.api_max_links_per_instance_per_day;
+    // Counting and issuing under one lock: two issues cannot both take the last place.
+    let _caps = state.api_caps.lock().await;
     let issued = store::api::links_issued_since(&state.db, id, store::now() - 24 * 3600).await?;
     if u64::try_from(issued).unwrap_or(0) >= cap {
         return Err(ApiError::new(
