@@ -423,8 +423,9 @@ async fn concurrent_requests_cannot_both_take_the_last_place_under_a_cap() {
     let page = call(&app, "POST", "/api/v1/instances", &other, Some(start)).await;
     let links = format!("/api/v1/instances/{}/links", json(&page)["id"]);
     let issues = at_once(&app, &links, &other, |i| {
+        // Each its own link (the same link issued twice in a second is one record).
         let who = if i % 2 == 0 { "legal" } else { "finance" };
-        format!(r#"{{"participant":"{who}"}}"#)
+        format!(r#"{{"participant":"{who}","ttl_seconds":{}}}"#, 3600 + i)
     })
     .await;
     assert_eq!(
