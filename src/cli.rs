@@ -150,6 +150,16 @@ async fn serve(out: &Out, config: &Config, bind: Option<&str>) -> i32 {
         Ok(s) => s.with_trusted_proxies(config.trusted_proxies.clone()),
         Err(e) => return out.fail(e),
     };
+    // The metrics endpoint, when asked for: its own address, bound before the app's, so an
+    // address already taken stops the start instead of running without it, and whoever sees
+    // the app listen finds the metrics listening too.
+    let metrics = match config.metrics_bind {
+        None => None,
+        Some(bind) => match tokio::net::TcpListener::bind(bind).await {
+            Ok(l) => Some(l),
+            Err(e) => return out.fail(format!("ORCHESTRA_METRICS_BIND={bind}: {e}")),
+        },
+    };
     let listener = match tokio::net::TcpListener::bind(addr).await {
         Ok(l) => l,
         Err(e) => return out.fail(e),
@@ -191,10 +201,25 @@ async fn serve(out: &Out, config: &Config, bind: Option<&str>) -> i32 {
                 .render(out.lang)
         );
     }
+    if let Some(l) = &metrics {
+        eprintln!(
+            "{}",
+            Message::new("cli-metrics-serving")
+                .arg(
+                    "address",
+                    format!(
+                        "http://{}",
+                        l.local_addr()
+                            .map_or_else(|_| "?".into(), |a| a.to_string())
+                    )
+                )
+                .render(out.lang)
+        );
+    }
     if !crate::guard::FloodGuard::is_counting(&snapshot.settings.interaction_limits()) {
         eprintln!("{}", Message::new("cli-doorway-uncapped").render(out.lang));
     }
-    match crate::serve(listener, state, config).await {
+    match crate::serve(listener, metrics, state, config).await {
         Ok(()) => 0,
         Err(e) => out.fail(e),
     }

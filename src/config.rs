@@ -1,6 +1,7 @@
 //! Startup configuration from `ORCHESTRA_*` variables: read once, validated, never written.
 //! Everything an administrator may change at run time is a setting instead (`settings.rs`).
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::flood::Backend;
@@ -21,6 +22,8 @@ pub struct Config {
     pub flood_cells: usize,
     /// `ORCHESTRA_FLOOD_SYNC_MS`: how often the SQL backend writes and reads shared counts.
     pub flood_sync: Duration,
+    /// `ORCHESTRA_METRICS_BIND`: where `serve` answers `GET /metrics`; off unless set.
+    pub metrics_bind: Option<SocketAddr>,
 }
 
 pub const DEFAULT_DATABASE_URL: &str = "sqlite:orchestra.db";
@@ -47,6 +50,13 @@ impl Config {
             Some(v) => Backend::parse(v.trim())
                 .ok_or_else(|| Message::new("config-env-flood").arg("value", v.clone()))?,
         };
+        let metrics_bind =
+            match get("ORCHESTRA_METRICS_BIND").filter(|v| !v.trim().is_empty()) {
+                None => None,
+                Some(v) => Some(v.trim().parse::<SocketAddr>().map_err(|_| {
+                    Message::new("config-env-metrics-bind").arg("value", v.clone())
+                })?),
+            };
         let number = |name: &str, default: u64, min: u64, max: u64| -> Result<u64, Message> {
             match get(name) {
                 None => Ok(default),
@@ -81,6 +91,7 @@ impl Config {
                 10,
                 60_000,
             )?),
+            metrics_bind,
         })
     }
 }
@@ -98,6 +109,7 @@ impl std::fmt::Debug for Config {
             .field("flood", &self.flood)
             .field("flood_cells", &self.flood_cells)
             .field("flood_sync", &self.flood_sync)
+            .field("metrics_bind", &self.metrics_bind)
             .finish()
     }
 }
@@ -145,6 +157,23 @@ mod tests {
         assert!(with("ORCHESTRA_DATABASE_URL", "sqlite:/tmp/x.db").is_ok());
         assert!(with("ORCHESTRA_DATABASE_URL", "/tmp/x.db").is_ok());
         assert!(with("ORCHESTRA_DATABASE_URL", "postgresql://u@h/d").is_ok());
+    }
+
+    #[test]
+    fn the_metrics_address_is_off_unless_set_and_must_be_an_address() {
+        assert_eq!(Config::from_lookup(|_| None).unwrap().metrics_bind, None);
+        assert_eq!(
+            with("ORCHESTRA_METRICS_BIND", " ").unwrap().metrics_bind,
+            None
+        );
+        assert_eq!(
+            with("ORCHESTRA_METRICS_BIND", "127.0.0.1:9464")
+                .unwrap()
+                .metrics_bind,
+            Some("127.0.0.1:9464".parse().unwrap())
+        );
+        let m = with("ORCHESTRA_METRICS_BIND", "localhost").unwrap_err();
+        assert!(m.render(crate::i18n::Lang::En).contains("\"localhost\""));
     }
 
     #[test]

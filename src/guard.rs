@@ -14,9 +14,10 @@
 //! - while the flood store fails to sync, the operator's [`OnFault`] decides: count in the
 //!   process (as always), let everything through, or refuse everything ([`StoreHealth`]).
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::flood::{Clock, FloodStore, Tier};
 
@@ -194,6 +195,7 @@ pub struct FloodGuard {
     would_refuse: Tally,
     health: StoreHealth,
     sizing: crate::sizing::Sizing,
+    decisions: Decisions,
 }
 
 impl FloodGuard {
@@ -208,7 +210,13 @@ impl FloodGuard {
             would_refuse: Tally::new(clock.clone()),
             sizing: crate::sizing::Sizing::new(clock.clone()),
             health: StoreHealth::new(clock),
+            decisions: Decisions::default(),
         }
+    }
+
+    /// What the guard decided per event since the process started (the metrics endpoint).
+    pub fn decisions(&self) -> &Decisions {
+        &self.decisions
     }
 
     /// Whether the flood store is failing, since when, and what was decided meanwhile.
@@ -263,7 +271,14 @@ impl FloodGuard {
         limits: &Limits,
         policy: Policy,
     ) -> Decision {
-        let decision = if self.health.failing() && Self::is_counting(limits) {
+        if !Self::is_counting(limits) {
+            return Decision::Allowed;
+        }
+        // One relaxed increment per counted decision, and, with the metrics endpoint on, the
+        // time of one decision in DECISION_SAMPLE (`Decisions`).
+        let slot = self.decisions.slot(event, true);
+        let started = slot.and_then(DecisionSlot::start);
+        let decision = if self.health.failing() {
             self.health.without_store.fetch_add(1, Ordering::Relaxed);
             match policy.on_fault {
                 OnFault::Count => self.check(event, caller, limits),
@@ -276,7 +291,7 @@ impl FloodGuard {
         } else {
             self.check(event, caller, limits)
         };
-        match (decision, policy.mode) {
+        let decision = match (decision, policy.mode) {
             (
                 Decision::Refused {
                     tier,
@@ -291,7 +306,11 @@ impl FloodGuard {
                 }
             }
             (decision, _) => decision,
+        };
+        if let Some(slot) = slot {
+            slot.record(decision, started);
         }
+        decision
     }
 
     /// Counts one request of `caller` to `event` and decides whether it may be answered.
@@ -358,6 +377,8 @@ pub struct StoreHealth {
     without_store: AtomicU64,
     /// Faults seen since the process started.
     faults: AtomicU64,
+    /// Syncs that worked, and syncs that failed, since the process started.
+    syncs: [AtomicU64; 2],
 }
 
 impl StoreHealth {
@@ -367,6 +388,7 @@ impl StoreHealth {
             failing_since: AtomicI64::new(0),
             without_store: AtomicU64::new(0),
             faults: AtomicU64::new(0),
+            syncs: Default::default(),
         }
     }
 
@@ -392,7 +414,16 @@ impl StoreHealth {
         self.faults.load(Ordering::Relaxed)
     }
 
+    /// Syncs through [`FloodGuard::sync`] since the process started: `(worked, failed)`.
+    pub fn syncs(&self) -> (u64, u64) {
+        (
+            self.syncs[0].load(Ordering::Relaxed),
+            self.syncs[1].load(Ordering::Relaxed),
+        )
+    }
+
     fn record(&self, worked: bool) {
+        self.syncs[usize::from(!worked)].fetch_add(1, Ordering::Relaxed);
         if worked {
             if self.failing_since.swap(0, Ordering::AcqRel) != 0 {
                 tracing::info!("flood store is back; counting through it again");
@@ -452,19 +483,7 @@ impl Tally {
     }
 
     fn slot(&self, event: &'static str, claim: bool) -> Option<&TallySlot> {
-        for slot in &self.slots {
-            match slot.event.get() {
-                Some(e) if *e == event => return Some(slot),
-                Some(_) => continue,
-                None if !claim => return None,
-                None => {
-                    if *slot.event.get_or_init(|| event) == event {
-                        return Some(slot);
-                    }
-                }
-            }
-        }
-        None
+        find_slot(&self.slots, event, claim, |s| &s.event)
     }
 
     fn number(&self, period: Duration) -> i64 {
@@ -516,6 +535,143 @@ impl Tally {
             }
         }
         out
+    }
+}
+
+/// The slot of `event` among fixed ones, claiming a free one when `claim` says so: no lock,
+/// no allocation; `None` once every slot belongs to another event.
+fn find_slot<'a, T>(
+    slots: &'a [T],
+    event: &'static str,
+    claim: bool,
+    name: impl Fn(&T) -> &OnceLock<&'static str>,
+) -> Option<&'a T> {
+    for slot in slots {
+        match name(slot).get() {
+            Some(e) if std::ptr::eq(*e, event) || *e == event => return Some(slot),
+            Some(_) => continue,
+            None if !claim => return None,
+            None => {
+                if *name(slot).get_or_init(|| event) == event {
+                    return Some(slot);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// One decision in this many is timed, per thread, once a timer is set
+/// ([`Decisions::time_with`]): two clock reads on every decision would add about a third to
+/// the decision itself (docs/operations.md, Metrics).
+pub const DECISION_SAMPLE: u32 = 64;
+
+thread_local! {
+    /// Decisions this thread made since its last timed one.
+    static UNTIMED: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Per event, what the guard decided since the process started: fixed memory and atomics, no
+/// lock, one relaxed increment per counted decision. The metrics endpoint copies these into
+/// its counters when it is scraped (`crate::metrics`), so the refusal path never looks a
+/// metric up.
+#[derive(Default)]
+pub struct Decisions {
+    slots: [DecisionSlot; TALLIED_EVENTS],
+}
+
+#[derive(Default)]
+struct DecisionSlot {
+    event: OnceLock<&'static str>,
+    /// Allowed; refused per caller, in total; would have been refused per caller, in total.
+    outcomes: [AtomicU64; 5],
+    /// Requests a caller of the guard counted itself ([`Decisions::count_request`]).
+    requests: AtomicU64,
+    /// Where a sample of this event's decision times goes, once the metrics endpoint is on.
+    timer: OnceLock<::metrics::Histogram>,
+}
+
+impl DecisionSlot {
+    /// The start of a timed decision: one in [`DECISION_SAMPLE`], and only with a timer.
+    fn start(&self) -> Option<Instant> {
+        self.timer.get()?;
+        UNTIMED.with(|n| {
+            let seen = n.get() + 1;
+            if seen >= DECISION_SAMPLE {
+                n.set(0);
+                Some(Instant::now())
+            } else {
+                n.set(seen);
+                None
+            }
+        })
+    }
+
+    fn record(&self, decision: Decision, started: Option<Instant>) {
+        let outcome = match decision {
+            Decision::Allowed => 0,
+            Decision::Refused { tier, .. } => 1 + tier.index(),
+            Decision::WouldRefuse { tier, .. } => 3 + tier.index(),
+        };
+        self.outcomes[outcome].fetch_add(1, Ordering::Relaxed);
+        if let (Some(started), Some(timer)) = (started, self.timer.get()) {
+            timer.record(started.elapsed());
+        }
+    }
+}
+
+/// One event's decisions as read, since the process started.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DecisionCounts {
+    pub allowed: u64,
+    /// Per tier, in [`Refusal::index`] order.
+    pub refused: [u64; 2],
+    /// Per tier: report-only decisions that enforcing would have refused.
+    pub would_refuse: [u64; 2],
+    /// What [`Decisions::count_request`] counted.
+    pub requests: u64,
+}
+
+impl DecisionCounts {
+    /// Every counted decision, whatever it was.
+    pub fn decided(&self) -> u64 {
+        self.allowed + self.refused.iter().sum::<u64>() + self.would_refuse.iter().sum::<u64>()
+    }
+}
+
+impl Decisions {
+    fn slot(&self, event: &'static str, claim: bool) -> Option<&DecisionSlot> {
+        find_slot(&self.slots, event, claim, |s| &s.event)
+    }
+
+    /// What the guard decided under `event`.
+    pub fn read(&self, event: &'static str) -> DecisionCounts {
+        let Some(slot) = self.slot(event, false) else {
+            return DecisionCounts::default();
+        };
+        let [allowed, r0, r1, w0, w1] = slot.outcomes.each_ref().map(|a| a.load(Ordering::Relaxed));
+        DecisionCounts {
+            allowed,
+            refused: [r0, r1],
+            would_refuse: [w0, w1],
+            requests: slot.requests.load(Ordering::Relaxed),
+        }
+    }
+
+    /// One more request under `event`, for a caller whose request is made of several decisions
+    /// (a sign-in attempt: one per limit, `crate::login`).
+    pub fn count_request(&self, event: &'static str) {
+        if let Some(slot) = self.slot(event, true) {
+            slot.requests.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Times one decision in [`DECISION_SAMPLE`] under `event` into `histogram`, in seconds.
+    /// Once per event and guard: a later call is ignored.
+    pub fn time_with(&self, event: &'static str, histogram: ::metrics::Histogram) {
+        if let Some(slot) = self.slot(event, true) {
+            let _ = slot.timer.set(histogram);
+        }
     }
 }
 

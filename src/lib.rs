@@ -23,6 +23,7 @@ pub mod interaction;
 pub mod keys;
 pub mod links;
 pub mod login;
+pub mod metrics;
 pub mod password;
 pub mod proxy;
 pub mod settings;
@@ -124,8 +125,14 @@ pub async fn run_cron(db: &Db, flood: &dyn FloodStore) -> Result<(u64, u64, u64)
     Ok((sessions, handles, events))
 }
 
-/// Serves until Ctrl-C (or SIGTERM), with the cron timer and the flood store's sync running.
-pub async fn serve(listener: TcpListener, state: AppState, config: &Config) -> std::io::Result<()> {
+/// Serves until Ctrl-C (or SIGTERM), with the cron timer and the flood store's sync running,
+/// and the metrics endpoint on its own listener when there is one (`ORCHESTRA_METRICS_BIND`).
+pub async fn serve(
+    listener: TcpListener,
+    metrics: Option<TcpListener>,
+    state: AppState,
+    config: &Config,
+) -> std::io::Result<()> {
     let secure = state
         .site
         .get()
@@ -134,6 +141,14 @@ pub async fn serve(listener: TcpListener, state: AppState, config: &Config) -> s
         .base_url
         .starts_with("https://");
     let app = http::router(state.clone(), secure);
+    let metrics = metrics.map(|listener| {
+        let recorder = Arc::new(metrics::Metrics::new(state.guard.clone()));
+        tokio::spawn(async move {
+            if let Err(e) = metrics::serve(listener, recorder, shutdown_signal()).await {
+                tracing::error!(error = %e, "the metrics endpoint stopped");
+            }
+        })
+    });
     let background = spawn_background(state, config.flood_sync);
     // The peer address is what sign-in attempts are counted by (`http::client`).
     let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
@@ -141,6 +156,9 @@ pub async fn serve(listener: TcpListener, state: AppState, config: &Config) -> s
         .with_graceful_shutdown(shutdown_signal())
         .await;
     background.abort();
+    if let Some(metrics) = metrics {
+        metrics.abort();
+    }
     result
 }
 

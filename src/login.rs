@@ -14,6 +14,9 @@ use crate::settings::Settings;
 
 pub const ADDRESS_EVENT: &str = "login.address";
 pub const ACCOUNT_EVENT: &str = "login.account";
+/// The attempts counted under either limit, one per attempt (the metrics endpoint's count of
+/// sign-in requests; each limit's decisions are under its own event).
+pub const ATTEMPT_EVENT: &str = "login";
 
 /// The flood identifier of a client address (IPv6 by its /64): a keyed hash, never the address.
 pub fn address_key(keys: &SiteKeys, ip: IpAddr) -> String {
@@ -46,6 +49,9 @@ pub fn attempt(
 ) -> Result<(), Refused> {
     let (per_address, per_account) = settings.login_limits();
     let policy = settings.login_policy();
+    if FloodGuard::is_counting(&per_address) || FloodGuard::is_counting(&per_account) {
+        guard.decisions().count_request(ATTEMPT_EVENT);
+    }
     for (event, key, limits, refused) in [
         (ADDRESS_EVENT, address, per_address, Refused::Address),
         (ACCOUNT_EVENT, account, per_account, Refused::Account),

@@ -50,6 +50,7 @@ cli-setup-url =
     No administrator exists yet. Open this one-time setup URL to create the first one (valid for 24 hours):
       { $url }
 cli-serving = Orchestra is listening on { $address } (database: { $backend }, flood store: { $flood }).
+cli-metrics-serving = Metrics for Prometheus on { $address }/metrics (keep this address private).
 cli-doorway-uncapped = Warning: nothing caps the interaction doorway. Set the request limits under Settings (see docs/interaction.md).
 cli-password-stdin = Could not read the password from standard input.
 cli-admin-created = Administrator { $name } created.
@@ -78,6 +79,7 @@ error-unavailable-title = Not available
 error-unavailable = The site cannot save anything right now. The administrator has been told; please try again later.
 config-env-database-scheme = ORCHESTRA_DATABASE_URL must be a SQLite path or one of { $schemes }, not "{ $value }".
 config-env-trusted-proxies = ORCHESTRA_TRUSTED_PROXIES must list addresses or CIDR ranges (such as 127.0.0.1, 10.0.0.0/8), separated by commas; "{ $value }" is not one.
+config-env-metrics-bind = ORCHESTRA_METRICS_BIND must be an address and port to serve the metrics on, such as 127.0.0.1:9464, not "{ $value }".
 db-missing = There is no database at { $path }. Run "orchestra init" to create one, or check ORCHESTRA_DATABASE_URL.
 db-refused = The database server refused the connection: is it running, on that host and port?
 db-unknown-host = The database server's host name is unknown.

@@ -50,6 +50,7 @@ cli-setup-url =
     Aucun administrateur n'existe encore. Ouvrez cette URL d'installation à usage unique pour créer le premier (valable 24 heures) :
       { $url }
 cli-serving = Orchestra écoute sur { $address } (base de données : { $backend }, compteur de requêtes : { $flood }).
+cli-metrics-serving = Métriques pour Prometheus sur { $address }/metrics (gardez cette adresse privée).
 cli-doorway-uncapped = Avertissement : rien ne limite la porte d'interaction. Réglez les limites de requêtes dans Réglages (voir docs/interaction.md).
 cli-password-stdin = Impossible de lire le mot de passe sur l'entrée standard.
 cli-admin-created = Administrateur { $name } créé.
@@ -78,6 +79,7 @@ error-unavailable-title = Indisponible
 error-unavailable = Le site ne peut rien enregistrer pour le moment. L'administrateur est prévenu ; réessayez plus tard.
 config-env-database-scheme = ORCHESTRA_DATABASE_URL doit être un chemin SQLite ou l'un de { $schemes }, pas « { $value } ».
 config-env-trusted-proxies = ORCHESTRA_TRUSTED_PROXIES doit lister des adresses ou des plages CIDR (comme 127.0.0.1, 10.0.0.0/8), séparées par des virgules ; « { $value } » n'en est pas une.
+config-env-metrics-bind = ORCHESTRA_METRICS_BIND doit être une adresse et un port où servir les métriques, comme 127.0.0.1:9464, pas « { $value } ».
 db-missing = Il n'y a pas de base de données à { $path }. Lancez « orchestra init » pour en créer une, ou vérifiez ORCHESTRA_DATABASE_URL.
 db-refused = Le serveur de base de données a refusé la connexion : fonctionne-t-il, sur cet hôte et ce port ?
 db-unknown-host = Le nom d'hôte du serveur de base de données est inconnu.

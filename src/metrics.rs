@@ -1,0 +1,472 @@
+//! The Prometheus endpoint: `GET /metrics` on its own address (`ORCHESTRA_METRICS_BIND`, off
+//! unless set), never on the app's, so it cannot be public by accident.
+//!
+//! The text is the `metrics-exporter-prometheus` crate's, from a recorder of this server's own
+//! (never installed as the process's global one, so several servers in one test process keep
+//! their figures apart). Almost nothing is added to a request's work: the guard already keeps
+//! its figures in atomics ([`crate::guard::Decisions`], [`crate::guard::StoreHealth`]), and a
+//! scrape copies them into the recorder's counters before rendering. The one figure measured
+//! on the way is the guard's decision time, sampled (one decision in
+//! [`crate::guard::DECISION_SAMPLE`]); the process figures are read from `/proc/self` at scrape
+//! time. See docs/operations.md, Metrics.
+
+use std::sync::Arc;
+
+use ::metrics::{Counter, Gauge, Key, KeyName, Label, Level, Metadata, Recorder, Unit};
+use axum::Router;
+use axum::extract::State;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use tokio::net::TcpListener;
+
+use crate::guard::FloodGuard;
+
+/// The path the figures are served on.
+pub const PATH: &str = "/metrics";
+
+/// The histogram of the guard's decision time, in seconds.
+pub const DECISION_SECONDS: &str = "orchestra_guard_decision_seconds";
+
+/// Its buckets: a decision is an in-memory count (about 0.1 µs), so they start well below a
+/// microsecond; the last ones are there to show a lock or a stall.
+pub const DECISION_BUCKETS: &[f64] = &[
+    1e-7, 2.5e-7, 5e-7, 1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 1e-4, 1e-3, 1e-2,
+];
+
+/// One guarded address as its figures are labelled: the guard's events behind it, each with
+/// the names its two tiers have in the settings.
+struct Guarded {
+    address: &'static str,
+    events: &'static [(&'static str, [&'static str; 2])],
+    /// An event whose own count of requests is this address's, when one request is several
+    /// decisions (a sign-in attempt is one per limit); otherwise each decision is a request.
+    requests: Option<&'static str>,
+}
+
+const GUARDED: [Guarded; 3] = [
+    Guarded {
+        address: "doorway",
+        events: &[(crate::http::doorway::EVENT, ["per_link", "total"])],
+        requests: None,
+    },
+    Guarded {
+        address: "notice",
+        events: &[(crate::http::notice::EVENT, ["per_payment", "total"])],
+        requests: None,
+    },
+    Guarded {
+        address: "login",
+        // Sign-in limits have no total tier; a refusal while the store fails is under `total`.
+        events: &[
+            (crate::login::ADDRESS_EVENT, ["per_address", "total"]),
+            (crate::login::ACCOUNT_EVENT, ["per_account", "total"]),
+        ],
+        requests: Some(crate::login::ATTEMPT_EVENT),
+    },
+];
+
+static METADATA: Metadata<'static> =
+    Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
+
+/// One address's counters, and where each one's value comes from.
+struct AddressCounters {
+    guarded: &'static Guarded,
+    requests: Counter,
+    /// Per tier name: refused, would have been refused, and the (event, tier index) behind it.
+    tiers: Vec<TierCounters>,
+}
+
+struct TierCounters {
+    refused: Counter,
+    would_refuse: Counter,
+    sources: Vec<(&'static str, usize)>,
+}
+
+/// The recorder of one server and the handles a scrape copies the guard's figures into.
+pub struct Metrics {
+    handle: PrometheusHandle,
+    guard: Arc<FloodGuard>,
+    addresses: Vec<AddressCounters>,
+    without_store: Counter,
+    syncs: [Counter; 2],
+    faults: Counter,
+    failing: Gauge,
+    failing_seconds: Gauge,
+    #[cfg(target_os = "linux")]
+    process: process::Figures,
+}
+
+impl Metrics {
+    /// A recorder for this guard's figures; from now on one decision in
+    /// [`crate::guard::DECISION_SAMPLE`] is timed.
+    pub fn new(guard: Arc<FloodGuard>) -> Self {
+        let recorder = PrometheusBuilder::new()
+            .set_buckets_for_metric(Matcher::Full(DECISION_SECONDS.to_owned()), DECISION_BUCKETS)
+            .expect("the buckets are not empty")
+            .build_recorder();
+        let counter = |name: &'static str, labels: &[(&'static str, &'static str)]| {
+            recorder.register_counter(&key(name, labels), &METADATA)
+        };
+        let gauge = |name: &'static str| recorder.register_gauge(&key(name, &[]), &METADATA);
+        let describe = |name: &'static str, unit: Option<Unit>, help: &'static str| {
+            recorder.describe_counter(KeyName::from_const_str(name), unit, help.into())
+        };
+        describe(
+            "orchestra_guard_requests_total",
+            None,
+            "Requests the guard counted (limits on), by address.",
+        );
+        describe(
+            "orchestra_guard_refused_total",
+            None,
+            "Requests refused, by address and the tier that refused them.",
+        );
+        describe(
+            "orchestra_guard_would_refuse_total",
+            None,
+            "Report-only mode: requests answered that enforcing would have refused, by address and tier.",
+        );
+        describe(
+            "orchestra_guard_decisions_without_store_total",
+            None,
+            "Counted requests decided while the flood store was failing.",
+        );
+        describe(
+            "orchestra_flood_store_syncs_total",
+            None,
+            "Syncs of the flood store, by result (ok, failed).",
+        );
+        describe(
+            "orchestra_flood_store_faults_total",
+            None,
+            "Faults of the flood store: runs of failed syncs.",
+        );
+        describe(
+            "orchestra_flood_store_failing",
+            None,
+            "1 while the flood store's last sync failed, else 0.",
+        );
+        describe(
+            "orchestra_flood_store_failing_seconds",
+            Some(Unit::Seconds),
+            "How long the current flood store fault has lasted; 0 while the store works.",
+        );
+        recorder.describe_histogram(
+            KeyName::from_const_str(DECISION_SECONDS),
+            Some(Unit::Seconds),
+            "The guard's decision time (one decision in 64 is timed), by address.".into(),
+        );
+
+        let addresses = GUARDED
+            .iter()
+            .map(|guarded| {
+                let address = guarded.address;
+                let histogram = recorder
+                    .register_histogram(&key(DECISION_SECONDS, &[("address", address)]), &METADATA);
+                let mut tiers: Vec<(&'static str, TierCounters)> = Vec::new();
+                for &(event, names) in guarded.events {
+                    guard.decisions().time_with(event, histogram.clone());
+                    for (index, tier) in names.into_iter().enumerate() {
+                        match tiers.iter_mut().find(|(name, _)| *name == tier) {
+                            Some((_, t)) => t.sources.push((event, index)),
+                            None => tiers.push((
+                                tier,
+                                TierCounters {
+                                    refused: counter(
+                                        "orchestra_guard_refused_total",
+                                        &[("address", address), ("tier", tier)],
+                                    ),
+                                    would_refuse: counter(
+                                        "orchestra_guard_would_refuse_total",
+                                        &[("address", address), ("tier", tier)],
+                                    ),
+                                    sources: vec![(event, index)],
+                                },
+                            )),
+                        }
+                    }
+                }
+                AddressCounters {
+                    guarded,
+                    requests: counter("orchestra_guard_requests_total", &[("address", address)]),
+                    tiers: tiers.into_iter().map(|(_, t)| t).collect(),
+                }
+            })
+            .collect();
+
+        let metrics = Self {
+            handle: recorder.handle(),
+            addresses,
+            without_store: counter("orchestra_guard_decisions_without_store_total", &[]),
+            syncs: [
+                counter("orchestra_flood_store_syncs_total", &[("result", "ok")]),
+                counter("orchestra_flood_store_syncs_total", &[("result", "failed")]),
+            ],
+            faults: counter("orchestra_flood_store_faults_total", &[]),
+            failing: gauge("orchestra_flood_store_failing"),
+            failing_seconds: gauge("orchestra_flood_store_failing_seconds"),
+            #[cfg(target_os = "linux")]
+            process: process::Figures::new(&recorder),
+            guard,
+        };
+        recorder.describe_gauge(
+            KeyName::from_const_str("orchestra_build_info"),
+            None,
+            "Always 1, labelled with the version of the binary.".into(),
+        );
+        let version = recorder.register_gauge(
+            &key(
+                "orchestra_build_info",
+                &[("version", env!("CARGO_PKG_VERSION"))],
+            ),
+            &METADATA,
+        );
+        version.set(1.0);
+        metrics
+    }
+
+    /// Copies the guard's figures and the process's into the recorder, then renders them all.
+    pub fn render(&self) -> String {
+        let decisions = self.guard.decisions();
+        for a in &self.addresses {
+            let requests = match a.guarded.requests {
+                Some(event) => decisions.read(event).requests,
+                None => a
+                    .guarded
+                    .events
+                    .iter()
+                    .map(|(event, _)| decisions.read(event).decided())
+                    .sum(),
+            };
+            a.requests.absolute(requests);
+            for tier in &a.tiers {
+                let (mut refused, mut would) = (0, 0);
+                for &(event, index) in &tier.sources {
+                    let read = decisions.read(event);
+                    refused += read.refused[index];
+                    would += read.would_refuse[index];
+                }
+                tier.refused.absolute(refused);
+                tier.would_refuse.absolute(would);
+            }
+        }
+        let health = self.guard.health();
+        self.without_store
+            .absolute(health.decisions_without_store());
+        let (ok, failed) = health.syncs();
+        self.syncs[0].absolute(ok);
+        self.syncs[1].absolute(failed);
+        self.faults.absolute(health.faults());
+        let failing_for = health.failing_for();
+        self.failing
+            .set(if failing_for.is_some() { 1.0 } else { 0.0 });
+        self.failing_seconds
+            .set(failing_for.map_or(0.0, |d| d.as_secs_f64()));
+        #[cfg(target_os = "linux")]
+        self.process.read();
+        self.handle.render()
+    }
+}
+
+fn key(name: &'static str, labels: &[(&'static str, &'static str)]) -> Key {
+    Key::from_parts(
+        name,
+        labels
+            .iter()
+            .map(|&(k, v)| Label::from_static_parts(k, v))
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// `GET /metrics` and nothing else: none of the app's routes.
+pub fn router(metrics: Arc<Metrics>) -> Router {
+    Router::new().route(PATH, get(scrape)).with_state(metrics)
+}
+
+async fn scrape(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
+    (
+        [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        metrics.render(),
+    )
+}
+
+/// Serves the endpoint on `listener` until `shutdown` resolves.
+pub async fn serve(
+    listener: TcpListener,
+    metrics: Arc<Metrics>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(metrics))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// The usual process figures, from `/proc/self`, under the names every Prometheus client uses.
+/// Read by hand rather than through a crate: five files of a stable format, where the crates
+/// for it bring a `/proc` parser of every file.
+#[cfg(target_os = "linux")]
+mod process {
+    use ::metrics::{Counter, Gauge, KeyName, Recorder, Unit};
+    use metrics_exporter_prometheus::PrometheusRecorder;
+
+    use super::{METADATA, key};
+
+    pub struct Figures {
+        cpu_seconds: Counter,
+        resident: Gauge,
+        virtual_memory: Gauge,
+        open_fds: Gauge,
+        max_fds: Gauge,
+        threads: Gauge,
+        start_time: Gauge,
+        /// Clock ticks per second and the page size (sysconf), and the boot time (/proc/stat).
+        ticks: f64,
+        page: f64,
+        boot_time: Option<f64>,
+    }
+
+    impl Figures {
+        pub fn new(recorder: &PrometheusRecorder) -> Self {
+            let describe = |name: &'static str, unit: Unit, help: &'static str| {
+                recorder.describe_gauge(KeyName::from_const_str(name), Some(unit), help.into())
+            };
+            recorder.describe_counter(
+                KeyName::from_const_str("process_cpu_seconds_total"),
+                Some(Unit::Seconds),
+                "User and system CPU time spent, in whole seconds.".into(),
+            );
+            describe(
+                "process_resident_memory_bytes",
+                Unit::Bytes,
+                "Resident memory size.",
+            );
+            describe(
+                "process_virtual_memory_bytes",
+                Unit::Bytes,
+                "Virtual memory size.",
+            );
+            describe("process_open_fds", Unit::Count, "Open file descriptors.");
+            describe(
+                "process_max_fds",
+                Unit::Count,
+                "The limit of open file descriptors.",
+            );
+            describe("process_threads", Unit::Count, "Threads of the process.");
+            describe(
+                "process_start_time_seconds",
+                Unit::Seconds,
+                "When the process started, in seconds since the Unix epoch.",
+            );
+            let gauge = |name| recorder.register_gauge(&key(name, &[]), &METADATA);
+            // SAFETY: sysconf reads a constant of the system; no memory is handed over.
+            let (ticks, page) = unsafe {
+                (
+                    libc::sysconf(libc::_SC_CLK_TCK),
+                    libc::sysconf(libc::_SC_PAGESIZE),
+                )
+            };
+            let boot_time = std::fs::read_to_string("/proc/stat").ok().and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("btime "))
+                    .and_then(|v| v.trim().parse::<f64>().ok())
+            });
+            Self {
+                cpu_seconds: recorder
+                    .register_counter(&key("process_cpu_seconds_total", &[]), &METADATA),
+                resident: gauge("process_resident_memory_bytes"),
+                virtual_memory: gauge("process_virtual_memory_bytes"),
+                open_fds: gauge("process_open_fds"),
+                max_fds: gauge("process_max_fds"),
+                threads: gauge("process_threads"),
+                start_time: gauge("process_start_time_seconds"),
+                ticks: if ticks > 0 { ticks as f64 } else { 100.0 },
+                page: if page > 0 { page as f64 } else { 4096.0 },
+                boot_time,
+            }
+        }
+
+        /// Reads the figures now; one that cannot be read keeps its last value.
+        pub fn read(&self) {
+            if let Some(stat) = Stat::read() {
+                self.cpu_seconds
+                    .absolute(((stat.utime + stat.stime) as f64 / self.ticks) as u64);
+                self.resident.set(stat.rss_pages as f64 * self.page);
+                self.virtual_memory.set(stat.vsize as f64);
+                self.threads.set(stat.threads as f64);
+                if let Some(boot) = self.boot_time {
+                    self.start_time
+                        .set(boot + stat.start_ticks as f64 / self.ticks);
+                }
+            }
+            if let Ok(entries) = std::fs::read_dir("/proc/self/fd") {
+                self.open_fds.set(entries.count() as f64);
+            }
+            let mut limit = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            // SAFETY: getrlimit writes one rlimit into the one we own.
+            if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
+                self.max_fds.set(limit.rlim_cur as f64);
+            }
+        }
+    }
+
+    /// The fields of /proc/self/stat that are read (proc(5)).
+    #[derive(Debug, PartialEq)]
+    pub(super) struct Stat {
+        pub utime: u64,
+        pub stime: u64,
+        pub threads: u64,
+        pub start_ticks: u64,
+        pub vsize: u64,
+        pub rss_pages: u64,
+    }
+
+    impl Stat {
+        fn read() -> Option<Self> {
+            Self::parse(&std::fs::read_to_string("/proc/self/stat").ok()?)
+        }
+
+        /// The command's name may hold spaces and parentheses: fields are counted after the
+        /// last `)`, where field 3 (the state) begins.
+        pub(super) fn parse(text: &str) -> Option<Self> {
+            let rest = &text[text.rfind(')')? + 1..];
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            let field = |n: usize| fields.get(n - 3)?.parse::<u64>().ok();
+            Some(Self {
+                utime: field(14)?,
+                stime: field(15)?,
+                threads: field(20)?,
+                start_ticks: field(22)?,
+                vsize: field(23)?,
+                rss_pages: field(24)?,
+            })
+        }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::process::Stat;
+
+    #[test]
+    fn stat_fields_are_counted_after_the_last_parenthesis() {
+        let line = "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 900 0 0 0 \
+                    150 25 0 0 20 0 7 0 123456 987654321 2048 18446744073709551615";
+        assert_eq!(
+            Stat::parse(line),
+            Some(Stat {
+                utime: 150,
+                stime: 25,
+                threads: 7,
+                start_ticks: 123456,
+                vsize: 987654321,
+                rss_pages: 2048,
+            })
+        );
+        assert_eq!(Stat::parse("4242 (x) S 1"), None);
+    }
+}
