@@ -20,8 +20,17 @@ pub const SIGNATURE_MAX_AGE: i64 = 5 * 60;
 /// The prefix of every token's text, so a leaked one is recognisable in a scan.
 pub const TOKEN_PREFIX: &str = "orch_";
 
+/// The purpose a token's keyed hash is made for.
+pub const TOKEN_PURPOSE: &str = "api-token";
+
 fn token_hash(keys: &SiteKeys, text: &str) -> String {
-    keys.keyed_hash("api-token", text)
+    keys.keyed_hash(TOKEN_PURPOSE, text)
+}
+
+/// Whether a bearer text can be a token at all (its prefix, a bounded length): anything else is
+/// refused without hashing it.
+pub fn could_be_token(text: &str) -> bool {
+    text.starts_with(TOKEN_PREFIX) && text.len() <= 200
 }
 
 fn random_hex(bytes: usize) -> String {
@@ -52,7 +61,7 @@ pub async fn create_token(
 /// The keyed hash a bearer text is stored under, or `None` for a text that cannot be a token
 /// (no database read is spent on it).
 pub fn bearer_hash(keys: &SiteKeys, text: &str) -> Option<String> {
-    (text.starts_with(TOKEN_PREFIX) && text.len() <= 200).then(|| token_hash(keys, text))
+    could_be_token(text).then(|| token_hash(keys, text))
 }
 
 /// The live token a bearer text names.

@@ -78,12 +78,19 @@ impl SiteKeys {
     /// A keyed hash standing in for a secret wherever an identifier is needed (flood store,
     /// logs, handle records). Full length, so it identifies exactly one secret.
     pub fn keyed_hash(&self, purpose: &str, secret: &str) -> String {
+        let mut mac = self.keyed_hasher(purpose);
+        mac.update(secret.as_bytes());
+        crate::capability::hex_encode(&mac.finalize().into_bytes())
+    }
+
+    /// `keyed_hash` for one purpose, keyed and ready for the secret: cloned per use by a
+    /// path that hashes many secrets (`site::Snapshot`).
+    pub fn keyed_hasher(&self, purpose: &str) -> Hmac<Sha256> {
         let mut mac =
             Hmac::<Sha256>::new_from_slice(&self.hash_salt).expect("HMAC takes any key length");
         mac.update(purpose.as_bytes());
         mac.update(b"\0");
-        mac.update(secret.as_bytes());
-        crate::capability::hex_encode(&mac.finalize().into_bytes())
+        mac
     }
 }
 

@@ -24,6 +24,8 @@ pub struct Snapshot {
     /// The keyed hash that names a doorway caller, keyed once per snapshot so that each
     /// request only pays for hashing its own link.
     caller_hasher: Hmac<Sha256>,
+    /// `keys.keyed_hash(api::TOKEN_PURPOSE, ..)`, keyed once: the API's fast refusal.
+    token_hasher: Hmac<Sha256>,
 }
 
 impl Snapshot {
@@ -31,24 +33,41 @@ impl Snapshot {
         let caller_hasher =
             Hmac::<Sha256>::new_from_slice(keys.keyed_hash("doorway-caller", "").as_bytes())
                 .expect("HMAC takes any key length");
+        let token_hasher = keys.keyed_hasher(crate::api::TOKEN_PURPOSE);
         Self {
             settings,
             keys,
             caller_hasher,
+            token_hasher,
         }
+    }
+
+    /// The keyed hash an API token's text is stored under (`api::bearer_hash`), on the stack;
+    /// `None` for a text that cannot be a token.
+    pub fn token_hash(&self, text: &str) -> Option<CallerId> {
+        if !crate::api::could_be_token(text) {
+            return None;
+        }
+        let mut mac = self.token_hasher.clone();
+        mac.update(text.as_bytes());
+        Some(hex64(&mac.finalize().into_bytes()))
     }
 
     /// The flood identifier of a doorway caller: a keyed hash of its whole link, full length.
     pub fn caller_id(&self, link: &str) -> CallerId {
         let mut mac = self.caller_hasher.clone();
         mac.update(link.as_bytes());
-        let digest = mac.finalize().into_bytes();
-        let mut hex = [0u8; 64];
-        for (pair, &b) in hex.chunks_exact_mut(2).zip(digest.iter()) {
-            pair.copy_from_slice(&crate::capability::hex_pair(b));
-        }
-        CallerId(hex)
+        hex64(&mac.finalize().into_bytes())
     }
+}
+
+/// 32 bytes as 64 hex digits, on the stack.
+fn hex64(digest: &[u8]) -> CallerId {
+    let mut hex = [0u8; 64];
+    for (pair, &b) in hex.chunks_exact_mut(2).zip(digest.iter()) {
+        pair.copy_from_slice(&crate::capability::hex_pair(b));
+    }
+    CallerId(hex)
 }
 
 /// A caller's keyed hash as 64 hex characters, on the stack: the refusal path allocates
@@ -269,5 +288,22 @@ mod tests {
         assert_ne!(id, snapshot.caller_id("l.1..9.abd"));
         let other_salt = Snapshot::new(Settings::default(), SiteKeys::from_bytes([1; 32], [3; 32]));
         assert_ne!(id, other_salt.caller_id("l.1..9.abc"));
+    }
+
+    #[test]
+    fn a_token_hash_is_the_one_its_token_is_stored_under() {
+        let keys = SiteKeys::from_bytes([1; 32], [2; 32]);
+        let snapshot = Snapshot::new(Settings::default(), keys.clone());
+        let text = "orch_0123456789abcdef";
+        assert_eq!(
+            snapshot.token_hash(text).map(|h| h.as_str().to_owned()),
+            crate::api::bearer_hash(&keys, text)
+        );
+        assert!(snapshot.token_hash("not a token").is_none());
+        assert!(
+            snapshot
+                .token_hash(&format!("orch_{}", "a".repeat(200)))
+                .is_none()
+        );
     }
 }

@@ -51,9 +51,7 @@ fn refuse(state: &AppState, https: bool, request: &Request) -> Option<Response> 
         let bearer = header(request.headers(), "authorization")?
             .strip_prefix("Bearer ")?
             .trim();
-        let token = state
-            .api_seen
-            .get(&api::bearer_hash(&snapshot.keys, bearer)?)?;
+        let token = state.api_seen.get(snapshot.token_hash(bearer)?.as_str())?;
         let policy = api::policy(&token, settings, false);
         let verdict = state.api_buckets.refused(token.id, policy)?;
         Some(rate_limited(policy, verdict, https))
