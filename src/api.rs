@@ -86,14 +86,15 @@ pub async fn authenticate_hash(db: &Db, hash: &str) -> Result<Option<TokenRow>, 
 /// it starts again empty (the next allowed request of each token puts it back).
 #[derive(Default)]
 pub struct Seen {
-    map: Mutex<HashMap<String, Arc<TokenRow>>>,
+    /// foldhash: the keys are keyed hashes, which no caller can choose without the site's key.
+    map: Mutex<HashMap<String, Arc<TokenRow>, foldhash::fast::RandomState>>,
 }
 
 /// Tokens [`Seen`] holds at most.
 const MAX_SEEN: usize = 10_000;
 
 impl Seen {
-    fn map(&self) -> MutexGuard<'_, HashMap<String, Arc<TokenRow>>> {
+    fn map(&self) -> MutexGuard<'_, HashMap<String, Arc<TokenRow>, foldhash::fast::RandomState>> {
         self.map.lock().unwrap_or_else(|e| e.into_inner())
     }
 

@@ -37,14 +37,15 @@ struct Bucket {
 /// by that table; a revoked token's bucket is dropped with `forget`.
 pub struct Buckets {
     clock: Clock,
-    map: Mutex<HashMap<i64, Bucket>>,
+    /// foldhash: the keys are ids of tokens an administrator made, not chosen by a caller.
+    map: Mutex<HashMap<i64, Bucket, foldhash::fast::RandomState>>,
 }
 
 impl Buckets {
     pub fn new(clock: Clock) -> Self {
         Self {
             clock,
-            map: Mutex::new(HashMap::new()),
+            map: Mutex::new(HashMap::default()),
         }
     }
 

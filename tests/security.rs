@@ -598,6 +598,44 @@ async fn an_https_site_sends_strict_transport_security() {
             "{path}"
         );
     }
+    // The doorway's refusal and the API's, answered before the layer that adds it elsewhere.
+    app.set(&[
+        ("orchestra.request_limits.enabled", "true"),
+        ("interaction.limits.per_link", "1"),
+    ])
+    .await;
+    let keys = orchestra::store::keys::load(&app.db).await.unwrap();
+    let token = orchestra::api::create_token(&app.db, &keys, "hsts", Some(1), Some(1))
+        .await
+        .unwrap()
+        .unwrap();
+    let client = reqwest::Client::new();
+    for (what, request) in [
+        (
+            "the doorway's refusal",
+            client.get(format!("{base}/interaction/l.1..9.x")),
+        ),
+        (
+            "the API's refusal",
+            client
+                .get(format!("{base}/api/v1/workflows"))
+                .header("authorization", format!("Bearer {token}")),
+        ),
+    ] {
+        let mut last = None;
+        for _ in 0..2 {
+            last = Some(request.try_clone().unwrap().send().await.unwrap());
+        }
+        let r = last.unwrap();
+        assert_eq!(r.status(), 429, "{what}");
+        assert_eq!(
+            r.headers()
+                .get("strict-transport-security")
+                .and_then(|v| v.to_str().ok()),
+            Some("max-age=31536000"),
+            "{what}"
+        );
+    }
     server.abort();
 }
 

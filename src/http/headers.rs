@@ -21,7 +21,7 @@ pub const CSP: &str =
     "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 pub const NOSNIFF: &str = "nosniff";
 pub const DENY: &str = "DENY";
-const HSTS: &str = "max-age=31536000";
+pub const HSTS: &str = "max-age=31536000";
 
 /// What the layer needs: whether the site is served over https (read at start, as the
 /// session cookie's `Secure` is), and where to note forwarded headers nobody trusts.

@@ -116,7 +116,7 @@ pub fn router(state: AppState, secure_cookies: bool) -> Router {
     };
     let site = with_common_layers(site, &state, &security);
     let doorway = with_common_layers(doorway::router(), &state, &security)
-        .route_layer(doorway::GuardLayer::new(state.clone()));
+        .route_layer(doorway::GuardLayer::new(state.clone(), secure_cookies));
     // The API's fast refusal sits outside its common layers too, as the doorway's guard does.
     let api = with_common_layers(api::router(state.clone()), &state, &security)
         .route_layer(api::RefusalLayer::new(state.clone(), secure_cookies));

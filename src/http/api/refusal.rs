@@ -13,12 +13,12 @@ use std::task::{Context, Poll};
 
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
+use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 use tower::ServiceExt;
 
-use super::{KEY_ID, header, rate_headers};
+use super::{KEY_ID, rate_headers};
 use crate::api;
 use crate::bucket::{Policy, Verdict};
 use crate::http::AppState;
@@ -45,10 +45,18 @@ fn refuse(state: &AppState, https: bool, request: &Request) -> Option<Response> 
     state.site.with_snapshot(|snapshot| {
         let settings = &snapshot.settings;
         // A signed request may have a bigger bucket: `gate` checks its signature first.
-        if !settings.request_limits_enabled || request.headers().contains_key(KEY_ID) {
+        if !settings.request_limits_enabled
+            || request
+                .headers()
+                .contains_key(HeaderName::from_static(KEY_ID))
+        {
             return None;
         }
-        let bearer = header(request.headers(), "authorization")?
+        let bearer = request
+            .headers()
+            .get(AUTHORIZATION)?
+            .to_str()
+            .ok()?
             .strip_prefix("Bearer ")?
             .trim();
         let token = state.api_seen.get(snapshot.token_hash(bearer)?.as_str())?;

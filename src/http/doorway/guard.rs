@@ -125,11 +125,13 @@ fn decide(state: &AppState, snapshot: &Snapshot, request: &Request) -> Verdict {
 #[derive(Clone)]
 pub struct GuardLayer {
     state: AppState,
+    /// The site is on https: the refusal carries `Strict-Transport-Security` too.
+    https: bool,
 }
 
 impl GuardLayer {
-    pub fn new(state: AppState) -> Self {
-        Self { state }
+    pub fn new(state: AppState, https: bool) -> Self {
+        Self { state, https }
     }
 }
 
@@ -140,6 +142,7 @@ impl<S> tower::Layer<S> for GuardLayer {
         GuardService(Arc::new(Guarded {
             inner,
             state: self.state.clone(),
+            https: self.https,
         }))
     }
 }
@@ -153,6 +156,7 @@ pub struct GuardService<S>(Arc<Guarded<S>>);
 struct Guarded<S> {
     inner: S,
     state: AppState,
+    https: bool,
 }
 
 impl<S> Clone for GuardService<S> {
@@ -203,10 +207,20 @@ where
     }
 
     fn call(&mut self, request: Request) -> GuardFuture {
-        let Guarded { inner, state } = &*self.0;
-        let verdict = state
+        let Guarded {
+            inner,
+            state,
+            https,
+        } = &*self.0;
+        let mut verdict = state
             .site
             .with_snapshot(|snapshot| decide(state, snapshot, &request));
+        if let (Verdict::Refuse(response), true) = (&mut verdict, *https) {
+            response.headers_mut().insert(
+                axum::http::header::STRICT_TRANSPORT_SECURITY,
+                HeaderValue::from_static(crate::http::headers::HSTS),
+            );
+        }
         match verdict {
             // Work in progress goes first (`priority`): one atomic read when there is none.
             Verdict::Refuse(response) if state.work.busy() => {
