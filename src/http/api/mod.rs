@@ -13,7 +13,7 @@ use axum::Json;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
@@ -35,6 +35,11 @@ pub use refusal::RefusalLayer;
 
 /// The header naming a signed request's integrator key.
 const KEY_ID: &str = "orchestra-key-id";
+/// The same, as a header name made once.
+const KEY_ID_HEADER: HeaderName = HeaderName::from_static(KEY_ID);
+/// The RateLimit draft's two fields.
+const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
+const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
 /// The largest body the API reads.
 const MAX_BODY: usize = 64 * 1024;
 /// The policy's name in the RateLimit fields.
@@ -151,11 +156,11 @@ fn rate_headers(headers: &mut HeaderMap, policy: Policy, verdict: Verdict) {
     let window = (u64::from(policy.burst) * 60).div_ceil(u64::from(policy.per_minute.max(1)));
     let values = [
         (
-            "ratelimit-policy",
+            RATELIMIT_POLICY,
             format!("\"{POLICY_NAME}\";q={};w={}", policy.burst, window.max(1)),
         ),
         (
-            "ratelimit",
+            RATELIMIT,
             format!(
                 "\"{POLICY_NAME}\";r={};t={}",
                 verdict.remaining, verdict.reset_secs

@@ -14,11 +14,11 @@ use std::task::{Context, Poll};
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
-use axum::http::{HeaderName, HeaderValue, StatusCode};
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 use tower::ServiceExt;
 
-use super::{KEY_ID, rate_headers};
+use super::{KEY_ID_HEADER, rate_headers};
 use crate::api;
 use crate::bucket::{Policy, Verdict};
 use crate::http::AppState;
@@ -45,11 +45,7 @@ fn refuse(state: &AppState, https: bool, request: &Request) -> Option<Response> 
     state.site.with_snapshot(|snapshot| {
         let settings = &snapshot.settings;
         // A signed request may have a bigger bucket: `gate` checks its signature first.
-        if !settings.request_limits_enabled
-            || request
-                .headers()
-                .contains_key(HeaderName::from_static(KEY_ID))
-        {
+        if !settings.request_limits_enabled || request.headers().contains_key(KEY_ID_HEADER) {
             return None;
         }
         let bearer = request
