@@ -580,11 +580,17 @@ pub struct Decisions {
     slots: [DecisionSlot; TALLIED_EVENTS],
 }
 
+#[repr(align(128))]
+#[derive(Default)]
+struct Outcomes([AtomicU64; 5]);
+
 #[derive(Default)]
 struct DecisionSlot {
     event: OnceLock<&'static str>,
     /// Allowed; refused per caller, in total; would have been refused per caller, in total.
-    outcomes: [AtomicU64; 5],
+    /// One set per thread's shard (`sizing::shard_index`): on the refusal path each thread
+    /// writes only its own cache line.
+    outcomes: [Outcomes; crate::sizing::SHARDS],
     /// Requests a caller of the guard counted itself ([`Decisions::count_request`]).
     requests: AtomicU64,
     /// Where a sample of this event's decision times goes, once the metrics endpoint is on.
@@ -613,7 +619,7 @@ impl DecisionSlot {
             Decision::Refused { tier, .. } => 1 + tier.index(),
             Decision::WouldRefuse { tier, .. } => 3 + tier.index(),
         };
-        self.outcomes[outcome].fetch_add(1, Ordering::Relaxed);
+        self.outcomes[crate::sizing::shard_index()].0[outcome].fetch_add(1, Ordering::Relaxed);
         if let (Some(started), Some(timer)) = (started, self.timer.get()) {
             timer.record(started.elapsed());
         }
@@ -649,7 +655,12 @@ impl Decisions {
         let Some(slot) = self.slot(event, false) else {
             return DecisionCounts::default();
         };
-        let [allowed, r0, r1, w0, w1] = slot.outcomes.each_ref().map(|a| a.load(Ordering::Relaxed));
+        let [allowed, r0, r1, w0, w1] = std::array::from_fn(|i| {
+            slot.outcomes
+                .iter()
+                .map(|shard| shard.0[i].load(Ordering::Relaxed))
+                .sum::<u64>()
+        });
         DecisionCounts {
             allowed,
             refused: [r0, r1],

@@ -27,7 +27,7 @@ pub const MAX_CALLERS: usize = 10_000;
 /// Hex characters of a caller's keyed hash kept and shown: enough to tell callers apart.
 pub const CALLER_CHARS: usize = 16;
 /// Counters the refusal path spreads over, one per thread modulo this, each on its own line.
-const SHARDS: usize = 16;
+pub(crate) const SHARDS: usize = 16;
 
 /// One period as the chart and its table show it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -170,7 +170,9 @@ thread_local! {
 }
 static NEXT_SHARD: AtomicUsize = AtomicUsize::new(0);
 
-fn shard_index() -> usize {
+/// This thread's shard: counters written on the refusal path are split in [`SHARDS`] cache
+/// lines, one per thread (more threads share), so no core writes a word another core writes.
+pub(crate) fn shard_index() -> usize {
     SHARD.with(|s| {
         let mut i = s.get();
         if i == usize::MAX {
