@@ -12,14 +12,17 @@
 //! - in report-only mode ([`Mode::ReportOnly`]) a request counts exactly as it would when
 //!   enforcing, and what would have been refused is answered and tallied ([`Tally`]);
 //! - while the flood store fails to sync, the operator's [`OnFault`] decides: count in the
-//!   process (as always), let everything through, or refuse everything ([`StoreHealth`]).
+//!   process (as always), let everything through, or refuse everything ([`StoreHealth`]);
+//! - what each event answered and refused per period is kept for its sizing chart
+//!   ([`FloodGuard::sizing`]), on the answered path only.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::flood::{Clock, FloodStore, Tier};
+use crate::sizing::{History, Sizings};
 
 /// The limits a caller of the guard read from its settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,7 +197,7 @@ pub struct FloodGuard {
     flood: Arc<dyn FloodStore>,
     would_refuse: Tally,
     health: StoreHealth,
-    sizing: crate::sizing::Sizing,
+    sizing: Sizings,
     decisions: Decisions,
 }
 
@@ -208,7 +211,7 @@ impl FloodGuard {
         Self {
             flood,
             would_refuse: Tally::new(clock.clone()),
-            sizing: crate::sizing::Sizing::new(clock.clone()),
+            sizing: Sizings::new(clock.clone(), TALLIED_EVENTS),
             health: StoreHealth::new(clock),
             decisions: Decisions::default(),
         }
@@ -237,9 +240,30 @@ impl FloodGuard {
         &self.would_refuse
     }
 
-    /// The doorway's per-period figures for the sizing chart (`crate::sizing`).
-    pub fn sizing(&self) -> &crate::sizing::Sizing {
-        &self.sizing
+    /// `event`'s per-period figures for the sizing chart (`crate::sizing`), for periods of
+    /// `period`: what it answered, as `check_as` recorded it, and what it refused, from the
+    /// decision counters.
+    pub fn sizing(&self, event: &'static str, period: Duration) -> History {
+        match self.sizing.of(event, true) {
+            Some(sizing) => sizing.history(period, self.refused(event)),
+            None => History {
+                period,
+                periods: Vec::new(),
+            },
+        }
+    }
+
+    /// Closes the sizing charts' periods that ended, off the request path (the server's
+    /// background task, at every sync).
+    pub fn tick_sizing(&self) {
+        for (event, sizing) in self.sizing.all() {
+            sizing.tick(self.refused(event));
+        }
+    }
+
+    /// `event`'s refusals since the process started, both tiers.
+    fn refused(&self, event: &'static str) -> u64 {
+        self.decisions.read(event).refused.iter().sum()
     }
 
     pub fn flood(&self) -> &Arc<dyn FloodStore> {
@@ -309,6 +333,16 @@ impl FloodGuard {
         };
         if let Some(slot) = slot {
             slot.record(decision, started);
+        }
+        // The sizing chart's figures, on the answered path only (which renders a page, checks
+        // a password or a notice anyway): a refusal is in the decision counters just written.
+        let would_refuse = match decision {
+            Decision::Allowed => false,
+            Decision::WouldRefuse { .. } => true,
+            Decision::Refused { .. } => return decision,
+        };
+        if let Some(sizing) = self.sizing.of(event, true) {
+            sizing.answered(caller, limits.period, would_refuse, || self.refused(event));
         }
         decision
     }
@@ -540,7 +574,7 @@ impl Tally {
 
 /// The slot of `event` among fixed ones, claiming a free one when `claim` says so: no lock,
 /// no allocation; `None` once every slot belongs to another event.
-fn find_slot<'a, T>(
+pub(crate) fn find_slot<'a, T>(
     slots: &'a [T],
     event: &'static str,
     claim: bool,
@@ -559,6 +593,27 @@ fn find_slot<'a, T>(
         }
     }
     None
+}
+
+/// Counters the refusal path spreads over, one per thread modulo this, each on its own line.
+pub(crate) const SHARDS: usize = 16;
+
+thread_local! {
+    static SHARD: Cell<usize> = const { Cell::new(usize::MAX) };
+}
+static NEXT_SHARD: AtomicUsize = AtomicUsize::new(0);
+
+/// This thread's shard: counters written on the refusal path are split in [`SHARDS`] cache
+/// lines, one per thread (more threads share), so no core writes a word another core writes.
+pub(crate) fn shard_index() -> usize {
+    SHARD.with(|s| {
+        let mut i = s.get();
+        if i == usize::MAX {
+            i = NEXT_SHARD.fetch_add(1, Ordering::Relaxed) % SHARDS;
+            s.set(i);
+        }
+        i
+    })
 }
 
 /// One decision in this many is timed, per thread, once a timer is set
@@ -588,9 +643,9 @@ struct Outcomes([AtomicU64; 5]);
 struct DecisionSlot {
     event: OnceLock<&'static str>,
     /// Allowed; refused per caller, in total; would have been refused per caller, in total.
-    /// One set per thread's shard (`sizing::shard_index`): on the refusal path each thread
-    /// writes only its own cache line.
-    outcomes: [Outcomes; crate::sizing::SHARDS],
+    /// One set per thread's shard ([`shard_index`]): on the refusal path each thread writes
+    /// only its own cache line.
+    outcomes: [Outcomes; SHARDS],
     /// Requests a caller of the guard counted itself ([`Decisions::count_request`]).
     requests: AtomicU64,
     /// Where a sample of this event's decision times goes, once the metrics endpoint is on.
@@ -619,7 +674,7 @@ impl DecisionSlot {
             Decision::Refused { tier, .. } => 1 + tier.index(),
             Decision::WouldRefuse { tier, .. } => 3 + tier.index(),
         };
-        self.outcomes[crate::sizing::shard_index()].0[outcome].fetch_add(1, Ordering::Relaxed);
+        self.outcomes[shard_index()].0[outcome].fetch_add(1, Ordering::Relaxed);
         if let (Some(started), Some(timer)) = (started, self.timer.get()) {
             timer.record(started.elapsed());
         }

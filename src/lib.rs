@@ -176,7 +176,7 @@ fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::JoinH
                         tracing::warn!(error = %e, "flood store sync failed; counting locally until it works");
                     }
                     // Closes the sizing chart's periods off the request path.
-                    state.guard.sizing().tick();
+                    state.guard.tick_sizing();
                 }
                 _ = cron.tick(), if !state.db.vanished() => {
                     if let Err(e) = run_cron(&state.db, state.guard.flood().as_ref()).await {

@@ -1,20 +1,20 @@
-//! The sizing history: per period, how busy the interaction doorway was while it counted, so an
-//! operator sees where a limit would have bitten before setting it (docs/operations.md,
-//! "Sizing chart").
+//! The sizing history: per period, how busy each guarded address (the doorway, provider
+//! notices, the sign-in's two limits) was while it counted, so an operator sees where a limit
+//! would have bitten before setting it (docs/operations.md, "Sizing chart").
 //!
-//! Per period: requests in total, the busiest caller (its keyed hash, never a link) and its
-//! count, the 99th percentile of per-caller counts, and refusals, real or would-be. Bounded:
-//! at most [`MAX_CALLERS`] callers are told apart in a period and [`PERIODS`] periods are kept.
+//! Per period: requests in total, the busiest caller (its keyed hash, never a link, an address
+//! or a name) and its count, the 99th percentile of per-caller counts, and refusals, real or
+//! would-be. Bounded: at most [`MAX_CALLERS`] callers are told apart in a period,
+//! [`PERIODS`] periods are kept, and [`Sizings`] keeps as many events as the guard tallies.
 //!
-//! The refusal path pays one relaxed add to a counter of its own thread's ([`Sizing::refused`]).
-//! Everything else happens on requests that are answered anyway (which already cost a page),
-//! or off the request path: a period's busiest caller and percentile are worked out once, when
-//! it closes, which the server's background task usually does within a second of its end.
+//! The refusal path pays nothing here: refusals are the guard's own decision counters
+//! (`guard::Decisions`), read when a period is closed. Everything else happens on requests that
+//! are answered anyway (which already cost a page, or a password check), or off the request
+//! path: a period's busiest caller and percentile are worked out once, when it closes, which
+//! the server's background task usually does within a second of its end.
 
-use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use crate::flood::Clock;
@@ -26,8 +26,6 @@ pub const PERIODS: usize = crate::guard::RECENT_PERIODS;
 pub const MAX_CALLERS: usize = 10_000;
 /// Hex characters of a caller's keyed hash kept and shown: enough to tell callers apart.
 pub const CALLER_CHARS: usize = 16;
-/// Counters the refusal path spreads over, one per thread modulo this, each on its own line.
-pub(crate) const SHARDS: usize = 16;
 
 /// One period as the chart and its table show it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -79,10 +77,6 @@ impl History {
         self.periods.iter().all(|p| p.requests == 0)
     }
 }
-
-#[repr(align(128))]
-#[derive(Default)]
-struct Shard(AtomicU64);
 
 type CallerKey = [u8; CALLER_CHARS];
 
@@ -154,33 +148,14 @@ struct Inner {
     live: Live,
     /// Closed periods, oldest first.
     closed: VecDeque<Figures>,
-    /// How much of the refusal counters has been given to a period.
+    /// How much of the event's refusal count has been given to a period.
     refused_seen: u64,
 }
 
-/// The doorway's sizing history, per process (like the guard's tally).
+/// One event's sizing history, per process (like the guard's tally).
 pub struct Sizing {
     clock: Clock,
-    refused: [Shard; SHARDS],
     inner: Mutex<Inner>,
-}
-
-thread_local! {
-    static SHARD: Cell<usize> = const { Cell::new(usize::MAX) };
-}
-static NEXT_SHARD: AtomicUsize = AtomicUsize::new(0);
-
-/// This thread's shard: counters written on the refusal path are split in [`SHARDS`] cache
-/// lines, one per thread (more threads share), so no core writes a word another core writes.
-pub(crate) fn shard_index() -> usize {
-    SHARD.with(|s| {
-        let mut i = s.get();
-        if i == usize::MAX {
-            i = NEXT_SHARD.fetch_add(1, Ordering::Relaxed) % SHARDS;
-            s.set(i);
-        }
-        i
-    })
 }
 
 fn period_ms(period: Duration) -> i64 {
@@ -191,11 +166,10 @@ impl Sizing {
     pub fn new(clock: Clock) -> Self {
         Self {
             clock,
-            refused: Default::default(),
             inner: Mutex::new(Inner {
                 period_ms: 0,
                 live: Live::default(),
-                closed: VecDeque::with_capacity(PERIODS),
+                closed: VecDeque::new(),
                 refused_seen: 0,
             }),
         }
@@ -206,24 +180,17 @@ impl Sizing {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn refused_so_far(&self) -> u64 {
-        self.refused
-            .iter()
-            .map(|s| s.0.load(Ordering::Relaxed))
-            .sum()
-    }
-
-    /// One refused request. On the refusal path: no clock, no lock, and a word no other
-    /// thread writes (unless more threads than shards run), so it costs nothing measurable.
-    pub fn refused(&self) {
-        self.refused[shard_index()]
-            .0
-            .fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// One answered request of `caller` (its keyed hash) while the doorway counts over periods
-    /// of `period`; `would_refuse` when report-only mode would have refused it.
-    pub fn answered(&self, caller: &str, period: Duration, would_refuse: bool) {
+    /// One answered request of `caller` (its keyed hash, in hex) while the event counts over
+    /// periods of `period`; `would_refuse` when report-only mode would have refused it.
+    /// `refused` reads the event's refusals so far (as for [`Sizing::tick`]); it is called only
+    /// when this request closes a period, so the answered path reads no counters otherwise.
+    pub fn answered(
+        &self,
+        caller: &str,
+        period: Duration,
+        would_refuse: bool,
+        refused: impl FnOnce() -> u64,
+    ) {
         let ms = period_ms(period);
         let number = self.clock.now_ms().div_euclid(ms);
         let mut key = [b'0'; CALLER_CHARS];
@@ -232,12 +199,18 @@ impl Sizing {
         }
         let mut inner = self.lock();
         if inner.period_ms != ms {
-            // A new period length: the old figures are not comparable, start again.
+            // A new period length: the old figures are not comparable, start again. Refusals
+            // before the very first answer are this period's (counts a restart kept refuse
+            // from the first request); those under an old length are not.
+            if inner.period_ms != 0 {
+                inner.refused_seen = refused();
+            }
             inner.period_ms = ms;
             inner.live = Live::new(number);
             inner.closed.clear();
+        } else if number > inner.live.number {
+            advance(&mut inner, number, refused());
         }
-        self.advance(&mut inner, number);
         let live = &mut inner.live;
         live.answered += 1;
         live.would_refuse += u64::from(would_refuse);
@@ -252,53 +225,35 @@ impl Sizing {
     }
 
     /// Closes the periods that ended (working out their figures) and gives the refusals counted
-    /// since to the period they fell in. The server's background task calls it at every sync,
-    /// so a period is closed, and its refusals placed, within about a second of its end.
-    pub fn tick(&self) {
+    /// since to the period they fell in: `refused` is the event's refusals since the process
+    /// started (`guard::Decisions`). The server's background task calls it at every sync, so a
+    /// period is closed, and its refusals placed, within about a second of its end.
+    pub fn tick(&self, refused: u64) {
         let mut inner = self.lock();
         if inner.period_ms == 0 {
+            // Nothing answered yet: refusals wait for the history to start (`history`).
             return;
         }
         let number = self.clock.now_ms().div_euclid(inner.period_ms);
-        self.advance(&mut inner, number);
-        self.take_refusals(&mut inner);
-    }
-
-    fn take_refusals(&self, inner: &mut Inner) {
-        let so_far = self.refused_so_far();
-        inner.live.refused += so_far.saturating_sub(inner.refused_seen);
-        inner.refused_seen = so_far;
-    }
-
-    /// Moves the history on to period `number`, closing the live one and any gap between.
-    fn advance(&self, inner: &mut Inner, number: i64) {
-        if number <= inner.live.number {
-            return;
-        }
-        self.take_refusals(inner);
-        let ms = inner.period_ms;
-        let closed = inner.live.figures(ms, false);
-        push(&mut inner.closed, closed);
-        // Periods without a request are drawn as such, up to the number kept.
-        let gap = (number - inner.live.number - 1).min(PERIODS as i64);
-        for n in (number - gap)..number {
-            push(
-                &mut inner.closed,
-                Figures {
-                    start_ms: n * ms,
-                    ..Figures::default()
-                },
-            );
-        }
-        inner.live = Live::new(number);
+        advance(&mut inner, number, refused);
+        take_refusals(&mut inner, refused);
     }
 
     /// The history kept for periods of `period`, the current one last; empty when the
-    /// doorway counted over another period length, or has not counted yet.
-    pub fn history(&self, period: Duration) -> History {
-        self.tick();
-        let inner = self.lock();
+    /// event counted over another period length, or has not counted yet. `refused` as for
+    /// [`Sizing::tick`].
+    pub fn history(&self, period: Duration, refused: u64) -> History {
         let ms = period_ms(period);
+        {
+            let mut inner = self.lock();
+            if inner.period_ms == 0 && refused > inner.refused_seen {
+                // Refused before any was answered (counts a restart kept): they start it.
+                inner.period_ms = ms;
+                inner.live = Live::new(self.clock.now_ms().div_euclid(ms));
+            }
+        }
+        self.tick(refused);
+        let inner = self.lock();
         if inner.period_ms != ms {
             return History {
                 period,
@@ -308,6 +263,70 @@ impl Sizing {
         let mut periods: Vec<Figures> = inner.closed.iter().cloned().collect();
         periods.push(inner.live.figures(ms, true));
         History { period, periods }
+    }
+}
+
+fn take_refusals(inner: &mut Inner, refused: u64) {
+    inner.live.refused += refused.saturating_sub(inner.refused_seen);
+    inner.refused_seen = refused;
+}
+
+/// Moves the history on to period `number`, closing the live one and any gap between.
+fn advance(inner: &mut Inner, number: i64, refused: u64) {
+    if number <= inner.live.number {
+        return;
+    }
+    take_refusals(inner, refused);
+    let ms = inner.period_ms;
+    let closed = inner.live.figures(ms, false);
+    push(&mut inner.closed, closed);
+    // Periods without a request are drawn as such, up to the number kept.
+    let gap = (number - inner.live.number - 1).min(PERIODS as i64);
+    for n in (number - gap)..number {
+        push(
+            &mut inner.closed,
+            Figures {
+                start_ms: n * ms,
+                ..Figures::default()
+            },
+        );
+    }
+    inner.live = Live::new(number);
+}
+
+/// The sizing histories of the guard's events, one each: fixed slots claimed by event name
+/// (`guard::find_slot`), so a request finds its event's history without a lock or a map.
+pub struct Sizings {
+    slots: Box<[SizingSlot]>,
+}
+
+struct SizingSlot {
+    event: OnceLock<&'static str>,
+    sizing: Sizing,
+}
+
+impl Sizings {
+    pub fn new(clock: Clock, events: usize) -> Self {
+        Self {
+            slots: (0..events)
+                .map(|_| SizingSlot {
+                    event: OnceLock::new(),
+                    sizing: Sizing::new(clock.clone()),
+                })
+                .collect(),
+        }
+    }
+
+    /// `event`'s history; claimed when `claim` says so and a slot is free.
+    pub fn of(&self, event: &'static str, claim: bool) -> Option<&Sizing> {
+        crate::guard::find_slot(&self.slots, event, claim, |s| &s.event).map(|s| &s.sizing)
+    }
+
+    /// Every event with a history, and the history.
+    pub fn all(&self) -> impl Iterator<Item = (&'static str, &Sizing)> {
+        self.slots
+            .iter()
+            .filter_map(|s| s.event.get().map(|e| (*e, &s.sizing)))
     }
 }
 
@@ -333,18 +352,18 @@ mod tests {
     fn a_period_s_figures_are_its_requests_busiest_percentile_and_refusals() {
         let clock = Clock::manual(3_600_000 * 1000);
         let sizing = Sizing::new(clock.clone());
+        let mut refused = 0;
         for _ in 0..7 {
-            sizing.answered(&caller(1), HOUR, false);
+            sizing.answered(&caller(1), HOUR, false, || refused);
         }
         for i in 0..3 {
-            sizing.answered(&caller(2), HOUR, i == 2);
+            sizing.answered(&caller(2), HOUR, i == 2, || refused);
         }
         for n in 0..148 {
-            sizing.answered(&caller(100 + n), HOUR, false);
+            sizing.answered(&caller(100 + n), HOUR, false, || refused);
         }
-        sizing.refused();
-        sizing.refused();
-        let history = sizing.history(HOUR);
+        refused += 2;
+        let history = sizing.history(HOUR, refused);
         assert_eq!(history.periods.len(), 1);
         let now = &history.periods[0];
         assert_eq!(now.requests, 160);
@@ -360,17 +379,29 @@ mod tests {
         assert_eq!((now.refused, now.would_refuse, now.refusals()), (2, 1, 3));
         assert!(now.current && !now.approximate);
 
+        // A refusal late in the period, placed when the next answer closes it.
+        refused += 1;
         clock.advance(HOUR * 3);
-        sizing.answered(&caller(1), HOUR, false);
-        let history = sizing.history(HOUR);
+        sizing.answered(&caller(1), HOUR, false, || refused);
+        let history = sizing.history(HOUR, refused);
         let counts: Vec<u64> = history.periods.iter().map(|p| p.requests).collect();
-        assert_eq!(counts, [160, 0, 0, 1], "closed, two empty, current");
+        assert_eq!(
+            counts,
+            [161, 0, 0, 1],
+            "closed (with its late refusal), two empty, current"
+        );
         assert!(!history.periods[0].current && history.periods[3].current);
         assert_eq!(
-            history.periods[3].refused, 0,
+            history.periods[0].refused, 3,
             "refusals stay in their period"
         );
-        assert!(sizing.history(Duration::from_secs(60)).periods.is_empty());
+        assert_eq!(history.periods[3].refused, 0);
+        assert!(
+            sizing
+                .history(Duration::from_secs(60), refused)
+                .periods
+                .is_empty()
+        );
     }
 
     #[test]
@@ -378,15 +409,15 @@ mod tests {
         let clock = Clock::manual(0);
         let sizing = Sizing::new(clock.clone());
         for _ in 0..(PERIODS * 3) {
-            sizing.answered(&caller(1), HOUR, false);
+            sizing.answered(&caller(1), HOUR, false, || 0);
             clock.advance(HOUR);
         }
-        assert_eq!(sizing.history(HOUR).periods.len(), PERIODS);
+        assert_eq!(sizing.history(HOUR, 0).periods.len(), PERIODS);
         for n in 0..(MAX_CALLERS as u32 + 500) {
-            sizing.answered(&caller(n), HOUR, false);
+            sizing.answered(&caller(n), HOUR, false, || 0);
         }
-        sizing.answered(&caller(7), HOUR, false);
-        let history = sizing.history(HOUR);
+        sizing.answered(&caller(7), HOUR, false, || 0);
+        let history = sizing.history(HOUR, 0);
         let now = history.periods.last().unwrap();
         assert_eq!(sizing.lock().live.callers.len(), MAX_CALLERS);
         assert_eq!(now.callers, MAX_CALLERS as u64 + 500);
@@ -394,5 +425,18 @@ mod tests {
         assert_eq!(now.busiest.as_ref().map(|b| b.count), Some(2));
         assert_eq!(now.p99, 1);
         assert!(now.approximate);
+    }
+
+    #[test]
+    fn refusals_before_any_answer_start_the_history() {
+        let clock = Clock::manual(0);
+        let sizing = Sizing::new(clock);
+        assert!(sizing.history(HOUR, 0).periods.is_empty());
+        let history = sizing.history(HOUR, 5);
+        assert_eq!(history.periods.len(), 1);
+        assert_eq!(
+            (history.periods[0].requests, history.periods[0].refused),
+            (5, 5)
+        );
     }
 }

@@ -1,6 +1,7 @@
-//! The sizing chart over real TCP: a known pattern of doorway requests, and the figures the
-//! Interaction settings page and the status report draw from it (requests in total, the
-//! busiest link as a keyed hash, the 99th percentile, refusals real or would-be).
+//! The sizing charts over real TCP: a known pattern of requests to each guarded address (the
+//! doorway, provider notices, the sign-in's two limits), and the figures the settings pages and
+//! the status report draw from it (requests in total, the busiest caller as a keyed hash, the
+//! 99th percentile, refusals real or would-be).
 
 mod common;
 mod support;
@@ -12,6 +13,7 @@ use support::{Page, get};
 
 const BACKENDS: [fn() -> Flood; 2] = [|| Flood::Memory, || Flood::Sql];
 const SETTINGS: &str = "/admin/config/orchestra/interaction";
+const LOGIN_SETTINGS: &str = "/admin/config/orchestra";
 const STATUS: &str = "/admin/reports/status";
 
 /// A well-formed link to an instance that does not exist: counted and answered (404).
@@ -65,9 +67,10 @@ async fn send_the_pattern(app: &TestApp) -> (String, Vec<u16>) {
     (a, a_statuses)
 }
 
-/// The current period's row of the chart's table, cell by cell.
-fn current_row(page: &Page) -> [String; 6] {
-    let cell = |class: &str| page.first(&format!("#sizing-table tr.current td.{class}"));
+/// The current period's row of one chart's table (`doorway`, `notice`, `login-address`,
+/// `login-account`), cell by cell.
+fn current_row(page: &Page, chart: &str) -> [String; 6] {
+    let cell = |class: &str| page.first(&format!("#sizing-{chart}-table tr.current td.{class}"));
     [
         cell("requests"),
         cell("busiest"),
@@ -99,7 +102,7 @@ async fn the_chart_s_figures_are_the_requests_sent_enforcing_or_report_only() {
                 let page = get(&admin, &app, &support::with_lang(path, lang)).await;
                 assert_eq!(page.status, 200, "{what} {path} {lang}");
                 assert_eq!(
-                    current_row(&page),
+                    current_row(&page, "doorway"),
                     ["158", &a_hash, busiest, "3", real, would].map(String::from),
                     "{what} {path} {lang}: total, busiest (hash, count), p99, refused, would refuse"
                 );
@@ -110,8 +113,8 @@ async fn the_chart_s_figures_are_the_requests_sent_enforcing_or_report_only() {
                     "{what} {path} {lang}: the link is on the page"
                 );
                 // Both panels are drawn, each labelled, with its limit as a line.
-                for panel in ["total", "per-link"] {
-                    let svg = format!("#sizing-{panel} svg");
+                for panel in ["total", "per-caller"] {
+                    let svg = format!("#sizing-doorway-{panel} svg");
                     assert_eq!(
                         page.attr(&svg, "role").as_deref(),
                         Some("img"),
@@ -120,18 +123,21 @@ async fn the_chart_s_figures_are_the_requests_sent_enforcing_or_report_only() {
                     assert!(!page.first(&format!("{svg} > title")).is_empty());
                     assert!(page.has(&format!("{svg} line.limit")), "{panel} limit line");
                     assert_eq!(
-                        page.text(&format!("#sizing-{panel} .chart-legend li"))
+                        page.text(&format!("#sizing-doorway-{panel} .chart-legend li"))
                             .len(),
                         4
                     );
                 }
-                assert!(page.has("#sizing-total rect.bar.refusals"), "{what}");
+                assert!(
+                    page.has("#sizing-doorway-total rect.bar.refusals"),
+                    "{what}"
+                );
                 assert_eq!(
-                    page.first("#sizing-total .limit-label"),
+                    page.first("#sizing-doorway-total .limit-label"),
                     "1000",
                     "{what}: the total limit's line is labelled"
                 );
-                let desc = page.first("#sizing-per-link svg > desc");
+                let desc = page.first("#sizing-doorway-per-caller svg > desc");
                 let expected = match lang {
                     "en" => format!("The busiest link made at most {busiest} requests"),
                     _ => format!("Le lien le plus actif a fait au plus {busiest} requêtes"),
@@ -151,17 +157,17 @@ async fn closed_periods_keep_their_figures_and_a_new_one_starts_from_nothing() {
     app.clock.advance(Duration::from_secs(2 * 3600));
     assert_eq!(status_of(&app, &made_up_link(1)).await, 404);
     let page = get(&admin, &app, SETTINGS).await;
-    let column = |class: &str| page.text(&format!("#sizing-table tbody td.{class}"));
+    let column = |class: &str| page.text(&format!("#sizing-doorway-table tbody td.{class}"));
     // Newest first: the current period, then the one two hours back (the empty one between
     // is drawn, not listed).
     assert_eq!(column("requests"), ["1", "158"]);
     assert_eq!(column("busiest-count"), ["1", "5"]);
     assert_eq!(column("p99"), ["1", "3"]);
     assert_eq!(column("refused"), ["0", "2"]);
-    assert_eq!(page.text("#sizing-table tr.current").len(), 1);
-    // The per-link panel names no total limit: that tier is off, and no line is drawn.
-    assert!(!page.has("#sizing-total line.limit"));
-    assert!(page.has("#sizing-per-link line.limit"));
+    assert_eq!(page.text("#sizing-doorway-table tr.current").len(), 1);
+    // The total panel names no limit: that tier is off, and no line is drawn.
+    assert!(!page.has("#sizing-doorway-total line.limit"));
+    assert!(page.has("#sizing-doorway-per-caller line.limit"));
 }
 
 #[tokio::test]
@@ -176,7 +182,10 @@ async fn an_address_that_does_not_count_shows_no_chart_and_an_empty_history_says
         for path in [SETTINGS, STATUS] {
             let page = get(&admin, &app, path).await;
             assert_eq!(page.status, 200);
-            assert!(!page.has("#sizing"), "{path}: a chart while nothing counts");
+            assert!(
+                !page.has("#sizing-doorway"),
+                "{path}: a chart while nothing counts"
+            );
         }
         // Counting, before any request: said in words, in both languages, with no chart.
         limits(&app, 5, 100, false).await;
@@ -187,18 +196,153 @@ async fn an_address_that_does_not_count_shows_no_chart_and_an_empty_history_says
             for path in [SETTINGS, STATUS] {
                 let page = get(&admin, &app, &support::with_lang(path, lang)).await;
                 assert!(
-                    page.first("#sizing-empty").starts_with(words),
+                    page.first("#sizing-doorway-empty").starts_with(words),
                     "{path} {lang}: {}",
-                    page.first("#sizing-empty")
+                    page.first("#sizing-doorway-empty")
                 );
-                assert!(!page.has("#sizing svg"), "{path} {lang}");
+                assert!(!page.has("#sizing-doorway svg"), "{path} {lang}");
             }
         }
         // Counting, then switched off: the history is not shown.
         status_of(&app, &made_up_link(1)).await;
-        assert!(get(&admin, &app, SETTINGS).await.has("#sizing svg"));
+        assert!(get(&admin, &app, SETTINGS).await.has("#sizing-doorway svg"));
         app.set(&[("orchestra.request_limits.enabled", "false")])
             .await;
-        assert!(!get(&admin, &app, SETTINGS).await.has("#sizing"));
+        assert!(!get(&admin, &app, SETTINGS).await.has("#sizing-doorway"));
+    }
+}
+
+/// The page's chart sections, markup and all.
+fn charts_of(body: &str) -> String {
+    body.split("<section class=\"sizing\"")
+        .skip(1)
+        .map(|rest| rest.split("</section>").next().unwrap_or(""))
+        .collect()
+}
+
+async fn sign_in(app: &TestApp, client: &reqwest::Client, name: &str) -> u16 {
+    let csrf = get(client, app, "/admin/login").await.csrf();
+    support::read(client.post(app.url("/admin/login")).form(&[
+        ("csrf", csrf.as_str()),
+        ("name", name),
+        ("password", "not the password"),
+    ]))
+    .await
+    .status
+}
+
+async fn notice(app: &TestApp, payment: &str) -> u16 {
+    support::read(
+        app.client()
+            .post(app.url("/notice/test-provider"))
+            // Unsigned: counted per payment, then refused as unsigned (or too many).
+            .body(format!(
+                r#"{{"payment":"{payment}","outcome":"paid","timestamp":1}}"#
+            )),
+    )
+    .await
+    .status
+}
+
+/// Provider notices and the sign-in get the doorway's chart, each for its own limits: the
+/// notices on the Interaction settings page, the sign-in's two limits on the Orchestra
+/// settings page, all of them on the status report; each caller a keyed hash.
+#[tokio::test]
+async fn notices_and_sign_in_attempts_have_charts_of_their_own() {
+    for flood in BACKENDS {
+        let app = spawn(flood()).await;
+        app.set(&[
+            ("orchestra.request_limits.enabled", "true"),
+            ("orchestra.request_limits.period", "3600"),
+            ("notice.limits.per_payment", "2"),
+            ("notice.limits.total", "50"),
+            ("login.limits.per_address", "5"),
+            ("login.limits.address_period", "3600"),
+            ("login.limits.per_account", "2"),
+            ("login.limits.account_period", "3600"),
+        ])
+        .await;
+        // The administrator's own sign-in is the first attempt from this address.
+        let admin = app.admin_client().await;
+
+        // Notices: "p-a" four times (two refused), "p-b" and "p-c" once.
+        let mut statuses = Vec::new();
+        for payment in ["p-a", "p-a", "p-a", "p-a", "p-b", "p-c"] {
+            statuses.push(notice(&app, payment).await);
+        }
+        assert_eq!(statuses.iter().filter(|&&s| s == 429).count(), 2);
+
+        // Sign-in: after the administrator, alice twice, bob, alice (her account's 2 spent:
+        // refused by the account), bob twice (the address's 5 spent: refused by the address).
+        let visitor = app.client();
+        let mut statuses = Vec::new();
+        for name in ["alice", "alice", "bob", "alice", "bob", "bob"] {
+            statuses.push(sign_in(&app, &visitor, name).await);
+        }
+        assert!(statuses[..3].iter().all(|&s| s != 429), "{statuses:?}");
+        assert_eq!(statuses[3..], [429, 429, 429]);
+
+        let keys = app.state.site.get().await.keys.clone();
+        let hash = |h: String| h[..16].to_owned();
+        let payment = hash(keys.keyed_hash("notice-caller", "p-a"));
+        let address = hash(orchestra::login::address_key(
+            &keys,
+            "127.0.0.1".parse().unwrap(),
+        ));
+        let alice = hash(orchestra::login::account_key(&keys, None, "alice"));
+        // requests, busiest (hash, count), p99, refused, would refuse.
+        let notices = ["6", &payment, "2", "2", "2", "0"].map(String::from);
+        let by_address = ["7", &address, "5", "5", "2", "0"].map(String::from);
+        let by_account = ["5", &alice, "2", "2", "1", "0"].map(String::from);
+        for lang in ["en", "fr"] {
+            let on = |path: &str| support::with_lang(path, lang);
+            let interaction = get(&admin, &app, &on(SETTINGS)).await;
+            assert_eq!(current_row(&interaction, "notice"), notices, "{lang}");
+            assert!(!interaction.has("#sizing-login-address"), "{lang}");
+            let settings = get(&admin, &app, &on(LOGIN_SETTINGS)).await;
+            assert_eq!(settings.status, 200);
+            assert_eq!(
+                current_row(&settings, "login-address"),
+                by_address,
+                "{lang}"
+            );
+            assert_eq!(
+                current_row(&settings, "login-account"),
+                by_account,
+                "{lang}"
+            );
+            assert!(!settings.has("#sizing-notice"), "{lang}");
+            let status = get(&admin, &app, &on(STATUS)).await;
+            assert_eq!(current_row(&status, "notice"), notices, "{lang}");
+            assert_eq!(current_row(&status, "login-address"), by_address, "{lang}");
+            assert_eq!(current_row(&status, "login-account"), by_account, "{lang}");
+            // The doorway's limits are 0 as shipped: it counts nothing, and has no chart.
+            assert!(!status.has("#sizing-doorway"), "{lang}");
+            // No caller in the clear: no name, payment or address in any chart.
+            for page in [&interaction, &settings, &status] {
+                let charts = charts_of(&page.body);
+                assert!(charts.contains("sizing-table"), "{lang}");
+                for clear in ["alice", "bob", "p-a", "p-b", "127.0.0.1"] {
+                    assert!(!charts.contains(clear), "{lang}: {clear} in a chart");
+                }
+            }
+            // Each chart names its callers in the page's language, and ids stay unique.
+            let legend = settings.text("#sizing-login-account-per-caller .chart-legend li");
+            let expected = match lang {
+                "en" => "The most tried account's attempts",
+                _ => "Les tentatives sur le compte le plus visé",
+            };
+            assert_eq!(legend[0], expected, "{lang}");
+            assert_eq!(
+                status.text("svg[role=img]").len(),
+                6,
+                "{lang}: two panels for each of notices and the sign-in's two limits"
+            );
+            assert_eq!(
+                status.first("#sizing-notice-per-caller .limit-label"),
+                "2",
+                "{lang}: the per-payment limit's line"
+            );
+        }
     }
 }

@@ -343,31 +343,86 @@ settings-api-limits = The integrator API
 settings-api-limits-help = Each API token's bucket, unless the token has its own: requests refilled per minute, and the most at once. A request signed by a trusted integrator gets a bigger bucket (docs/api.md).
 
 ## Sizing chart (issue 10, part 2)
-sizing-title = Doorway requests per period
-sizing-intro = What the doorway counted in each of the last { $periods } periods of { $period } s, against the limits set now: where a limit bit, or would have. This server keeps these figures since it started (each server its own); reload the page for the current period so far.
-sizing-empty = Nothing has been counted yet in the last { $periods } periods of { $period } s. The chart appears once the doorway has had requests while it counts.
+sizing-title = { $address ->
+    [notice] Payment notices per period
+    [login-address] Sign-in attempts per period, by client address
+    [login-account] Sign-in attempts per period, by account
+   *[doorway] Doorway requests per period
+}
+sizing-intro = { $address ->
+    [notice] What the payment notice address counted
+    [login-address] What the sign-in counted against its per-address limit
+    [login-account] What the sign-in counted against its per-account limit (attempts the address limit let through)
+   *[doorway] What the doorway counted
+} in each of the last { $periods } periods of { $period } s, against the limits set now: where a limit bit, or would have. This server keeps these figures since it started (each server its own); reload the page for the current period so far.
+sizing-empty = Nothing has been counted yet in the last { $periods } periods of { $period } s. The chart appears once { $address ->
+    [notice] a payment notice has come
+    [login-address] someone has tried to sign in
+    [login-account] someone has tried to sign in
+   *[doorway] the doorway has had requests
+} while it counts.
 sizing-total-heading = Requests in total, per period
-sizing-per-link-heading = Requests per link: the busiest and the 99th percentile
+sizing-per-caller-heading = { $address ->
+    [notice] Notices per payment: the busiest and the 99th percentile
+    [login-address] Attempts per client address: the busiest and the 99th percentile
+    [login-account] Attempts per account: the busiest and the 99th percentile
+   *[doorway] Requests per link: the busiest and the 99th percentile
+}
 sizing-total-desc = { $periods } periods of { $period } s. At most { $most } requests in one period; { $refusals } refused or would have been. Total limit: { $limit }.
-sizing-per-link-desc = { $periods } periods. The busiest link made at most { $busiest } requests in one period; 99 % of links made at most { $p99 }. Per-link limit: { $limit }.
+sizing-per-caller-desc = { $periods } periods. { $address ->
+    [notice] The payment with the most notices had at most { $busiest } in one period; 99 % of payments had at most { $p99 }. Per-payment limit: { $limit }.
+    [login-address] The busiest client address made at most { $busiest } attempts in one period; 99 % of addresses made at most { $p99 }. Per-address limit: { $limit }.
+    [login-account] The most tried account had at most { $busiest } attempts in one period; 99 % of accounts had at most { $p99 }. Per-account limit: { $limit }.
+   *[doorway] The busiest link made at most { $busiest } requests in one period; 99 % of links made at most { $p99 }. Per-link limit: { $limit }.
+}
 sizing-total-tip = { $start }: { $requests } requests, { $refusals } refused or would have been
-sizing-per-link-tip = { $start }: the busiest link ({ $caller }) made { $busiest } requests; 99 % of links made at most { $p99 }
+sizing-per-caller-tip = { $start }: { $address ->
+    [notice] the payment with the most notices ({ $caller }) had { $busiest }; 99 % of payments had at most { $p99 }
+    [login-address] the busiest client address ({ $caller }) made { $busiest } attempts; 99 % of addresses made at most { $p99 }
+    [login-account] the most tried account ({ $caller }) had { $busiest } attempts; 99 % of accounts had at most { $p99 }
+   *[doorway] the busiest link ({ $caller }) made { $busiest } requests; 99 % of links made at most { $p99 }
+}
 sizing-limit-off = off (0)
 sizing-now = now
 sizing-legend-requests = Requests answered
 sizing-legend-refusals = Refused, or would have been (report only)
 sizing-legend-current = The current period, so far (dashed)
 sizing-legend-total-limit = The total limit: { $limit }
-sizing-legend-busiest = The busiest link's requests
-sizing-legend-p99 = 99th percentile of links
-sizing-legend-per-link-limit = The per-link limit: { $limit }
+sizing-legend-busiest = { $address ->
+    [notice] The busiest payment's notices
+    [login-address] The busiest client address's attempts
+    [login-account] The most tried account's attempts
+   *[doorway] The busiest link's requests
+}
+sizing-legend-p99 = { $address ->
+    [notice] 99th percentile of payments
+    [login-address] 99th percentile of client addresses
+    [login-account] 99th percentile of accounts
+   *[doorway] 99th percentile of links
+}
+sizing-legend-per-caller-limit = { $address ->
+    [notice] The per-payment limit: { $limit }
+    [login-address] The per-address limit: { $limit }
+    [login-account] The per-account limit: { $limit }
+   *[doorway] The per-link limit: { $limit }
+}
 sizing-table-summary = The same figures as a table
 sizing-col-period = Period from (UTC)
 sizing-col-requests = Requests
-sizing-col-busiest = Busiest link (keyed hash)
+sizing-col-busiest = { $address ->
+    [notice] Busiest payment (keyed hash)
+    [login-address] Busiest client address (keyed hash)
+    [login-account] Most tried account (keyed hash)
+   *[doorway] Busiest link (keyed hash)
+}
 sizing-col-busiest-count = Its requests
 sizing-col-p99 = 99th percentile
 sizing-col-refused = Refused
 sizing-col-would-refuse = Would have been refused
 sizing-current = (so far)
-sizing-approximate = More than { $callers } links came in the periods marked so: their busiest link and percentile are estimates.
+sizing-approximate = More than { $callers } { $address ->
+    [notice] payments
+    [login-address] client addresses
+    [login-account] accounts
+   *[doorway] links
+} came in the periods marked so: their busiest and percentile are estimates.

@@ -343,31 +343,86 @@ settings-api-limits = L'API des intégrateurs
 settings-api-limits-help = Le seau de chaque jeton d'API, sauf s'il a le sien : requêtes rechargées par minute, et le plus à la fois. Une requête signée par un intégrateur de confiance obtient un seau plus grand (docs/api.md).
 
 ## Sizing chart (issue 10, part 2)
-sizing-title = Requêtes de la porte d'interaction par période
-sizing-intro = Ce que la porte d'interaction a compté à chacune des { $periods } dernières périodes de { $period } s, face aux limites réglées maintenant : où une limite a mordu, ou aurait mordu. Ce serveur garde ces chiffres depuis son démarrage (chaque serveur les siens) ; rechargez la page pour la période en cours.
-sizing-empty = Rien n'a encore été compté pendant les { $periods } dernières périodes de { $period } s. Le graphique apparaît dès que la porte a reçu des requêtes en comptant.
+sizing-title = { $address ->
+    [notice] Avis de paiement par période
+    [login-address] Tentatives de connexion par période, par adresse client
+    [login-account] Tentatives de connexion par période, par compte
+   *[doorway] Requêtes de la porte d'interaction par période
+}
+sizing-intro = { $address ->
+    [notice] Ce que l'adresse des avis de paiement a compté
+    [login-address] Ce que la connexion a compté face à sa limite par adresse
+    [login-account] Ce que la connexion a compté face à sa limite par compte (les tentatives que la limite par adresse a laissé passer)
+   *[doorway] Ce que la porte d'interaction a compté
+} à chacune des { $periods } dernières périodes de { $period } s, face aux limites réglées maintenant : où une limite a mordu, ou aurait mordu. Ce serveur garde ces chiffres depuis son démarrage (chaque serveur les siens) ; rechargez la page pour la période en cours.
+sizing-empty = Rien n'a encore été compté pendant les { $periods } dernières périodes de { $period } s. Le graphique apparaît dès { $address ->
+    [notice] qu'un avis de paiement est arrivé
+    [login-address] que quelqu'un a tenté de se connecter
+    [login-account] que quelqu'un a tenté de se connecter
+   *[doorway] que la porte a reçu des requêtes
+} en comptant.
 sizing-total-heading = Requêtes au total, par période
-sizing-per-link-heading = Requêtes par lien : le plus actif et le 99e centile
+sizing-per-caller-heading = { $address ->
+    [notice] Avis par paiement : le plus notifié et le 99e centile
+    [login-address] Tentatives par adresse client : la plus active et le 99e centile
+    [login-account] Tentatives par compte : le plus visé et le 99e centile
+   *[doorway] Requêtes par lien : le plus actif et le 99e centile
+}
 sizing-total-desc = { $periods } périodes de { $period } s. Au plus { $most } requêtes en une période ; { $refusals } refusées ou qui l'auraient été. Limite totale : { $limit }.
-sizing-per-link-desc = { $periods } périodes. Le lien le plus actif a fait au plus { $busiest } requêtes en une période ; 99 % des liens en ont fait au plus { $p99 }. Limite par lien : { $limit }.
+sizing-per-caller-desc = { $periods } périodes. { $address ->
+    [notice] Le paiement le plus notifié a reçu au plus { $busiest } avis en une période ; 99 % des paiements en ont reçu au plus { $p99 }. Limite par paiement : { $limit }.
+    [login-address] L'adresse client la plus active a fait au plus { $busiest } tentatives en une période ; 99 % des adresses en ont fait au plus { $p99 }. Limite par adresse : { $limit }.
+    [login-account] Le compte le plus visé a subi au plus { $busiest } tentatives en une période ; 99 % des comptes en ont subi au plus { $p99 }. Limite par compte : { $limit }.
+   *[doorway] Le lien le plus actif a fait au plus { $busiest } requêtes en une période ; 99 % des liens en ont fait au plus { $p99 }. Limite par lien : { $limit }.
+}
 sizing-total-tip = { $start } : { $requests } requêtes, { $refusals } refusées ou qui l'auraient été
-sizing-per-link-tip = { $start } : le lien le plus actif ({ $caller }) a fait { $busiest } requêtes ; 99 % des liens en ont fait au plus { $p99 }
+sizing-per-caller-tip = { $start } : { $address ->
+    [notice] le paiement le plus notifié ({ $caller }) a reçu { $busiest } avis ; 99 % des paiements en ont reçu au plus { $p99 }
+    [login-address] l'adresse client la plus active ({ $caller }) a fait { $busiest } tentatives ; 99 % des adresses en ont fait au plus { $p99 }
+    [login-account] le compte le plus visé ({ $caller }) a subi { $busiest } tentatives ; 99 % des comptes en ont subi au plus { $p99 }
+   *[doorway] le lien le plus actif ({ $caller }) a fait { $busiest } requêtes ; 99 % des liens en ont fait au plus { $p99 }
+}
 sizing-limit-off = désactivée (0)
 sizing-now = maintenant
 sizing-legend-requests = Requêtes servies
 sizing-legend-refusals = Refusées, ou qui l'auraient été (observation seulement)
 sizing-legend-current = La période en cours, jusqu'ici (en pointillés)
 sizing-legend-total-limit = La limite totale : { $limit }
-sizing-legend-busiest = Les requêtes du lien le plus actif
-sizing-legend-p99 = 99e centile des liens
-sizing-legend-per-link-limit = La limite par lien : { $limit }
+sizing-legend-busiest = { $address ->
+    [notice] Les avis du paiement le plus notifié
+    [login-address] Les tentatives de l'adresse client la plus active
+    [login-account] Les tentatives sur le compte le plus visé
+   *[doorway] Les requêtes du lien le plus actif
+}
+sizing-legend-p99 = { $address ->
+    [notice] 99e centile des paiements
+    [login-address] 99e centile des adresses client
+    [login-account] 99e centile des comptes
+   *[doorway] 99e centile des liens
+}
+sizing-legend-per-caller-limit = { $address ->
+    [notice] La limite par paiement : { $limit }
+    [login-address] La limite par adresse : { $limit }
+    [login-account] La limite par compte : { $limit }
+   *[doorway] La limite par lien : { $limit }
+}
 sizing-table-summary = Les mêmes chiffres en tableau
 sizing-col-period = Période à partir de (UTC)
 sizing-col-requests = Requêtes
-sizing-col-busiest = Lien le plus actif (empreinte à clé)
+sizing-col-busiest = { $address ->
+    [notice] Paiement le plus notifié (empreinte à clé)
+    [login-address] Adresse client la plus active (empreinte à clé)
+    [login-account] Compte le plus visé (empreinte à clé)
+   *[doorway] Lien le plus actif (empreinte à clé)
+}
 sizing-col-busiest-count = Ses requêtes
 sizing-col-p99 = 99e centile
 sizing-col-refused = Refusées
 sizing-col-would-refuse = Qui l'auraient été
 sizing-current = (en cours)
-sizing-approximate = Plus de { $callers } liens sont venus pendant les périodes ainsi marquées : leur lien le plus actif et leur centile sont des estimations.
+sizing-approximate = Plus de { $callers } { $address ->
+    [notice] paiements sont venus
+    [login-address] adresses client sont venues
+    [login-account] comptes sont venus
+   *[doorway] liens sont venus
+} pendant les périodes ainsi marquées : le plus actif et le centile y sont des estimations.

@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use tower_sessions::Session;
 
-use super::sizing::{self, SizingView};
+use super::sizing::{self, Charted, SizingView};
 use super::{FieldErrors, error_for};
 use crate::guard::{FloodGuard, LimitsState, Mode};
 use crate::http::AppState;
@@ -18,6 +18,10 @@ use crate::http::error::Result;
 use crate::http::form::Form;
 use crate::i18n::Message;
 use crate::settings::{FieldError, Settings};
+
+/// The charts each settings page draws: those of the limits it sets.
+const LOGIN_CHARTS: [Charted; 2] = [Charted::LoginAddress, Charted::LoginAccount];
+const INTERACTION_CHARTS: [Charted; 2] = [Charted::Doorway, Charted::Notice];
 
 #[derive(askama::Template)]
 #[template(path = "admin/settings.html")]
@@ -40,6 +44,8 @@ struct SettingsPage {
     api_rate: String,
     api_burst: String,
     errors: FieldErrors,
+    /// The sign-in's attempts per period against its two limits (`admin/sizing.html`).
+    sizings: Vec<SizingView>,
 }
 
 /// The sign-in limits, as shown (and as typed, on a refused form).
@@ -154,6 +160,7 @@ pub async fn show(State(state): State<AppState>, ctx: PageContext) -> Result<Res
         requests_help: requests_help(&ctx),
         on_store_fault: s.on_store_fault.name().to_owned(),
         login: LoginFields::of(&s),
+        sizings: sizing::views(&state, &s, &LOGIN_CHARTS, &ctx),
         api_rate: s.api_rate_per_minute.to_string(),
         api_burst: s.api_burst.to_string(),
         errors: Vec::new(),
@@ -232,6 +239,7 @@ pub async fn save(
                     .clone()
                     .unwrap_or_else(|| saved.on_store_fault.name().to_owned()),
                 login: form.login.shown(&saved),
+                sizings: sizing::views(&state, &saved, &LOGIN_CHARTS, &ctx),
                 api_rate: form
                     .api_rate
                     .clone()
@@ -267,8 +275,9 @@ struct InteractionPage {
     report_only: bool,
     notice_report_only: bool,
     errors: FieldErrors,
-    /// The doorway's requests per period against its limits (`admin/sizing.html`).
-    sizing: SizingView,
+    /// The doorway's and the notices' requests per period against their limits
+    /// (`admin/sizing.html`).
+    sizings: Vec<SizingView>,
 }
 
 impl InteractionPage {
@@ -280,7 +289,7 @@ impl InteractionPage {
 pub async fn interaction_show(State(state): State<AppState>, ctx: PageContext) -> Result<Response> {
     let s = Settings::load(&state.db).await?;
     Ok(html(&InteractionPage {
-        sizing: sizing::view(&state, &s.interaction_limits(), &ctx),
+        sizings: sizing::views(&state, &s, &INTERACTION_CHARTS, &ctx),
         per_link: s.per_link.to_string(),
         total: s.total.to_string(),
         notice_per_payment: s.notice_per_payment.to_string(),
@@ -353,7 +362,7 @@ pub async fn interaction_save(
         Err(errors) => {
             let s = Settings::load(&state.db).await?;
             let mut response = html(&InteractionPage {
-                sizing: sizing::view(&state, &s.interaction_limits(), &ctx),
+                sizings: sizing::views(&state, &s, &INTERACTION_CHARTS, &ctx),
                 errors: field_errors(&ctx, errors),
                 per_link: form.per_link,
                 total: form.total,

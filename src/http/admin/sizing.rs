@@ -1,12 +1,64 @@
-//! The sizing chart as the Interaction settings page and the status report draw it: the
-//! doorway's history (`crate::sizing`) against the configured limits, laid out here in the
+//! The sizing charts as the settings pages and the status report draw them: each guarded
+//! address's history (`crate::sizing`) against the limits configured now, laid out here in the
 //! SVG's own units so the template (`admin/sizing.html`) only places what it is given.
 
 use crate::guard::{FloodGuard, Limits};
 use crate::http::AppState;
 use crate::http::context::PageContext;
 use crate::i18n::Message;
+use crate::settings::Settings;
 use crate::sizing::{Figures, History, PERIODS};
+
+/// A guarded address with a chart of its own: the doorway, provider notices, and the sign-in's
+/// two limits (per client address and per account, each over its own period).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Charted {
+    Doorway,
+    Notice,
+    LoginAddress,
+    LoginAccount,
+}
+
+impl Charted {
+    /// The status report's charts, in its order.
+    pub const ALL: [Charted; 4] = [
+        Charted::Doorway,
+        Charted::Notice,
+        Charted::LoginAddress,
+        Charted::LoginAccount,
+    ];
+
+    /// The element ids' middle (`sizing-{key}-…`) and the messages' `$address`, which picks
+    /// the words that name a caller (a link, a payment, a client address, an account).
+    pub fn key(self) -> &'static str {
+        match self {
+            Charted::Doorway => "doorway",
+            Charted::Notice => "notice",
+            Charted::LoginAddress => "login-address",
+            Charted::LoginAccount => "login-account",
+        }
+    }
+
+    /// The guard's event the chart draws.
+    pub fn event(self) -> &'static str {
+        match self {
+            Charted::Doorway => crate::http::doorway::EVENT,
+            Charted::Notice => crate::http::notice::EVENT,
+            Charted::LoginAddress => crate::login::ADDRESS_EVENT,
+            Charted::LoginAccount => crate::login::ACCOUNT_EVENT,
+        }
+    }
+
+    /// The limits the settings name now for this address.
+    pub fn limits(self, settings: &Settings) -> Limits {
+        match self {
+            Charted::Doorway => settings.interaction_limits(),
+            Charted::Notice => settings.notice_limits(),
+            Charted::LoginAddress => settings.login_limits().0,
+            Charted::LoginAccount => settings.login_limits().1,
+        }
+    }
+}
 
 /// The SVG's coordinate system: the chart scales to its box, so these are proportions. Text is
 /// 14 units high, about 12 px at a phone's 390 px.
@@ -19,38 +71,22 @@ const BOTTOM: f32 = 170.0;
 /// Every `LABEL_EVERY`th period from the current one is named under the axis.
 const LABEL_EVERY: usize = 10;
 
-/// What the page shows for the doorway's history.
-pub enum SizingView {
-    /// The doorway does not count: there is nothing to size, and nothing is shown.
-    Off,
+/// What a page shows for one address's history: a chart, or, while nothing came yet, words.
+/// An address that does not count has none (`views` leaves it out).
+pub struct SizingView {
+    /// [`Charted::key`]: the element ids are `sizing-{key}-…`.
+    pub key: &'static str,
+    pub title: String,
     /// It counts, but nothing came yet: said in words.
-    Empty(String),
-    Chart(Box<Chart>),
-}
-
-impl SizingView {
-    pub fn is_off(&self) -> bool {
-        matches!(self, SizingView::Off)
-    }
-
-    pub fn empty(&self) -> Option<&str> {
-        match self {
-            SizingView::Empty(text) => Some(text),
-            _ => None,
-        }
-    }
-
-    pub fn chart(&self) -> Option<&Chart> {
-        match self {
-            SizingView::Chart(chart) => Some(chart),
-            _ => None,
-        }
-    }
+    pub empty: Option<String>,
+    pub chart: Option<Box<Chart>>,
 }
 
 pub struct Chart {
     pub intro: String,
     pub panels: [Panel; 2],
+    /// The table's heading for the busiest caller, which names what a caller is here.
+    pub busiest_column: String,
     /// The table, newest period first.
     pub rows: Vec<Row>,
     /// Said under the table when a period told apart fewer callers than came.
@@ -58,7 +94,7 @@ pub struct Chart {
 }
 
 pub struct Panel {
-    /// `total` or `per-link`: the element ids are `sizing-{id}-…`.
+    /// `total` or `per-caller`: the element ids are `sizing-{key}-{id}…`.
     pub id: &'static str,
     pub heading: String,
     pub desc: String,
@@ -124,13 +160,24 @@ pub struct Row {
     pub approximate: bool,
 }
 
-/// The doorway's history as this server kept it, for the limits the settings name now.
-pub fn view(state: &AppState, limits: &Limits, ctx: &PageContext) -> SizingView {
-    if !FloodGuard::is_counting(limits) {
-        return SizingView::Off;
-    }
-    let history = state.guard.sizing().history(limits.period);
-    build(&history, limits, ctx)
+/// The charts of the addresses in `charted` that count under `settings`, in that order: each
+/// history as this server kept it, against the limits the settings name now.
+pub fn views(
+    state: &AppState,
+    settings: &Settings,
+    charted: &[Charted],
+    ctx: &PageContext,
+) -> Vec<SizingView> {
+    charted
+        .iter()
+        .filter_map(|&charted| {
+            let limits = charted.limits(settings);
+            FloodGuard::is_counting(&limits).then(|| {
+                let history = state.guard.sizing(charted.event(), limits.period);
+                build(charted, &history, &limits, ctx)
+            })
+        })
+        .collect()
 }
 
 fn round(v: f32) -> f32 {
@@ -299,17 +346,26 @@ fn bar(frame: &Frame, index: usize, class: &'static str, from: u64, to: u64, tip
     }
 }
 
-/// Lays the history out. Public for the unit test of the layout.
-pub fn build(history: &History, limits: &Limits, ctx: &PageContext) -> SizingView {
+/// Lays one address's history out.
+fn build(charted: Charted, history: &History, limits: &Limits, ctx: &PageContext) -> SizingView {
+    let key = charted.key();
+    // Every message names the address, whose words some of them choose by it.
+    let msg = |id: &'static str| Message::new(id).arg("address", key);
     let period = history.period.as_secs().to_string();
+    let title = ctx.msg(&msg("sizing-title"));
     if history.is_empty() {
-        return SizingView::Empty(
-            ctx.msg(
-                &Message::new("sizing-empty")
-                    .arg("periods", PERIODS.to_string())
-                    .arg("period", period),
+        return SizingView {
+            key,
+            title,
+            empty: Some(
+                ctx.msg(
+                    &msg("sizing-empty")
+                        .arg("periods", PERIODS.to_string())
+                        .arg("period", period),
+                ),
             ),
-        );
+            chart: None,
+        };
     }
     let periods = &history.periods;
     let period_secs = history.period.as_secs();
@@ -323,7 +379,7 @@ pub fn build(history: &History, limits: &Limits, ctx: &PageContext) -> SizingVie
     };
 
     let total_desc = ctx.msg(
-        &Message::new("sizing-total-desc")
+        &msg("sizing-total-desc")
             .arg("periods", periods.len().to_string())
             .arg("period", period.clone())
             .arg("most", most(&|p| p.requests).to_string())
@@ -339,7 +395,7 @@ pub fn build(history: &History, limits: &Limits, ctx: &PageContext) -> SizingVie
     );
     let (mut total, frame) = panel(
         "total",
-        ctx.t("sizing-total-heading"),
+        ctx.msg(&msg("sizing-total-heading")),
         total_desc,
         history,
         &|p| p.requests,
@@ -349,7 +405,7 @@ pub fn build(history: &History, limits: &Limits, ctx: &PageContext) -> SizingVie
     for (i, p) in periods.iter().enumerate() {
         let start = start_label(p.start_ms, period_secs, true);
         let tip = ctx.msg(
-            &Message::new("sizing-total-tip")
+            &msg("sizing-total-tip")
                 .arg("start", start)
                 .arg("requests", p.requests.to_string())
                 .arg("refusals", p.refusals().to_string()),
@@ -377,24 +433,22 @@ pub fn build(history: &History, limits: &Limits, ctx: &PageContext) -> SizingVie
         ("current", ctx.t("sizing-legend-current")),
         (
             "limit",
-            ctx.msg(
-                &Message::new("sizing-legend-total-limit").arg("limit", limit_text(limits.total)),
-            ),
+            ctx.msg(&msg("sizing-legend-total-limit").arg("limit", limit_text(limits.total))),
         ),
     ];
 
     let busiest = |p: &Figures| p.busiest.as_ref().map_or(0, |b| b.count);
-    let per_link_desc = ctx.msg(
-        &Message::new("sizing-per-link-desc")
+    let per_caller_desc = ctx.msg(
+        &msg("sizing-per-caller-desc")
             .arg("periods", periods.len().to_string())
             .arg("busiest", most(&busiest).to_string())
             .arg("p99", most(&|p| p.p99).to_string())
             .arg("limit", limit_text(limits.per_caller)),
     );
-    let (mut per_link, frame) = panel(
-        "per-link",
-        ctx.t("sizing-per-link-heading"),
-        per_link_desc,
+    let (mut per_caller, frame) = panel(
+        "per-caller",
+        ctx.msg(&msg("sizing-per-caller-heading")),
+        per_caller_desc,
         history,
         &busiest,
         limits.per_caller,
@@ -403,7 +457,7 @@ pub fn build(history: &History, limits: &Limits, ctx: &PageContext) -> SizingVie
     for (i, p) in periods.iter().enumerate() {
         let Some(b) = &p.busiest else { continue };
         let tip = ctx.msg(
-            &Message::new("sizing-per-link-tip")
+            &msg("sizing-per-caller-tip")
                 .arg("start", start_label(p.start_ms, period_secs, true))
                 .arg("caller", b.caller.clone())
                 .arg("busiest", b.count.to_string())
@@ -414,23 +468,24 @@ pub fn build(history: &History, limits: &Limits, ctx: &PageContext) -> SizingVie
         } else {
             "busiest"
         };
-        per_link.bars.push(bar(&frame, i, class, 0, b.count, &tip));
+        per_caller
+            .bars
+            .push(bar(&frame, i, class, 0, b.count, &tip));
         let x = frame.x(i);
-        per_link.marks.push(Mark {
+        per_caller.marks.push(Mark {
             x1: round(x),
             x2: round(x + frame.slot),
             y: frame.y(p.p99),
         });
     }
-    per_link.legend = vec![
-        ("busiest", ctx.t("sizing-legend-busiest")),
-        ("p99", ctx.t("sizing-legend-p99")),
+    per_caller.legend = vec![
+        ("busiest", ctx.msg(&msg("sizing-legend-busiest"))),
+        ("p99", ctx.msg(&msg("sizing-legend-p99"))),
         ("current", ctx.t("sizing-legend-current")),
         (
             "limit",
             ctx.msg(
-                &Message::new("sizing-legend-per-link-limit")
-                    .arg("limit", limit_text(limits.per_caller)),
+                &msg("sizing-legend-per-caller-limit").arg("limit", limit_text(limits.per_caller)),
             ),
         ),
     ];
@@ -456,21 +511,24 @@ pub fn build(history: &History, limits: &Limits, ctx: &PageContext) -> SizingVie
         })
         .collect();
     let approximate = periods.iter().any(|p| p.approximate).then(|| {
-        ctx.msg(
-            &Message::new("sizing-approximate")
-                .arg("callers", crate::sizing::MAX_CALLERS.to_string()),
-        )
+        ctx.msg(&msg("sizing-approximate").arg("callers", crate::sizing::MAX_CALLERS.to_string()))
     });
-    SizingView::Chart(Box::new(Chart {
-        intro: ctx.msg(
-            &Message::new("sizing-intro")
-                .arg("periods", PERIODS.to_string())
-                .arg("period", period),
-        ),
-        panels: [total, per_link],
-        rows,
-        approximate,
-    }))
+    SizingView {
+        key,
+        title,
+        empty: None,
+        chart: Some(Box::new(Chart {
+            intro: ctx.msg(
+                &msg("sizing-intro")
+                    .arg("periods", PERIODS.to_string())
+                    .arg("period", period),
+            ),
+            panels: [total, per_caller],
+            busiest_column: ctx.msg(&msg("sizing-col-busiest")),
+            rows,
+            approximate,
+        })),
+    }
 }
 
 #[cfg(test)]

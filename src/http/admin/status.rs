@@ -4,7 +4,7 @@
 use axum::extract::State;
 use axum::response::Response;
 
-use super::sizing::SizingView;
+use super::sizing::{Charted, SizingView};
 use crate::http::AppState;
 use crate::http::context::{PageContext, html};
 use crate::i18n::Message;
@@ -27,8 +27,8 @@ struct StatusPage {
     ctx: PageContext,
     summary: String,
     lines: Vec<Line>,
-    /// The doorway's requests per period against its limits (`admin/sizing.html`).
-    sizing: SizingView,
+    /// Each counting address's requests per period against its limits (`admin/sizing.html`).
+    sizings: Vec<SizingView>,
 }
 
 /// The form where a check's problem is fixed, by the check's id: (path, message naming it).
@@ -107,9 +107,9 @@ pub async fn report(state: &AppState) -> Report {
 
 pub async fn show(State(state): State<AppState>, ctx: PageContext) -> Response {
     let report = report(&state).await;
-    let limits = state.site.get().await.settings.interaction_limits();
+    let snapshot = state.site.get().await;
     html(&StatusPage {
-        sizing: super::sizing::view(&state, &limits, &ctx),
+        sizings: super::sizing::views(&state, &snapshot.settings, &Charted::ALL, &ctx),
         summary: summary(&report, &ctx),
         lines: lines(&report, &ctx),
         ctx,

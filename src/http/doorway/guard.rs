@@ -69,24 +69,19 @@ fn decide(state: &AppState, snapshot: &Snapshot, request: &Request) -> Verdict {
         return Verdict::Pass;
     }
     let caller = snapshot.caller_id(link_of(request.uri().path()));
-    let sizing = state.guard.sizing();
+    // The sizing chart's figures are kept by `check_as`, on the answered path.
     match state.guard.check_as(
         EVENT,
         caller.as_str(),
         &limits,
         snapshot.settings.interaction_policy(),
     ) {
-        Decision::Allowed => {
-            // The sizing chart's figures: on the answered path, which renders a page anyway.
-            sizing.answered(caller.as_str(), limits.period, false);
-            Verdict::Pass
-        }
+        Decision::Allowed => Verdict::Pass,
         // Report only: counted and tallied by the guard, answered as if nothing caught it.
         Decision::WouldRefuse {
             tier,
             first_in_period,
         } => {
-            sizing.answered(caller.as_str(), limits.period, true);
             if first_in_period {
                 tracing::warn!(
                     caller = %caller,
@@ -100,8 +95,6 @@ fn decide(state: &AppState, snapshot: &Snapshot, request: &Request) -> Verdict {
             tier,
             first_in_period,
         } => {
-            // One relaxed add to this thread's own counter (`sizing::Sizing::refused`).
-            sizing.refused();
             if first_in_period {
                 tracing::warn!(
                     caller = %caller,
