@@ -148,7 +148,7 @@ fn doorway(c: &mut Criterion) {
         .expect("issue")
         .expect("issued")
         .url;
-        let app = orchestra::http::router(state.clone(), false);
+        let app = orchestra::http::app(state.clone(), false);
         (app, db, state, good, "/interaction/l.1..1.00".to_owned())
     });
     let get = |path: &str| {

@@ -140,7 +140,7 @@ pub async fn serve(
         .settings
         .base_url
         .starts_with("https://");
-    let app = http::router(state.clone(), secure);
+    let app = http::app(state.clone(), secure);
     let metrics = metrics.map(|listener| {
         let recorder = Arc::new(metrics::Metrics::new(state.guard.clone()));
         tokio::spawn(async move {
@@ -151,7 +151,9 @@ pub async fn serve(
     });
     let background = spawn_background(state, config.flood_sync);
     // The peer address is what sign-in attempts are counted by (`http::client`).
-    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
+    let app = axum::ServiceExt::<axum::extract::Request>::into_make_service_with_connect_info::<
+        std::net::SocketAddr,
+    >(app);
     let result = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await;

@@ -929,9 +929,10 @@ async fn serve_over(db: &Db) -> (String, orchestra::http::AppState) {
     let state = orchestra::build_state(db.clone(), flood, Backend::Memory, clock)
         .await
         .unwrap();
-    let app = orchestra::http::router(state.clone(), false);
+    let app = orchestra::http::app(state.clone(), false);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
+    let app = axum::ServiceExt::<axum::extract::Request>::into_make_service(app);
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     (base, state)
 }

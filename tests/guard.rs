@@ -782,6 +782,34 @@ async fn anything_under_the_doorway_prefix_is_counted_and_refused_plainly() {
     );
 }
 
+/// The guard runs before routing: a method the doorway's route does not answer is counted
+/// too (a flood of PUTs is a flood), and then gets the router's own answer.
+#[tokio::test]
+async fn any_method_under_the_doorway_prefix_is_counted_before_routing() {
+    let app = spawn(Flood::Memory).await;
+    limits(&app, 0, 3, 3600).await;
+    let id = app.start("contract_review", "Methods").await;
+    let link = app.link(id, Some("legal")).await;
+    let client = app.client();
+    for method in [
+        reqwest::Method::PUT,
+        reqwest::Method::DELETE,
+        reqwest::Method::PATCH,
+    ] {
+        let r = client
+            .request(method.clone(), app.url(&link))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 405, "{method}: not the doorway's");
+    }
+    assert_eq!(
+        status_of(&app, &link).await,
+        429,
+        "the other methods were not counted"
+    );
+}
+
 /// Whether the app has work in progress, once it says `want` or after 5 s.
 async fn busy_within_5s(app: &TestApp, want: bool) -> bool {
     for _ in 0..500 {

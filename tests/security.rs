@@ -582,11 +582,12 @@ async fn every_kind_of_page_carries_the_security_headers() {
 #[tokio::test]
 async fn an_https_site_sends_strict_transport_security() {
     let app = spawn(Flood::Memory).await;
-    let router = orchestra::http::router(app.state.clone(), true);
+    let served = orchestra::http::app(app.state.clone(), true);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
+    let served = axum::ServiceExt::<axum::extract::Request>::into_make_service(served);
     let server = tokio::spawn(async move {
-        axum::serve(listener, router).await.unwrap();
+        axum::serve(listener, served).await.unwrap();
     });
     for path in ["/admin/login", "/no/such/page"] {
         let r = reqwest::get(format!("{base}{path}")).await.unwrap();

@@ -22,6 +22,7 @@ pub mod doorway;
 pub mod error;
 pub mod extract;
 pub mod form;
+pub mod front;
 pub mod headers;
 pub mod lang;
 pub mod notice;
@@ -71,12 +72,13 @@ impl FromRef<AppState> for Db {
     }
 }
 
-/// The whole application.
+/// The whole application, as served.
 ///
 /// Layer order, outermost first:
-/// 1. on doorway routes only, the guard (a route layer, so only matched doorway routes are
-///    counted): a refusal is answered before anything else runs, so it costs about what a bare
-///    429 costs, and waits while a request that passed is being answered;
+/// 1. before routing (`front`), on paths under the doorway's prefix the guard, and on paths
+///    under the API's its fast refusal: a refusal is answered before anything else runs,
+///    routing included, so it costs about what a bare 429 costs; a doorway refusal waits while
+///    a request that passed is being answered;
 /// 2. `priority::track`: counts the request as work in progress, which refusals let go first;
 /// 3. `headers::security_headers`: nosniff, CSP, framing, HSTS, admin no-store, on every
 ///    page answered below, error pages included (the doorway's refusal has them built in);
@@ -87,7 +89,16 @@ impl FromRef<AppState> for Db {
 /// 7. per area: the doorway's credential headers; for the admin and setup pages, the CSRF
 ///    nonce cookie (outside the sessions, so it needs none), the sessions, the sign-in check
 ///    and the CSRF check.
-pub fn router(state: AppState, secure_cookies: bool) -> Router {
+pub fn app(state: AppState, secure_cookies: bool) -> App {
+    front::Front::new(router(state.clone(), secure_cookies), state, secure_cookies)
+}
+
+/// The app as served (`app`): a tower service, not a `Router`, since its first layer runs
+/// before routing. Serve it with `axum::ServiceExt::into_make_service_with_connect_info`.
+pub type App = front::Front<Router>;
+
+/// The router behind the refusals (layers 2 and on).
+fn router(state: AppState, secure_cookies: bool) -> Router {
     let sessions = SessionManagerLayer::new(session_store::DbSessionStore::new(state.db.clone()))
         .with_name("orchestra_session")
         .with_secure(secure_cookies)
@@ -115,11 +126,8 @@ pub fn router(state: AppState, secure_cookies: bool) -> Router {
         forwarded_seen: state.forwarded_seen.clone(),
     };
     let site = with_common_layers(site, &state, &security);
-    let doorway = with_common_layers(doorway::router(), &state, &security)
-        .route_layer(doorway::GuardLayer::new(state.clone(), secure_cookies));
-    // The API's fast refusal sits outside its common layers too, as the doorway's guard does.
-    let api = with_common_layers(api::router(state.clone()), &state, &security)
-        .route_layer(api::RefusalLayer::new(state.clone(), secure_cookies));
+    let doorway = with_common_layers(doorway::router(), &state, &security);
+    let api = with_common_layers(api::router(state.clone()), &state, &security);
     doorway.merge(api).merge(site).with_state(state)
 }
 

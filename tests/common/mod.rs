@@ -292,14 +292,16 @@ pub async fn spawn_on(
     )
     .await
     .expect("build the state");
-    let app = orchestra::http::router(state.clone(), false);
+    let app = orchestra::http::app(state.clone(), false);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let base = format!("http://{}", listener.local_addr().unwrap());
     let server = tokio::spawn(async move {
         // As `orchestra serve` does: the peer address is what sign-in attempts count by.
-        let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
+        let app = axum::ServiceExt::<axum::extract::Request>::into_make_service_with_connect_info::<
+            std::net::SocketAddr,
+        >(app);
         axum::serve(listener, app).await.expect("serve");
     });
     TestApp {

@@ -31,7 +31,9 @@ use crate::workflow::{Definition, Participant};
 
 pub mod refusal;
 
-pub use refusal::RefusalLayer;
+/// Every API route is under it (a test checks `ROUTES`); the fast refusal runs before routing
+/// on every path under it (`http::front`).
+pub const PREFIX: &str = "/api/v1/";
 
 /// The header naming a signed request's integrator key.
 const KEY_ID: &str = "orchestra-key-id";
@@ -550,3 +552,15 @@ async fn openapi() -> Response {
 }
 
 pub const OPENAPI: &str = include_str!("openapi.json");
+
+#[cfg(test)]
+mod tests {
+    /// The fast refusal runs before routing on every path under `PREFIX`: every route of the
+    /// API must be under it, or a caller over its bucket would reach that route unrefused.
+    #[test]
+    fn every_route_is_under_the_prefix() {
+        for (_, path) in super::ROUTES {
+            assert!(path.starts_with(super::PREFIX), "{path}");
+        }
+    }
+}

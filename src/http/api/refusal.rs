@@ -1,4 +1,4 @@
-//! The API's fast refusal: a route layer outside every other layer, like the doorway's guard.
+//! The API's fast refusal, before routing like the doorway's guard (`http::front`).
 //!
 //! A caller whose bucket is empty is refused here, before the tracing span, the language, the
 //! error pages and the database: its token is found among those this process already
@@ -7,22 +7,17 @@
 //! on to `gate`, which authenticates from the database and takes from the bucket as before, so
 //! the fast path can only refuse what `gate` would refuse too.
 
-use std::convert::Infallible;
-use std::sync::Arc;
-use std::task::{Context, Poll};
-
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
-use tower::ServiceExt;
 
 use super::{KEY_ID_HEADER, rate_headers};
 use crate::api;
 use crate::bucket::{Policy, Verdict};
 use crate::http::AppState;
-use crate::http::doorway::GuardFuture;
+use crate::http::front::Refusal;
 
 /// The one `429` of the API, from this layer and from `gate` alike: `Retry-After` in whole
 /// seconds (never below 1), the same number in the JSON body, and the RateLimit fields.
@@ -40,8 +35,9 @@ pub fn rate_limited(policy: Policy, verdict: Verdict, https: bool) -> Response {
     response
 }
 
-/// The refusal, when the caller is a token this process knows and its bucket is empty.
-fn refuse(state: &AppState, https: bool, request: &Request) -> Option<Response> {
+/// The refusal, when the caller is a token this process knows and its bucket is empty. Before
+/// routing, on every path under `api::PREFIX` (`http::front`).
+pub fn refuse(state: &AppState, https: bool, request: &Request) -> Option<Refusal> {
     state.site.with_snapshot(|snapshot| {
         let settings = &snapshot.settings;
         // A signed request may have a bigger bucket: `gate` checks its signature first.
@@ -58,61 +54,10 @@ fn refuse(state: &AppState, https: bool, request: &Request) -> Option<Response> 
         let token = state.api_seen.get(snapshot.token_hash(bearer)?.as_str())?;
         let policy = api::policy(&token, settings, false);
         let verdict = state.api_buckets.refused(token.id, policy)?;
-        Some(rate_limited(policy, verdict, https))
+        Some(Refusal {
+            response: rate_limited(policy, verdict, https),
+            // An API client obeys `Retry-After`; only the doorway's people are let go first.
+            defer: false,
+        })
     })
-}
-
-#[derive(Clone)]
-pub struct RefusalLayer {
-    state: AppState,
-    https: bool,
-}
-
-impl RefusalLayer {
-    pub fn new(state: AppState, https: bool) -> Self {
-        Self { state, https }
-    }
-}
-
-impl<S> tower::Layer<S> for RefusalLayer {
-    type Service = RefusalService<S>;
-
-    fn layer(&self, inner: S) -> RefusalService<S> {
-        RefusalService(Arc::new((inner, self.clone())))
-    }
-}
-
-/// Behind one `Arc`, as the doorway's guard: axum clones a route's service for every request.
-pub struct RefusalService<S>(Arc<(S, RefusalLayer)>);
-
-impl<S> Clone for RefusalService<S> {
-    fn clone(&self) -> Self {
-        Self(Arc::clone(&self.0))
-    }
-}
-
-impl<S> tower::Service<Request> for RefusalService<S>
-where
-    S: tower::Service<Request, Response = Response, Error = Infallible>
-        + Clone
-        + Send
-        + Sync
-        + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = Response;
-    type Error = Infallible;
-    type Future = GuardFuture;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request) -> GuardFuture {
-        let (inner, layer) = &*self.0;
-        match refuse(&layer.state, layer.https, &request) {
-            Some(response) => GuardFuture::Refused(Some(response)),
-            None => GuardFuture::Passed(Box::pin(inner.clone().oneshot(request))),
-        }
-    }
 }

@@ -1,24 +1,20 @@
-//! The doorway's guard: a route layer that counts every request before anything else runs,
-//! and answers a refusal for about what a bare 429 costs.
+//! The doorway's guard: counts every request under the doorway's prefix before anything else
+//! runs, routing included (`http::front`), and answers a refusal for about what a bare 429
+//! costs.
 
-use std::convert::Infallible;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::{Arc, LazyLock};
-use std::task::{Context, Poll};
+use std::sync::LazyLock;
 
+use super::{EVENT, link_of};
+use crate::guard::{Decision, FloodGuard};
+use crate::http::AppState;
+use crate::http::front::Refusal;
+use crate::i18n::{Lang, tr};
+use crate::site::Snapshot;
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, REFERRER_POLICY};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
-use tower::ServiceExt;
-
-use super::{EVENT, link_of};
-use crate::guard::{Decision, FloodGuard};
-use crate::http::{AppState, priority};
-use crate::i18n::{Lang, tr};
-use crate::site::Snapshot;
 
 /// The refusal, one sentence per language, made once. Identical for both tiers and for good
 /// and bad links: it says nothing about either.
@@ -109,122 +105,26 @@ fn decide(state: &AppState, snapshot: &Snapshot, request: &Request) -> Verdict {
     }
 }
 
-/// The guard as a route layer on the doorway's routes, outside every other layer.
-///
-/// A hand-written service rather than `middleware::from_fn`: while nothing else is in progress,
-/// a refusal is answered from `call` itself, with no boxed future and no clone of the inner
-/// service, so it costs about what a bare 429 costs. Only a request that passes pays for calling
-/// the doorway, and only a refusal that waits for work in progress (`priority`) is boxed.
-#[derive(Clone)]
-pub struct GuardLayer {
-    state: AppState,
-    /// The site is on https: the refusal carries `Strict-Transport-Security` too.
-    https: bool,
-}
-
-impl GuardLayer {
-    pub fn new(state: AppState, https: bool) -> Self {
-        Self { state, https }
-    }
-}
-
-impl<S> tower::Layer<S> for GuardLayer {
-    type Service = GuardService<S>;
-
-    fn layer(&self, inner: S) -> GuardService<S> {
-        GuardService(Arc::new(Guarded {
-            inner,
-            state: self.state.clone(),
-            https: self.https,
-        }))
-    }
-}
-
-/// The guard over the doorway's service. axum clones a route's service for every request, so
-/// everything sits behind one `Arc`: a refusal's clone is one count, and the doorway's own stack
-/// of layers is cloned only for a request that passes.
-pub struct GuardService<S>(Arc<Guarded<S>>);
-
-/// What every clone of one `GuardService` shares.
-struct Guarded<S> {
-    inner: S,
-    state: AppState,
-    https: bool,
-}
-
-impl<S> Clone for GuardService<S> {
-    fn clone(&self) -> Self {
-        Self(Arc::clone(&self.0))
-    }
-}
-
-type BoxedResponse = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
-
-/// A refusal ready at once, a refusal that lets the site's work in progress go first, or the
-/// doorway's own work.
-pub enum GuardFuture {
-    Refused(Option<Response>),
-    Deferred(BoxedResponse),
-    Passed(BoxedResponse),
-}
-
-impl Future for GuardFuture {
-    type Output = Result<Response, Infallible>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.get_mut() {
-            GuardFuture::Refused(response) => {
-                Poll::Ready(Ok(response.take().unwrap_or_else(|| refusal(Lang::En))))
+/// The guard, before routing (`http::front`): counts a request under the doorway's prefix and
+/// returns the refusal when there is one, with `Strict-Transport-Security` on an https site.
+/// A doorway refusal lets work in progress go first (`priority`).
+pub fn guard(state: &AppState, https: bool, request: &Request) -> Option<Refusal> {
+    let verdict = state
+        .site
+        .with_snapshot(|snapshot| decide(state, snapshot, request));
+    match verdict {
+        Verdict::Pass => None,
+        Verdict::Refuse(mut response) => {
+            if https {
+                response.headers_mut().insert(
+                    axum::http::header::STRICT_TRANSPORT_SECURITY,
+                    HeaderValue::from_static(crate::http::headers::HSTS),
+                );
             }
-            GuardFuture::Deferred(future) | GuardFuture::Passed(future) => future.as_mut().poll(cx),
-        }
-    }
-}
-
-impl<S> tower::Service<Request> for GuardService<S>
-where
-    S: tower::Service<Request, Response = Response, Error = Infallible>
-        + Clone
-        + Send
-        + Sync
-        + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = Response;
-    type Error = Infallible;
-    type Future = GuardFuture;
-
-    /// Always ready: a request that passes readies its own clone of the doorway (`oneshot`).
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request) -> GuardFuture {
-        let Guarded {
-            inner,
-            state,
-            https,
-        } = &*self.0;
-        let mut verdict = state
-            .site
-            .with_snapshot(|snapshot| decide(state, snapshot, &request));
-        if let (Verdict::Refuse(response), true) = (&mut verdict, *https) {
-            response.headers_mut().insert(
-                axum::http::header::STRICT_TRANSPORT_SECURITY,
-                HeaderValue::from_static(crate::http::headers::HSTS),
-            );
-        }
-        match verdict {
-            // Work in progress goes first (`priority`): one atomic read when there is none.
-            Verdict::Refuse(response) if state.work.busy() => {
-                let work = state.work.clone();
-                GuardFuture::Deferred(Box::pin(async move {
-                    work.idle_within(priority::MAX_DEFER).await;
-                    Ok(response)
-                }))
-            }
-            Verdict::Refuse(response) => GuardFuture::Refused(Some(response)),
-            Verdict::Pass => GuardFuture::Passed(Box::pin(inner.clone().oneshot(request))),
+            Some(Refusal {
+                response,
+                defer: true,
+            })
         }
     }
 }

@@ -34,22 +34,24 @@ mod guard;
 mod payment;
 mod views;
 
-pub use guard::{GuardFuture, GuardLayer, GuardService, refusal};
+pub use guard::{guard, refusal};
 pub use views::refused;
 
 /// The event the doorway's requests are counted under.
 pub const EVENT: &str = "interaction";
+/// Everything under it is the doorway's one route (`ROUTE`), and is counted before routing.
 pub const PREFIX: &str = "/interaction/";
+const ROUTE: &str = "/interaction/{*link}";
 /// The hidden field naming the step a page showed (1-based). Field names are slugs, which
 /// never start with `_`, so no form field can take this name.
 pub const STEP_FIELD: &str = "_step";
 
-/// The doorway's routes. The guard is added by `http::router`, outside every other layer.
+/// The doorway's routes. The guard runs before routing (`http::front`).
 pub fn router() -> Router<AppState> {
     Router::new()
         // Everything under the prefix is the doorway, so a link with a stray trailing slash or
         // segment is counted and refused like any other bad link.
-        .route("/interaction/{*link}", get(show).post(answer))
+        .route(ROUTE, get(show).post(answer))
         .layer(middleware::map_response(credential_headers))
 }
 
@@ -231,5 +233,16 @@ fn after_recording(ctx: PageContext, resolved: &Resolved, outcome: Recorded) -> 
             "doorway-nothing-title",
             "doorway-already-answered",
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The guard counts every path under `PREFIX` before routing: the route must be exactly
+    /// that, or a request would be counted for a route that is not the doorway's, or answered
+    /// by the doorway uncounted.
+    #[test]
+    fn the_route_is_everything_under_the_prefix() {
+        assert_eq!(super::ROUTE, format!("{}{{*link}}", super::PREFIX));
     }
 }
