@@ -23,8 +23,17 @@ pub const TOKEN_PREFIX: &str = "orch_";
 /// The purpose a token's keyed hash is made for.
 pub const TOKEN_PURPOSE: &str = "api-token";
 
+/// A token's keyed hash as its 32 bytes, as [`Seen`] keys it; the database stores it as 64 hex
+/// digits ([`stored_hash`]). Made by `site::Snapshot::token_key` on a request's path.
+pub type TokenKey = [u8; 32];
+
 fn token_hash(keys: &SiteKeys, text: &str) -> String {
     keys.keyed_hash(TOKEN_PURPOSE, text)
+}
+
+/// The text a token's keyed hash is stored under in the database.
+pub fn stored_hash(key: &TokenKey) -> String {
+    hex_encode(key)
 }
 
 /// Whether a bearer text can be a token at all (its prefix, a bounded length): anything else is
@@ -77,7 +86,7 @@ pub async fn authenticate_hash(db: &Db, hash: &str) -> Result<Option<TokenRow>, 
     Ok(store::api::token_by_hash(db, hash).await?)
 }
 
-/// Tokens this process authenticated, by keyed hash: what the API's fast refusal needs to find a
+/// Tokens this process authenticated, by keyed hash (its bytes, not its hex): what the API's fast refusal needs to find a
 /// token's bucket without reading the database (`http::api::refusal`).
 ///
 /// Used only to refuse, never to let in: a request its bucket allows is authenticated from the
@@ -87,36 +96,38 @@ pub async fn authenticate_hash(db: &Db, hash: &str) -> Result<Option<TokenRow>, 
 #[derive(Default)]
 pub struct Seen {
     /// foldhash: the keys are keyed hashes, which no caller can choose without the site's key.
-    map: Mutex<HashMap<String, Arc<TokenRow>, foldhash::fast::RandomState>>,
+    map: Mutex<HashMap<TokenKey, Arc<TokenRow>, foldhash::fast::RandomState>>,
 }
 
 /// Tokens [`Seen`] holds at most.
 const MAX_SEEN: usize = 10_000;
 
 impl Seen {
-    fn map(&self) -> MutexGuard<'_, HashMap<String, Arc<TokenRow>, foldhash::fast::RandomState>> {
+    fn map(&self) -> MutexGuard<'_, HashMap<TokenKey, Arc<TokenRow>, foldhash::fast::RandomState>> {
         self.map.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn get(&self, hash: &str) -> Option<Arc<TokenRow>> {
-        self.map().get(hash).cloned()
+    /// `f` of the token stored under `key`, read under the lock: the fast refusal takes what
+    /// it needs without a reference count of its own.
+    pub fn read<R>(&self, key: &TokenKey, f: impl FnOnce(&TokenRow) -> R) -> Option<R> {
+        self.map().get(key).map(|t| f(t))
     }
 
     /// Notes a token just authenticated from the database.
-    pub fn put(&self, hash: &str, token: Arc<TokenRow>) {
+    pub fn put(&self, key: TokenKey, token: Arc<TokenRow>) {
         let mut map = self.map();
-        if map.get(hash).is_some_and(|t| t.id == token.id) {
+        if map.get(&key).is_some_and(|t| t.id == token.id) {
             return;
         }
         if map.len() >= MAX_SEEN {
             map.clear();
         }
-        map.insert(hash.to_owned(), token);
+        map.insert(key, token);
     }
 
-    /// Forgets a hash the database no longer knows (revoked).
-    pub fn forget(&self, hash: &str) {
-        self.map().remove(hash);
+    /// Forgets a keyed hash the database no longer knows (revoked).
+    pub fn forget(&self, key: &TokenKey) {
+        self.map().remove(key);
     }
 
     /// Forgets a token revoked in this process.
@@ -212,4 +223,52 @@ pub async fn check_signature(db: &Db, s: &Signed<'_>, now: i64) -> Result<Signat
         return Ok(Signature::Refused);
     }
     Ok(Signature::Valid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: i64) -> Arc<TokenRow> {
+        Arc::new(TokenRow {
+            id,
+            name: format!("t{id}"),
+            rate_per_minute: None,
+            burst: None,
+            created_at: 0,
+            last_used_at: None,
+            revoked_at: None,
+        })
+    }
+
+    fn key(i: usize) -> TokenKey {
+        let mut key = [0; 32];
+        key[..8].copy_from_slice(&(i as u64).to_le_bytes());
+        key
+    }
+
+    #[test]
+    fn a_seen_token_is_found_by_its_key_until_it_is_forgotten() {
+        let seen = Seen::default();
+        seen.put(key(1), row(1));
+        seen.put(key(2), row(2));
+        assert_eq!(seen.read(&key(1), |t| t.id), Some(1));
+        assert_eq!(seen.read(&key(3), |t| t.id), None);
+        seen.forget(&key(1));
+        assert_eq!(seen.read(&key(1), |t| t.id), None);
+        seen.forget_id(2);
+        assert_eq!(seen.read(&key(2), |t| t.id), None);
+    }
+
+    #[test]
+    fn seen_starts_again_empty_when_full() {
+        let seen = Seen::default();
+        for i in 0..MAX_SEEN {
+            seen.put(key(i), row(i as i64));
+        }
+        assert_eq!(seen.map().len(), MAX_SEEN);
+        seen.put(key(MAX_SEEN), row(-1));
+        assert_eq!(seen.map().len(), 1);
+        assert_eq!(seen.read(&key(MAX_SEEN), |t| t.id), Some(-1));
+    }
 }

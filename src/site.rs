@@ -42,15 +42,16 @@ impl Snapshot {
         }
     }
 
-    /// The keyed hash an API token's text is stored under (`api::bearer_hash`), on the stack;
-    /// `None` for a text that cannot be a token.
-    pub fn token_hash(&self, text: &str) -> Option<CallerId> {
+    /// The keyed hash an API token's text is stored under (`api::bearer_hash`), as its bytes;
+    /// `None` for a text that cannot be a token. The API's fast refusal and `gate` both name a
+    /// token by this, so `api::Seen` holds what the refusal looks for.
+    pub fn token_key(&self, text: &str) -> Option<crate::api::TokenKey> {
         if !crate::api::could_be_token(text) {
             return None;
         }
         let mut mac = self.token_hasher.clone();
         mac.update(text.as_bytes());
-        Some(hex64(&mac.finalize().into_bytes()))
+        Some(mac.finalize().into_bytes().into())
     }
 
     /// The flood identifier of a doorway caller: a keyed hash of its whole link, full length.
@@ -291,18 +292,20 @@ mod tests {
     }
 
     #[test]
-    fn a_token_hash_is_the_one_its_token_is_stored_under() {
+    fn a_token_key_is_the_hash_its_token_is_stored_under() {
         let keys = SiteKeys::from_bytes([1; 32], [2; 32]);
         let snapshot = Snapshot::new(Settings::default(), keys.clone());
         let text = "orch_0123456789abcdef";
         assert_eq!(
-            snapshot.token_hash(text).map(|h| h.as_str().to_owned()),
+            snapshot
+                .token_key(text)
+                .map(|k| crate::api::stored_hash(&k)),
             crate::api::bearer_hash(&keys, text)
         );
-        assert!(snapshot.token_hash("not a token").is_none());
+        assert!(snapshot.token_key("not a token").is_none());
         assert!(
             snapshot
-                .token_hash(&format!("orch_{}", "a".repeat(200)))
+                .token_key(&format!("orch_{}", "a".repeat(200)))
                 .is_none()
         );
     }

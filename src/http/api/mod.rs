@@ -13,7 +13,7 @@ use axum::Json;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderName, StatusCode};
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
@@ -29,6 +29,7 @@ use crate::links::{self, Actor};
 use crate::store::{self, api::TokenRow};
 use crate::workflow::{Definition, Participant};
 
+mod fields;
 pub mod refusal;
 
 /// Every API route is under it (a test checks `ROUTES`); the fast refusal runs before routing
@@ -44,8 +45,6 @@ const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy")
 const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
 /// The largest body the API reads.
 const MAX_BODY: usize = 64 * 1024;
-/// The policy's name in the RateLimit fields.
-const POLICY_NAME: &str = "token";
 
 /// Every route, as the OpenAPI description lists them (a test compares the two). The first is
 /// public; the rest stand behind `gate`.
@@ -155,24 +154,11 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 /// The RateLimit draft's fields: the policy (`q` requests, `w` the seconds to refill a burst)
 /// and what remains (`r`) with the seconds until the bucket is full (`t`).
 fn rate_headers(headers: &mut HeaderMap, policy: Policy, verdict: Verdict) {
-    let window = (u64::from(policy.burst) * 60).div_ceil(u64::from(policy.per_minute.max(1)));
-    let values = [
-        (
-            RATELIMIT_POLICY,
-            format!("\"{POLICY_NAME}\";q={};w={}", policy.burst, window.max(1)),
-        ),
-        (
-            RATELIMIT,
-            format!(
-                "\"{POLICY_NAME}\";r={};t={}",
-                verdict.remaining, verdict.reset_secs
-            ),
-        ),
-    ];
-    for (name, value) in values {
-        if let Ok(v) = HeaderValue::from_str(&value) {
-            headers.insert(name, v);
-        }
+    if let Some(v) = fields::ratelimit_policy(policy) {
+        headers.insert(RATELIMIT_POLICY, v);
+    }
+    if let Some(v) = fields::ratelimit(verdict.remaining, verdict.reset_secs) {
+        headers.insert(RATELIMIT, v);
     }
 }
 
@@ -209,18 +195,19 @@ async fn admit(
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim)
         .unwrap_or("");
-    let Some(hash) = api::bearer_hash(&snapshot.keys, bearer) else {
+    // Named as the fast refusal names it (`refusal::refuse`), so `api_seen` holds what it seeks.
+    let Some(key) = snapshot.token_key(bearer) else {
         return Err(unauthorized());
     };
-    let token = match api::authenticate_hash(&state.db, &hash).await {
+    let token = match api::authenticate_hash(&state.db, &api::stored_hash(&key)).await {
         Ok(Some(t)) => Arc::new(t),
         Ok(None) => {
-            state.api_seen.forget(&hash);
+            state.api_seen.forget(&key);
             return Err(unauthorized());
         }
         Err(e) => return Err(ApiError::from(e).into_response()),
     };
-    state.api_seen.put(&hash, token.clone());
+    state.api_seen.put(key, token.clone());
     // A signature covers the body, so a signed request's body is read here (bounded).
     let signed = header(request.headers(), KEY_ID).is_some();
     let request = if signed {

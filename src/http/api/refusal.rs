@@ -3,17 +3,18 @@
 //! A caller whose bucket is empty is refused here, before the tracing span, the language, the
 //! error pages and the database: its token is found among those this process already
 //! authenticated (`api::Seen`, one keyed hash and a map lookup) and its bucket is read without
-//! taking from it. Everything else (an unknown token, a signed request, a bucket with room) goes
+//! taking from it. The answer is made of ready bytes (`fields`): no allocation but the
+//! response's own. Everything else (an unknown token, a signed request, a bucket with room) goes
 //! on to `gate`, which authenticates from the database and takes from the bucket as before, so
 //! the fast path can only refuse what `gate` would refuse too.
 
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 
-use super::{KEY_ID_HEADER, rate_headers};
+use super::{KEY_ID_HEADER, fields, rate_headers};
 use crate::api;
 use crate::bucket::{Policy, Verdict};
 use crate::http::AppState;
@@ -23,12 +24,14 @@ use crate::http::front::Refusal;
 /// seconds (never below 1), the same number in the JSON body, and the RateLimit fields.
 pub fn rate_limited(policy: Policy, verdict: Verdict, https: bool) -> Response {
     let seconds = verdict.retry_after_secs.max(1);
-    let body = format!("{{\"error\":\"rate_limited\",\"retry_after_seconds\":{seconds}}}");
+    let (body, retry_after) = fields::refusal(seconds);
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+    // Room for every header below, HSTS included, so the map is not grown on the way.
+    *response.headers_mut() = HeaderMap::with_capacity(8);
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    headers.insert(RETRY_AFTER, HeaderValue::from(seconds));
+    headers.insert(RETRY_AFTER, retry_after);
     rate_headers(headers, policy, verdict);
     // This answer skips the layer that adds them elsewhere.
     crate::http::headers::insert_static(headers, https);
@@ -51,9 +54,11 @@ pub fn refuse(state: &AppState, https: bool, request: &Request) -> Option<Refusa
             .ok()?
             .strip_prefix("Bearer ")?
             .trim();
-        let token = state.api_seen.get(snapshot.token_hash(bearer)?.as_str())?;
-        let policy = api::policy(&token, settings, false);
-        let verdict = state.api_buckets.refused(token.id, policy)?;
+        let key = snapshot.token_key(bearer)?;
+        let (id, policy) = state.api_seen.read(&key, |token| {
+            (token.id, api::policy(token, settings, false))
+        })?;
+        let verdict = state.api_buckets.refused(id, policy)?;
         Some(Refusal {
             response: rate_limited(policy, verdict, https),
             // An API client obeys `Retry-After`; only the doorway's people are let go first.
