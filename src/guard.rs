@@ -104,9 +104,11 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    pub fn name(self) -> &'static str {
+    /// The tier's name in a log line, with the per-caller tier named as its address names it
+    /// (`per_link`, `per_payment`): the guard itself knows no caller's kind.
+    pub fn named(self, per_caller: &'static str) -> &'static str {
         match self {
-            Refusal::PerCaller => "per_link",
+            Refusal::PerCaller => per_caller,
             Refusal::Total => "total",
         }
     }

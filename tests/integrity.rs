@@ -746,6 +746,17 @@ async fn notices_are_counted_per_payment_and_in_total_by_the_same_guard() {
         (429, r#"{"error":"too_many_requests"}"#)
     );
     assert_eq!(state_of(&app, id).await, ("active".into(), 1));
+    // Logged once, with the tier named as the notices' settings name it.
+    let logs = common::logs();
+    let refused: Vec<&str> = logs
+        .lines()
+        .filter(|l| l.contains("provider notice refused"))
+        .collect();
+    assert!(!refused.is_empty());
+    assert!(
+        refused.iter().all(|l| l.contains(r#"tier="per_payment""#)),
+        "{refused:?}"
+    );
     // The doorway's own limits do not count notices.
     let status = orchestra::status::build(&app.db, "memory").await;
     let line = status

@@ -116,7 +116,7 @@ pub async fn deliver(
             if first_in_period {
                 tracing::warn!(
                     caller = %caller,
-                    tier = tier.name(),
+                    tier = tier.named("per_payment"),
                     "provider notice refused; further refusals like it are not logged this period"
                 );
             }
@@ -129,7 +129,7 @@ pub async fn deliver(
             if first_in_period {
                 tracing::warn!(
                     caller = %caller,
-                    tier = tier.name(),
+                    tier = tier.named("per_payment"),
                     "provider notice would have been refused (report only); further ones like it are not logged this period"
                 );
             }

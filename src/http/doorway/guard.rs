@@ -81,7 +81,7 @@ fn decide(state: &AppState, snapshot: &Snapshot, request: &Request) -> Verdict {
             if first_in_period {
                 tracing::warn!(
                     caller = %caller,
-                    tier = tier.name(),
+                    tier = tier.named("per_link"),
                     "doorway request would have been refused (report only); further ones like it are not logged this period"
                 );
             }
@@ -94,7 +94,7 @@ fn decide(state: &AppState, snapshot: &Snapshot, request: &Request) -> Verdict {
             if first_in_period {
                 tracing::warn!(
                     caller = %caller,
-                    tier = tier.name(),
+                    tier = tier.named("per_link"),
                     "doorway request refused; further refusals like it are not logged this period"
                 );
             }
