@@ -747,3 +747,75 @@ async fn the_request_limits_section_sets_the_apis_default_bucket_and_keeps_a_bad
     let settings = app.state.site.get().await.settings.clone();
     assert_eq!((settings.api_rate_per_minute, settings.api_burst), (90, 7));
 }
+
+/// A token this site does not know costs a keyed hash and a database read. Past the sign-in's
+/// per-address limit, failures from one address are refused before the read, with their own
+/// code and a `Retry-After`; a token this server already let in still works; a limit of 0 turns
+/// it off.
+#[tokio::test]
+async fn failed_authentications_from_one_address_are_refused_before_the_database() {
+    let app = spawn(Flood::Memory).await;
+    app.set(&[
+        ("login.limits.per_address", "3"),
+        ("login.limits.address_period", "600"),
+    ])
+    .await;
+    let known = token(&app, "known", None, None).await;
+    let fresh = token(&app, "fresh", None, None).await;
+    assert_eq!(
+        call(&app, "GET", "/api/v1/workflows", &known, None)
+            .await
+            .status,
+        200
+    );
+    // Well formed, one character off: it reaches the database, and is not there.
+    let mut made_up = known.clone();
+    let last = made_up.pop().unwrap();
+    made_up.push(if last == 'a' { 'b' } else { 'a' });
+    for _ in 0..3 {
+        let page = call(&app, "GET", "/api/v1/workflows", &made_up, None).await;
+        assert_eq!(page.status, 401);
+    }
+    let refused = call(&app, "GET", "/api/v1/workflows", &made_up, None).await;
+    assert_eq!(refused.status, 429);
+    assert_eq!(json(&refused)["error"], "too_many_failures");
+    assert_eq!(refused.header("retry-after"), Some("600"));
+    assert_eq!(refused.header("content-type"), Some("application/json"));
+    // Before the database: a good token this server has not let in yet is refused as well.
+    let unseen = call(&app, "GET", "/api/v1/workflows", &fresh, None).await;
+    assert_eq!(
+        (unseen.status, json(&unseen)["error"].clone()),
+        (429, "too_many_failures".into())
+    );
+    // A token this server already let in is not locked out by its neighbours' failures.
+    assert_eq!(
+        call(&app, "GET", "/api/v1/workflows", &known, None)
+            .await
+            .status,
+        200
+    );
+    // In the caller's language.
+    let french = read(
+        app.client()
+            .get(app.url("/api/v1/workflows"))
+            .header("authorization", format!("Bearer {made_up}"))
+            .header("accept-language", "fr"),
+    )
+    .await;
+    assert!(
+        json(&french)["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Trop de requêtes"),
+        "{}",
+        french.body
+    );
+    // The sign-in's per-address limit at 0: nothing is counted, a plain 401 again.
+    app.set(&[("login.limits.per_address", "0")]).await;
+    assert_eq!(
+        call(&app, "GET", "/api/v1/workflows", &made_up, None)
+            .await
+            .status,
+        401
+    );
+}

@@ -238,7 +238,7 @@ notices-test-provider = Take payments through the built-in test provider
 notices-test-provider-help = On as shipped, so the examples can be paid. No money moves: turn it off on a public site.
 # Issue 9
 settings-login-limits = Sign-in attempts
-settings-login-limits-help = Counted before any password is checked, whatever the switch above says; a refused attempt is not checked at all. A successful sign-in clears its account's count. 0 turns a limit off.
+settings-login-limits-help = Counted before any password is checked, whatever the switch above says; a refused attempt is not checked at all. A successful sign-in clears its account's count. 0 turns a limit off. The per-address limit also counts API requests with a token this site does not know (docs/api.md).
 settings-login-per-address = Attempts per client address
 settings-login-address-period = Per address, over (seconds)
 settings-login-per-account = Failed attempts per account

@@ -94,6 +94,7 @@ cli-init-done = The database is ready.
 # Issue 12: the integrator API
 api-not-found = There is no such resource.
 api-unauthorized = A valid API token is needed: send it as Authorization: Bearer <token>.
+api-too-many-failures = Too many requests from this address with a token this site does not know. Wait before trying again (Retry-After says how long).
 api-bad-signature = The request signature is not valid: an unknown key, a changed request, a timestamp more than 5 minutes away, or a signature already used.
 api-bad-json = The body is not the JSON this call takes.
 api-workflow-missing = Name the workflow by its machine name.

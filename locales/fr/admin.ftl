@@ -238,7 +238,7 @@ notices-test-provider = Recevoir les paiements par le prestataire de test intég
 notices-test-provider-help = Activé à la livraison, pour que les exemples puissent être payés. Aucun argent ne circule : désactivez-le sur un site public.
 # Issue 9
 settings-login-limits = Tentatives de connexion
-settings-login-limits-help = Comptées avant toute vérification de mot de passe, quel que soit l'interrupteur ci-dessus ; une tentative refusée n'est pas vérifiée du tout. Une connexion réussie remet le compte de son compte à zéro. 0 désactive une limite.
+settings-login-limits-help = Comptées avant toute vérification de mot de passe, quel que soit l'interrupteur ci-dessus ; une tentative refusée n'est pas vérifiée du tout. Une connexion réussie remet le compte de son compte à zéro. 0 désactive une limite. La limite par adresse compte aussi les requêtes d'API portant un jeton que ce site ne connaît pas (docs/api.md).
 settings-login-per-address = Tentatives par adresse de client
 settings-login-address-period = Par adresse, sur (secondes)
 settings-login-per-account = Échecs par compte

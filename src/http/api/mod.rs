@@ -7,6 +7,7 @@
 //! the signature when one is sent, then the bucket, and only then the handler. The doorway's
 //! guard does not count the API, and the API's bucket does not count the doorway.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use axum::Json;
@@ -21,11 +22,14 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::AppState;
+use super::client::ClientAddr;
 use super::extract::Path;
 use crate::api::{self, Signature, Signed};
 use crate::bucket::{Policy, Verdict};
+use crate::guard::FloodGuard;
 use crate::i18n::{Lang, Message};
 use crate::links::{self, Actor};
+use crate::login;
 use crate::store::{self, api::TokenRow};
 use crate::workflow::{Definition, Participant};
 
@@ -147,6 +151,23 @@ type ApiResult = Result<Response, ApiError>;
 #[derive(Clone)]
 struct Caller(Arc<TokenRow>);
 
+/// Too many failed authentications from one client address: `429`, its own `error` code, and a
+/// `Retry-After` of the limit's whole period (the count is rolling, so that is when it surely has
+/// room; it may have room sooner).
+fn too_many_failures(lang: Lang, period: std::time::Duration) -> Response {
+    let seconds = period.as_secs().max(1);
+    let mut response = ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "too_many_failures",
+        Message::new("api-too-many-failures").render(lang),
+    )
+    .into_response();
+    response
+        .headers_mut()
+        .insert(axum::http::header::RETRY_AFTER, seconds.into());
+    response
+}
+
 fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
@@ -164,8 +185,14 @@ fn rate_headers(headers: &mut HeaderMap, policy: Policy, verdict: Verdict) {
 
 /// Authenticates, checks a signature when one is sent, and takes one request from the token's
 /// bucket; the handler runs only when all three pass.
-async fn gate(State(state): State<AppState>, lang: Lang, request: Request, next: Next) -> Response {
-    match admit(&state, lang, request).await {
+async fn gate(
+    State(state): State<AppState>,
+    lang: Lang,
+    ClientAddr(client): ClientAddr,
+    request: Request,
+    next: Next,
+) -> Response {
+    match admit(&state, lang, client, request).await {
         Ok((request, policy)) => {
             let mut response = next.run(request).await;
             if let Some((policy, verdict)) = policy {
@@ -177,9 +204,13 @@ async fn gate(State(state): State<AppState>, lang: Lang, request: Request, next:
     }
 }
 
+/// Failed authentications are counted under this event, per client address.
+pub const AUTH_FAILURE_EVENT: &str = "api.auth_failure";
+
 async fn admit(
     state: &AppState,
     lang: Lang,
+    client: IpAddr,
     request: Request,
 ) -> Result<(Request, Option<(Policy, Verdict)>), Response> {
     let unauthorized = || {
@@ -195,15 +226,43 @@ async fn admit(
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim)
         .unwrap_or("");
+    // A token this site does not know costs a keyed hash and an indexed read. Failures are
+    // counted per client address under the sign-in's per-address limit, and past it a caller is
+    // refused before the read, unless its token is one this process already let in (so a
+    // neighbour's failures behind one address do not lock out a working integrator).
+    let (per_address, _) = snapshot.settings.login_limits();
+    let address =
+        FloodGuard::is_counting(&per_address).then(|| login::address_key(&snapshot.keys, client));
+    let failed = |unauthorized: Response| {
+        if let Some(address) = &address {
+            state
+                .guard
+                .flood()
+                .register(AUTH_FAILURE_EVENT, address, per_address.period);
+        }
+        unauthorized
+    };
     // Named as the fast refusal names it (`refusal::refuse`), so `api_seen` holds what it seeks.
-    let Some(key) = snapshot.token_key(bearer) else {
-        return Err(unauthorized());
+    let key = snapshot.token_key(bearer);
+    let known = key.is_some_and(|key| state.api_seen.read(&key, |_| ()).is_some());
+    let over = |address: &String| {
+        state
+            .guard
+            .flood()
+            .count(AUTH_FAILURE_EVENT, address, per_address.period)
+            >= per_address.per_caller
+    };
+    if !known && address.as_ref().is_some_and(over) {
+        return Err(too_many_failures(lang, per_address.period));
+    }
+    let Some(key) = key else {
+        return Err(failed(unauthorized()));
     };
     let token = match api::authenticate_hash(&state.db, &api::stored_hash(&key)).await {
         Ok(Some(t)) => Arc::new(t),
         Ok(None) => {
             state.api_seen.forget(&key);
-            return Err(unauthorized());
+            return Err(failed(unauthorized()));
         }
         Err(e) => return Err(ApiError::from(e).into_response()),
     };
