@@ -29,6 +29,21 @@ pub fn dummy_hash() -> &'static str {
     &DUMMY
 }
 
+/// Makes the C allocator give every allocation of a few MiB back to the system when it is freed,
+/// as argon2's 19 MiB are. glibc raises its mmap threshold to the size of the largest block freed
+/// (up to 32 MiB), after which argon2's memory comes from per-thread arenas and stays there:
+/// sign-in attempts spread over the blocking threads then kept up to one 19 MiB block per arena,
+/// 16 on two cores, whatever the pool's bound. Setting the threshold fixes it (and turns the
+/// raising off), so resident memory is the pool's workers' blocks while they run, and nothing
+/// after. Called once, first thing, by the binary; elsewhere a no-op.
+pub fn return_large_allocations_to_the_system() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets the allocator's parameters; any value is valid for this one.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 4 << 20);
+    }
+}
+
 /// Where argon2 runs for the web server: at most `workers` checks at once (each takes about
 /// 19 MiB and a core for a moment) and a short queue behind them. Past the queue an attempt is
 /// refused at once ([`PoolError::Busy`]) rather than waiting: memory stays bounded whatever arrives.
