@@ -229,14 +229,17 @@ impl Sizing {
     /// started (`guard::Decisions`). The server's background task calls it at every sync, so a
     /// period is closed, and its refusals placed, within about a second of its end.
     pub fn tick(&self, refused: u64) {
-        let mut inner = self.lock();
+        self.tick_in(&mut self.lock(), refused);
+    }
+
+    fn tick_in(&self, inner: &mut Inner, refused: u64) {
         if inner.period_ms == 0 {
             // Nothing answered yet: refusals wait for the history to start (`history`).
             return;
         }
         let number = self.clock.now_ms().div_euclid(inner.period_ms);
-        advance(&mut inner, number, refused);
-        take_refusals(&mut inner, refused);
+        advance(inner, number, refused);
+        take_refusals(inner, refused);
     }
 
     /// The history kept for periods of `period`, the current one last; empty when the
@@ -244,16 +247,13 @@ impl Sizing {
     /// [`Sizing::tick`].
     pub fn history(&self, period: Duration, refused: u64) -> History {
         let ms = period_ms(period);
-        {
-            let mut inner = self.lock();
-            if inner.period_ms == 0 && refused > inner.refused_seen {
-                // Refused before any was answered (counts a restart kept): they start it.
-                inner.period_ms = ms;
-                inner.live = Live::new(self.clock.now_ms().div_euclid(ms));
-            }
+        let mut inner = self.lock();
+        if inner.period_ms == 0 && refused > inner.refused_seen {
+            // Refused before any was answered (counts a restart kept): they start it.
+            inner.period_ms = ms;
+            inner.live = Live::new(self.clock.now_ms().div_euclid(ms));
         }
-        self.tick(refused);
-        let inner = self.lock();
+        self.tick_in(&mut inner, refused);
         if inner.period_ms != ms {
             return History {
                 period,

@@ -4,17 +4,18 @@
 
 use std::sync::LazyLock;
 
+use axum::body::{Body, Bytes};
+use axum::extract::Request;
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, REFERRER_POLICY};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::Response;
+
 use super::{EVENT, link_of};
 use crate::guard::{Decision, FloodGuard};
 use crate::http::AppState;
 use crate::http::front::Refusal;
 use crate::i18n::{Lang, tr};
 use crate::site::Snapshot;
-use axum::body::{Body, Bytes};
-use axum::extract::Request;
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, REFERRER_POLICY};
-use axum::http::{HeaderValue, StatusCode};
-use axum::response::Response;
 
 /// The refusal, one sentence per language, made once. Identical for both tiers and for good
 /// and bad links: it says nothing about either.
