@@ -231,30 +231,32 @@ async fn admit(
     // refused before the read, unless its token is one this process already let in (so a
     // neighbour's failures behind one address do not lock out a working integrator).
     let (per_address, _) = snapshot.settings.login_limits();
-    let address =
-        FloodGuard::is_counting(&per_address).then(|| login::address_key(&snapshot.keys, client));
-    let failed = |unauthorized: Response| {
-        if let Some(address) = &address {
-            state
-                .guard
-                .flood()
-                .register(AUTH_FAILURE_EVENT, address, per_address.period);
-        }
-        unauthorized
-    };
+    let counting = FloodGuard::is_counting(&per_address);
+    let address_of = || login::address_key(&snapshot.keys, client);
     // Named as the fast refusal names it (`refusal::refuse`), so `api_seen` holds what it seeks.
     let key = snapshot.token_key(bearer);
     let known = key.is_some_and(|key| state.api_seen.read(&key, |_| ()).is_some());
-    let over = |address: &String| {
-        state
+    // A token this process let in costs no address hash and no count.
+    let address = (counting && !known).then(address_of);
+    if let Some(address) = &address {
+        let failures = state
             .guard
             .flood()
-            .count(AUTH_FAILURE_EVENT, address, per_address.period)
-            >= per_address.per_caller
-    };
-    if !known && address.as_ref().is_some_and(over) {
-        return Err(too_many_failures(lang, per_address.period));
+            .count(AUTH_FAILURE_EVENT, address, per_address.period);
+        if failures >= per_address.per_caller {
+            return Err(too_many_failures(lang, per_address.period));
+        }
     }
+    let failed = |unauthorized: Response| {
+        if counting {
+            let address = address.clone().unwrap_or_else(address_of);
+            state
+                .guard
+                .flood()
+                .register(AUTH_FAILURE_EVENT, &address, per_address.period);
+        }
+        unauthorized
+    };
     let Some(key) = key else {
         return Err(failed(unauthorized()));
     };
