@@ -781,6 +781,9 @@ async fn failed_authentications_from_one_address_are_refused_before_the_database
     assert_eq!(json(&refused)["error"], "too_many_failures");
     assert_eq!(refused.header("retry-after"), Some("600"));
     assert_eq!(refused.header("content-type"), Some("application/json"));
+    // The site's headers, and nothing about the token.
+    assert_eq!(refused.header("x-content-type-options"), Some("nosniff"));
+    assert!(!refused.body.contains(&made_up[5..]));
     // Before the database: a good token this server has not let in yet is refused as well.
     let unseen = call(&app, "GET", "/api/v1/workflows", &fresh, None).await;
     assert_eq!(

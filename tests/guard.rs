@@ -802,6 +802,22 @@ async fn any_method_under_the_doorway_prefix_is_counted_before_routing() {
             .await
             .unwrap();
         assert_eq!(r.status(), 405, "{method}: not the doorway's");
+        // What the attacker gets: the router's answer, with the site's headers, naming no link.
+        assert!(
+            r.headers().contains_key("content-security-policy"),
+            "{method}"
+        );
+        assert_eq!(
+            r.headers()
+                .get("x-content-type-options")
+                .and_then(|v| v.to_str().ok()),
+            Some("nosniff")
+        );
+        let body = r.text().await.unwrap();
+        assert!(
+            !body.contains(link.trim_start_matches("/interaction/")),
+            "{method}"
+        );
     }
     assert_eq!(
         status_of(&app, &link).await,
