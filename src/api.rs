@@ -73,21 +73,14 @@ pub fn bearer_hash(keys: &SiteKeys, text: &str) -> Option<String> {
     could_be_token(text).then(|| token_hash(keys, text))
 }
 
-/// The live token a bearer text names.
-pub async fn authenticate(db: &Db, keys: &SiteKeys, text: &str) -> Result<Option<TokenRow>, Error> {
-    match bearer_hash(keys, text) {
-        Some(hash) => authenticate_hash(db, &hash).await,
-        None => Ok(None),
-    }
-}
-
 /// The live token stored under a keyed hash.
 pub async fn authenticate_hash(db: &Db, hash: &str) -> Result<Option<TokenRow>, Error> {
     Ok(store::api::token_by_hash(db, hash).await?)
 }
 
-/// Tokens this process authenticated, by keyed hash (its bytes, not its hex): what the API's fast refusal needs to find a
-/// token's bucket without reading the database (`http::api::refusal`).
+/// Tokens this process authenticated, by keyed hash (its bytes, not its hex): what the API's
+/// fast refusal needs to find a token's bucket without reading the database
+/// (`http::api::refusal`).
 ///
 /// Used only to refuse, never to let in: a request its bucket allows is authenticated from the
 /// database as before. So a token revoked by another process (the CLI) is refused by that read
