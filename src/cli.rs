@@ -216,6 +216,27 @@ async fn serve(out: &Out, config: &Config, bind: Option<&str>) -> i32 {
                 .render(out.lang)
         );
     }
+    // Raised here, before `serve`, so the line says what the server will have.
+    let capacity = crate::http::server::Capacity::for_this_process(&config.connections);
+    eprintln!(
+        "{}",
+        Message::new("cli-connections")
+            .arg("connections", capacity.connections.to_string())
+            .arg("per_address", config.connections.max_per_address.to_string())
+            .arg("descriptors", capacity.descriptors.to_string())
+            .arg("hard", capacity.hard_limit.to_string())
+            .render(out.lang)
+    );
+    if capacity.connections < config.connections.max_connections {
+        eprintln!(
+            "{}",
+            Message::new("cli-descriptors-low")
+                .arg("descriptors", capacity.descriptors.to_string())
+                .arg("connections", capacity.connections.to_string())
+                .arg("wanted", config.connections.max_connections.to_string())
+                .render(out.lang)
+        );
+    }
     if !crate::guard::FloodGuard::is_counting(&snapshot.settings.interaction_limits()) {
         eprintln!("{}", Message::new("cli-doorway-uncapped").render(out.lang));
     }

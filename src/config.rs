@@ -24,6 +24,55 @@ pub struct Config {
     pub flood_sync: Duration,
     /// `ORCHESTRA_METRICS_BIND`: where `serve` answers `GET /metrics`; off unless set.
     pub metrics_bind: Option<SocketAddr>,
+    /// The server's bounds on connections and request bodies (`http::server`, `http::body`).
+    pub connections: Connections,
+}
+
+/// How long a connection may take and how many may be open, and how much of request bodies the
+/// server holds at once. docs/operations.md ("Connections and bodies") says how to size each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Connections {
+    /// `ORCHESTRA_HEADER_TIMEOUT_MS`: a request's head must arrive whole within this, counted
+    /// from the connection's opening for its first request, else from its first byte.
+    pub header_timeout: Duration,
+    /// `ORCHESTRA_IDLE_TIMEOUT_MS`: how long a kept-alive connection waits for its next request;
+    /// an answer must also be taken by the client within it.
+    pub idle_timeout: Duration,
+    /// `ORCHESTRA_BODY_TIMEOUT_MS`: a request's whole body must arrive within this.
+    pub body_timeout: Duration,
+    /// `ORCHESTRA_MAX_CONNECTIONS`: open connections at once, lowered to fit the descriptors.
+    pub max_connections: usize,
+    /// `ORCHESTRA_MAX_CONNECTIONS_PER_ADDRESS`: from one client address (IPv6: one /64); a
+    /// trusted proxy's own connections count only against the total.
+    pub max_per_address: usize,
+    /// `ORCHESTRA_MAX_BODY_BYTES_IN_FLIGHT`: request bodies held at once, all requests together.
+    pub max_body_bytes_in_flight: usize,
+    /// `ORCHESTRA_MAX_HEADER_BYTES`: a request's head, its request line and headers together.
+    pub max_header_bytes: usize,
+}
+
+pub const DEFAULT_HEADER_TIMEOUT_MS: u64 = 10_000;
+pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 60_000;
+pub const DEFAULT_BODY_TIMEOUT_MS: u64 = 30_000;
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+pub const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS: usize = 128;
+pub const DEFAULT_MAX_BODY_BYTES_IN_FLIGHT: usize = 32 << 20;
+pub const DEFAULT_MAX_HEADER_BYTES: usize = 16 << 10;
+/// The smallest body budget: the largest body one route takes (256 KiB) four times over.
+pub const MIN_BODY_BYTES_IN_FLIGHT: usize = 1 << 20;
+
+impl Default for Connections {
+    fn default() -> Self {
+        Self {
+            header_timeout: Duration::from_millis(DEFAULT_HEADER_TIMEOUT_MS),
+            idle_timeout: Duration::from_millis(DEFAULT_IDLE_TIMEOUT_MS),
+            body_timeout: Duration::from_millis(DEFAULT_BODY_TIMEOUT_MS),
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_per_address: DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+            max_body_bytes_in_flight: DEFAULT_MAX_BODY_BYTES_IN_FLIGHT,
+            max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
+        }
+    }
 }
 
 pub const DEFAULT_DATABASE_URL: &str = "sqlite:orchestra.db";
@@ -92,6 +141,51 @@ impl Config {
                 60_000,
             )?),
             metrics_bind,
+            connections: Connections {
+                header_timeout: Duration::from_millis(number(
+                    "ORCHESTRA_HEADER_TIMEOUT_MS",
+                    DEFAULT_HEADER_TIMEOUT_MS,
+                    100,
+                    600_000,
+                )?),
+                idle_timeout: Duration::from_millis(number(
+                    "ORCHESTRA_IDLE_TIMEOUT_MS",
+                    DEFAULT_IDLE_TIMEOUT_MS,
+                    100,
+                    3_600_000,
+                )?),
+                body_timeout: Duration::from_millis(number(
+                    "ORCHESTRA_BODY_TIMEOUT_MS",
+                    DEFAULT_BODY_TIMEOUT_MS,
+                    100,
+                    600_000,
+                )?),
+                max_connections: number(
+                    "ORCHESTRA_MAX_CONNECTIONS",
+                    DEFAULT_MAX_CONNECTIONS as u64,
+                    16,
+                    1 << 20,
+                )? as usize,
+                max_per_address: number(
+                    "ORCHESTRA_MAX_CONNECTIONS_PER_ADDRESS",
+                    DEFAULT_MAX_CONNECTIONS_PER_ADDRESS as u64,
+                    1,
+                    1 << 20,
+                )? as usize,
+                max_body_bytes_in_flight: number(
+                    "ORCHESTRA_MAX_BODY_BYTES_IN_FLIGHT",
+                    DEFAULT_MAX_BODY_BYTES_IN_FLIGHT as u64,
+                    MIN_BODY_BYTES_IN_FLIGHT as u64,
+                    16 << 30,
+                )? as usize,
+                // hyper's smallest buffer is 8 KiB.
+                max_header_bytes: number(
+                    "ORCHESTRA_MAX_HEADER_BYTES",
+                    DEFAULT_MAX_HEADER_BYTES as u64,
+                    8 << 10,
+                    1 << 20,
+                )? as usize,
+            },
         })
     }
 }
@@ -110,6 +204,7 @@ impl std::fmt::Debug for Config {
             .field("flood_cells", &self.flood_cells)
             .field("flood_sync", &self.flood_sync)
             .field("metrics_bind", &self.metrics_bind)
+            .field("connections", &self.connections)
             .finish()
     }
 }
@@ -174,6 +269,29 @@ mod tests {
         );
         let m = with("ORCHESTRA_METRICS_BIND", "localhost").unwrap_err();
         assert!(m.render(crate::i18n::Lang::En).contains("\"localhost\""));
+    }
+
+    #[test]
+    fn connection_limits_have_safe_defaults_and_are_checked() {
+        assert_eq!(
+            Config::from_lookup(|_| None).unwrap().connections,
+            Connections::default()
+        );
+        let c = with("ORCHESTRA_IDLE_TIMEOUT_MS", "2500").unwrap().connections;
+        assert_eq!(c.idle_timeout, Duration::from_millis(2500));
+        for (name, bad) in [
+            ("ORCHESTRA_HEADER_TIMEOUT_MS", "0"),
+            ("ORCHESTRA_IDLE_TIMEOUT_MS", "forever"),
+            ("ORCHESTRA_BODY_TIMEOUT_MS", "600001"),
+            ("ORCHESTRA_MAX_CONNECTIONS", "15"),
+            ("ORCHESTRA_MAX_CONNECTIONS_PER_ADDRESS", "0"),
+            ("ORCHESTRA_MAX_BODY_BYTES_IN_FLIGHT", "65536"),
+            ("ORCHESTRA_MAX_HEADER_BYTES", "4096"),
+        ] {
+            let m = with(name, bad).unwrap_err();
+            let text = m.render(crate::i18n::Lang::En);
+            assert!(text.contains(name) && text.contains(bad), "{text}");
+        }
     }
 
     #[test]

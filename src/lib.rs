@@ -102,6 +102,7 @@ pub async fn build_state(
         passwords: Arc::new(password::Pool::for_this_machine()),
         proxies: Default::default(),
         forwarded_seen: Default::default(),
+        bodies: Default::default(),
     })
 }
 
@@ -127,6 +128,10 @@ pub async fn run_cron(db: &Db, flood: &dyn FloodStore) -> Result<(u64, u64, u64)
 
 /// Serves until Ctrl-C (or SIGTERM), with the cron timer and the flood store's sync running,
 /// and the metrics endpoint on its own listener when there is one (`ORCHESTRA_METRICS_BIND`).
+/// Connections and bodies are bounded by `config.connections` (`http::server`, `http::body`);
+/// the soft descriptor limit is raised to the hard one first. At the stop, requests in progress
+/// are let finish (`http::server::SHUTDOWN_GRACE` at most), then the flood store's counts are
+/// written once more.
 pub async fn serve(
     listener: TcpListener,
     metrics: Option<TcpListener>,
@@ -140,6 +145,7 @@ pub async fn serve(
         .settings
         .base_url
         .starts_with("https://");
+    let state = state.with_body_limits(&config.connections);
     let app = http::app(state.clone(), secure);
     let metrics = metrics.map(|listener| {
         let recorder = Arc::new(metrics::Metrics::new(state.guard.clone()));
@@ -149,20 +155,30 @@ pub async fn serve(
             }
         })
     });
-    let background = spawn_background(state, config.flood_sync);
-    // The peer address is what sign-in attempts are counted by (`http::client`).
-    let app = axum::ServiceExt::<axum::extract::Request>::into_make_service_with_connect_info::<
-        std::net::SocketAddr,
-    >(app);
-    let result = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await;
+    let background = spawn_background(state.clone(), config.flood_sync);
+    let options = http::server::Options {
+        limits: config.connections,
+        https: secure,
+        proxies: state.proxies.clone(),
+    };
+    let result = http::server::serve(listener, app, options, shutdown_signal()).await;
     background.abort();
     if let Some(metrics) = metrics {
         metrics.abort();
     }
+    // What was counted since the last sync, so a restart keeps it (sql backend; a no-op else).
+    if !state.db.vanished() {
+        match tokio::time::timeout(FINAL_SYNC, state.guard.sync()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, "the flood store's last sync failed"),
+            Err(_) => tracing::warn!("the flood store's last sync took too long; skipped"),
+        }
+    }
     result
 }
+
+/// How long the stop waits for the flood store's last write.
+const FINAL_SYNC: Duration = Duration::from_secs(5);
 
 fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {

@@ -6,7 +6,7 @@
 //! login and setup forms cost an anonymous visitor no session row (issue 9). The nonce is
 //! replaced at sign-in and sign-out, so the token changes with them.
 
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::header::{COOKIE, SET_COOKIE};
 use axum::http::{HeaderMap, HeaderValue, Method};
@@ -16,7 +16,7 @@ use subtle::ConstantTimeEq;
 
 use super::AppState;
 use super::error::AppError;
-use super::form::{MAX_FORM_BYTES, pairs};
+use super::form::pairs;
 use crate::keys::SiteKeys;
 
 pub const COOKIE_NAME: &str = "orchestra_csrf";
@@ -84,26 +84,38 @@ pub async fn nonce(State(secure): State<Secure>, mut request: Request, next: Nex
 
 /// Refuses any POST whose `csrf` field is not the token of the browser's nonce. The body is
 /// read once here and handed on untouched.
+///
+/// Cheapest first: the route's cap on the declared length was checked before this layer
+/// (`http::body`); a browser that sent no nonce cookie cannot pass, so its body is never read;
+/// only then is the body read, within its cap and the body deadline.
 pub async fn check(State(state): State<AppState>, request: Request, next: Next) -> Response {
     if request.method() != Method::POST {
         return next.run(request).await;
     }
-    let nonce = request.extensions().get::<Nonce>().cloned();
+    let Some(nonce) = request
+        .extensions()
+        .get::<Nonce>()
+        .filter(|n| !n.fresh)
+        .cloned()
+    else {
+        tracing::info!("refused a form without a CSRF cookie; its body was not read");
+        return AppError::Forbidden.into_response();
+    };
     let (parts, body) = request.into_parts();
-    let bytes: Bytes = match axum::body::to_bytes(body, MAX_FORM_BYTES).await {
+    let bytes = match super::body::read(body).await {
         Ok(b) => b,
-        Err(_) => return AppError::BadRequest.into_response(),
+        Err(refused) => return AppError::from(refused).into_response(),
     };
     let sent = pairs(&bytes)
         .into_iter()
         .find(|(k, _)| k == "csrf")
         .map(|(_, v)| v);
-    let ok = match (sent, nonce) {
-        (Some(sent), Some(nonce)) if !nonce.fresh => {
+    let ok = match sent {
+        Some(sent) => {
             let expected = token(&state.site.get().await.keys, &nonce);
             bool::from(sent.as_bytes().ct_eq(expected.as_bytes()))
         }
-        _ => false,
+        None => false,
     };
     if !ok {
         tracing::info!("refused a form without a valid CSRF token");

@@ -25,6 +25,12 @@ pub enum AppError {
     Busy,
     /// The database file was deleted or replaced under the running server: nothing is written.
     Unavailable,
+    /// A body longer than its route takes (`http::body`).
+    TooLarge,
+    /// A body that did not arrive by the body deadline.
+    TimedOut,
+    /// The server holds all the request bodies or connections it may: refused at once.
+    Crowded,
 }
 
 pub type Result<T, E = AppError> = std::result::Result<T, E>;
@@ -43,7 +49,11 @@ impl AppError {
             AppError::BadRequest => StatusCode::BAD_REQUEST,
             AppError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             AppError::TooManyAttempts => StatusCode::TOO_MANY_REQUESTS,
-            AppError::Busy | AppError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            AppError::Busy | AppError::Unavailable | AppError::Crowded => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
+            AppError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            AppError::TimedOut => StatusCode::REQUEST_TIMEOUT,
         }
     }
 }
@@ -102,6 +112,9 @@ impl AppError {
             AppError::TooManyAttempts => ("error-login-limited-title", "error-login-limited"),
             AppError::Busy => ("error-busy-title", "error-busy"),
             AppError::Unavailable => ("error-unavailable-title", "error-unavailable"),
+            AppError::TooLarge => ("error-too-large-title", "error-too-large"),
+            AppError::TimedOut => ("error-timed-out-title", "error-timed-out"),
+            AppError::Crowded => ("error-crowded-title", "error-crowded"),
             other => messages_for(other.status()),
         }
     }
@@ -155,6 +168,28 @@ fn is_unthemed_error(response: &Response) -> bool {
     (status.is_client_error() || status.is_server_error()) && !ours
 }
 
+/// The themed error page, for an answer made outside the router too (`http::server` refusing a
+/// connection): status, title and message, in `lang`.
+fn page(lang: Lang, status: StatusCode, title: &str, message: &str) -> Response {
+    let ctx = PageContext::plain(lang);
+    let page = ErrorPage {
+        title: ctx.t(title),
+        message: ctx.t(message),
+        ctx,
+    };
+    let mut out = super::context::html(&page).into_response();
+    *out.status_mut() = status;
+    out
+}
+
+impl AppError {
+    /// This error as its themed page in `lang`, without the error-page layer.
+    pub fn page(&self, lang: Lang) -> Response {
+        let (title, message) = self.messages();
+        page(lang, self.status(), title, message)
+    }
+}
+
 /// Renders errors as a page in the visitor's language: ours (marked), and any other error
 /// status that is not a page already.
 pub async fn render_error_pages(request: Request, next: Next) -> Response {
@@ -178,14 +213,7 @@ pub async fn render_error_pages(request: Request, next: Next) -> Response {
         }
         None => return response,
     };
-    let ctx = PageContext::plain(lang);
-    let page = ErrorPage {
-        title: ctx.t(title),
-        message: ctx.t(message),
-        ctx,
-    };
-    let mut out = super::context::html(&page).into_response();
-    *out.status_mut() = status;
+    let mut out = page(lang, status, title, message);
     let headers = out.headers_mut();
     for (name, value) in response.headers() {
         if name != axum::http::header::CONTENT_TYPE && name != axum::http::header::CONTENT_LENGTH {

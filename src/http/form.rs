@@ -5,9 +5,6 @@ use serde::de::DeserializeOwned;
 
 use super::error::AppError;
 
-/// The largest form body accepted anywhere.
-pub const MAX_FORM_BYTES: usize = 256 * 1024;
-
 /// `axum::Form`, with a rejection that renders as our own error page.
 pub struct Form<T>(pub T);
 

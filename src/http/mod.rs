@@ -15,6 +15,7 @@ use crate::store::Db;
 
 pub mod admin;
 pub mod api;
+pub mod body;
 pub mod client;
 pub mod context;
 pub mod csrf;
@@ -28,6 +29,7 @@ pub mod lang;
 pub mod notice;
 pub mod priority;
 pub mod provider;
+pub mod server;
 pub mod session_store;
 pub mod setup;
 pub mod statics;
@@ -57,11 +59,19 @@ pub struct AppState {
     pub proxies: Arc<crate::proxy::TrustedProxies>,
     /// Set when forwarded headers arrived while no proxy is named (the status report warns).
     pub forwarded_seen: Arc<AtomicBool>,
+    /// The request bodies' budget and deadline (`body`).
+    pub bodies: Arc<body::Bodies>,
 }
 
 impl AppState {
     pub fn with_trusted_proxies(mut self, proxies: crate::proxy::TrustedProxies) -> Self {
         self.proxies = Arc::new(proxies);
+        self
+    }
+
+    /// The bodies' budget and deadline from the start-up configuration.
+    pub fn with_body_limits(mut self, limits: &crate::config::Connections) -> Self {
+        self.bodies = Arc::new(body::Bodies::from_config(limits));
         self
     }
 }
@@ -86,7 +96,9 @@ impl FromRef<AppState> for Db {
 /// 5. `lang`: picks the visitor's language for everything below, errors included;
 /// 6. `render_error_pages`: errors become themed pages in that language, framework errors
 ///    (a session that could not be saved) too;
-/// 7. per area: the doorway's credential headers; for the admin and setup pages, the CSRF
+/// 7. `body::Limit`: a body over its route's cap is refused by its declared length, unread; the
+///    rest are capped, given the body deadline and counted against the bodies' budget;
+/// 8. per area: the doorway's credential headers; for the admin and setup pages, the CSRF
 ///    nonce cookie (outside the sessions, so it needs none), the sessions, the sign-in check
 ///    and the CSRF check.
 pub fn app(state: AppState, secure_cookies: bool) -> App {
@@ -131,7 +143,7 @@ fn router(state: AppState, secure_cookies: bool) -> Router {
     doorway.merge(api).merge(site).with_state(state)
 }
 
-/// The layers every page shares (2–6 above), and, innermost, the refusal of writes once the
+/// The layers every page shares (2–7 above), and, innermost, the refusal of writes once the
 /// database file is gone.
 fn with_common_layers(
     router: Router<AppState>,
@@ -143,6 +155,7 @@ fn with_common_layers(
             state.db.clone(),
             refuse_writes_without_database,
         ))
+        .layer(body::Limit(state.bodies.clone()))
         .layer(axum::middleware::from_fn(error::render_error_pages))
         .layer(axum::middleware::from_fn(lang::negotiate))
         .layer(axum::middleware::from_fn(trace))

@@ -47,8 +47,6 @@ const KEY_ID_HEADER: HeaderName = HeaderName::from_static(KEY_ID);
 /// The RateLimit draft's two fields.
 const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
 const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
-/// The largest body the API reads.
-const MAX_BODY: usize = 64 * 1024;
 
 /// Every route, as the OpenAPI description lists them (a test compares the two). The first is
 /// public; the rest stand behind `gate`.
@@ -273,9 +271,9 @@ async fn admit(
     let signed = header(request.headers(), KEY_ID).is_some();
     let request = if signed {
         let (parts, body) = request.into_parts();
-        let body = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| {
-            ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", "").into_response()
-        })?;
+        let body = super::body::read(body)
+            .await
+            .map_err(|refused| body_refused(lang, refused))?;
         let check = api::check_signature(
             &state.db,
             &Signed {
@@ -327,6 +325,38 @@ fn caller(request_caller: &Option<axum::Extension<Caller>>) -> Result<Arc<TokenR
         .as_ref()
         .map(|c| c.0.0.clone())
         .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", ""))
+}
+
+/// A body the API did not read whole (`http::body`): its cap, its deadline or the budget.
+pub(crate) fn body_refused(lang: Lang, refused: super::body::Refused) -> Response {
+    use super::body::Refused;
+    let (status, code, message) = match refused {
+        Refused::TooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "too_large", "api-body-too-large"),
+        Refused::TimedOut => (StatusCode::REQUEST_TIMEOUT, "timeout", "api-body-timed-out"),
+        Refused::Busy => (StatusCode::SERVICE_UNAVAILABLE, "busy", "api-busy"),
+        Refused::Broken => (StatusCode::BAD_REQUEST, "bad_request", "api-bad-json"),
+    };
+    ApiError::new(status, code, Message::new(message).render(lang)).into_response()
+}
+
+/// A call's body, read within its route's cap and the body deadline (`http::body`); a body
+/// refused there is the API's JSON error, never a framework's message.
+struct Read(Bytes);
+
+impl axum::extract::FromRequest<AppState> for Read {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, _: &AppState) -> Result<Self, Response> {
+        let lang = request
+            .extensions()
+            .get::<Lang>()
+            .copied()
+            .unwrap_or_default();
+        super::body::read(request.into_body())
+            .await
+            .map(Read)
+            .map_err(|refused| body_refused(lang, refused))
+    }
 }
 
 /// A JSON body read as ours: malformed JSON is a 422, never a framework's message.
@@ -385,7 +415,7 @@ async fn start(
     State(state): State<AppState>,
     lang: Lang,
     who: Option<axum::Extension<Caller>>,
-    bytes: Bytes,
+    Read(bytes): Read,
 ) -> ApiResult {
     let token = caller(&who)?;
     let input: StartBody = body(lang, &bytes)?;
@@ -524,7 +554,7 @@ async fn issue(
     lang: Lang,
     who: Option<axum::Extension<Caller>>,
     Path(id): Path<i64>,
-    bytes: Bytes,
+    Read(bytes): Read,
 ) -> ApiResult {
     let token = caller(&who)?;
     let input: IssueBody = body(lang, &bytes)?;

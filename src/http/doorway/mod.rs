@@ -22,7 +22,7 @@ use axum::routing::get;
 use super::AppState;
 use super::context::PageContext;
 use super::error::AppError;
-use super::form::{MAX_FORM_BYTES, pairs};
+use super::form::pairs;
 use crate::capability::Kind;
 use crate::i18n::Lang;
 use crate::interaction::{self, Invalid, Now, Resolved};
@@ -152,9 +152,7 @@ async fn answer(
         tracing::info!("refused a cross-site post to the doorway");
         return Err(AppError::Forbidden);
     }
-    let body = axum::body::to_bytes(request.into_body(), MAX_FORM_BYTES)
-        .await
-        .map_err(|_| AppError::BadRequest)?;
+    let body = super::body::read(request.into_body()).await?;
     let submitted = pairs(&body);
     let snapshot = state.site.get().await;
     let Some(resolved) = resolve(&state, &snapshot, &link).await? else {

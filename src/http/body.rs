@@ -1,0 +1,442 @@
+//! Request bodies: each route's cap, a body refused by its declared length before any byte of
+//! it is read, the rest read within the cap and the body deadline, and every body counted
+//! against one budget of bytes held at once (`ORCHESTRA_MAX_BODY_BYTES_IN_FLIGHT`), so no
+//! caller, signed in or not, makes the server hold more request bodies than that.
+//!
+//! The layer (`Limit`) runs after routing, since the cap is the route's, and inside the error
+//! pages, so its refusals are themed pages (JSON under the API); but before every area's own
+//! layers: the CSRF check, the sessions and the sign-in check never see a body over its cap. A
+//! request without a body (every GET) passes with no allocation and no lock.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{MatchedPath, Request};
+use axum::response::{IntoResponse, Response};
+use hyper::body::{Body as _, Frame, SizeHint};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::error::AppError;
+use crate::i18n::Lang;
+
+/// A form that carries its CSRF token and little else: every form not named in `cap`.
+pub const SMALL: usize = 4 << 10;
+/// The sign-in and first-administrator forms: a name and a password or two.
+pub const SIGN_IN: usize = 8 << 10;
+/// The settings forms: a few dozen short fields.
+pub const SETTINGS: usize = 16 << 10;
+/// A new instance: a title of 200 characters and a body of 10,000 (`links::MAX_TITLE`,
+/// `links::MAX_BODY`), each character up to 12 bytes percent-encoded.
+pub const SUBJECT: usize = 128 << 10;
+/// A workflow definition of 20,000 characters (`workflow::MAX_DEFINITION_CHARS`), encoded so.
+pub const DEFINITION: usize = 256 << 10;
+/// A doorway answer: up to 30 fields of 5,000 characters; the form cap it always had.
+pub const ANSWER: usize = 256 << 10;
+/// The test provider's buttons: one field.
+pub const PROVIDER: usize = 1 << 10;
+/// An API call's JSON: a subject at most (`/api/v1/instances`).
+pub const API_JSON: usize = 64 << 10;
+/// The largest cap of any route.
+pub const LARGEST: usize = 256 << 10;
+
+/// The most a route's body may hold, by the route as the router matched it. A route left out
+/// gets `SMALL`: a new form that needs more fails its own test, never anyone's memory.
+pub fn cap(route: &str) -> usize {
+    match route {
+        "/admin/login" | "/setup/{token}" => SIGN_IN,
+        "/admin/config/orchestra" | "/admin/config/orchestra/interaction" => SETTINGS,
+        "/admin/instances/new" => SUBJECT,
+        "/admin/workflows/new" | "/admin/workflows/{id}/edit" => DEFINITION,
+        "/interaction/{*link}" => ANSWER,
+        "/test-provider/{handle}" => PROVIDER,
+        "/notice/test-provider" => crate::interaction::payment::MAX_NOTICE_BYTES,
+        "/api/v1/instances" => API_JSON,
+        _ => SMALL,
+    }
+}
+
+/// Why a body was not read whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// Longer than its route takes: declared so, or found so as it arrived.
+    TooLarge,
+    /// Not all there by the body deadline.
+    TimedOut,
+    /// The bodies being read already hold the whole budget.
+    Busy,
+    /// The client broke off, or sent something that is not a body.
+    Broken,
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Refused::TooLarge => "request body over its route's cap",
+            Refused::TimedOut => "request body not received by its deadline",
+            Refused::Busy => "request bodies hold the whole budget",
+            Refused::Broken => "request body broken off",
+        })
+    }
+}
+
+impl std::error::Error for Refused {}
+
+impl From<Refused> for AppError {
+    fn from(refused: Refused) -> Self {
+        match refused {
+            Refused::TooLarge => AppError::TooLarge,
+            Refused::TimedOut => AppError::TimedOut,
+            Refused::Busy => AppError::Crowded,
+            Refused::Broken => AppError::BadRequest,
+        }
+    }
+}
+
+/// Reads a body whole. The layer has capped it and set its deadline; `LARGEST` backs the cap
+/// up where a body did not pass through the layer.
+pub async fn read(mut body: Body) -> Result<Bytes, Refused> {
+    let mut first: Option<Bytes> = None;
+    let mut joined: Vec<u8> = Vec::new();
+    let mut total = 0;
+    while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+        let frame = frame.map_err(|e| why(&e))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        total += data.len();
+        if total > LARGEST {
+            return Err(Refused::TooLarge);
+        }
+        // Most bodies arrive in one frame: kept as it is, not copied.
+        match &first {
+            None => first = Some(data),
+            Some(head) => {
+                if joined.is_empty() {
+                    joined.extend_from_slice(head);
+                }
+                joined.extend_from_slice(&data);
+            }
+        }
+    }
+    Ok(if joined.is_empty() {
+        first.unwrap_or_default()
+    } else {
+        Bytes::from(joined)
+    })
+}
+
+/// Which refusal an error from reading a body carries somewhere in its sources.
+fn why(error: &(dyn std::error::Error + 'static)) -> Refused {
+    let mut next = Some(error);
+    while let Some(e) = next {
+        if let Some(refused) = e.downcast_ref::<Refused>() {
+            return *refused;
+        }
+        next = e.source();
+    }
+    Refused::Broken
+}
+
+/// What the layer shares: the budget and the deadline.
+pub struct Bodies {
+    /// In KiB, a permit each: a body reserves its declared length, or its route's cap when it
+    /// declares none (chunked), before a byte is read, and keeps it until its answer is made.
+    budget: Arc<Semaphore>,
+    timeout: Duration,
+}
+
+impl Bodies {
+    pub fn new(max_bytes_in_flight: usize, timeout: Duration) -> Self {
+        Self {
+            budget: Arc::new(Semaphore::new(kib(max_bytes_in_flight))),
+            timeout,
+        }
+    }
+
+    pub fn from_config(c: &crate::config::Connections) -> Self {
+        Self::new(c.max_body_bytes_in_flight, c.body_timeout)
+    }
+
+    fn reserve(&self, bytes: usize) -> Option<OwnedSemaphorePermit> {
+        let permits = u32::try_from(kib(bytes)).ok()?;
+        self.budget.clone().try_acquire_many_owned(permits).ok()
+    }
+
+    /// What the budget has left, in KiB (for tests).
+    pub fn available_kib(&self) -> usize {
+        self.budget.available_permits()
+    }
+}
+
+impl Default for Bodies {
+    fn default() -> Self {
+        Self::from_config(&crate::config::Connections::default())
+    }
+}
+
+fn kib(bytes: usize) -> usize {
+    bytes.div_ceil(1024)
+}
+
+/// The layer: see the module's documentation.
+#[derive(Clone)]
+pub struct Limit(pub Arc<Bodies>);
+
+impl<S> tower::Layer<S> for Limit {
+    type Service = LimitService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        LimitService {
+            inner,
+            bodies: self.0.clone(),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct LimitService<S> {
+    inner: S,
+    bodies: Arc<Bodies>,
+}
+
+type Boxed = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+/// A request without a body as it was; a refusal at once; or a request whose body holds its
+/// place in the budget until its answer is made.
+pub enum LimitFuture<F> {
+    Passed(F),
+    Refused(Option<Response>),
+    Held(Boxed),
+}
+
+impl<F> Future for LimitFuture<F>
+where
+    F: Future<Output = Result<Response, Infallible>> + Unpin,
+{
+    type Output = Result<Response, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.get_mut() {
+            LimitFuture::Passed(future) => Pin::new(future).poll(cx),
+            LimitFuture::Refused(response) => {
+                Poll::Ready(Ok(response.take().unwrap_or_else(|| {
+                    AppError::Internal.into_response()
+                })))
+            }
+            LimitFuture::Held(future) => future.as_mut().poll(cx),
+        }
+    }
+}
+
+impl<S> tower::Service<Request> for LimitService<S>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible>,
+    S::Future: Send + Unpin + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = LimitFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        // No body (no Content-Length, or zero, and not chunked): nothing to bound.
+        if request.body().is_end_stream() {
+            return LimitFuture::Passed(self.inner.call(request));
+        }
+        let cap = request
+            .extensions()
+            .get::<MatchedPath>()
+            .map_or(SMALL, |route| cap(route.as_str()));
+        let declared = request.body().size_hint().exact();
+        let refuse = |refused: Refused| {
+            let lang = request.extensions().get::<Lang>().copied().unwrap_or_default();
+            let api = request.uri().path().starts_with(super::api::PREFIX);
+            LimitFuture::Refused(Some(refusal(refused, lang, api)))
+        };
+        // The cheapest check of all, before a byte of the body is read.
+        if declared.is_some_and(|n| n > cap as u64) {
+            return refuse(Refused::TooLarge);
+        }
+        let reserve = declared.map_or(cap, |n| n as usize);
+        let Some(permit) = self.bodies.reserve(reserve) else {
+            tracing::warn!("request bodies hold the whole budget; answered 503");
+            return refuse(Refused::Busy);
+        };
+        let deadline = Box::pin(tokio::time::sleep(self.bodies.timeout));
+        let request = request.map(|body| {
+            Body::new(Capped {
+                inner: body,
+                left: cap,
+                deadline,
+            })
+        });
+        let future = self.inner.call(request);
+        LimitFuture::Held(Box::pin(async move {
+            // What was read stays in memory until the answer is made, so the place does too.
+            let answer = future.await;
+            drop(permit);
+            answer
+        }))
+    }
+}
+
+/// A refusal of this layer, or of a reader, as the visitor sees it: the themed page, or the
+/// API's JSON error. Neither reads the body, so the connection is not kept.
+pub fn refusal(refused: Refused, lang: Lang, api: bool) -> Response {
+    let mut response = if api {
+        super::api::body_refused(lang, refused)
+    } else {
+        AppError::from(refused).into_response()
+    };
+    if matches!(refused, Refused::TooLarge | Refused::TimedOut) {
+        response.headers_mut().insert(
+            axum::http::header::CONNECTION,
+            axum::http::HeaderValue::from_static("close"),
+        );
+    }
+    response
+}
+
+/// A body that ends in an error past its cap or its deadline.
+struct Capped {
+    inner: Body,
+    left: usize,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl hyper::body::Body for Capped {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                let len = frame.data_ref().map_or(0, Bytes::len);
+                if len > this.left {
+                    return Poll::Ready(Some(Err(axum::Error::new(Refused::TooLarge))));
+                }
+                this.left -= len;
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Pending => match this.deadline.as_mut().poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Some(Err(axum::Error::new(Refused::TimedOut)))),
+                Poll::Pending => Poll::Pending,
+            },
+            other => other,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_cap_fits_the_smallest_budget_and_the_largest_is_largest() {
+        for route in [
+            "/admin/login",
+            "/setup/{token}",
+            "/admin/config/orchestra",
+            "/admin/instances/new",
+            "/admin/workflows/{id}/edit",
+            "/interaction/{*link}",
+            "/test-provider/{handle}",
+            "/notice/test-provider",
+            "/api/v1/instances",
+            "/admin/logout",
+        ] {
+            assert!(cap(route) <= LARGEST, "{route}");
+        }
+        assert!(LARGEST * 4 <= crate::config::MIN_BODY_BYTES_IN_FLIGHT);
+        assert_eq!(cap("/admin/logout"), SMALL);
+    }
+
+    #[test]
+    fn the_largest_subject_and_definition_fit_their_caps_percent_encoded() {
+        // Four-byte characters, each `%XX` three times over: the worst a browser sends.
+        let worst = |chars: usize| chars * 12;
+        assert!(worst(crate::links::MAX_TITLE + crate::links::MAX_BODY) + 1024 <= SUBJECT);
+        assert!(worst(crate::workflow::MAX_DEFINITION_CHARS) + 4096 <= DEFINITION);
+    }
+
+    #[test]
+    fn a_refusal_is_found_wherever_the_reader_wrapped_it() {
+        let inner = axum::Error::new(Refused::TimedOut);
+        let outer = axum::Error::new(inner);
+        assert_eq!(why(&outer), Refused::TimedOut);
+        assert_eq!(why(&std::io::Error::other("reset")), Refused::Broken);
+    }
+
+    /// A body that yields its chunks one poll at a time, then waits forever: a client that
+    /// sent this much and stopped.
+    struct Trickle(std::collections::VecDeque<Bytes>);
+
+    impl hyper::body::Body for Trickle {
+        type Data = Bytes;
+        type Error = std::io::Error;
+
+        fn poll_frame(
+            self: Pin<&mut Self>,
+            _cx: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+            match self.get_mut().0.pop_front() {
+                Some(chunk) => Poll::Ready(Some(Ok(Frame::data(chunk)))),
+                None => Poll::Pending,
+            }
+        }
+    }
+
+    fn capped(chunks: &[&'static [u8]], cap: usize, timeout: Duration) -> Body {
+        Body::new(Capped {
+            inner: Body::new(Trickle(
+                chunks.iter().map(|c| Bytes::from_static(c)).collect(),
+            )),
+            left: cap,
+            deadline: Box::pin(tokio::time::sleep(timeout)),
+        })
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_body_that_stops_arriving_ends_at_its_deadline() {
+        let body = capped(&[b"name=a", b"da"], 100, Duration::from_secs(30));
+        let started = tokio::time::Instant::now();
+        assert_eq!(read(body).await, Err(Refused::TimedOut));
+        assert_eq!(started.elapsed(), Duration::from_secs(30));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_body_without_a_length_is_cut_at_its_cap() {
+        let body = capped(&[b"0123456789", b"0123456789"], 15, Duration::from_secs(30));
+        assert_eq!(read(body).await, Err(Refused::TooLarge));
+    }
+
+    #[test]
+    fn the_budget_is_counted_in_kib_and_given_back() {
+        let bodies = Bodies::new(1 << 20, Duration::from_secs(1));
+        let held = bodies.reserve(1000 * 1024 + 1).expect("a place");
+        assert_eq!(bodies.available_kib(), 1024 - 1001);
+        assert!(bodies.reserve(24 * 1024).is_none(), "past the budget");
+        drop(held);
+        assert_eq!(bodies.available_kib(), 1024);
+    }
+}
