@@ -222,7 +222,10 @@ async fn serve(out: &Out, config: &Config, bind: Option<&str>) -> i32 {
         "{}",
         Message::new("cli-connections")
             .arg("connections", capacity.connections.to_string())
-            .arg("per_address", config.connections.max_per_address.to_string())
+            .arg(
+                "per_address",
+                config.connections.max_per_address.to_string()
+            )
             .arg("descriptors", capacity.descriptors.to_string())
             .arg("hard", capacity.hard_limit.to_string())
             .render(out.lang)

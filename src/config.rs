@@ -277,7 +277,9 @@ mod tests {
             Config::from_lookup(|_| None).unwrap().connections,
             Connections::default()
         );
-        let c = with("ORCHESTRA_IDLE_TIMEOUT_MS", "2500").unwrap().connections;
+        let c = with("ORCHESTRA_IDLE_TIMEOUT_MS", "2500")
+            .unwrap()
+            .connections;
         assert_eq!(c.idle_timeout, Duration::from_millis(2500));
         for (name, bad) in [
             ("ORCHESTRA_HEADER_TIMEOUT_MS", "0"),

@@ -36,6 +36,16 @@ pub fn configure(bin: &str, database_url: &str, settings: &[(&str, &str)]) {
 
 /// Starts `orchestra serve` with `env` on top of the database URL, and waits until it listens.
 pub fn serve(bin: &str, database_url: &str, env: &[(&str, &str)]) -> Served {
+    serve_with(bin, database_url, env, |_| {})
+}
+
+/// `serve`, with the command adjusted first (its standard error, its limits).
+pub fn serve_with(
+    bin: &str,
+    database_url: &str,
+    env: &[(&str, &str)],
+    adjust: impl FnOnce(&mut Command),
+) -> Served {
     // Only `init` (or a first start on the default file) creates a database.
     cli(bin, database_url, &["init"]);
     let port = TcpListener::bind("127.0.0.1:0")
@@ -43,15 +53,16 @@ pub fn serve(bin: &str, database_url: &str, env: &[(&str, &str)]) -> Served {
         .expect("a free port")
         .port();
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let mut child = Command::new(bin)
+    let mut command = Command::new(bin);
+    command
         .args(["serve", "--bind", &addr.to_string()])
         .env("ORCHESTRA_DATABASE_URL", database_url)
         .env("ORCHESTRA_LOG", "warn")
         .envs(env.iter().copied())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start orchestra serve");
+        .stderr(Stdio::null());
+    adjust(&mut command);
+    let mut child = command.spawn().expect("start orchestra serve");
     wait_until_listening(addr, &mut child, "orchestra serve", Duration::from_secs(60));
     Served { child, addr }
 }
@@ -91,6 +102,30 @@ impl Served {
             .and_then(|v| v.split_whitespace().next())
             .and_then(|n| n.parse().ok())
             .expect("a VmRSS line")
+    }
+}
+
+impl Served {
+    /// Sends SIGTERM, as systemd stops a service.
+    pub fn terminate(&self) {
+        // SAFETY: kill only sends a signal to the child this value owns.
+        unsafe {
+            libc::kill(self.pid() as libc::pid_t, libc::SIGTERM);
+        }
+    }
+
+    /// The exit status once the process has ended, waiting `limit` at most.
+    pub fn exited_within(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 

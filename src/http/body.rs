@@ -223,11 +223,9 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.get_mut() {
             LimitFuture::Passed(future) => Pin::new(future).poll(cx),
-            LimitFuture::Refused(response) => {
-                Poll::Ready(Ok(response.take().unwrap_or_else(|| {
-                    AppError::Internal.into_response()
-                })))
-            }
+            LimitFuture::Refused(response) => Poll::Ready(Ok(response
+                .take()
+                .unwrap_or_else(|| AppError::Internal.into_response()))),
             LimitFuture::Held(future) => future.as_mut().poll(cx),
         }
     }
@@ -257,7 +255,11 @@ where
             .map_or(SMALL, |route| cap(route.as_str()));
         let declared = request.body().size_hint().exact();
         let refuse = |refused: Refused| {
-            let lang = request.extensions().get::<Lang>().copied().unwrap_or_default();
+            let lang = request
+                .extensions()
+                .get::<Lang>()
+                .copied()
+                .unwrap_or_default();
             let api = request.uri().path().starts_with(super::api::PREFIX);
             LimitFuture::Refused(Some(refusal(refused, lang, api)))
         };
@@ -288,21 +290,13 @@ where
     }
 }
 
-/// A refusal of this layer, or of a reader, as the visitor sees it: the themed page, or the
-/// API's JSON error. Neither reads the body, so the connection is not kept.
-pub fn refusal(refused: Refused, lang: Lang, api: bool) -> Response {
-    let mut response = if api {
+/// A refusal of this layer as the visitor sees it: the themed page, or the API's JSON error.
+fn refusal(refused: Refused, lang: Lang, api: bool) -> Response {
+    if api {
         super::api::body_refused(lang, refused)
     } else {
         AppError::from(refused).into_response()
-    };
-    if matches!(refused, Refused::TooLarge | Refused::TimedOut) {
-        response.headers_mut().insert(
-            axum::http::header::CONNECTION,
-            axum::http::HeaderValue::from_static("close"),
-        );
     }
-    response
 }
 
 /// A body that ends in an error past its cap or its deadline.

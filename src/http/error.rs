@@ -141,6 +141,13 @@ impl IntoResponse for AppError {
         response
             .extensions_mut()
             .insert(ErrorMarker(status, title, message));
+        if matches!(self, AppError::TooLarge | AppError::TimedOut) {
+            // The body was left unread: the connection cannot carry another request.
+            response.headers_mut().insert(
+                axum::http::header::CONNECTION,
+                HeaderValue::from_static("close"),
+            );
+        }
         response
     }
 }

@@ -331,12 +331,25 @@ fn caller(request_caller: &Option<axum::Extension<Caller>>) -> Result<Arc<TokenR
 pub(crate) fn body_refused(lang: Lang, refused: super::body::Refused) -> Response {
     use super::body::Refused;
     let (status, code, message) = match refused {
-        Refused::TooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "too_large", "api-body-too-large"),
+        Refused::TooLarge => (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            "api-body-too-large",
+        ),
         Refused::TimedOut => (StatusCode::REQUEST_TIMEOUT, "timeout", "api-body-timed-out"),
         Refused::Busy => (StatusCode::SERVICE_UNAVAILABLE, "busy", "api-busy"),
         Refused::Broken => (StatusCode::BAD_REQUEST, "bad_request", "api-bad-json"),
     };
-    ApiError::new(status, code, Message::new(message).render(lang)).into_response()
+    let mut response =
+        ApiError::new(status, code, Message::new(message).render(lang)).into_response();
+    if matches!(refused, Refused::TooLarge | Refused::TimedOut) {
+        // The body was left unread: the connection cannot carry another request.
+        response.headers_mut().insert(
+            axum::http::header::CONNECTION,
+            axum::http::HeaderValue::from_static("close"),
+        );
+    }
+    response
 }
 
 /// A call's body, read within its route's cap and the body deadline (`http::body`); a body

@@ -191,9 +191,7 @@ impl Registry {
         let mut inner = self.lock();
         if let Some(group) = group {
             let count = inner.groups.get(&group).copied().unwrap_or_default();
-            if count.staying() >= self.per_address
-                && !inner.shed_one(|c| c.group == Some(group))
-            {
+            if count.staying() >= self.per_address && !inner.shed_one(|c| c.group == Some(group)) {
                 return None;
             }
         }
@@ -310,7 +308,10 @@ mod tests {
         a.set(Phase::Busy);
         b.set(Phase::Head);
         assert!(registry.admit(v4(1)).is_none(), "both at work");
-        assert!(registry.admit(v4(2)).is_some(), "another address is not held up");
+        assert!(
+            registry.admit(v4(2)).is_some(),
+            "another address is not held up"
+        );
         b.set(Phase::Idle);
         assert!(registry.admit(v4(1)).is_some());
         assert!(b.is_shed() && !a.is_shed() && !other.is_shed());

@@ -338,7 +338,10 @@ fn crowded<B>(request: &hyper::Request<B>, https: bool) -> Response {
     super::headers::insert_static(headers, https);
     headers.insert(RETRY_AFTER, HeaderValue::from_static("1"));
     headers.insert(CONNECTION, HeaderValue::from_static("close"));
-    if super::CREDENTIAL_PREFIXES.iter().any(|p| path.starts_with(p)) {
+    if super::CREDENTIAL_PREFIXES
+        .iter()
+        .any(|p| path.starts_with(p))
+    {
         headers.insert(REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
         headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
