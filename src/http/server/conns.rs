@@ -136,8 +136,6 @@ struct Inner {
     leaving: usize,
     groups: HashMap<Group, Count>,
     next_id: u64,
-    /// Closed since memory was last given back.
-    closed: usize,
 }
 
 impl Inner {
@@ -241,17 +239,10 @@ impl Registry {
                 inner.groups.remove(&group);
             }
         }
-        inner.closed += 1;
     }
 
     pub fn open(&self) -> usize {
         self.lock().open.len()
-    }
-
-    /// How many closed since the last call, and how many are open now.
-    pub fn take_closed(&self) -> (usize, usize) {
-        let mut inner = self.lock();
-        (std::mem::take(&mut inner.closed), inner.open.len())
     }
 }
 

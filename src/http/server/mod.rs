@@ -1,6 +1,6 @@
 //! The HTTP/1 server: accepts connections, admits each under the caps on connections (in all,
 //! and per client address), serves it with its deadlines, sheds idle connections when a cap or
-//! the descriptors run out, gives memory back as connections close, and stops gracefully.
+//! the descriptors run out, and stops gracefully.
 //!
 //! The deadlines are ours (`io::Deadline`) rather than hyper's `header_read_timeout`: hyper
 //! starts that timer the moment a connection is idle (`State::idle` asks for a read, and
@@ -59,8 +59,6 @@ const LINGER: Duration = Duration::from_secs(1);
 const LINGER_BYTES: usize = 256 << 10;
 /// Idle connections shed at once when `accept` finds no descriptor left.
 const SHED_ON_EXHAUSTION: usize = 16;
-/// Memory is given back once this many connections closed since the last time (or all did).
-const TRIM_AFTER: usize = 16;
 
 /// What `serve` needs besides the app.
 pub struct Options {
@@ -133,16 +131,6 @@ fn raise_descriptor_limit() -> (u64, u64) {
     (limit.rlim_cur, limit.rlim_max)
 }
 
-/// Gives the memory freed by closed connections back to the system: glibc keeps freed blocks in
-/// its arenas otherwise (see `password::return_large_allocations_to_the_system` for argon2's).
-fn give_memory_back() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free pages of the allocator's own heaps.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 /// A warning said at most once a second, however often its cause recurs.
 #[derive(Default)]
 struct OncePerSecond(Option<Instant>);
@@ -208,8 +196,6 @@ pub async fn serve(
         refusing: AtomicUsize::new(0),
     });
     let mut shutdown = std::pin::pin!(shutdown);
-    let mut trim = tokio::time::interval(Duration::from_secs(1));
-    trim.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut exhausted = OncePerSecond::default();
     let mut refused = OncePerSecond::default();
     loop {
@@ -220,12 +206,6 @@ pub async fn serve(
                 Ok((stream, peer)) => shared.admit(stream, peer, &mut refused),
                 Err(e) => shared.accept_failed(e, &mut exhausted).await,
             },
-            _ = trim.tick() => {
-                let (closed, open) = shared.registry.take_closed();
-                if closed >= TRIM_AFTER || (closed > 0 && open == 0) {
-                    tokio::task::spawn_blocking(give_memory_back);
-                }
-            }
         }
     }
     // Stop accepting, then let every connection finish the request it is on.
