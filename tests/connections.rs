@@ -714,7 +714,10 @@ async fn a_body_over_its_cap_is_refused_before_any_of_it_is_sent() {
     )
     .into_bytes();
     post.resize(post.len() + (200 << 10), b'a');
-    stream.write_all(&post).await.expect("the whole body is taken");
+    stream
+        .write_all(&post)
+        .await
+        .expect("the whole body is taken");
     let answer = Answer::parse(&read_to_close(&mut stream, Duration::from_secs(3)).await)
         .expect("the answer, after the body");
     assert_eq!(answer.status, 413);
