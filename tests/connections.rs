@@ -48,10 +48,19 @@ fn raise_own_descriptor_limit(needed: u64) {
     );
 }
 
-fn database() -> (tempfile::TempDir, String) {
+/// What every test begins with: its turn, the descriptors it needs, and a database of its own.
+async fn setup(
+    descriptors: u64,
+) -> (
+    tokio::sync::MutexGuard<'static, ()>,
+    tempfile::TempDir,
+    String,
+) {
+    let turn = SERIAL.lock().await;
+    raise_own_descriptor_limit(descriptors);
     let dir = tempfile::tempdir().expect("a temporary directory");
     let url = format!("sqlite:{}", dir.path().join("orchestra.db").display());
-    (dir, url)
+    (turn, dir, url)
 }
 
 /// The `i`-th flooding client address: 127.0.1.1, 127.0.1.2, …
@@ -295,9 +304,7 @@ async fn flood(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_and_slow_connections_leave_honest_clients_answered_and_are_closed_by_their_deadlines()
 {
-    let _serial = SERIAL.lock().await;
-    raise_own_descriptor_limit(3000);
-    let (_dir, url) = database();
+    let (_turn, _dir, url) = setup(3000).await;
     let header = Duration::from_secs(8);
     let idle = Duration::from_secs(10);
     let body = Duration::from_secs(10);
@@ -487,9 +494,7 @@ async fn log_with(log: &std::path::Path, line: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn under_ulimit_1024_a_thousand_idle_connections_do_not_lock_honest_clients_out() {
-    let _serial = SERIAL.lock().await;
-    raise_own_descriptor_limit(2000);
-    let (dir, url) = database();
+    let (_turn, dir, url) = setup(2000).await;
     let (server, log) = serve_with_descriptors(dir.path(), &url, 1024, 1024);
     // It says what it has: the cap fits 1,024 descriptors with 128 kept.
     let said = log_with(&log, "Connections:").await;
@@ -534,9 +539,7 @@ async fn under_ulimit_1024_a_thousand_idle_connections_do_not_lock_honest_client
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn when_descriptors_run_out_idle_connections_are_shed_and_accept_does_not_spin() {
-    let _serial = SERIAL.lock().await;
-    raise_own_descriptor_limit(2000);
-    let (dir, url) = database();
+    let (_turn, dir, url) = setup(2000).await;
     // Started as systemd starts a service (soft 1,024, hard 4,096 here), it raises its soft
     // limit to the hard one and fits its cap to that.
     let (server, log) = serve_with_descriptors(dir.path(), &url, 1024, 4096);
@@ -586,8 +589,7 @@ async fn when_descriptors_run_out_idle_connections_are_shed_and_accept_does_not_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_address_cannot_hold_every_connection() {
-    let _serial = SERIAL.lock().await;
-    let (_dir, url) = database();
+    let (_turn, _dir, url) = setup(1024).await;
     let server = serve::serve(BIN, &url, &[("ORCHESTRA_MAX_CONNECTIONS_PER_ADDRESS", "8")]);
     let addr = server.addr;
     let greedy = source(0);
@@ -661,8 +663,7 @@ async fn one_address_cannot_hold_every_connection() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_over_its_cap_is_refused_before_any_of_it_is_sent() {
-    let _serial = SERIAL.lock().await;
-    let (_dir, url) = database();
+    let (_turn, _dir, url) = setup(1024).await;
     let server = serve::serve(BIN, &url, &[]);
     let addr = server.addr;
     for (path, lang, extra) in [
@@ -877,11 +878,9 @@ async fn warm_up(server: &serve::Served, path: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_thousand_held_sign_in_posts_of_256_kib_leave_memory_within_100_mib() {
-    let _serial = SERIAL.lock().await;
-    raise_own_descriptor_limit(4000);
-    let (_dir, url) = database();
+    let (_turn, _dir, url) = setup(4000).await;
     let server = serve::serve(BIN, &url, &[]);
-    // `/admin/login-{i}` is not a route, `/admin/login` is: the path is the route's own.
+    // `?n=` tells the posts apart; the route is `/admin/login`'s.
     warm_up(&server, "/admin/login?n=").await;
     let before = server.rss_kib();
     let held = held_posts(&server, "/admin/login?n=", 3000, 256 << 10).await;
@@ -914,9 +913,7 @@ async fn three_thousand_held_sign_in_posts_of_256_kib_leave_memory_within_100_mi
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn held_doorway_answers_hold_no_more_than_the_bodies_budget() {
-    let _serial = SERIAL.lock().await;
-    raise_own_descriptor_limit(2000);
-    let (_dir, url) = database();
+    let (_turn, _dir, url) = setup(2000).await;
     let budget = 8 << 20;
     let server = serve::serve(
         BIN,
@@ -961,8 +958,7 @@ async fn held_doorway_answers_hold_no_more_than_the_bodies_budget() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stop_lets_the_request_in_progress_finish_and_keeps_the_counts() {
-    let _serial = SERIAL.lock().await;
-    let (_dir, url) = database();
+    let (_turn, _dir, url) = setup(1024).await;
     serve::configure(
         BIN,
         &url,

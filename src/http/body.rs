@@ -12,6 +12,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -150,6 +151,8 @@ pub struct Bodies {
     /// declares none (chunked), before a byte is read, and keeps it until its answer is made.
     budget: Arc<Semaphore>,
     timeout: Duration,
+    /// The second of the last warning that the budget was full: one a second at most.
+    warned: AtomicU64,
 }
 
 impl Bodies {
@@ -157,6 +160,7 @@ impl Bodies {
         Self {
             budget: Arc::new(Semaphore::new(kib(max_bytes_in_flight))),
             timeout,
+            warned: AtomicU64::new(0),
         }
     }
 
@@ -167,6 +171,17 @@ impl Bodies {
     fn reserve(&self, bytes: usize) -> Option<OwnedSemaphorePermit> {
         let permits = u32::try_from(kib(bytes)).ok()?;
         self.budget.clone().try_acquire_many_owned(permits).ok()
+    }
+
+    fn warn_full(&self) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        if self.warned.swap(now, Ordering::Relaxed) != now {
+            tracing::warn!(
+                "request bodies hold the whole budget; answered 503 (further ones are not logged this second)"
+            );
+        }
     }
 
     /// What the budget has left, in KiB (for tests).
@@ -271,7 +286,7 @@ where
         }
         let reserve = declared.map_or(cap, |n| n as usize);
         let Some(permit) = self.bodies.reserve(reserve) else {
-            tracing::warn!("request bodies hold the whole budget; answered 503");
+            self.bodies.warn_full();
             return refuse(Refused::Busy);
         };
         let deadline = Box::pin(tokio::time::sleep(self.bodies.timeout));
