@@ -97,6 +97,7 @@ api-unauthorized = A valid API token is needed: send it as Authorization: Bearer
 api-too-many-failures = Too many requests from this address with a token this site does not know. Wait before trying again (Retry-After says how long).
 api-bad-signature = The request signature is not valid: an unknown key, a changed request, a timestamp more than 5 minutes away, or a signature already used.
 api-bad-json = The body is not the JSON this call takes.
+api-nul = Text may not hold a NUL character (\u0000).
 api-workflow-missing = Name the workflow by its machine name.
 api-running-cap = This token has { $cap } running instances already, its cap. Let some end first.
 api-link-cap = This instance has had { $cap } links issued in the last 24 hours, its cap.

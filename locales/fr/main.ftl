@@ -97,6 +97,7 @@ api-unauthorized = Un jeton d'API valide est nécessaire : envoyez-le comme Auth
 api-too-many-failures = Trop de requêtes depuis cette adresse avec un jeton que ce site ne connaît pas. Attendez avant de réessayer (Retry-After dit combien de temps).
 api-bad-signature = La signature de la requête n'est pas valide : une clé inconnue, une requête modifiée, un horodatage à plus de 5 minutes ou une signature déjà utilisée.
 api-bad-json = Le corps n'est pas le JSON que cet appel attend.
+api-nul = Le texte ne peut pas contenir de caractère NUL (\u0000).
 api-workflow-missing = Nommez le workflow par son nom machine.
 api-running-cap = Ce jeton a déjà { $cap } instances en cours, son plafond. Attendez que certaines se terminent.
 api-link-cap = Cette instance a reçu { $cap } liens dans les dernières 24 heures, son plafond.

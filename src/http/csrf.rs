@@ -16,7 +16,7 @@ use subtle::ConstantTimeEq;
 
 use super::AppState;
 use super::error::AppError;
-use super::form::{MAX_FORM_BYTES, pairs};
+use super::form::{MAX_FORM_BYTES, holds_nul, pairs};
 use crate::keys::SiteKeys;
 
 pub const COOKIE_NAME: &str = "orchestra_csrf";
@@ -94,6 +94,10 @@ pub async fn check(State(state): State<AppState>, request: Request, next: Next) 
         Ok(b) => b,
         Err(_) => return AppError::BadRequest.into_response(),
     };
+    // A NUL is bad input whatever the form (`form::holds_nul`); refused before it is looked at.
+    if holds_nul(&bytes) {
+        return AppError::BadRequest.into_response();
+    }
     let sent = pairs(&bytes)
         .into_iter()
         .find(|(k, _)| k == "csrf")

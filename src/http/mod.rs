@@ -179,7 +179,11 @@ async fn refuse_writes_without_database(
 /// logged as they are, and even their error pages keep out of referrers and caches.
 pub const CREDENTIAL_PREFIXES: [&str; 3] = ["/interaction/", "/test-provider/", "/setup/"];
 
-/// One span per request. The path is not recorded as it is: a doorway path is a credential.
+/// One span per request. The path is not recorded as it is: a doorway path is a credential,
+/// and so may be a path that only looks like one (`//interaction/…`, `/Interaction/…`,
+/// `/%69nteraction/…`), which no route matches. So the span names the route that matched,
+/// and a path no route matched is named by its first segment at most, and only when that
+/// segment is one of the site's own areas.
 async fn trace(
     request: axum::extract::Request,
     next: axum::middleware::Next,
@@ -188,8 +192,8 @@ async fn trace(
     let route = request
         .extensions()
         .get::<axum::extract::MatchedPath>()
-        .map(|p| p.as_str().to_owned());
-    let route = route.unwrap_or_else(|| public_path(request.uri().path()));
+        .map(|p| public_route(p.as_str()));
+    let route = route.unwrap_or_else(|| unmatched(request.uri().path()));
     let span = tracing::info_span!("request", method = %request.method(), route = %route);
     async move {
         let response = next.run(request).await;
@@ -200,12 +204,38 @@ async fn trace(
     .await
 }
 
-/// A path fit for a log line: doorway and provider paths lose everything after their prefix.
-fn public_path(path: &str) -> String {
-    for prefix in CREDENTIAL_PREFIXES {
-        if path.starts_with(prefix) {
-            return format!("{prefix}…");
-        }
+/// A matched route fit for a log line: its pattern, which holds no credential.
+fn public_route(pattern: &str) -> String {
+    pattern.chars().take(200).collect()
+}
+
+/// A path no route matched: never logged as it is, since anything a visitor typed may be a
+/// link spelled slightly wrong.
+fn unmatched(path: &str) -> String {
+    const AREAS: [&str; 4] = ["/admin/", "/api/", "/static/", "/setup/"];
+    match AREAS.iter().find(|a| path.starts_with(*a)) {
+        Some(area) => format!("{area}… (no route)"),
+        None => "(no route)".to_owned(),
     }
-    path.chars().take(200).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unmatched;
+
+    /// Paths that look like a link but match no route say nothing of what follows.
+    #[test]
+    fn an_unmatched_path_is_never_logged_as_it_is() {
+        for path in [
+            "//interaction/1.legal.99.abc",
+            "/Interaction/1.legal.99.abc",
+            "/%69nteraction/1.legal.99.abc",
+            "/interaction",
+            "/admin/1.legal.99.abc",
+        ] {
+            assert!(!unmatched(path).contains("abc"), "{path}");
+        }
+        assert_eq!(unmatched("/admin/nowhere"), "/admin/… (no route)");
+        assert_eq!(unmatched("/x"), "(no route)");
+    }
 }

@@ -130,6 +130,17 @@ impl IntoResponse for ApiError {
 
 impl From<crate::error::Error> for ApiError {
     fn from(e: crate::error::Error) -> Self {
+        if let crate::error::Error::Db(d) = &e
+            && crate::store::is_bad_text(d)
+        {
+            // The net under `body`'s own check: bad input, wherever it came from.
+            tracing::info!("refused text the database cannot store");
+            return Self::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid",
+                "The request holds text that cannot be stored.",
+            );
+        }
         tracing::error!(error = %e, "API request failed");
         Self::new(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -329,10 +340,24 @@ fn caller(request_caller: &Option<axum::Extension<Caller>>) -> Result<Arc<TokenR
         .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", ""))
 }
 
-/// A JSON body read as ours: malformed JSON is a 422, never a framework's message.
+/// A JSON body read as ours: malformed JSON is a 422, never a framework's message, and so is
+/// text holding a NUL, which PostgreSQL cannot store (see `http::form`).
 fn body<T: for<'de> Deserialize<'de>>(lang: Lang, bytes: &Bytes) -> Result<T, ApiError> {
+    if json_holds_nul(bytes) {
+        return Err(ApiError::invalid(lang, "body", &Message::new("api-nul")));
+    }
     serde_json::from_slice(bytes)
         .map_err(|_| ApiError::invalid(lang, "body", &Message::new("api-bad-json")))
+}
+
+/// Whether a JSON text holds a NUL in a string: JSON has no raw control characters in
+/// strings, so only the escape `\u0000` spells one, when an odd number of backslashes stands
+/// before the `u` (an even number is escaped backslashes and then the letter).
+fn json_holds_nul(json: &[u8]) -> bool {
+    json.windows(5).enumerate().any(|(i, w)| {
+        w.eq_ignore_ascii_case(b"u0000")
+            && json[..i].iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1
+    })
 }
 
 fn definition_json(definition: &Definition) -> Value {
