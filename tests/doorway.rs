@@ -466,6 +466,36 @@ async fn a_link_for_one_branch_cannot_answer_for_another() {
     assert_eq!(answers(&app, id).await.len(), 1);
 }
 
+/// A link to a missing instance reads the newest instance in its place (so both cost the
+/// same): that row must never answer it, even for a forger who signs with the newest
+/// instance's own token. Links and handles alike get the one refusal.
+#[tokio::test]
+async fn the_row_read_for_a_missing_instance_never_answers_its_link() {
+    let app = spawn(Flood::Memory).await;
+    let newest = app.start("contract_review", "Lease renewal").await;
+    let token = instance_token(&app, newest).await;
+    let client = app.client();
+    for kind in [Kind::Link, Kind::Handle] {
+        let forged = signed(
+            &app,
+            &Claims {
+                kind,
+                instance: newest + 1,
+                branch: Some("legal".into()),
+                expires: app.clock.now_secs() + 60,
+            },
+            &token,
+        )
+        .await;
+        let page = get(&client, &app, &forged).await;
+        assert_eq!(page.status, 404, "{kind:?}");
+        assert_eq!(page.first("h1"), "This link cannot be used");
+        let page = post(&client, &app, &forged, &[("decision", "approve")]).await;
+        assert_eq!(page.status, 404, "{kind:?}");
+    }
+    assert_eq!(answers(&app, newest).await.len(), 0);
+}
+
 #[tokio::test]
 async fn the_test_provider_round_trip_records_the_payment_and_completes() {
     let app = spawn(Flood::Memory).await;
@@ -1048,7 +1078,10 @@ async fn the_test_providers_pages_are_counted_as_the_handle_they_carry() {
         assert_eq!(get(&client, &app, &provider).await.status, 200);
     }
     let refused = get(&client, &app, &provider).await;
-    assert_eq!(refused.status, 429, "the provider's page counts as the handle");
+    assert_eq!(
+        refused.status, 429,
+        "the provider's page counts as the handle"
+    );
     assert_eq!(
         get(&client, &app, &format!("/interaction/{handle}"))
             .await

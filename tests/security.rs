@@ -783,6 +783,98 @@ async fn a_bad_id_in_an_admin_url_is_a_themed_404_in_the_visitors_language() {
     );
 }
 
+/// No person types a NUL, and PostgreSQL cannot store one: `%00` (or `\u0000` in JSON)
+/// anywhere is bad input, answered as such on both databases and before any read, never a
+/// 500: the login, an admin form, a query, a path, a doorway answer, an API body.
+#[tokio::test]
+async fn a_nul_anywhere_is_bad_input_never_a_500() {
+    let app = spawn(Flood::Memory).await;
+    app.create_admin().await;
+    let login = app.client();
+    for _ in 0..3 {
+        let csrf = get(&login, &app, "/admin/login").await.csrf();
+        let page = read(
+            login
+                .post(app.url("/admin/login"))
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(format!(
+                    "csrf={csrf}&name=%00&password=x&destination=%2Fadmin"
+                )),
+        )
+        .await;
+        assert_eq!(page.status, 400, "a NUL in the login's name");
+        assert_eq!(page.first("h1"), "Request not understood");
+    }
+    let page = get(&login, &app, "/admin/login?destination=%2Fadmin%00").await;
+    assert_eq!(page.status, 400, "a NUL in a query");
+    assert_eq!(page.first("h1"), "Request not understood");
+
+    let admin = app.admin_client().await;
+    let csrf = get(&admin, &app, "/admin/instances/new").await.csrf();
+    let page = read(
+        admin
+            .post(app.url("/admin/instances/new"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!(
+                "csrf={csrf}&workflow=contract_review&title=Lease%00&body=x"
+            )),
+    )
+    .await;
+    assert_eq!(page.status, 400, "a NUL in an admin form");
+    let page = get(&admin, &app, "/admin/instances/1%00").await;
+    assert_eq!(page.status, 404, "a NUL in a path");
+
+    let id = app.start("supplier_onboarding", "Acme onboarding").await;
+    let link = app.link(id, None).await;
+    let page = read(
+        app.client()
+            .post(app.url(&link))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("company=Acme%00&contact_email=a%40b.example&yearly_volume=1&notes=x"),
+    )
+    .await;
+    assert_eq!(page.status, 400, "a NUL in a doorway answer");
+    assert_eq!(
+        support::answers(&app, id).await.len(),
+        0,
+        "nothing is recorded"
+    );
+
+    let keys = orchestra::store::keys::load(&app.db).await.unwrap();
+    let token = orchestra::api::create_token(&app.db, &keys, "crm", None, None)
+        .await
+        .unwrap()
+        .unwrap();
+    for body in [
+        r#"{"workflow":"contract_review","subject":{"title":"Lease\u0000"}}"#,
+        r#"{"workflow":"contract_review","subject":{"title":"Lease","body":"a\u0000b"}}"#,
+    ] {
+        let page = read(
+            app.client()
+                .post(app.url("/api/v1/instances"))
+                .header("authorization", format!("Bearer {token}"))
+                .header("content-type", "application/json")
+                .body(body),
+        )
+        .await;
+        assert_eq!(page.status, 422, "{body}: {}", page.body);
+        let json: serde_json::Value = serde_json::from_str(&page.body).unwrap();
+        assert_eq!(json["error"], "invalid", "{body}");
+    }
+    // An escaped backslash before `u0000` is the text `\u0000`, not a NUL.
+    let page = read(
+        app.client()
+            .post(app.url("/api/v1/instances"))
+            .header("authorization", format!("Bearer {token}"))
+            .header("content-type", "application/json")
+            .body(r#"{"workflow":"contract_review","subject":{"title":"C:\\u0000"}}"#),
+    )
+    .await;
+    assert_eq!(page.status, 201, "{}", page.body);
+    let logs = common::logs();
+    assert!(!logs.contains("database error"), "no query saw a NUL");
+}
+
 #[tokio::test]
 async fn a_session_that_cannot_be_saved_gives_the_themed_500_page() {
     let app = spawn(Flood::Memory).await;

@@ -674,6 +674,22 @@ async fn revoking_all_links_replaces_the_token_and_marks_every_record() {
         .unwrap()
         .unwrap();
     assert_eq!(unknown.revoked_at, None, "a link without a record");
+    // A missing instance reads the newest one in its place, decoded the same way, so that a
+    // refusal costs the same either way; the doorway keeps a row only when its id matches.
+    let newest = an_instance(&db).await;
+    let stand_in = store::instances::for_link(&db, newest + 1000, "hash-a")
+        .await
+        .unwrap()
+        .expect("a stand-in row");
+    assert_eq!(
+        stand_in.instance.id, newest,
+        "the newest instance stands in"
+    );
+    let stand_in = store::instances::for_handle(&db, newest + 1000, "hash-a", 0)
+        .await
+        .unwrap()
+        .expect("a stand-in row");
+    assert_eq!(stand_in.instance.id, newest);
 }
 
 #[tokio::test]

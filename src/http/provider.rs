@@ -96,7 +96,10 @@ async fn checkout(
 /// The payer pressed *Pay* or *Cancel*: the provider sends its notice, then the payer back.
 async fn settle(State(state): State<AppState>, request: Request) -> Result<Response, AppError> {
     let snapshot = state.site.get().await;
-    if cross_site(request.headers(), snapshot.settings.base_url.starts_with("https://")) {
+    if cross_site(
+        request.headers(),
+        snapshot.settings.base_url.starts_with("https://"),
+    ) {
         return Err(AppError::Forbidden);
     }
     let uri = request.uri().clone();

@@ -107,9 +107,7 @@ pub fn is_unavailable(e: &sqlx::Error) -> bool {
 /// it, so such input is a bad request wherever it came from, never a 500.
 pub fn is_bad_text(e: &sqlx::Error) -> bool {
     match e {
-        sqlx::Error::Database(d) => d
-            .code()
-            .is_some_and(|c| matches!(&*c, "22021" | "22P05")),
+        sqlx::Error::Database(d) => d.code().is_some_and(|c| matches!(&*c, "22021" | "22P05")),
         _ => false,
     }
 }

@@ -110,7 +110,12 @@ fn decide(state: &AppState, snapshot: &Snapshot, request: &Request, credential: 
 /// or handle, as the path gives it) and returns the refusal when there is one, with
 /// `Strict-Transport-Security` on an https site. A doorway refusal lets work in progress go
 /// first (`priority`).
-pub fn guard(state: &AppState, https: bool, request: &Request, credential: &str) -> Option<Refusal> {
+pub fn guard(
+    state: &AppState,
+    https: bool,
+    request: &Request,
+    credential: &str,
+) -> Option<Refusal> {
     let verdict = state
         .site
         .with_snapshot(|snapshot| decide(state, snapshot, request, credential));

@@ -163,7 +163,10 @@ async fn answer(
 ) -> Result<Response, AppError> {
     let link = link_of(request.uri().path()).to_owned();
     let snapshot = state.site.get().await;
-    if cross_site(request.headers(), snapshot.settings.base_url.starts_with("https://")) {
+    if cross_site(
+        request.headers(),
+        snapshot.settings.base_url.starts_with("https://"),
+    ) {
         tracing::info!("refused a cross-site post to the doorway");
         return Err(AppError::Forbidden);
     }
@@ -286,8 +289,15 @@ mod tests {
             ("flows.example.org", true, true),
         ] {
             let sent = headers(&[host, ("origin", origin)]);
-            assert_eq!(super::cross_site(&sent, https), cross, "{origin} (https: {https})");
+            assert_eq!(
+                super::cross_site(&sent, https),
+                cross,
+                "{origin} (https: {https})"
+            );
         }
-        assert!(!super::cross_site(&headers(&[host]), true), "no origin: a script");
+        assert!(
+            !super::cross_site(&headers(&[host]), true),
+            "no origin: a script"
+        );
     }
 }
