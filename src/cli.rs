@@ -478,6 +478,7 @@ async fn status(out: &Out, config: &Config, format: Option<&str>) -> i32 {
 fn environment(config: &Config) -> status::Environment {
     status::Environment {
         proxies_named: config.trusted_proxies.len(),
+        proxy_header: config.trusted_proxies.header().display(),
         forwarded_seen: false,
         ..Default::default()
     }

@@ -406,6 +406,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("login.limits.per_address", "50"),
     ("login.limits.address_period", "3600"),
     ("login.limits.per_account", "5"),
+    ("login.limits.account_total", "100"),
     ("login.limits.account_period", "21600"),
     ("login.limits.report_only", "false"),
 ];
@@ -455,6 +456,7 @@ async fn config_set_saves_good_values_of_every_key() {
         ("login.limits.per_address", "100", "100"),
         ("login.limits.address_period", "600", "600"),
         ("login.limits.per_account", "0", "0"),
+        ("login.limits.account_total", "250", "250"),
         ("login.limits.account_period", "86400", "86400"),
         ("interaction.limits.report_only", "on", "true"),
         ("notice.limits.report_only", "yes", "true"),
@@ -632,8 +634,8 @@ const NOTICES_SWITCH_EN: &str = "[Note] Payment notice request limits: Off: the 
 const NOTICES_SWITCH_FR: &str = "[Remarque] Limites des avis de paiement : Désactivées : l'interrupteur général est coupé\n    Rien ne limite les avis du prestataire de paiement (POST /notice/test-provider). Réglez-les sous Réglages › Réglages d'interaction, ou : orchestra config set notice.limits.total 10000\n";
 const NOTICES_ZERO_EN: &str = "[Note] Payment notice request limits: Off: both notice limits are 0\n    Nothing caps the payment provider's notices (POST /notice/test-provider). Set them under Settings › Interaction, or: orchestra config set notice.limits.total 10000\n";
 /// The checks after the doorway's, as shipped (issue 9).
-const TAIL_EN: &str = "[OK] Sign-in limits: 50 attempts per address every 3600 s; 5 per account every 21600 s\n[OK] Client addresses: Taken from the connection; no proxy is trusted\n";
-const TAIL_FR: &str = "[OK] Limites de connexion : 50 tentatives par adresse toutes les 3600 s ; 5 par compte toutes les 21600 s\n[OK] Adresses des clients : Prises de la connexion ; aucun proxy n'est de confiance\n";
+const TAIL_EN: &str = "[OK] Sign-in limits: 50 attempts per address every 3600 s; 5 failures per account and address, 100 per account, every 21600 s\n[OK] Client addresses: Taken from the connection; no proxy is trusted\n";
+const TAIL_FR: &str = "[OK] Limites de connexion : 50 tentatives par adresse toutes les 3600 s ; 5 échecs par compte et adresse, 100 par compte, toutes les 21600 s\n[OK] Adresses des clients : Prises de la connexion ; aucun proxy n'est de confiance\n";
 
 fn database_line(lang_fr: bool) -> String {
     let backend = if common::on_postgres() {

@@ -84,12 +84,17 @@ impl Drop for TestApp {
 
 /// Starts the whole app on 127.0.0.1:0 with a manual clock.
 pub async fn spawn(flood: Flood) -> TestApp {
-    spawn_with(move |db, clock| match flood {
-        Flood::Memory => Arc::new(MemoryFlood::new(4096, clock)),
-        Flood::Sql => Arc::new(SqlFlood::new(db.clone(), 4096, clock)),
-        Flood::Custom(s) => s,
-    })
-    .await
+    spawn_with(move |db, clock| flood.store(db, clock)).await
+}
+
+impl Flood {
+    fn store(self, db: &Db, clock: Clock) -> Arc<dyn FloodStore> {
+        match self {
+            Flood::Memory => Arc::new(MemoryFlood::new(4096, clock)),
+            Flood::Sql => Arc::new(SqlFlood::new(db.clone(), 4096, clock)),
+            Flood::Custom(s) => s,
+        }
+    }
 }
 
 impl TestApp {
@@ -278,6 +283,32 @@ pub async fn spawn_on(
     database: TestDb,
     make: impl FnOnce(&Db, Clock) -> Arc<dyn FloodStore>,
 ) -> TestApp {
+    serve(database, make, Default::default()).await
+}
+
+/// Starts the app behind proxies it trusts (`ORCHESTRA_TRUSTED_PROXIES`, with the header of
+/// `ORCHESTRA_CLIENT_IP_HEADER`): its tests name each client's address in that header.
+pub async fn spawn_behind(
+    flood: Flood,
+    proxies: &str,
+    header: orchestra::proxy::ClientIpHeader,
+) -> TestApp {
+    let proxies = orchestra::proxy::TrustedProxies::parse(proxies)
+        .expect("proxies")
+        .with_header(header);
+    serve(
+        fresh_database().await,
+        move |db, clock| flood.store(db, clock),
+        proxies,
+    )
+    .await
+}
+
+async fn serve(
+    database: TestDb,
+    make: impl FnOnce(&Db, Clock) -> Arc<dyn FloodStore>,
+    proxies: orchestra::proxy::TrustedProxies,
+) -> TestApp {
     capture_logs();
     let db = orchestra::open(&database.url)
         .await
@@ -291,7 +322,8 @@ pub async fn spawn_on(
         clock.clone(),
     )
     .await
-    .expect("build the state");
+    .expect("build the state")
+    .with_trusted_proxies(proxies);
     let app = orchestra::http::app(state.clone(), false);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
