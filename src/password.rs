@@ -57,6 +57,8 @@ pub struct Pool {
     admitted: Arc<Semaphore>,
     /// How long the last piece of work took, in microseconds; 0 before the first.
     last_micros: Arc<AtomicU64>,
+    /// One check timed off the pool, for a wait asked before any work was timed.
+    calibration: tokio::sync::OnceCell<Duration>,
 }
 
 /// A place taken in the pool's queue ([`Pool::admit`]): the sign-in takes one before it counts
@@ -82,6 +84,7 @@ impl Pool {
             workers: Arc::new(Semaphore::new(workers)),
             admitted: Arc::new(Semaphore::new(workers + queue)),
             last_micros: Arc::default(),
+            calibration: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -120,14 +123,27 @@ impl Pool {
 
     /// Waits as long as the last check took, without a worker, a core or argon2's memory: how
     /// the sign-in answers a name no account has in the time a wrong password takes. Before
-    /// any check was timed, it times one (of the dummy hash) through the pool.
+    /// any check was timed, one check of the dummy hash is timed, once per process (callers
+    /// meanwhile wait for it), off the pool so that a burst of first callers cannot fill it.
     pub async fn as_long_as_a_check(&self) {
-        let micros = self.last_micros.load(Ordering::Relaxed);
-        if micros == 0 {
-            let _ = self.run(|| verify("", dummy_hash())).await;
-            return;
-        }
-        tokio::time::sleep(Duration::from_micros(micros)).await;
+        let wait = match self.last_micros.load(Ordering::Relaxed) {
+            0 => {
+                *self
+                    .calibration
+                    .get_or_init(|| async {
+                        tokio::task::spawn_blocking(|| {
+                            let started = Instant::now();
+                            verify("", dummy_hash());
+                            started.elapsed()
+                        })
+                        .await
+                        .unwrap_or(Duration::from_millis(50))
+                    })
+                    .await
+            }
+            micros => Duration::from_micros(micros),
+        };
+        tokio::time::sleep(wait).await;
     }
 }
 
@@ -184,13 +200,16 @@ mod tests {
     #[tokio::test]
     async fn a_check_is_timed_and_the_wait_for_a_missing_name_is_as_long() {
         let pool = Pool::new(1, 0);
-        assert_eq!(pool.last_micros.load(Ordering::Relaxed), 0);
+        let started = Instant::now();
         pool.as_long_as_a_check().await;
+        let calibrated = *pool.calibration.get().expect("the first wait timed a check");
+        assert!(started.elapsed() >= calibrated);
+        assert!(!pool.is_full(), "the wait took no place in the pool");
+        pool.run(|| verify("x", dummy_hash())).await.unwrap();
         let timed = pool.last_micros.load(Ordering::Relaxed);
-        assert!(timed > 0, "the first wait timed a check");
+        assert!(timed > 0, "a check on the pool is timed");
         let started = Instant::now();
         pool.as_long_as_a_check().await;
         assert!(started.elapsed() >= Duration::from_micros(timed));
-        assert!(!pool.is_full(), "the wait took no place in the pool");
     }
 }
