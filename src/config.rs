@@ -203,16 +203,16 @@ mod tests {
             ClientIpHeader::XForwardedFor,
             "the default"
         );
-        assert_eq!(
-            header(both("X-Real-IP").unwrap()),
-            ClientIpHeader::XRealIp
-        );
+        assert_eq!(header(both("X-Real-IP").unwrap()), ClientIpHeader::XRealIp);
         assert_eq!(
             header(both("forwarded").unwrap()),
             ClientIpHeader::Forwarded
         );
         let m = both("true-client-ip").unwrap_err();
-        assert!(m.render(crate::i18n::Lang::En).contains("\"true-client-ip\""));
+        assert!(
+            m.render(crate::i18n::Lang::En)
+                .contains("\"true-client-ip\"")
+        );
         let alone = with("ORCHESTRA_CLIENT_IP_HEADER", "x-real-ip").unwrap_err();
         assert!(
             alone

@@ -5,7 +5,9 @@
 //! settings, so any public address can stand behind one.
 //!
 //! Rules, each with a test that fails without it (tests/guard.rs):
-//! - every request is counted, answered or not, before any expensive work;
+//! - every request is counted, answered or not, before any expensive work; a limit on
+//!   failures ([`FloodGuard::allows_as`]) is decided before the work too, and counts only the
+//!   failures the work found ([`FloodGuard::failed`]), so a success costs nothing;
 //! - a request the per-caller tier refuses is charged to neither tier, so one hammered link
 //!   cannot spend the number every other visitor shares;
 //! - a limit of 0 turns its tier off; when nothing counts, the flood store is never touched;

@@ -86,8 +86,13 @@ pub fn admit(
         guard.decisions().count_request(ATTEMPT_EVENT);
     }
     if let Some(keys) = account {
-        let decision =
-            guard.allows_as(ACCOUNT_EVENT, &keys.pair, &keys.account, &per_account, policy);
+        let decision = guard.allows_as(
+            ACCOUNT_EVENT,
+            &keys.pair,
+            &keys.account,
+            &per_account,
+            policy,
+        );
         let refused = |tier| match tier {
             crate::guard::Refusal::PerCaller => Refused::AccountFromAddress,
             crate::guard::Refusal::Total => Refused::Account,
@@ -97,7 +102,14 @@ pub fn admit(
             Decision::Refused {
                 tier,
                 first_in_period,
-            } => return Err(log_refusal(refused(tier), &keys.pair, first_in_period, true)),
+            } => {
+                return Err(log_refusal(
+                    refused(tier),
+                    &keys.pair,
+                    first_in_period,
+                    true,
+                ));
+            }
             Decision::WouldRefuse {
                 tier,
                 first_in_period,
@@ -115,7 +127,12 @@ pub fn admit(
         }),
         Decision::Refused {
             first_in_period, ..
-        } => Err(log_refusal(Refused::Address, address, first_in_period, true)),
+        } => Err(log_refusal(
+            Refused::Address,
+            address,
+            first_in_period,
+            true,
+        )),
         // Report only: the password is checked, but its failure is counted only as enforcing
         // would count it, that is, not after the address was caught.
         Decision::WouldRefuse {
@@ -250,7 +267,11 @@ mod tests {
         for _ in 0..5 {
             assert!(admit(&guard, &settings, "addr", Some(&keys)).is_err());
         }
-        assert_eq!(count(&guard, ADDRESS_EVENT, "addr", hour), 1, "refusals counted");
+        assert_eq!(
+            count(&guard, ADDRESS_EVENT, "addr", hour),
+            1,
+            "refusals counted"
+        );
         assert_eq!(count(&guard, ACCOUNT_EVENT, &keys.pair, HOURS_6), 1);
     }
 
@@ -287,7 +308,10 @@ mod tests {
         for _ in 0..3 {
             let _ = admit(&guard, &settings, "addr", None).unwrap();
         }
-        assert_eq!(admit(&guard, &settings, "addr", None), Err(Refused::Address));
+        assert_eq!(
+            admit(&guard, &settings, "addr", None),
+            Err(Refused::Address)
+        );
         assert!(admit(&guard, &settings, "another addr", None).is_ok());
     }
 
@@ -319,6 +343,9 @@ mod tests {
         assert_eq!(a.account, b.account);
         assert_ne!(a.pair, b.pair);
         assert_eq!(v6.pair, v6_same_64.pair);
-        assert_ne!(account_keys(&keys, 2, "203.0.113.1".parse().unwrap()).pair, a.pair);
+        assert_ne!(
+            account_keys(&keys, 2, "203.0.113.1".parse().unwrap()).pair,
+            a.pair
+        );
     }
 }

@@ -202,7 +202,10 @@ mod tests {
         let pool = Pool::new(1, 0);
         let started = Instant::now();
         pool.as_long_as_a_check().await;
-        let calibrated = *pool.calibration.get().expect("the first wait timed a check");
+        let calibrated = *pool
+            .calibration
+            .get()
+            .expect("the first wait timed a check");
         assert!(started.elapsed() >= calibrated);
         assert!(!pool.is_full(), "the wait took no place in the pool");
         pool.run(|| verify("x", dummy_hash())).await.unwrap();

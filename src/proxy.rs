@@ -217,7 +217,11 @@ mod tests {
         let t = TrustedProxies::parse("2001:db8::/32").unwrap();
         assert!(t.trusts(ip("2001:db8:1::5")));
         assert!(!t.trusts(ip("2001:db9::5")));
-        assert!(TrustedProxies::parse("0.0.0.0/0").unwrap().trusts(ip("8.8.8.8")));
+        assert!(
+            TrustedProxies::parse("0.0.0.0/0")
+                .unwrap()
+                .trusts(ip("8.8.8.8"))
+        );
         let one = TrustedProxies::parse("127.0.0.1").unwrap();
         assert!(one.trusts(ip("127.0.0.1")));
         assert!(!one.trusts(ip("127.0.0.2")));

@@ -184,16 +184,25 @@ async fn a_full_password_pool_answers_503_and_counts_nothing() {
     };
     let (busy, checked) = (of(503), of(401));
     assert_eq!(busy.len() + checked.len(), 200, "{outcomes:?}");
-    assert!(!busy.is_empty(), "the pool never filled: this test proves nothing");
+    assert!(
+        !busy.is_empty(),
+        "the pool never filled: this test proves nothing"
+    );
     assert!(!checked.is_empty());
     // An address that met the full pool was counted nowhere: with limits of 1 per address and
     // 1 failure per account and address, its next attempt is checked, and signs in.
     for from in busy.iter().take(3) {
-        assert_eq!(attempt_from(&app, from, ADMIN, PASSWORD).await.status, 303, "{from}");
+        assert_eq!(
+            attempt_from(&app, from, ADMIN, PASSWORD).await.status,
+            303,
+            "{from}"
+        );
     }
     // One whose password was checked and wrong was counted: refused.
     assert_eq!(
-        attempt_from(&app, &checked[0], ADMIN, PASSWORD).await.status,
+        attempt_from(&app, &checked[0], ADMIN, PASSWORD)
+            .await
+            .status,
         429
     );
 }
@@ -266,7 +275,11 @@ async fn a_full_counting_table_never_refuses_a_new_names_first_attempt_nor_the_o
     }
     assert!(tasks.join_all().await.iter().all(|&s| s == 401));
     for n in 0..20 {
-        assert_eq!(sign_in(format!("new-{n}"), "some password").await, 401, "new-{n}");
+        assert_eq!(
+            sign_in(format!("new-{n}"), "some password").await,
+            401,
+            "new-{n}"
+        );
     }
     assert_eq!(sign_in(ADMIN.to_owned(), PASSWORD).await, 303);
 }
@@ -384,9 +397,16 @@ async fn the_administrator_signs_in_while_ten_thousand_attempts_from_four_hundre
         count(true, 503),
     );
     assert_eq!(statuses.len(), ATTEMPTS);
-    assert!(tries.len() >= 5, "only {} tries while the flood ran", tries.len());
+    assert!(
+        tries.len() >= 5,
+        "only {} tries while the flood ran",
+        tries.len()
+    );
     for (status, took) in &tries {
-        assert_eq!(*status, 303, "the owner's try answered {status} after {took:?}");
+        assert_eq!(
+            *status, 303,
+            "the owner's try answered {status} after {took:?}"
+        );
     }
     // Made-up names cost no place in the pool, so none met a full one; 25 from each address
     // is under its 50. The owner's name from two of the addresses: 5 failures each, then
@@ -646,7 +666,13 @@ async fn the_status_report_warns_when_forwarded_headers_arrive_and_no_proxy_is_n
 /// A random-looking address a client might claim: a different one at each call.
 fn spoofed(n: u32) -> String {
     let x = (n.wrapping_mul(2_654_435_761) >> 8) & 0xff_ffff;
-    format!("{}.{}.{}.{}", 1 + (x >> 16) % 223, (x >> 8) & 0xff, x & 0xff, 1 + n % 254)
+    format!(
+        "{}.{}.{}.{}",
+        1 + (x >> 16) % 223,
+        (x >> 8) & 0xff,
+        x & 0xff,
+        1 + n % 254
+    )
 }
 
 /// One request written on a fresh connection exactly as given; the response, whole.
@@ -713,7 +739,10 @@ async fn what_nginx_sends_for_a_client_with_spoofed_headers_leaves_its_address_a
         vec![
             ("Forwarded", format!("for={}", spoofed(n + 1))),
             ("X-Real-IP", spoofed(n + 2)),
-            ("Content-Type", "application/x-www-form-urlencoded".to_owned()),
+            (
+                "Content-Type",
+                "application/x-www-form-urlencoded".to_owned(),
+            ),
         ]
     };
     let (status, page) = raw(
@@ -724,11 +753,14 @@ async fn what_nginx_sends_for_a_client_with_spoofed_headers_leaves_its_address_a
     let cookie = page
         .lines()
         .find_map(|l| {
-            let value = l.split_once(':').filter(|(name, _)| {
-                name.eq_ignore_ascii_case("set-cookie")
-            })?.1;
+            let value = l
+                .split_once(':')
+                .filter(|(name, _)| name.eq_ignore_ascii_case("set-cookie"))?
+                .1;
             let value = value.trim().split(';').next()?;
-            value.starts_with("orchestra_csrf=").then(|| value.to_owned())
+            value
+                .starts_with("orchestra_csrf=")
+                .then(|| value.to_owned())
         })
         .expect("the CSRF cookie");
     let body = page.split("\r\n\r\n").nth(1).unwrap();
@@ -775,7 +807,10 @@ fn nginx_path() -> Option<std::path::PathBuf> {
 /// The nginx server block of docs/operations.md, on `listen` in front of `upstream`.
 fn documented_nginx_block(listen: &str, upstream: &str) -> String {
     let doc = include_str!("../docs/operations.md");
-    let start = doc.find("```nginx\n").expect("an nginx block in docs/operations.md") + 9;
+    let start = doc
+        .find("```nginx\n")
+        .expect("an nginx block in docs/operations.md")
+        + 9;
     let block = &doc[start..start + doc[start..].find("```").unwrap()];
     assert!(block.contains("listen 443 ssl;") && block.contains("http://127.0.0.1:8080"));
     block
@@ -799,7 +834,9 @@ async fn behind_the_documented_nginx_a_clients_own_forwarded_headers_change_noth
             std::env::var_os("ORCHESTRA_NGINX_REQUIRED").is_none(),
             "ORCHESTRA_NGINX_REQUIRED is set but no nginx was found"
         );
-        eprintln!("nginx test skipped: no nginx found (install Debian's nginx, or set ORCHESTRA_NGINX)");
+        eprintln!(
+            "nginx test skipped: no nginx found (install Debian's nginx, or set ORCHESTRA_NGINX)"
+        );
         return;
     };
     let (_dir, server) = real_server(
@@ -1939,5 +1976,70 @@ fn the_login_limits_are_settings_of_orchestra_config_in_both_languages() {
             "[OK] Sign-in limits: 50 attempts per address every 3600 s; 3 failures per account and address, 100 per account, every 21600 s"
         ),
         "{status}"
+    );
+}
+
+/// `orchestra status` with the environment of a server behind a proxy, in a language.
+fn status_with(url: &str, env: &[(&str, &str)], lang: &str) -> Run {
+    let out = std::process::Command::new(BIN)
+        .arg("status")
+        .env_clear()
+        .env("ORCHESTRA_DATABASE_URL", url)
+        .env("ORCHESTRA_LANG", lang)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    Run {
+        code: out.status.code().unwrap(),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+        took: Duration::ZERO,
+    }
+}
+
+#[test]
+fn the_status_report_names_the_one_header_read_and_a_header_without_a_proxy_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("orchestra.db").display());
+    assert_eq!(run(&url, &["init"], "en").code, 0);
+    let proxies = ("ORCHESTRA_TRUSTED_PROXIES", "127.0.0.1, 10.0.0.0/8");
+    let default = status_with(&url, &[proxies], "en");
+    assert!(
+        default
+            .stdout
+            .contains("[OK] Client addresses: Read from X-Forwarded-For only, as set by 2 trusted"),
+        "{}",
+        default.stdout
+    );
+    let real_ip = status_with(
+        &url,
+        &[proxies, ("ORCHESTRA_CLIENT_IP_HEADER", "X-Real-IP")],
+        "fr",
+    );
+    assert!(
+        real_ip.stdout.contains("Lues dans X-Real-IP seulement"),
+        "{}",
+        real_ip.stdout
+    );
+    // A header with no proxy to read it from, or one no proxy sets: refused, and said why.
+    let alone = status_with(&url, &[("ORCHESTRA_CLIENT_IP_HEADER", "forwarded")], "en");
+    assert_ne!(alone.code, 0);
+    assert!(
+        alone
+            .stderr
+            .contains("ORCHESTRA_TRUSTED_PROXIES names no proxy"),
+        "{}",
+        alone.stderr
+    );
+    let unknown = status_with(
+        &url,
+        &[proxies, ("ORCHESTRA_CLIENT_IP_HEADER", "true-client-ip")],
+        "fr",
+    );
+    assert_ne!(unknown.code, 0);
+    assert!(
+        unknown.stderr.contains("« true-client-ip »"),
+        "{}",
+        unknown.stderr
     );
 }
