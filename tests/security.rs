@@ -146,6 +146,25 @@ fn common_session() -> &'static str {
     "orchestra_session"
 }
 
+/// One sign-in post to the app at `base` with the token its client already holds, from `from`
+/// as the trusted proxy names it ("": no header); its status. Owns its arguments, so it can be
+/// spawned.
+fn post_sign_in(
+    client: &reqwest::Client,
+    base: &str,
+    csrf: &str,
+    from: &str,
+    name: &str,
+    password: &'static str,
+) -> impl std::future::Future<Output = u16> + Send + use<> {
+    let mut request = client.post(format!("{base}/admin/login"));
+    if !from.is_empty() {
+        request = request.header("x-forwarded-for", from);
+    }
+    let request = request.form(&[("csrf", csrf), ("name", name), ("password", password)]);
+    async move { request.send().await.unwrap().status().as_u16() }
+}
+
 // Issue 18: 9,811 of 10,000 attempts got a full pool's 503, and those counted as failures.
 #[tokio::test]
 async fn a_full_password_pool_answers_503_and_counts_nothing() {
@@ -162,17 +181,9 @@ async fn a_full_password_pool_answers_503_and_counts_nothing() {
     // Far more wrong passwords at once, each from its own address, than the pool holds.
     let mut tasks = tokio::task::JoinSet::new();
     for n in 0..200u32 {
-        let (client, csrf, url) = (client.clone(), csrf.clone(), app.url("/admin/login"));
-        tasks.spawn(async move {
-            let from = format!("198.18.{}.{}", n / 250, 1 + n % 250);
-            let page = read(client.post(url).header("x-forwarded-for", &from).form(&[
-                ("csrf", csrf.as_str()),
-                ("name", ADMIN),
-                ("password", "wrong password!"),
-            ]))
-            .await;
-            (from, page.status)
-        });
+        let from = format!("198.18.{}.{}", n / 250, 1 + n % 250);
+        let post = post_sign_in(&client, &app.base, &csrf, &from, ADMIN, "wrong password!");
+        tasks.spawn(async move { (from, post.await) });
     }
     let outcomes = tasks.join_all().await;
     let of = |status| {
@@ -216,17 +227,15 @@ async fn made_up_names_are_counted_per_address_only_and_write_no_row_of_their_ow
     let csrf = get(&client, &app, "/admin/login").await.csrf();
     let mut tasks = tokio::task::JoinSet::new();
     for n in 0..300 {
-        let (client, csrf, url) = (client.clone(), csrf.clone(), app.url("/admin/login"));
-        tasks.spawn(async move {
-            let name = format!("made-up-{n}");
-            read(client.post(url).form(&[
-                ("csrf", csrf.as_str()),
-                ("name", name.as_str()),
-                ("password", "some password"),
-            ]))
-            .await
-            .status
-        });
+        let name = format!("made-up-{n}");
+        tasks.spawn(post_sign_in(
+            &client,
+            &app.base,
+            &csrf,
+            "",
+            &name,
+            "some password",
+        ));
     }
     assert!(tasks.join_all().await.iter().all(|&s| s == 401));
     app.state.guard.sync().await.unwrap();
@@ -254,18 +263,8 @@ async fn a_full_counting_table_never_refuses_a_new_names_first_attempt_nor_the_o
     app.create_admin().await;
     let client = app.client();
     let csrf = get(&client, &app, "/admin/login").await.csrf();
-    let sign_in = |name: String, password: &'static str| {
-        let (client, csrf, url) = (client.clone(), csrf.clone(), app.url("/admin/login"));
-        async move {
-            read(client.post(url).form(&[
-                ("csrf", csrf.as_str()),
-                ("name", name.as_str()),
-                ("password", password),
-            ]))
-            .await
-            .status
-        }
-    };
+    let sign_in =
+        |name: String, password| post_sign_in(&client, &app.base, &csrf, "", &name, password);
     let mut tasks = tokio::task::JoinSet::new();
     for n in 0..5_000 {
         tasks.spawn(sign_in(format!("flood-{n}"), "some password"));
@@ -293,33 +292,12 @@ async fn the_administrator_signs_in_while_ten_thousand_attempts_from_four_hundre
     const ADDRESSES: usize = 400;
     let (_dir, server) = real_server(&[], &[("ORCHESTRA_TRUSTED_PROXIES", "127.0.0.1")]);
     let base = format!("http://{}", server.addr);
+    // A fresh browser each time, from an address the flood never uses.
     let owner_signs_in = |base: String| async move {
         let c = client();
-        let clean = "192.0.2.10";
-        let page = c
-            .get(format!("{base}/admin/login"))
-            .header("x-forwarded-for", clean)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        let csrf = common::csrf_of(&page);
+        let csrf = login_token(&c, &base).await;
         let started = Instant::now();
-        let status = c
-            .post(format!("{base}/admin/login"))
-            .header("x-forwarded-for", clean)
-            .form(&[
-                ("csrf", csrf.as_str()),
-                ("name", ADMIN),
-                ("password", PASSWORD),
-            ])
-            .send()
-            .await
-            .unwrap()
-            .status()
-            .as_u16();
+        let status = post_sign_in(&c, &base, &csrf, "192.0.2.10", ADMIN, PASSWORD).await;
         (status, started.elapsed())
     };
     let (status, at_rest) = owner_signs_in(base.clone()).await;
@@ -348,19 +326,8 @@ async fn the_administrator_signs_in_while_ten_thousand_attempts_from_four_hundre
                 } else {
                     format!("made-up-{n}")
                 };
-                let status = flood
-                    .post(format!("{base}/admin/login"))
-                    .header("x-forwarded-for", &from)
-                    .form(&[
-                        ("csrf", csrf.as_str()),
-                        ("name", name.as_str()),
-                        ("password", "wrong password!"),
-                    ])
-                    .send()
-                    .await
-                    .unwrap()
-                    .status()
-                    .as_u16();
+                let status =
+                    post_sign_in(&flood, &base, &csrf, &from, &name, "wrong password!").await;
                 statuses.push((owners, status));
                 done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
