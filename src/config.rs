@@ -47,7 +47,8 @@ impl Config {
                 .map_err(|bad| Message::new("config-env-trusted-proxies").arg("value", bad))?,
         };
         // A header named while no proxy is: the operator expects it read, and it never is.
-        let trusted_proxies = match get("ORCHESTRA_CLIENT_IP_HEADER") {
+        let header = get("ORCHESTRA_CLIENT_IP_HEADER").filter(|v| !v.trim().is_empty());
+        let trusted_proxies = match header {
             None => trusted_proxies,
             Some(v) if trusted_proxies.is_empty() => {
                 return Err(Message::new("config-env-client-ip-header-alone").arg("value", v));
@@ -212,6 +213,10 @@ mod tests {
         assert!(
             m.render(crate::i18n::Lang::En)
                 .contains("\"true-client-ip\"")
+        );
+        assert!(
+            with("ORCHESTRA_CLIENT_IP_HEADER", " ").is_ok(),
+            "empty is unset"
         );
         let alone = with("ORCHESTRA_CLIENT_IP_HEADER", "x-real-ip").unwrap_err();
         assert!(
