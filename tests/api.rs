@@ -38,6 +38,18 @@ async fn call(app: &TestApp, method: &str, path: &str, token: &str, body: Option
     read(req).await
 }
 
+/// Deletes every token behind the server's back, as another process could: only a request
+/// that reads the database finds out.
+async fn delete_every_token(app: &TestApp) {
+    let pool = sqlx::AnyPool::connect(&store::normalize_url(&app.database.url).unwrap().1)
+        .await
+        .unwrap();
+    sqlx::query("DELETE FROM api_tokens")
+        .execute(&pool)
+        .await
+        .unwrap();
+}
+
 fn json(page: &Page) -> serde_json::Value {
     serde_json::from_str(&page.body).unwrap_or_else(|_| panic!("JSON: {}", page.body))
 }
@@ -145,13 +157,7 @@ async fn a_token_over_its_bucket_is_refused_without_the_database_with_the_same_a
             .status,
         200
     );
-    let pool = sqlx::AnyPool::connect(&store::normalize_url(&app.database.url).unwrap().1)
-        .await
-        .unwrap();
-    sqlx::query("DELETE FROM api_tokens")
-        .execute(&pool)
-        .await
-        .unwrap();
+    delete_every_token(&app).await;
     let refused = call(&app, "GET", "/api/v1/workflows", &t, None).await;
     assert_eq!(
         refused.status, 429,
@@ -1235,13 +1241,7 @@ async fn the_bearer_scheme_is_read_in_any_case() {
     }
     // The bucket is empty: a lower-case caller is refused from memory too, before the
     // database (which no longer has the token).
-    let pool = sqlx::AnyPool::connect(&store::normalize_url(&app.database.url).unwrap().1)
-        .await
-        .unwrap();
-    sqlx::query("DELETE FROM api_tokens")
-        .execute(&pool)
-        .await
-        .unwrap();
+    delete_every_token(&app).await;
     let refused = read(with("bearer")).await;
     assert_eq!(refused.status, 429, "{}", refused.body);
     assert_eq!(json(&refused)["error"], "rate_limited");

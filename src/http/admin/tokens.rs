@@ -56,17 +56,17 @@ pub struct Choice {
     pub checked: bool,
 }
 
-/// The scope as the form's fields say it: ability names, a reach, workflow names. A blank form
-/// shows the default scope (`Scope::default`).
+/// The scope as the form's fields say it: ability names, a reach, workflow names.
+#[derive(Default)]
 struct Ticked {
     abilities: Vec<String>,
     reach: String,
     workflows: Vec<String>,
 }
 
-impl Default for Ticked {
-    fn default() -> Self {
-        let scope = Scope::default();
+impl Ticked {
+    /// A scope as its boxes show it: a blank form shows the default scope.
+    fn of(scope: &Scope) -> Self {
         Self {
             abilities: scope
                 .abilities
@@ -74,7 +74,7 @@ impl Default for Ticked {
                 .map(|a| a.as_str().to_owned())
                 .collect(),
             reach: scope.reach.as_str().to_owned(),
-            workflows: Vec::new(),
+            workflows: scope.workflows.clone().unwrap_or_default(),
         }
     }
 }
@@ -180,7 +180,7 @@ pub async fn list(
     ctx: PageContext,
     session: Session,
 ) -> Result<Response> {
-    let mut page = page(&state, ctx, &Ticked::default()).await?;
+    let mut page = page(&state, ctx, &Ticked::of(&Scope::default())).await?;
     // Shown once: taken out of the session as it is shown.
     page.created = session.remove::<String>(NEW_TOKEN_KEY).await?;
     let mut response = html(&page);
@@ -202,14 +202,7 @@ pub struct NewToken {
 
 impl NewToken {
     fn from_pairs(pairs: Vec<(String, String)>) -> Self {
-        let mut form = NewToken {
-            ticked: Ticked {
-                abilities: Vec::new(),
-                reach: String::new(),
-                workflows: Vec::new(),
-            },
-            ..NewToken::default()
-        };
+        let mut form = NewToken::default();
         for (field, value) in pairs {
             match field.as_str() {
                 "name" => form.name = value,

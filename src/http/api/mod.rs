@@ -5,9 +5,9 @@
 //!
 //! Order of work for every request (`gate`): the token (one keyed hash and an indexed read),
 //! then the bucket, then the signature when one is sent (so a bad signature has spent its
-//! request before its key is looked up), and only then the handler, which holds the call to the
-//! token's scope (`crate::api::scope`). The doorway's guard does not count the API, and the
-//! API's bucket does not count the doorway.
+//! request before its key is looked up), and only then the handler, which checks the call
+//! against the token's scope (`crate::api::scope`). The doorway's guard does not count the API,
+//! and the API's bucket does not count the doorway.
 
 use std::net::IpAddr;
 use std::sync::Arc;
