@@ -1470,7 +1470,10 @@ async fn api_tokens_are_created_once_listed_and_revoked_with_their_exit_codes() 
         "Use 1 to 64 lower-case letters, digits, - or _.\n",
     );
     let list = cli.run(&["token", "list"]);
-    assert_eq!(list.stdout, "crm\t120\t30\tNever\tactive\n");
+    assert_eq!(
+        list.stdout, "crm\t120\t30\tNever\tactive\tread,start,links\town\t*\n",
+        "a new token's scope: every ability over what it starts, in every workflow"
+    );
     assert!(
         !list.stdout.contains(&token[5..]),
         "the text is never printed again"
@@ -1484,4 +1487,77 @@ async fn api_tokens_are_created_once_listed_and_revoked_with_their_exit_codes() 
     let lines: Vec<&str> = key.stdout.lines().collect();
     assert!(lines.len() == 2 && lines[0].starts_with("ik_") && lines[1].len() == 64);
     assert_eq!(cli.run(&["token", "create"]).code, 2, "a missing name");
+}
+
+#[tokio::test]
+async fn a_tokens_scope_is_chosen_at_creation_listed_and_changed_with_exit_codes() {
+    let cli = cli().await;
+    let made = cli.run(&[
+        "token",
+        "create",
+        "reader",
+        "--abilities",
+        "read, links",
+        "--reach",
+        "all",
+        "--workflows",
+        "contract_review",
+    ]);
+    assert!(made.line().starts_with("orch_"));
+    for (args, message) in [
+        (
+            &["--abilities", "read,write"][..],
+            "\"write\" is not an ability: read, start or links.\n",
+        ),
+        (
+            &["--abilities", ""][..],
+            "Choose at least one thing the token may do.\n",
+        ),
+        (
+            &["--reach", "everything"][..],
+            "\"everything\" is not a reach: own or all.\n",
+        ),
+        (
+            &["--workflows", "contract_review,nope"][..],
+            "There is no workflow named \"nope\".\n",
+        ),
+    ] {
+        let mut create = vec!["token", "create", "other"];
+        create.extend_from_slice(args);
+        cli.run(&create).expect(2, "", message);
+        let mut scope = vec!["token", "scope", "reader"];
+        scope.extend_from_slice(args);
+        cli.run(&scope).expect(2, "", message);
+    }
+    let list = || cli.run(&["token", "list"]).stdout;
+    assert_eq!(
+        list(),
+        "reader\t60\t20\tNever\tactive\tread,links\tall\tcontract_review\n",
+        "nothing refused was saved"
+    );
+    // The options given replace their part; the others stay.
+    cli.run(&["token", "scope", "reader", "--reach", "own"])
+        .expect(
+            0,
+            "",
+            "Token reader: abilities read,links, reach own, workflows contract_review.\n",
+        );
+    cli.run(&["token", "scope", "reader", "--workflows", "*"])
+        .expect(
+            0,
+            "",
+            "Token reader: abilities read,links, reach own, workflows *.\n",
+        );
+    assert_eq!(
+        list(),
+        "reader\t60\t20\tNever\tactive\tread,links\town\t*\n"
+    );
+    cli.run(&["token", "scope", "nobody", "--reach", "all"])
+        .expect(2, "", "No live token named nobody.\n");
+    cli.run(&["token", "revoke", "reader"])
+        .expect(0, "", "Token reader revoked.\n");
+    cli.run(&["token", "scope", "reader", "--reach", "all"])
+        .expect(2, "", "No live token named reader.\n");
+    cli.run_fr(&["token", "create", "autre", "--reach", "partout"])
+        .expect(2, "", "« partout » n'est pas une portée : own ou all.\n");
 }

@@ -267,7 +267,7 @@ actor-api = API token { $token }
 
 # Issue 12: API tokens
 tokens-title = API tokens
-tokens-intro = Programs that start instances and issue links call the API (/api/v1/) with a token. Each token has a bucket of its own: a rate per minute and a burst. See docs/api.md.
+tokens-intro = Programs that start instances and issue links call the API (/api/v1/) with a token. Each token has a bucket of its own: a rate per minute and a burst, and a scope: what it may do, over which instances and workflows. See docs/api.md.
 token-name = Name
 token-rate = Requests per minute
 token-burst = Burst
@@ -427,3 +427,22 @@ sizing-approximate = More than { $callers } { $address ->
     [login-account] accounts and addresses
    *[doorway] links
 } came in the periods marked so: their busiest and percentile are estimates.
+
+# Issue 18: API token scopes
+token-scope = Scope
+token-abilities = What it may do
+token-ability-read = Read instances (read)
+token-ability-start = Start instances (start)
+token-ability-links = Issue and revoke links (links)
+token-reach = Which instances
+token-reach-own = Only the instances it started
+token-reach-all = Every instance, including those started by administrators and other tokens
+token-reach-own-short = the instances it started
+token-reach-all-short = every instance
+token-workflows = Which workflows
+token-workflows-help = Tick none for every workflow, including workflows made later.
+token-workflows-every = every workflow
+token-abilities-empty = Choose at least one thing the token may do.
+token-ability-unknown = "{ $value }" is not an ability: read, start or links.
+token-reach-unknown = "{ $value }" is not a reach: own or all.
+token-workflow-unknown = There is no workflow named "{ $name }".

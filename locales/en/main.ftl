@@ -160,12 +160,12 @@ cli-repeated-option = The option { $option } is given more than once.
 cli-config-pairs = Give each setting as a KEY VALUE pair.
 cli-bad-shell = Unknown shell: { $shell } (bash, zsh, fish, elvish or powershell).
 cli-heading-arguments = Arguments
-cli-about-token = API tokens: token create NAME, token list, token revoke NAME
+cli-about-token = API tokens: token create NAME, token list, token scope NAME, token revoke NAME
 cli-about-token-create = Create an API token; prints it once
 cli-arg-token-name = The token's name (lower-case letters, digits, - and _)
 cli-arg-token-rate = Requests refilled per minute (default: the site's)
 cli-arg-token-burst = The most requests at once (default: the site's)
-cli-about-token-list = List API tokens: name, rate, burst, last use, state
+cli-about-token-list = List API tokens: name, rate, burst, last use, state, abilities, reach, workflows
 cli-about-token-revoke = Revoke an API token
 cli-about-integrator-key = Integrator signing keys: integrator-key create NAME
 cli-about-integrator-key-create = Make (or replace) an integrator's signing key; prints the key id and the secret once
@@ -174,3 +174,12 @@ cli-token-number = { $option } takes a whole number from 1 to 1000000, not "{ $v
 cli-token-created = Token { $name } created: it is printed above, this once.
 cli-token-revoked = Token { $name } revoked.
 cli-token-unknown = No live token named { $name }.
+
+# Issue 18: API token scopes
+api-forbidden-scope = This token's scope does not include { $ability }. An administrator can widen it (docs/api.md).
+api-forbidden-workflow = This token's scope does not include the workflow { $workflow }.
+cli-arg-token-abilities = What the token may do, comma-separated: read, start, links (default: all three)
+cli-arg-token-reach = Which instances: own (those it started, the default) or all
+cli-arg-token-workflows = Which workflows, comma-separated machine names (default: * for every workflow)
+cli-about-token-scope = Change a token's scope: the options given replace those parts, the others stay
+cli-token-scope = Token { $name }: abilities { $abilities }, reach { $reach }, workflows { $workflows }.

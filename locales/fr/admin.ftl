@@ -267,7 +267,7 @@ actor-api = jeton d'API { $token }
 
 # Issue 12: API tokens
 tokens-title = Jetons d'API
-tokens-intro = Les programmes qui démarrent des instances et émettent des liens appellent l'API (/api/v1/) avec un jeton. Chaque jeton a son propre seau : un débit par minute et une rafale. Voir docs/api.md.
+tokens-intro = Les programmes qui démarrent des instances et émettent des liens appellent l'API (/api/v1/) avec un jeton. Chaque jeton a son propre seau : un débit par minute et une rafale, et une portée : ce qu'il peut faire, sur quelles instances et quels workflows. Voir docs/api.md.
 token-name = Nom
 token-rate = Requêtes par minute
 token-burst = Rafale
@@ -427,3 +427,22 @@ sizing-approximate = Plus de { $callers } { $address ->
     [login-account] paires de compte et d'adresse sont venues
    *[doorway] liens sont venus
 } pendant les périodes ainsi marquées : le plus actif et le centile y sont des estimations.
+
+# Issue 18: API token scopes
+token-scope = Portée
+token-abilities = Ce qu'il peut faire
+token-ability-read = Lire les instances (read)
+token-ability-start = Démarrer des instances (start)
+token-ability-links = Émettre et révoquer des liens (links)
+token-reach = Quelles instances
+token-reach-own = Seulement les instances qu'il a démarrées
+token-reach-all = Toutes les instances, y compris celles démarrées par les administrateurs et d'autres jetons
+token-reach-own-short = les instances qu'il a démarrées
+token-reach-all-short = toutes les instances
+token-workflows = Quels workflows
+token-workflows-help = N'en cochez aucun pour tous les workflows, y compris ceux créés plus tard.
+token-workflows-every = tous les workflows
+token-abilities-empty = Choisissez au moins une chose que le jeton peut faire.
+token-ability-unknown = « { $value } » n'est pas une capacité : read, start ou links.
+token-reach-unknown = « { $value } » n'est pas une portée : own ou all.
+token-workflow-unknown = Aucun workflow ne s'appelle « { $name } ».

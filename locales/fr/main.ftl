@@ -160,12 +160,12 @@ cli-repeated-option = L'option { $option } est donnée plus d'une fois.
 cli-config-pairs = Donnez chaque réglage sous forme de paire CLÉ VALEUR.
 cli-bad-shell = Shell inconnu : { $shell } (bash, zsh, fish, elvish ou powershell).
 cli-heading-arguments = Arguments
-cli-about-token = Jetons d'API : token create NOM, token list, token revoke NOM
+cli-about-token = Jetons d'API : token create NOM, token list, token scope NOM, token revoke NOM
 cli-about-token-create = Créer un jeton d'API ; l'affiche une seule fois
 cli-arg-token-name = Le nom du jeton (minuscules, chiffres, - et _)
 cli-arg-token-rate = Requêtes rechargées par minute (par défaut : celles du site)
 cli-arg-token-burst = Le plus de requêtes à la fois (par défaut : celle du site)
-cli-about-token-list = Lister les jetons d'API : nom, débit, rafale, dernière utilisation, état
+cli-about-token-list = Lister les jetons d'API : nom, débit, rafale, dernière utilisation, état, capacités, portée, workflows
 cli-about-token-revoke = Révoquer un jeton d'API
 cli-about-integrator-key = Clés de signature des intégrateurs : integrator-key create NOM
 cli-about-integrator-key-create = Créer (ou remplacer) la clé de signature d'un intégrateur ; affiche l'identifiant et le secret une seule fois
@@ -174,3 +174,12 @@ cli-token-number = { $option } prend un nombre entier de 1 à 1000000, pas « { 
 cli-token-created = Jeton { $name } créé : il est affiché ci-dessus, cette seule fois.
 cli-token-revoked = Jeton { $name } révoqué.
 cli-token-unknown = Aucun jeton actif nommé { $name }.
+
+# Issue 18: API token scopes
+api-forbidden-scope = La portée de ce jeton n'inclut pas { $ability }. Un administrateur peut l'élargir (docs/api.md).
+api-forbidden-workflow = La portée de ce jeton n'inclut pas le workflow { $workflow }.
+cli-arg-token-abilities = Ce que le jeton peut faire, séparé par des virgules : read, start, links (par défaut : les trois)
+cli-arg-token-reach = Quelles instances : own (celles qu'il a démarrées, par défaut) ou all
+cli-arg-token-workflows = Quels workflows, noms machine séparés par des virgules (par défaut : * pour tous)
+cli-about-token-scope = Changer la portée d'un jeton : les options données remplacent ces parties, les autres restent
+cli-token-scope = Jeton { $name } : capacités { $abilities }, portée { $reach }, workflows { $workflows }.

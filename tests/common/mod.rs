@@ -59,6 +59,33 @@ pub fn on_postgres() -> bool {
     std::env::var("ORCHESTRA_TEST_POSTGRES_URL").is_ok()
 }
 
+/// A database with the schema as it was before migration `version`: every earlier migration
+/// applied, none from it on. An upgrade test writes what the old code wrote, closes the pool and
+/// opens the database with `spawn_on`, which applies the rest.
+pub async fn schema_before(url: &str, version: i64) -> sqlx::AnyPool {
+    sqlx::any::install_default_drivers();
+    let (_, url) = orchestra::store::normalize_url(url).unwrap();
+    let pool = sqlx::AnyPool::connect(&url).await.unwrap();
+    let dir = if on_postgres() {
+        "migrations/postgres"
+    } else {
+        "migrations/sqlite"
+    };
+    let mut migrator = sqlx::migrate::Migrator::new(std::path::Path::new(dir))
+        .await
+        .unwrap();
+    let before: Vec<_> = migrator
+        .migrations
+        .iter()
+        .filter(|m| m.version < version)
+        .cloned()
+        .collect();
+    assert!(!before.is_empty(), "no migration before {version}");
+    migrator.migrations = std::borrow::Cow::Owned(before);
+    migrator.run(&pool).await.unwrap();
+    pool
+}
+
 /// Which flood store the app runs on.
 pub enum Flood {
     Memory,
