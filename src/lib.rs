@@ -102,6 +102,7 @@ pub async fn build_state(
         passwords: Arc::new(password::Pool::for_this_machine()),
         proxies: Default::default(),
         forwarded_seen: Default::default(),
+        secure_cookies: false,
     })
 }
 

@@ -26,6 +26,7 @@ pub mod front;
 pub mod headers;
 pub mod lang;
 pub mod notice;
+pub mod once;
 pub mod priority;
 pub mod provider;
 pub mod session_store;
@@ -57,6 +58,9 @@ pub struct AppState {
     pub proxies: Arc<crate::proxy::TrustedProxies>,
     /// Set when forwarded headers arrived while no proxy is named (the status report warns).
     pub forwarded_seen: Arc<AtomicBool>,
+    /// Whether the cookies handlers set themselves are `Secure` (`once`): set by `app` from
+    /// what it is given, like the session and CSRF cookies.
+    pub secure_cookies: bool,
 }
 
 impl AppState {
@@ -90,6 +94,10 @@ impl FromRef<AppState> for Db {
 ///    nonce cookie (outside the sessions, so it needs none), the sessions, the sign-in check
 ///    and the CSRF check.
 pub fn app(state: AppState, secure_cookies: bool) -> App {
+    let state = AppState {
+        secure_cookies,
+        ..state
+    };
     front::Front::new(router(state.clone(), secure_cookies), state, secure_cookies)
 }
 
@@ -99,7 +107,10 @@ pub type App = front::Front<Router>;
 
 /// The router behind the refusals (layers 2 and on).
 fn router(state: AppState, secure_cookies: bool) -> Router {
-    let sessions = SessionManagerLayer::new(session_store::DbSessionStore::new(state.db.clone()))
+    let sessions = SessionManagerLayer::new(session_store::DbSessionStore::new(
+        state.db.clone(),
+        state.site.clone(),
+    ))
         .with_name("orchestra_session")
         .with_secure(secure_cookies)
         .with_http_only(true)

@@ -14,11 +14,9 @@ use crate::http::context::{PageContext, flash, html};
 use crate::http::error::{AppError, Result};
 use crate::http::extract::Path;
 use crate::http::form::Form;
+use crate::http::once::{Once, Slot};
 use crate::i18n::Message;
 use crate::store;
-
-/// Where a new token waits, in the session, for the one page that shows it.
-const NEW_TOKEN_KEY: &str = "new_api_token";
 
 pub struct TokenLine {
     pub name: String,
@@ -175,19 +173,16 @@ async fn page(state: &AppState, ctx: PageContext, ticked: &Ticked) -> Result<Tok
     })
 }
 
-pub async fn list(
-    State(state): State<AppState>,
-    ctx: PageContext,
-    session: Session,
-) -> Result<Response> {
+pub async fn list(State(state): State<AppState>, ctx: PageContext, once: Once) -> Result<Response> {
     let mut page = page(&state, ctx, &Ticked::of(&Scope::default())).await?;
-    // Shown once: taken out of the session as it is shown.
-    page.created = session.remove::<String>(NEW_TOKEN_KEY).await?;
+    // Shown once: the browser's cookie holding it is removed as it is shown.
+    page.created = once.take::<String>(Slot::NewToken);
     let mut response = html(&page);
     response.headers_mut().insert(
         axum::http::header::CACHE_CONTROL,
         axum::http::HeaderValue::from_static("no-store"),
     );
+    once.forget(&mut response, Slot::NewToken)?;
     Ok(response)
 }
 
@@ -253,6 +248,7 @@ pub async fn create(
     State(state): State<AppState>,
     ctx: PageContext,
     session: Session,
+    once: Once,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Result<Response> {
     let form = NewToken::from_pairs(pairs);
@@ -299,10 +295,11 @@ pub async fn create(
         .await?
         {
             Some(text) => {
-                session.insert(NEW_TOKEN_KEY, text).await?;
                 flash(&session, "token-created").await?;
                 tracing::info!(token = name, "API token created");
-                return Ok(Redirect::to("/admin/config/api").into_response());
+                let mut response = Redirect::to("/admin/config/api").into_response();
+                once.keep(&mut response, Slot::NewToken, text)?;
+                return Ok(response);
             }
             None => errors.push(("name".into(), ctx.t("token-name-taken"))),
         }
