@@ -137,22 +137,27 @@ impl Copy {
     }
 
     /// Every session cookie an attacker can make of the copy's rows: the row's id as it is,
-    /// and every value in its data, as it is and read as tower-sessions' numeric id.
+    /// every string in its data, and every number in its text (read whole, as JSON parsers
+    /// lose an `i128`'s digits) as tower-sessions' numeric id.
     fn forged_cookies(&self) -> Vec<String> {
-        fn leaves(value: &serde_json::Value, out: &mut Vec<String>) {
+        fn strings(value: &serde_json::Value, out: &mut Vec<String>) {
             match value {
-                serde_json::Value::Object(map) => map.values().for_each(|v| leaves(v, out)),
-                serde_json::Value::Array(items) => items.iter().for_each(|v| leaves(v, out)),
+                serde_json::Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+                serde_json::Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
                 serde_json::Value::String(s) => out.push(s.clone()),
-                other => out.push(other.to_string()),
+                _ => {}
             }
         }
         let mut out = Vec::new();
         for (id, data) in &self.sessions {
             out.push(id.clone());
             if let Ok(data) = serde_json::from_str::<serde_json::Value>(data) {
-                leaves(&data, &mut out);
+                strings(&data, &mut out);
             }
+            let numbers = data
+                .split(|c: char| !(c.is_ascii_digit() || c == '-'))
+                .filter_map(|n| n.parse::<i128>().ok());
+            out.extend(numbers.map(|n| Id(n).to_string()));
         }
         let ids: Vec<String> = out
             .iter()
