@@ -225,9 +225,15 @@ async fn a_copy_of_the_database_holds_no_session_id_token_or_link_and_opens_no_s
         for form in forms_of_session_id(&session) {
             assert!(!copy.holds(&form), "{when}: the session id is in the copy");
         }
-        assert!(!copy.holds(token.as_bytes()), "{when}: the token is in the copy");
+        assert!(
+            !copy.holds(token.as_bytes()),
+            "{when}: the token is in the copy"
+        );
         for part in [url.as_str(), path.as_str(), signature] {
-            assert!(!copy.holds(part.as_bytes()), "{when}: {part} is in the copy");
+            assert!(
+                !copy.holds(part.as_bytes()),
+                "{when}: {part} is in the copy"
+            );
         }
         // The attacker's turn: a cookie from every row, and every value in it.
         assert!(!copy.sessions.is_empty(), "{when}: the session has a row");
@@ -273,7 +279,10 @@ async fn a_one_time_value_rides_in_a_sealed_cookie_for_its_page_alone_and_only_f
 
     let shown = get(&admin, &app, "/admin/config/api").await;
     let token = shown.attr("input#new-token", "value").expect("shown");
-    assert!(!sealed.contains(&token), "the cookie does not hold the text in clear");
+    assert!(
+        !sealed.contains(&token),
+        "the cookie does not hold the text in clear"
+    );
     // The page that shows it removes it.
     let removal = set_cookie(&shown, "orchestra_once_token");
     assert!(
@@ -337,7 +346,11 @@ async fn previous_schema(url: &str) -> sqlx::AnyPool {
         .filter(|m| m.version < 6)
         .cloned()
         .collect();
-    assert_eq!(before.len() + 1, migrator.migrations.len(), "0006 is the last");
+    assert_eq!(
+        before.len() + 1,
+        migrator.migrations.len(),
+        "0006 is the last"
+    );
     migrator.migrations = std::borrow::Cow::Owned(before);
     migrator.run(&pool).await.unwrap();
     pool

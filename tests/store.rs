@@ -242,11 +242,8 @@ async fn sessions_load_until_they_expire_and_are_collected() {
             .unwrap()
     );
     assert_eq!(
-        store::sessions::load(&db, "s1", now)
-            .await
-            .unwrap()
-            .as_deref(),
-        Some("{\"a\":1}")
+        store::sessions::load(&db, "s1", now).await.unwrap(),
+        Some(("{\"a\":1}".to_owned(), now + 10))
     );
     assert_eq!(
         store::sessions::load(&db, "s1", now + 10).await.unwrap(),
@@ -257,11 +254,8 @@ async fn sessions_load_until_they_expire_and_are_collected() {
         .await
         .unwrap();
     assert_eq!(
-        store::sessions::load(&db, "s1", now + 10)
-            .await
-            .unwrap()
-            .as_deref(),
-        Some("{\"a\":2}"),
+        store::sessions::load(&db, "s1", now + 10).await.unwrap(),
+        Some(("{\"a\":2}".to_owned(), now + 20)),
         "saving replaces data and expiry"
     );
     store::sessions::delete(&db, "s3").await.unwrap();

@@ -111,13 +111,13 @@ fn router(state: AppState, secure_cookies: bool) -> Router {
         state.db.clone(),
         state.site.clone(),
     ))
-        .with_name("orchestra_session")
-        .with_secure(secure_cookies)
-        .with_http_only(true)
-        .with_same_site(tower_sessions::cookie::SameSite::Lax)
-        .with_expiry(Expiry::OnInactivity(
-            tower_sessions::cookie::time::Duration::hours(12),
-        ));
+    .with_name("orchestra_session")
+    .with_secure(secure_cookies)
+    .with_http_only(true)
+    .with_same_site(tower_sessions::cookie::SameSite::Lax)
+    .with_expiry(Expiry::OnInactivity(
+        tower_sessions::cookie::time::Duration::hours(12),
+    ));
 
     let nonce = axum::middleware::from_fn_with_state(csrf::Secure(secure_cookies), csrf::nonce);
     let site = Router::new()
