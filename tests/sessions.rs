@@ -18,15 +18,7 @@ const SESSION: &str = "orchestra_session";
 /// Signs the test administrator in on a new client; the client and its session cookie's value.
 async fn signed_in(app: &TestApp) -> (reqwest::Client, String) {
     app.create_admin().await;
-    let client = app.client();
-    let form = get(&client, app, "/admin/login").await;
-    let login = read(client.post(app.url("/admin/login")).form(&[
-        ("csrf", form.csrf().as_str()),
-        ("name", ADMIN),
-        ("password", PASSWORD),
-    ]))
-    .await;
-    assert_eq!(login.status, 303, "sign-in");
+    let (client, login) = support::signing_in(app).await;
     let id = login.cookie(SESSION).expect("a session cookie");
     (client, id)
 }
@@ -329,38 +321,11 @@ async fn rotating_the_site_keys_signs_every_administrator_out() {
     assert!(again.location().starts_with("/admin/login"));
 }
 
-/// A database as the previous main left it: every migration before this (0006).
-async fn previous_schema(url: &str) -> sqlx::AnyPool {
-    let pool = pool(url).await;
-    let dir = if common::on_postgres() {
-        "migrations/postgres"
-    } else {
-        "migrations/sqlite"
-    };
-    let mut migrator = sqlx::migrate::Migrator::new(std::path::Path::new(dir))
-        .await
-        .unwrap();
-    let before: Vec<_> = migrator
-        .migrations
-        .iter()
-        .filter(|m| m.version < 6)
-        .cloned()
-        .collect();
-    assert_eq!(
-        before.len() + 1,
-        migrator.migrations.len(),
-        "0006 is the last"
-    );
-    migrator.migrations = std::borrow::Cow::Owned(before);
-    migrator.run(&pool).await.unwrap();
-    pool
-}
-
 #[tokio::test]
 async fn a_database_with_sessions_of_the_old_store_upgrades_signing_everyone_out_once() {
     use sha2::Digest;
     let database = common::fresh_database().await;
-    let pool = previous_schema(&database.url).await;
+    let pool = common::schema_before(&database.url, 6).await;
     let hash = orchestra::password::hash(PASSWORD).unwrap();
     sqlx::query("INSERT INTO admins (name, password_hash, created_at) VALUES ($1, $2, 1700000000)")
         .bind(ADMIN)
