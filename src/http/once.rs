@@ -17,6 +17,9 @@ use super::AppState;
 use super::error::AppError;
 use crate::keys::SiteKeys;
 
+const TOKEN_COOKIE: &str = "orchestra_once_token";
+const LINK_COOKIE: &str = "orchestra_once_link";
+
 /// How long a value waits for its page: the redirect is followed at once, so a minute is
 /// ample, and a cookie a browser kept past it is refused by the date sealed inside it.
 const MAX_AGE_SECS: i64 = 60;
@@ -34,8 +37,8 @@ impl Slot {
     /// Also the encryption's associated data: a value sealed for one slot opens in no other.
     fn name(self) -> &'static str {
         match self {
-            Self::NewToken => "orchestra_once_token",
-            Self::IssuedLink(_) => "orchestra_once_link",
+            Self::NewToken => TOKEN_COOKIE,
+            Self::IssuedLink(_) => LINK_COOKIE,
         }
     }
 
@@ -59,7 +62,8 @@ struct Sealed<T> {
 pub struct Once {
     /// The browser's cookies with a slot's name, as sent (sealed).
     sent: Vec<Cookie<'static>>,
-    key: Key,
+    /// For the key, derived only when a value is opened or sealed.
+    keys: SiteKeys,
     secure: bool,
     now: i64,
 }
@@ -71,20 +75,18 @@ fn key(keys: &SiteKeys) -> Key {
     Key::derive_from(&keys.keyed_hasher("one-time-cookie").finalize().into_bytes())
 }
 
-fn is_slot(name: &str) -> bool {
-    [Slot::NewToken, Slot::IssuedLink(0)]
-        .iter()
-        .any(|s| s.name() == name)
-}
-
 fn sent(headers: &HeaderMap) -> Vec<Cookie<'static>> {
     headers
         .get_all(COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
-        .filter_map(|c| Cookie::parse(c.trim().to_owned()).ok())
-        .filter(|c| is_slot(c.name()))
+        .map(str::trim)
+        .filter(|c| {
+            c.split_once('=')
+                .is_some_and(|(name, _)| name == TOKEN_COOKIE || name == LINK_COOKIE)
+        })
+        .filter_map(|c| Cookie::parse(c.to_owned()).ok())
         .collect()
 }
 
@@ -94,7 +96,7 @@ impl FromRequestParts<AppState> for Once {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
         Ok(Self {
             sent: sent(&parts.headers),
-            key: key(&state.site.get().await.keys),
+            keys: state.site.get().await.keys.clone(),
             secure: state.secure_cookies,
             now: state.clock.now_secs(),
         })
@@ -107,7 +109,7 @@ impl Once {
     pub fn take<T: DeserializeOwned>(&self, slot: Slot) -> Option<T> {
         let cookie = self.sent.iter().find(|c| c.name() == slot.name())?;
         let jar = CookieJar::new();
-        let opened = jar.private(&self.key).decrypt(cookie.clone())?;
+        let opened = jar.private(&key(&self.keys)).decrypt(cookie.clone())?;
         let sealed: Sealed<T> = serde_json::from_str(opened.value()).ok()?;
         (sealed.until >= self.now).then_some(sealed.value)
     }
@@ -126,7 +128,7 @@ impl Once {
         let text = serde_json::to_string(&sealed)
             .map_err(|e| AppError::internal("one-time value not encoded", e))?;
         let mut jar = CookieJar::new();
-        jar.private_mut(&self.key)
+        jar.private_mut(&key(&self.keys))
             .add(self.cookie(slot, text, MAX_AGE_SECS));
         let sealed = jar
             .get(slot.name())
