@@ -305,31 +305,6 @@ pub async fn spawn_with(make: impl FnOnce(&Db, Clock) -> Arc<dyn FloodStore>) ->
     spawn_on(fresh_database().await, make).await
 }
 
-/// A pool on a fresh database holding the schema of an older version: every migration numbered
-/// below `version`, as a previous main left it (upgrade tests fill it by hand).
-pub async fn schema_before(url: &str, version: i64) -> sqlx::AnyPool {
-    sqlx::any::install_default_drivers();
-    let (_, url) = orchestra::store::normalize_url(url).unwrap();
-    let pool = sqlx::AnyPool::connect(&url).await.unwrap();
-    let dir = if on_postgres() {
-        "migrations/postgres"
-    } else {
-        "migrations/sqlite"
-    };
-    let mut migrator = sqlx::migrate::Migrator::new(std::path::Path::new(dir))
-        .await
-        .unwrap();
-    let before: Vec<_> = migrator
-        .migrations
-        .iter()
-        .filter(|m| m.version < version)
-        .cloned()
-        .collect();
-    migrator.migrations = std::borrow::Cow::Owned(before);
-    migrator.run(&pool).await.unwrap();
-    pool
-}
-
 /// Starts the app on a database that already exists (an upgrade test makes one by hand).
 pub async fn spawn_on(
     database: TestDb,
