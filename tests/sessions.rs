@@ -30,7 +30,17 @@ async fn create_token(client: &reqwest::Client, app: &TestApp, name: &str) -> Pa
         client,
         app,
         "/admin/config/api",
-        &[("csrf", &csrf), ("name", name), ("rate", ""), ("burst", "")],
+        &[
+            ("csrf", &csrf),
+            ("name", name),
+            ("rate", ""),
+            ("burst", ""),
+            // What a browser sends from a blank form: the default scope, ticked.
+            ("ability", "read"),
+            ("ability", "start"),
+            ("ability", "links"),
+            ("reach", "own"),
+        ],
     )
     .await
 }
