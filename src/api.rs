@@ -1,5 +1,6 @@
-//! The integrator API's rules, with no web in them: bearer tokens (kept as a keyed hash),
-//! integrator keys whose request signatures earn a bigger bucket, and the hard caps.
+//! The integrator API's rules, with no web in them: bearer tokens (kept as a keyed hash) and
+//! their scopes (`scope`), integrator keys whose request signatures earn a bigger bucket, and
+//! the hard caps.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -14,6 +15,10 @@ use crate::error::Error;
 use crate::keys::SiteKeys;
 use crate::settings::Settings;
 use crate::store::{self, Db, api::TokenRow};
+
+pub mod scope;
+
+use scope::Scope;
 
 /// A signature more than this far from the server's clock (either way) is refused.
 pub const SIGNATURE_MAX_AGE: i64 = 5 * 60;
@@ -36,6 +41,14 @@ pub fn stored_hash(key: &TokenKey) -> String {
     hex_encode(key)
 }
 
+/// The credentials of an `Authorization` value in the `Bearer` scheme, whose name is
+/// case-insensitive (RFC 9110, 11.1): `bearer x` is `Bearer x`. `None` for any other scheme.
+/// No allocation: the API's fast refusal calls it.
+pub fn bearer_credentials(value: &str) -> Option<&str> {
+    let (scheme, rest) = value.split_at_checked(6)?;
+    (scheme.eq_ignore_ascii_case("bearer") && rest.starts_with(' ')).then(|| rest.trim())
+}
+
 /// Whether a bearer text can be a token at all (its prefix, a bounded length): anything else is
 /// refused without hashing it.
 pub fn could_be_token(text: &str) -> bool {
@@ -46,14 +59,26 @@ fn random_hex(bytes: usize) -> String {
     hex_encode(&crate::keys::random_bytes()[..bytes])
 }
 
-/// A new token: stored by its keyed hash; its text is returned once, to be printed or shown
-/// once. `Ok(None)` when the name is taken.
+/// A new token with the default scope (`Scope::default`): stored by its keyed hash; its text
+/// is returned once, to be printed or shown once. `Ok(None)` when the name is taken.
 pub async fn create_token(
     db: &Db,
     keys: &SiteKeys,
     name: &str,
     rate: Option<u32>,
     burst: Option<u32>,
+) -> Result<Option<String>, Error> {
+    create_scoped_token(db, keys, name, rate, burst, &Scope::default()).await
+}
+
+/// `create_token` with the scope given.
+pub async fn create_scoped_token(
+    db: &Db,
+    keys: &SiteKeys,
+    name: &str,
+    rate: Option<u32>,
+    burst: Option<u32>,
+    scope: &Scope,
 ) -> Result<Option<String>, Error> {
     let text = format!("{TOKEN_PREFIX}{}", random_hex(32));
     let created = store::api::create_token(
@@ -62,9 +87,23 @@ pub async fn create_token(
         &token_hash(keys, &text),
         rate.map(i64::from),
         burst.map(i64::from),
+        scope,
     )
     .await?;
     Ok(created.map(|_| text))
+}
+
+/// The first of these workflow names that this site does not have (a typo would otherwise make
+/// a token that can never work).
+pub async fn unknown_workflow(db: &Db, names: &[String]) -> Result<Option<String>, Error> {
+    if names.is_empty() {
+        return Ok(None);
+    }
+    let workflows = store::workflows::list(db).await?;
+    Ok(names
+        .iter()
+        .find(|n| !workflows.iter().any(|w| &w.name == *n))
+        .cloned())
 }
 
 /// The keyed hash a bearer text is stored under, or `None` for a text that cannot be a token
@@ -231,6 +270,7 @@ mod tests {
             created_at: 0,
             last_used_at: None,
             revoked_at: None,
+            scope: Scope::default(),
         })
     }
 
@@ -251,6 +291,28 @@ mod tests {
         assert_eq!(seen.read(&key(1), |t| t.id), None);
         seen.forget_id(2);
         assert_eq!(seen.read(&key(2), |t| t.id), None);
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive_and_nothing_else_is_a_bearer() {
+        for value in [
+            "Bearer orch_1",
+            "bearer orch_1",
+            "BEARER  orch_1 ",
+            "bEaReR orch_1",
+        ] {
+            assert_eq!(bearer_credentials(value), Some("orch_1"), "{value}");
+        }
+        for value in [
+            "Bearerorch_1",
+            "Basic orch_1",
+            "Bear",
+            "",
+            "Bearé orch_1",
+            "orch_1",
+        ] {
+            assert_eq!(bearer_credentials(value), None, "{value}");
+        }
     }
 
     #[test]

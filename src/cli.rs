@@ -5,7 +5,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::cli_args::Parsed;
+use crate::api::scope::Scope;
+use crate::cli_args::{Parsed, ScopeArgs};
 use crate::config::Config;
 use crate::i18n::{Lang, Message};
 use crate::settings::{KEYS, Settings};
@@ -99,10 +100,14 @@ pub async fn run(args: Vec<String>) -> i32 {
         Parsed::ConfigList => config_list(&db).await,
         Parsed::Cron => cron(&config, &db).await,
         Parsed::KeysRotate => keys_rotate(&out, &db).await,
-        Parsed::TokenCreate { name, rate, burst } => {
-            token_create(&out, &db, &name, rate.as_deref(), burst.as_deref()).await
-        }
+        Parsed::TokenCreate {
+            name,
+            rate,
+            burst,
+            scope,
+        } => token_create(&out, &db, &name, rate.as_deref(), burst.as_deref(), &scope).await,
         Parsed::TokenList => token_list(&out, &db).await,
+        Parsed::TokenScope { name, scope } => token_scope(&out, &db, &name, &scope).await,
         Parsed::TokenRevoke(name) => token_revoke(&out, &db, &name).await,
         Parsed::IntegratorKeyCreate(name) => integrator_key_create(&out, &db, &name).await,
         // Answered above, before the database.
@@ -502,6 +507,7 @@ async fn status(out: &Out, config: &Config, format: Option<&str>) -> i32 {
 fn environment(config: &Config) -> status::Environment {
     status::Environment {
         proxies_named: config.trusted_proxies.len(),
+        proxy_header: config.trusted_proxies.header().display(),
         forwarded_seen: false,
         ..Default::default()
     }
@@ -553,13 +559,45 @@ fn bucket_number(out: &Out, option: &str, raw: Option<&str>) -> Result<Option<u3
     }
 }
 
-/// `orchestra token create NAME [--rate N] [--burst N]`: prints the token once, alone.
+/// `base` with the parts the scope's options name replaced, the workflows checked against the
+/// site's; an exit code for a bad one.
+async fn scope_of(
+    out: &Out,
+    db: &Db,
+    base: Scope,
+    args: &ScopeArgs,
+) -> Result<Result<Scope, i32>, sqlx::Error> {
+    fn words(list: &Option<String>) -> Option<impl Iterator<Item = &str>> {
+        list.as_deref()
+            .map(|l| l.split(',').map(str::trim).filter(|w| !w.is_empty()))
+    }
+    let scope = match base.with_words(
+        words(&args.abilities),
+        args.reach.as_deref(),
+        words(&args.workflows),
+    ) {
+        Ok(scope) => scope,
+        Err(e) => return Ok(Err(out.err(e.message))),
+    };
+    let named = scope.workflows.as_deref().unwrap_or_default();
+    match crate::api::unknown_workflow(db, named).await {
+        Ok(None) => Ok(Ok(scope)),
+        Ok(Some(name)) => Ok(Err(
+            out.err(Message::new("token-workflow-unknown").arg("name", name))
+        )),
+        Err(e) => Ok(Err(out.fail(e))),
+    }
+}
+
+/// `orchestra token create NAME [--rate N] [--burst N] [--abilities …] [--reach …]
+/// [--workflows …]`: prints the token once, alone.
 async fn token_create(
     out: &Out,
     db: &Db,
     name: &str,
     rate: Option<&str>,
     burst: Option<&str>,
+    scope: &ScopeArgs,
 ) -> Result<i32, sqlx::Error> {
     if !crate::http::admin::tokens::valid_name(name) {
         return Ok(out.err(Message::new("token-name-invalid")));
@@ -571,8 +609,12 @@ async fn token_create(
         (Ok(r), Ok(b)) => (r, b),
         (Err(code), _) | (_, Err(code)) => return Ok(code),
     };
+    let scope = match scope_of(out, db, Scope::default(), scope).await? {
+        Ok(scope) => scope,
+        Err(code) => return Ok(code),
+    };
     let keys = store::keys::load(db).await?;
-    match crate::api::create_token(db, &keys, name, rate, burst).await {
+    match crate::api::create_scoped_token(db, &keys, name, rate, burst, &scope).await {
         Ok(Some(text)) => {
             println!("{text}");
             eprintln!(
@@ -588,12 +630,14 @@ async fn token_create(
     }
 }
 
+/// One line per token, tab-separated: name, rate, burst, last use, state, then its scope
+/// (abilities, reach, workflows) as `token create` takes it.
 async fn token_list(out: &Out, db: &Db) -> Result<i32, sqlx::Error> {
     let settings = Settings::load(db).await?;
     let never = Message::new("token-never-used").render(out.lang);
     for t in store::api::tokens(db).await? {
         println!(
-            "{}\t{}\t{}\t{}\t{}",
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
             t.name,
             t.rate_per_minute
                 .map_or(settings.api_rate_per_minute as i64, |r| r),
@@ -604,9 +648,43 @@ async fn token_list(out: &Out, db: &Db) -> Result<i32, sqlx::Error> {
                 "revoked"
             } else {
                 "active"
-            }
+            },
+            t.scope.abilities.join(","),
+            t.scope.reach.as_str(),
+            t.scope.workflows_text(),
         );
     }
+    Ok(0)
+}
+
+/// `orchestra token scope NAME [--abilities …] [--reach …] [--workflows …]`: the options given
+/// replace those parts of a live token's scope; says the scope it has now. The server reads a
+/// token's scope at each request it lets in, so the change holds from the next one.
+async fn token_scope(out: &Out, db: &Db, name: &str, args: &ScopeArgs) -> Result<i32, sqlx::Error> {
+    let unknown = || out.err(Message::new("cli-token-unknown").arg("name", name.to_owned()));
+    let tokens = store::api::tokens(db).await?;
+    let Some(token) = tokens
+        .into_iter()
+        .find(|t| t.name == name && t.revoked_at.is_none())
+    else {
+        return Ok(unknown());
+    };
+    let scope = match scope_of(out, db, token.scope, args).await? {
+        Ok(scope) => scope,
+        Err(code) => return Ok(code),
+    };
+    if store::api::set_scope(db, name, &scope).await?.is_none() {
+        return Ok(unknown());
+    }
+    eprintln!(
+        "{}",
+        Message::new("cli-token-scope")
+            .arg("name", name.to_owned())
+            .arg("abilities", scope.abilities.join(","))
+            .arg("reach", scope.reach.as_str())
+            .arg("workflows", scope.workflows_text())
+            .render(out.lang)
+    );
     Ok(0)
 }
 

@@ -40,10 +40,40 @@ pub enum Parsed {
         name: String,
         rate: Option<String>,
         burst: Option<String>,
+        scope: ScopeArgs,
     },
     TokenList,
+    TokenScope {
+        name: String,
+        scope: ScopeArgs,
+    },
     TokenRevoke(String),
     IntegratorKeyCreate(String),
+}
+
+/// A token's scope as its options wrote it (`--abilities`, `--reach`, `--workflows`); each
+/// absent one is left as it is (the default, for a new token).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ScopeArgs {
+    pub abilities: Option<String>,
+    pub reach: Option<String>,
+    pub workflows: Option<String>,
+}
+
+/// The scope's three options, on `token create` and `token scope`.
+fn scope_options(command: Command, lang: Lang) -> Command {
+    command
+        .arg(option(lang, "abilities", "LIST", "cli-arg-token-abilities"))
+        .arg(option(lang, "reach", "own|all", "cli-arg-token-reach"))
+        .arg(option(lang, "workflows", "LIST", "cli-arg-token-workflows"))
+}
+
+fn scope_args(m: &ArgMatches) -> ScopeArgs {
+    ScopeArgs {
+        abilities: value(m, "abilities"),
+        reach: value(m, "reach"),
+        workflows: value(m, "workflows"),
+    }
 }
 
 fn t(lang: Lang, id: &str) -> String {
@@ -187,13 +217,22 @@ pub fn grammar(lang: Lang) -> Command {
         .subcommand(
             command(lang, "token", "cli-about-token")
                 .subcommand_required(true)
-                .subcommand(
+                .subcommand(scope_options(
                     command(lang, "create", "cli-about-token-create")
                         .arg(positional(lang, "NAME", "cli-arg-token-name"))
                         .arg(option(lang, "rate", "PER_MINUTE", "cli-arg-token-rate"))
                         .arg(option(lang, "burst", "N", "cli-arg-token-burst")),
-                )
+                    lang,
+                ))
                 .subcommand(command(lang, "list", "cli-about-token-list"))
+                .subcommand(scope_options(
+                    command(lang, "scope", "cli-about-token-scope").arg(positional(
+                        lang,
+                        "NAME",
+                        "cli-arg-token-name",
+                    )),
+                    lang,
+                ))
                 .subcommand(
                     command(lang, "revoke", "cli-about-token-revoke").arg(positional(
                         lang,
@@ -298,8 +337,13 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
             name: required(m, "NAME"),
             rate: value(m, "rate"),
             burst: value(m, "burst"),
+            scope: scope_args(m),
         },
         ("token", Some(("list", _))) => Parsed::TokenList,
+        ("token", Some(("scope", m))) => Parsed::TokenScope {
+            name: required(m, "NAME"),
+            scope: scope_args(m),
+        },
         ("token", Some(("revoke", m))) => Parsed::TokenRevoke(required(m, "NAME")),
         ("integrator-key", Some(("create", m))) => Parsed::IntegratorKeyCreate(required(m, "NAME")),
         _ => return Err(unknown(args)),

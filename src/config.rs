@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::flood::Backend;
 use crate::i18n::Message;
-use crate::proxy::TrustedProxies;
+use crate::proxy::{ClientIpHeader, TrustedProxies};
 
 #[derive(Clone)]
 pub struct Config {
@@ -14,7 +14,8 @@ pub struct Config {
     pub database_url: String,
     /// Whether `database_url` is the default (not set): only then may `serve` create it.
     pub database_is_default: bool,
-    /// `ORCHESTRA_TRUSTED_PROXIES`: addresses or CIDR ranges whose forwarded headers are read.
+    /// `ORCHESTRA_TRUSTED_PROXIES`: addresses or CIDR ranges whose forwarded header is read,
+    /// with `ORCHESTRA_CLIENT_IP_HEADER`, the one header read (`x-forwarded-for` unless set).
     pub trusted_proxies: TrustedProxies,
     /// `ORCHESTRA_FLOOD`: `sql` (default) or `memory`.
     pub flood: Backend,
@@ -93,6 +94,18 @@ impl Config {
             None => TrustedProxies::default(),
             Some(v) => TrustedProxies::parse(&v)
                 .map_err(|bad| Message::new("config-env-trusted-proxies").arg("value", bad))?,
+        };
+        // A header named while no proxy is: the operator expects it read, and it never is.
+        let header = get("ORCHESTRA_CLIENT_IP_HEADER").filter(|v| !v.trim().is_empty());
+        let trusted_proxies = match header {
+            None => trusted_proxies,
+            Some(v) if trusted_proxies.is_empty() => {
+                return Err(Message::new("config-env-client-ip-header-alone").arg("value", v));
+            }
+            Some(v) => trusted_proxies.with_header(
+                ClientIpHeader::parse(&v)
+                    .ok_or_else(|| Message::new("config-env-client-ip-header").arg("value", v))?,
+            ),
         };
         let flood = match get("ORCHESTRA_FLOOD") {
             None => Backend::Sql,
@@ -294,6 +307,44 @@ mod tests {
             let text = m.render(crate::i18n::Lang::En);
             assert!(text.contains(name) && text.contains(bad), "{text}");
         }
+    }
+
+    #[test]
+    fn the_client_ip_header_is_one_of_three_and_needs_a_proxy() {
+        let both = |header: &'static str| {
+            Config::from_lookup(move |k| match k {
+                "ORCHESTRA_TRUSTED_PROXIES" => Some("127.0.0.1".into()),
+                "ORCHESTRA_CLIENT_IP_HEADER" => Some(header.into()),
+                _ => None,
+            })
+        };
+        let header = |c: Config| c.trusted_proxies.header();
+        assert_eq!(
+            header(with("ORCHESTRA_TRUSTED_PROXIES", "127.0.0.1").unwrap()),
+            ClientIpHeader::XForwardedFor,
+            "the default"
+        );
+        assert_eq!(header(both("X-Real-IP").unwrap()), ClientIpHeader::XRealIp);
+        assert_eq!(
+            header(both("forwarded").unwrap()),
+            ClientIpHeader::Forwarded
+        );
+        let m = both("true-client-ip").unwrap_err();
+        assert!(
+            m.render(crate::i18n::Lang::En)
+                .contains("\"true-client-ip\"")
+        );
+        assert!(
+            with("ORCHESTRA_CLIENT_IP_HEADER", " ").is_ok(),
+            "empty is unset"
+        );
+        let alone = with("ORCHESTRA_CLIENT_IP_HEADER", "x-real-ip").unwrap_err();
+        assert!(
+            alone
+                .render(crate::i18n::Lang::En)
+                .contains("ORCHESTRA_TRUSTED_PROXIES"),
+            "names what is missing"
+        );
     }
 
     #[test]

@@ -5,7 +5,9 @@
 //! settings, so any public address can stand behind one.
 //!
 //! Rules, each with a test that fails without it (tests/guard.rs):
-//! - every request is counted, answered or not, before any expensive work;
+//! - every request is counted, answered or not, before any expensive work; a limit on
+//!   failures ([`FloodGuard::allows_as`]) is decided before the work too, and counts only the
+//!   failures the work found ([`FloodGuard::failed`]), so a success costs nothing;
 //! - a request the per-caller tier refuses is charged to neither tier, so one hammered link
 //!   cannot spend the number every other visitor shares;
 //! - a limit of 0 turns its tier off; when nothing counts, the flood store is never touched;
@@ -297,6 +299,76 @@ impl FloodGuard {
         limits: &Limits,
         policy: Policy,
     ) -> Decision {
+        self.decide_as(event, caller, limits, policy, || {
+            self.check(event, caller, limits)
+        })
+    }
+
+    /// `check_as` for a limit on failures rather than on requests (the sign-in's per account):
+    /// whether `caller` is under the per-caller limit and `total`, the identifier its total
+    /// tier is counted under (the account across all its addresses), under the total, counting
+    /// nothing; [`FloodGuard::failed`] counts a failure once the work found one. So a success
+    /// costs nothing and needs no `clear`. Modes, store faults, metrics and the sizing chart are
+    /// `check_as`'s. Not one step: attempts in flight at once may each pass the last place, so
+    /// a caller can reach its limit plus what runs concurrently (the password pool bounds that).
+    pub fn allows_as(
+        &self,
+        event: &'static str,
+        caller: &str,
+        total: &str,
+        limits: &Limits,
+        policy: Policy,
+    ) -> Decision {
+        self.decide_as(event, caller, limits, policy, || {
+            self.allows(event, caller, total, limits)
+        })
+    }
+
+    /// One failure of `caller`, and of `total`, under `event` (see [`FloodGuard::allows_as`]).
+    pub fn failed(&self, event: &str, caller: &str, total: &str, limits: &Limits) {
+        if !Self::is_counting(limits) {
+            return;
+        }
+        for (identifier, limit) in [(caller, limits.per_caller), (total, limits.total)] {
+            if limit > 0 {
+                self.flood.register(event, identifier, limits.period);
+            }
+        }
+    }
+
+    fn allows(&self, event: &str, caller: &str, total: &str, limits: &Limits) -> Decision {
+        for (tier, identifier, limit) in [
+            (Refusal::PerCaller, caller, limits.per_caller),
+            (Refusal::Total, total, limits.total),
+        ] {
+            if limit > 0 && self.flood.count(event, identifier, limits.period) >= limit {
+                // The log throttle, as `check` keeps it: one note per refused key and period.
+                let note = [Tier {
+                    identifier,
+                    limit: 1,
+                }];
+                let first_in_period = self
+                    .flood
+                    .try_register(REFUSAL_LOGGED, &note, limits.period)
+                    .is_ok();
+                return Decision::Refused {
+                    tier,
+                    first_in_period,
+                };
+            }
+        }
+        Decision::Allowed
+    }
+
+    /// What `check_as` and `allows_as` share around their decision (`decide`).
+    fn decide_as(
+        &self,
+        event: &'static str,
+        caller: &str,
+        limits: &Limits,
+        policy: Policy,
+        decide: impl Fn() -> Decision,
+    ) -> Decision {
         if !Self::is_counting(limits) {
             return Decision::Allowed;
         }
@@ -307,7 +379,7 @@ impl FloodGuard {
         let decision = if self.health.failing() {
             self.health.without_store.fetch_add(1, Ordering::Relaxed);
             match policy.on_fault {
-                OnFault::Count => self.check(event, caller, limits),
+                OnFault::Count => decide(),
                 OnFault::Allow => Decision::Allowed,
                 OnFault::Refuse => Decision::Refused {
                     tier: Refusal::Total,
@@ -315,7 +387,7 @@ impl FloodGuard {
                 },
             }
         } else {
-            self.check(event, caller, limits)
+            decide()
         };
         let decision = match (decision, policy.mode) {
             (

@@ -103,6 +103,7 @@ pub async fn build_state(
         proxies: Default::default(),
         forwarded_seen: Default::default(),
         bodies: Default::default(),
+        secure_cookies: false,
     })
 }
 

@@ -1,9 +1,20 @@
 //! Sign-in attempts under the flood service, through the same `FloodGuard` as the doorway,
-//! under events of their own: per client address and per account, on as shipped.
+//! under events of their own, on as shipped. Drupal's user module is the model:
+//! - per client address, every attempt, counted before anything is checked (`login.address`);
+//! - per account, its failures only, from one address (Drupal's `user_limit` per user and IP)
+//!   and from all addresses together (`login.account`, the pair as the caller and the account
+//!   as the total), so that one address's guesses lock only that address out of the account.
 //!
-//! Both counts are taken before the password is looked at, and a refused attempt never checks
-//! it: a guesser learns nothing, and spends no argon2 time. A successful sign-in clears the
-//! account's count, not the address's (one office sharing an address still has its limit).
+//! A name no account has is counted per address only: it has no account to protect, so it
+//! writes no row of its own and no made-up name can collide with a real one in the counting
+//! table. What that tells a guesser: after `login.limits.per_account` wrong passwords from one
+//! address a real name is refused and a made-up one never is, so names can be told apart at
+//! that price (admin names are rarely secret; passwords are what the limits protect).
+//!
+//! A refused attempt counts nothing, its password is not checked, and a guesser learns
+//! nothing from it. A success counts nothing per account and clears nothing: the counting
+//! table cannot forget one key without forgetting those sharing its cells, so the guard never
+//! clears; an owner's own mistakes count for their period, `per_account` of them per address.
 
 use std::net::IpAddr;
 
@@ -23,12 +34,21 @@ pub fn address_key(keys: &SiteKeys, ip: IpAddr) -> String {
     keys.keyed_hash("login-address", &crate::proxy::counted_group(ip))
 }
 
-/// The flood identifier of the account an attempt is for: its id when it exists, else the
-/// name as typed, both as keyed hashes.
-pub fn account_key(keys: &SiteKeys, account: Option<i64>, typed_name: &str) -> String {
-    match account {
-        Some(id) => keys.keyed_hash("login-account", &format!("id:{id}")),
-        None => keys.keyed_hash("login-account", &format!("name:{typed_name}")),
+/// The flood identifiers of an existing account: the account itself, and the account as tried
+/// from one client address (IPv6 by its /64), both keyed hashes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccountKeys {
+    pub account: String,
+    pub pair: String,
+}
+
+pub fn account_keys(keys: &SiteKeys, account: i64, ip: IpAddr) -> AccountKeys {
+    AccountKeys {
+        account: keys.keyed_hash("login-account", &format!("id:{account}")),
+        pair: keys.keyed_hash(
+            "login-pair",
+            &format!("id:{account} from:{}", crate::proxy::counted_group(ip)),
+        ),
     }
 }
 
@@ -36,62 +56,123 @@ pub fn account_key(keys: &SiteKeys, account: Option<i64>, typed_name: &str) -> S
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refused {
     Address,
+    /// The account's failures from this address.
+    AccountFromAddress,
+    /// The account's failures from all addresses.
     Account,
 }
 
-/// Counts one attempt against both limits; the address first, so an address over its limit
-/// spends nothing of the account's.
-pub fn attempt(
+/// An attempt let through to its password check; whether its failure is counted (in
+/// report-only mode, not after a limit would have refused it: enforcing would not check it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use]
+pub struct Admitted {
+    counts_failure: bool,
+}
+
+/// Decides an attempt before its password is checked: the account's failures first (counting
+/// nothing), then the address, which counts the attempt. So a refusal counts nothing anywhere.
+/// `account` is `None` for a name no account has.
+pub fn admit(
     guard: &FloodGuard,
     settings: &Settings,
     address: &str,
-    account: &str,
-) -> Result<(), Refused> {
+    account: Option<&AccountKeys>,
+) -> Result<Admitted, Refused> {
     let (per_address, per_account) = settings.login_limits();
     let policy = settings.login_policy();
-    if FloodGuard::is_counting(&per_address) || FloodGuard::is_counting(&per_account) {
+    let account_counts = account.is_some() && FloodGuard::is_counting(&per_account);
+    if FloodGuard::is_counting(&per_address) || account_counts {
         guard.decisions().count_request(ATTEMPT_EVENT);
     }
-    for (event, key, limits, refused) in [
-        (ADDRESS_EVENT, address, per_address, Refused::Address),
-        (ACCOUNT_EVENT, account, per_account, Refused::Account),
-    ] {
-        match guard.check_as(event, key, &limits, policy) {
+    if let Some(keys) = account {
+        let decision = guard.allows_as(
+            ACCOUNT_EVENT,
+            &keys.pair,
+            &keys.account,
+            &per_account,
+            policy,
+        );
+        let refused = |tier| match tier {
+            crate::guard::Refusal::PerCaller => Refused::AccountFromAddress,
+            crate::guard::Refusal::Total => Refused::Account,
+        };
+        match decision {
             Decision::Allowed => {}
             Decision::Refused {
-                first_in_period, ..
+                tier,
+                first_in_period,
             } => {
-                if first_in_period {
-                    tracing::warn!(
-                        caller = %key,
-                        limit = ?refused,
-                        "sign-in refused without checking the password; further refusals like it are not logged this period"
-                    );
-                }
-                return Err(refused);
+                return Err(log_refusal(
+                    refused(tier),
+                    &keys.pair,
+                    first_in_period,
+                    true,
+                ));
             }
-            // Report only: the password is checked, but the account is counted only as
-            // enforcing would count it, that is, not after the address was caught.
             Decision::WouldRefuse {
-                first_in_period, ..
+                tier,
+                first_in_period,
             } => {
-                if first_in_period {
-                    tracing::warn!(
-                        caller = %key,
-                        limit = ?refused,
-                        "sign-in would have been refused (report only); further ones like it are not logged this period"
-                    );
-                }
-                return Ok(());
+                log_refusal(refused(tier), &keys.pair, first_in_period, false);
+                return Ok(Admitted {
+                    counts_failure: false,
+                });
             }
         }
     }
-    Ok(())
+    match guard.check_as(ADDRESS_EVENT, address, &per_address, policy) {
+        Decision::Allowed => Ok(Admitted {
+            counts_failure: true,
+        }),
+        Decision::Refused {
+            first_in_period, ..
+        } => Err(log_refusal(
+            Refused::Address,
+            address,
+            first_in_period,
+            true,
+        )),
+        // Report only: the password is checked, but its failure is counted only as enforcing
+        // would count it, that is, not after the address was caught.
+        Decision::WouldRefuse {
+            first_in_period, ..
+        } => {
+            log_refusal(Refused::Address, address, first_in_period, false);
+            Ok(Admitted {
+                counts_failure: false,
+            })
+        }
+    }
 }
 
-/// A successful sign-in: the account starts again from zero.
-pub fn succeeded(guard: &FloodGuard, account: &str) {
-    guard.flood().clear(ACCOUNT_EVENT, account);
+/// The first refusal of its kind in a period is logged, by its keyed hash; the rest are not.
+fn log_refusal(limit: Refused, key: &str, first_in_period: bool, enforced: bool) -> Refused {
+    if first_in_period {
+        if enforced {
+            tracing::warn!(
+                caller = %key,
+                ?limit,
+                "sign-in refused without checking the password; further refusals like it are not logged this period"
+            );
+        } else {
+            tracing::warn!(
+                caller = %key,
+                ?limit,
+                "sign-in would have been refused (report only); further ones like it are not logged this period"
+            );
+        }
+    }
+    limit
+}
+
+/// A wrong password for an existing account, after [`admit`] let it be checked: one failure
+/// for the account from this address, and one for the account.
+pub fn failed(guard: &FloodGuard, settings: &Settings, account: &AccountKeys, admitted: Admitted) {
+    if admitted.counts_failure {
+        let (_, per_account) = settings.login_limits();
+        guard.failed(ACCOUNT_EVENT, &account.pair, &account.account, &per_account);
+    }
 }
 
 /// Checks a new administrator's name and password; the same rules as `orchestra admin create`.
@@ -123,4 +204,148 @@ pub fn check_new_admin(
         }
     }
     errors
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::flood::{Clock, FloodStore, MemoryFlood};
+
+    const HOURS_6: Duration = Duration::from_secs(6 * 3600);
+
+    fn setup(per_address: u64, per_account: u64, total: u64) -> (FloodGuard, Settings) {
+        let flood: Arc<dyn FloodStore> = Arc::new(MemoryFlood::new(1024, Clock::manual(0)));
+        let settings = Settings {
+            login_per_address: per_address,
+            login_per_account: per_account,
+            login_account_total: total,
+            ..Settings::default()
+        };
+        (FloodGuard::with_clock(flood, Clock::manual(0)), settings)
+    }
+
+    fn keys_of(account: i64, from: &str) -> AccountKeys {
+        account_keys(&SiteKeys::generate(), account, from.parse().unwrap())
+    }
+
+    fn count(guard: &FloodGuard, event: &str, key: &str, window: Duration) -> u64 {
+        guard.flood().count(event, key, window)
+    }
+
+    #[test]
+    fn failures_are_counted_per_account_and_address_and_successes_not_at_all() {
+        let (guard, settings) = setup(50, 2, 100);
+        let keys = keys_of(1, "203.0.113.1");
+        for _ in 0..3 {
+            // Three successes: nothing counted per account.
+            let _ = admit(&guard, &settings, "addr", Some(&keys)).unwrap();
+        }
+        assert_eq!(count(&guard, ACCOUNT_EVENT, &keys.pair, HOURS_6), 0);
+        for _ in 0..2 {
+            let admitted = admit(&guard, &settings, "addr", Some(&keys)).unwrap();
+            failed(&guard, &settings, &keys, admitted);
+        }
+        assert_eq!(count(&guard, ACCOUNT_EVENT, &keys.pair, HOURS_6), 2);
+        assert_eq!(count(&guard, ACCOUNT_EVENT, &keys.account, HOURS_6), 2);
+        assert_eq!(
+            admit(&guard, &settings, "addr", Some(&keys)),
+            Err(Refused::AccountFromAddress)
+        );
+    }
+
+    #[test]
+    fn a_refusal_counts_nothing_anywhere() {
+        let (guard, settings) = setup(50, 1, 100);
+        let keys = keys_of(1, "203.0.113.1");
+        let admitted = admit(&guard, &settings, "addr", Some(&keys)).unwrap();
+        failed(&guard, &settings, &keys, admitted);
+        let hour = Duration::from_secs(3600);
+        assert_eq!(count(&guard, ADDRESS_EVENT, "addr", hour), 1);
+        for _ in 0..5 {
+            assert!(admit(&guard, &settings, "addr", Some(&keys)).is_err());
+        }
+        assert_eq!(
+            count(&guard, ADDRESS_EVENT, "addr", hour),
+            1,
+            "refusals counted"
+        );
+        assert_eq!(count(&guard, ACCOUNT_EVENT, &keys.pair, HOURS_6), 1);
+    }
+
+    #[test]
+    fn the_account_total_counts_every_address_and_refuses_them_all() {
+        let (guard, settings) = setup(50, 5, 3);
+        for from in ["203.0.113.1", "203.0.113.2", "203.0.113.3"] {
+            let keys = AccountKeys {
+                pair: format!("pair {from}"),
+                account: "account 1".into(),
+            };
+            let admitted = admit(&guard, &settings, from, Some(&keys)).unwrap();
+            failed(&guard, &settings, &keys, admitted);
+        }
+        let clean = AccountKeys {
+            pair: "pair 198.51.100.9".into(),
+            account: "account 1".into(),
+        };
+        assert_eq!(
+            admit(&guard, &settings, "198.51.100.9", Some(&clean)),
+            Err(Refused::Account)
+        );
+        // Another account is not touched.
+        let other = AccountKeys {
+            pair: "pair 198.51.100.9 of 2".into(),
+            account: "account 2".into(),
+        };
+        assert!(admit(&guard, &settings, "198.51.100.9", Some(&other)).is_ok());
+    }
+
+    #[test]
+    fn a_name_without_an_account_is_counted_per_address_only() {
+        let (guard, settings) = setup(3, 1, 1);
+        for _ in 0..3 {
+            let _ = admit(&guard, &settings, "addr", None).unwrap();
+        }
+        assert_eq!(
+            admit(&guard, &settings, "addr", None),
+            Err(Refused::Address)
+        );
+        assert!(admit(&guard, &settings, "another addr", None).is_ok());
+    }
+
+    #[test]
+    fn report_only_checks_every_password_but_counts_only_what_enforcing_would() {
+        let (guard, mut settings) = setup(50, 1, 100);
+        settings.login_report_only = true;
+        let keys = keys_of(1, "203.0.113.1");
+        for _ in 0..4 {
+            let admitted = admit(&guard, &settings, "addr", Some(&keys)).unwrap();
+            failed(&guard, &settings, &keys, admitted);
+        }
+        assert_eq!(
+            count(&guard, ACCOUNT_EVENT, &keys.pair, HOURS_6),
+            1,
+            "enforcing would have checked only the first"
+        );
+        let seen = guard.would_refuse().read(ACCOUNT_EVENT, HOURS_6);
+        assert_eq!(seen.current, [3, 0]);
+    }
+
+    #[test]
+    fn one_account_from_two_addresses_has_two_pairs() {
+        let keys = SiteKeys::generate();
+        let a = account_keys(&keys, 1, "203.0.113.1".parse().unwrap());
+        let b = account_keys(&keys, 1, "203.0.113.2".parse().unwrap());
+        let v6 = account_keys(&keys, 1, "2001:db8::1".parse().unwrap());
+        let v6_same_64 = account_keys(&keys, 1, "2001:db8::ffff".parse().unwrap());
+        assert_eq!(a.account, b.account);
+        assert_ne!(a.pair, b.pair);
+        assert_eq!(v6.pair, v6_same_64.pair);
+        assert_ne!(
+            account_keys(&keys, 2, "203.0.113.1".parse().unwrap()).pair,
+            a.pair
+        );
+    }
 }

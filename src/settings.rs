@@ -40,8 +40,12 @@ pub struct Settings {
     /// Sign-in attempts one client address may make per `login_address_period`; 0 is off.
     pub login_per_address: u64,
     pub login_address_period: u64,
-    /// Failed sign-ins one account may take per `login_account_period`; 0 is off.
+    /// Failed sign-ins one account may take from one client address per
+    /// `login_account_period` (Drupal's `user_limit`, counted per account and address); 0 is off.
     pub login_per_account: u64,
+    /// Failed sign-ins one account may take from all addresses together per
+    /// `login_account_period`; 0 is off.
+    pub login_account_total: u64,
     pub login_account_period: u64,
     pub login_report_only: bool,
 }
@@ -69,10 +73,15 @@ impl Default for Settings {
             api_max_links_per_instance_per_day: 100,
             notice_report_only: false,
             // On as shipped, unlike the doorway's: a login form is always public, and these
-            // numbers fit any site (Drupal ships the same).
+            // numbers fit any site (Drupal ships the same three: 50 an hour per address, 5 in
+            // six hours per account and address).
             login_per_address: 50,
             login_address_period: 3600,
             login_per_account: 5,
+            // Across addresses: 20 addresses' worth of the pair's 5. It caps a guesser spread
+            // over many addresses at 400 guesses a day, nothing against a 10-character
+            // password, and to lock the owner out takes 20 addresses, not one.
+            login_account_total: 100,
             login_account_period: 6 * 3600,
             login_report_only: false,
         }
@@ -102,6 +111,7 @@ pub const KEYS: &[&str] = &[
     "login.limits.per_address",
     "login.limits.address_period",
     "login.limits.per_account",
+    "login.limits.account_total",
     "login.limits.account_period",
     "login.limits.report_only",
 ];
@@ -149,6 +159,7 @@ impl Settings {
             "login.limits.per_address" => self.login_per_address.to_string(),
             "login.limits.address_period" => self.login_address_period.to_string(),
             "login.limits.per_account" => self.login_per_account.to_string(),
+            "login.limits.account_total" => self.login_account_total.to_string(),
             "login.limits.account_period" => self.login_account_period.to_string(),
             _ => return None,
         })
@@ -240,6 +251,9 @@ impl Settings {
             "login.limits.per_account" => {
                 self.login_per_account = number(raw, 0, MAX_LOGIN_ATTEMPTS).map_err(fail)?;
             }
+            "login.limits.account_total" => {
+                self.login_account_total = number(raw, 0, MAX_LOGIN_ATTEMPTS).map_err(fail)?;
+            }
             "login.limits.account_period" => {
                 self.login_account_period =
                     number(raw, MIN_LOGIN_PERIOD, MAX_PERIOD).map_err(fail)?;
@@ -319,18 +333,23 @@ impl Settings {
         }
     }
 
-    /// The sign-in limits as the guard takes them: (per client address, per account). They
-    /// do not follow the doorway's switch; a limit of 0 turns its tier off.
+    /// The sign-in limits as the guard takes them: per client address (attempts, no total),
+    /// and per account (failures: per account and address, and in total across addresses).
+    /// They do not follow the doorway's switch; a limit of 0 turns its tier off.
     pub fn login_limits(&self) -> (Limits, Limits) {
-        let tier = |per_caller, period| Limits {
+        let tier = |per_caller, total, period| Limits {
             enabled: true,
             per_caller,
-            total: 0,
+            total,
             period: Duration::from_secs(period),
         };
         (
-            tier(self.login_per_address, self.login_address_period),
-            tier(self.login_per_account, self.login_account_period),
+            tier(self.login_per_address, 0, self.login_address_period),
+            tier(
+                self.login_per_account,
+                self.login_account_total,
+                self.login_account_period,
+            ),
         )
     }
 
@@ -448,6 +467,7 @@ mod tests {
             ("notice.limits.total", "1000000001"),
             ("login.limits.per_address", "100001"),
             ("login.limits.per_account", "five"),
+            ("login.limits.account_total", "100001"),
             ("login.limits.address_period", "59"),
             ("login.limits.account_period", "604801"),
         ] {

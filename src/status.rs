@@ -145,6 +145,8 @@ impl Report {
 pub struct Environment {
     /// How many trusted proxies `ORCHESTRA_TRUSTED_PROXIES` names.
     pub proxies_named: usize,
+    /// The one header their client's address is read from (`ORCHESTRA_CLIENT_IP_HEADER`).
+    pub proxy_header: &'static str,
     /// Whether this server received forwarded headers (only a running server knows).
     pub forwarded_seen: bool,
     /// What report-only addresses would have refused (only a running server knows).
@@ -390,7 +392,10 @@ pub async fn build_with(db: &Db, flood_backend: &str, env: Environment) -> Repor
 /// only report (`seen`: the running server's tally, per address and per account).
 pub fn login_check(settings: &Settings, seen: Option<(Recent, Recent)>) -> Check {
     let title = Message::new("status-login");
-    if settings.login_per_address == 0 && settings.login_per_account == 0 {
+    if settings.login_per_address == 0
+        && settings.login_per_account == 0
+        && settings.login_account_total == 0
+    {
         return Check {
             id: "login_limits",
             title,
@@ -411,6 +416,7 @@ pub fn login_check(settings: &Settings, seen: Option<(Recent, Recent)>) -> Check
         .arg("per_address", settings.login_per_address.to_string())
         .arg("address_period", settings.login_address_period.to_string())
         .arg("per_account", settings.login_per_account.to_string())
+        .arg("account_total", settings.login_account_total.to_string())
         .arg("account_period", settings.login_account_period.to_string()),
         severity: if report_only {
             Severity::Warning
@@ -442,7 +448,9 @@ pub fn proxy_check(env: Environment) -> Check {
         ),
         (0, false) => (Message::new("status-proxies-none"), Severity::Ok, None),
         (n, _) => (
-            Message::new("status-proxies-named").arg("count", n.to_string()),
+            Message::new("status-proxies-named")
+                .arg("count", n.to_string())
+                .arg("header", env.proxy_header),
             Severity::Ok,
             None,
         ),

@@ -8,6 +8,7 @@ mod support;
 use std::time::Duration;
 
 use common::{Flood, TestApp, spawn};
+use orchestra::api::scope::Scope;
 use orchestra::store;
 use support::{Page, read};
 
@@ -35,6 +36,18 @@ async fn call(app: &TestApp, method: &str, path: &str, token: &str, body: Option
             .body(b.to_owned());
     }
     read(req).await
+}
+
+/// Deletes every token behind the server's back, as another process could: only a request
+/// that reads the database finds out.
+async fn delete_every_token(app: &TestApp) {
+    let pool = sqlx::AnyPool::connect(&store::normalize_url(&app.database.url).unwrap().1)
+        .await
+        .unwrap();
+    sqlx::query("DELETE FROM api_tokens")
+        .execute(&pool)
+        .await
+        .unwrap();
 }
 
 fn json(page: &Page) -> serde_json::Value {
@@ -144,13 +157,7 @@ async fn a_token_over_its_bucket_is_refused_without_the_database_with_the_same_a
             .status,
         200
     );
-    let pool = sqlx::AnyPool::connect(&store::normalize_url(&app.database.url).unwrap().1)
-        .await
-        .unwrap();
-    sqlx::query("DELETE FROM api_tokens")
-        .execute(&pool)
-        .await
-        .unwrap();
+    delete_every_token(&app).await;
     let refused = call(&app, "GET", "/api/v1/workflows", &t, None).await;
     assert_eq!(
         refused.status, 429,
@@ -171,7 +178,8 @@ async fn a_token_over_its_bucket_is_refused_without_the_database_with_the_same_a
     assert_eq!(refused.header("x-content-type-options"), Some("nosniff"));
     assert!(refused.header("content-security-policy").is_some());
     assert_eq!(refused.header("x-frame-options"), Some("DENY"));
-    // A signed request is never refused from memory: its signature may earn a bigger bucket.
+    // A signed request is weighed at the signed tier (4 × the burst): that bucket is empty too,
+    // so it is refused from memory before its signature or its key is looked at.
     let signed = app
         .client()
         .get(app.url("/api/v1/workflows"))
@@ -179,7 +187,7 @@ async fn a_token_over_its_bucket_is_refused_without_the_database_with_the_same_a
         .header("orchestra-key-id", "nobody")
         .header("orchestra-timestamp", "0")
         .header("orchestra-signature", "00");
-    assert_eq!(read(signed).await.status, 401);
+    assert_eq!(read(signed).await.status, 429);
     // With room in the bucket, the database is asked, and the token is gone from then on.
     app.clock.advance(Duration::from_secs(1));
     let gone = call(&app, "GET", "/api/v1/workflows", &t, None).await;
@@ -309,7 +317,7 @@ async fn an_integrator_starts_an_instance_reads_it_issues_and_revokes_a_link() {
 async fn bad_input_is_a_422_naming_the_field_never_a_500() {
     let app = spawn(Flood::Memory).await;
     let t = token(&app, "crm", None, None).await;
-    let id = app.start("contract_review", "Lease").await;
+    let id = started_by(&app, &t, "contract_review").await;
     for (path, body, field) in [
         ("/api/v1/instances", "{not json", "body"),
         (
@@ -531,6 +539,8 @@ async fn a_signed_request_gets_the_integrators_tier_and_a_bad_signature_is_refus
     let plain = call(&app, "GET", path, &t, None).await;
     assert_eq!(plain.status, 200);
     assert_eq!(plain.header("ratelimit-policy"), Some("\"token\";q=2;w=2"));
+    // The four bad signatures spent their requests too (docs/api.md): refill before going on.
+    app.clock.advance(Duration::from_secs(10));
     // Rotating the key: the old one stops signing.
     let rotated = orchestra::api::create_integrator_key(&app.db, "acme")
         .await
@@ -649,6 +659,11 @@ async fn an_administrator_creates_a_token_sees_it_once_and_revokes_it_after_conf
             ("name", "crm"),
             ("rate", "120"),
             ("burst", ""),
+            // What a browser sends from a blank form: the default scope, ticked.
+            ("ability", "read"),
+            ("ability", "start"),
+            ("ability", "links"),
+            ("reach", "own"),
         ],
     )
     .await;
@@ -821,4 +836,489 @@ async fn failed_authentications_from_one_address_are_refused_before_the_database
             .status,
         401
     );
+}
+
+/// A token with the scope named as the CLI writes it (`None`: that part's default).
+async fn scoped(
+    app: &TestApp,
+    name: &str,
+    abilities: Option<&[&str]>,
+    reach: Option<&str>,
+    workflows: Option<&[&str]>,
+) -> String {
+    let keys = store::keys::load(&app.db).await.unwrap();
+    let scope = Scope::default()
+        .with_words(
+            abilities.map(|a| a.iter().copied()),
+            reach,
+            workflows.map(|w| w.iter().copied()),
+        )
+        .unwrap();
+    orchestra::api::create_scoped_token(&app.db, &keys, name, None, None, &scope)
+        .await
+        .unwrap()
+        .expect("a new name")
+}
+
+const START: &str = r#"{"workflow":"contract_review","subject":{"title":"Lease"}}"#;
+
+/// Starts an instance through the API as `token`; its id.
+async fn started_by(app: &TestApp, token: &str, workflow: &str) -> i64 {
+    let body = format!(r#"{{"workflow":"{workflow}","subject":{{"title":"Mine"}}}}"#);
+    let page = call(app, "POST", "/api/v1/instances", token, Some(&body)).await;
+    assert_eq!(page.status, 201, "{}", page.body);
+    json(&page)["id"].as_i64().unwrap()
+}
+
+/// Issues a link through the API as `token`; its id and path.
+async fn issued_by(app: &TestApp, token: &str, instance: i64) -> (i64, String) {
+    let page = call(
+        app,
+        "POST",
+        &format!("/api/v1/instances/{instance}/links"),
+        token,
+        Some(r#"{"participant":"legal"}"#),
+    )
+    .await;
+    assert_eq!(page.status, 201, "{}", page.body);
+    let link = json(&page);
+    (
+        link["id"].as_i64().unwrap(),
+        support::path_of(link["url"].as_str().unwrap()),
+    )
+}
+
+/// A new token reaches what it started and nothing else: another token's instance and an
+/// administrator's get the very answer a missing instance gets, for reading, issuing and
+/// revoking alike, and the other token's link still works afterwards.
+#[tokio::test]
+async fn token_a_cannot_read_or_touch_token_bs_instances_nor_an_administrators() {
+    let app = spawn(Flood::Memory).await;
+    let a = token(&app, "a", None, None).await;
+    let b = token(&app, "b", None, None).await;
+    let own = started_by(&app, &a, "contract_review").await;
+    let theirs = started_by(&app, &b, "contract_review").await;
+    let (their_link, their_path) = issued_by(&app, &b, theirs).await;
+    let admins = app.start("contract_review", "The administrator's").await;
+    let admin_link = app.link(admins, Some("legal")).await;
+    let admin_link_id = store::links::list(&app.db, admins).await.unwrap()[0].id;
+
+    assert_eq!(
+        call(&app, "GET", &format!("/api/v1/instances/{own}"), &a, None)
+            .await
+            .status,
+        200
+    );
+    let missing = call(&app, "GET", "/api/v1/instances/999999", &a, None).await;
+    assert_eq!(missing.status, 404);
+    assert_eq!(json(&missing)["error"], "not_found");
+    for (other, link) in [(theirs, their_link), (admins, admin_link_id)] {
+        let read = call(&app, "GET", &format!("/api/v1/instances/{other}"), &a, None).await;
+        let issue = call(
+            &app,
+            "POST",
+            &format!("/api/v1/instances/{other}/links"),
+            &a,
+            Some(r#"{"participant":"legal"}"#),
+        )
+        .await;
+        let revoke = call(
+            &app,
+            "DELETE",
+            &format!("/api/v1/instances/{other}/links/{link}"),
+            &a,
+            None,
+        )
+        .await;
+        for page in [&read, &issue, &revoke] {
+            assert_eq!(page.status, 404, "{other}: {}", page.body);
+            assert_eq!(page.header("content-type"), Some("application/json"));
+            assert_eq!(page.body, missing.body, "{other}: as if it did not exist");
+        }
+    }
+    // Nothing was issued or revoked: B's link and the administrator's still open their step.
+    let client = app.client();
+    assert_eq!(support::get(&client, &app, &their_path).await.status, 200);
+    assert_eq!(support::get(&client, &app, &admin_link).await.status, 200);
+    let events: Vec<String> = store::instances::history(&app.db, admins)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|h| h.event)
+        .collect();
+    assert_eq!(
+        events,
+        ["started", "link_issued"],
+        "only the administrator's"
+    );
+    // B still manages its own.
+    let gone = call(
+        &app,
+        "DELETE",
+        &format!("/api/v1/instances/{theirs}/links/{their_link}"),
+        &b,
+        None,
+    )
+    .await;
+    assert_eq!(gone.status, 204);
+}
+
+/// Abilities are checked before anything is read: a read-only token over every instance reads
+/// every instance but gets `403 forbidden_scope` for starting, issuing and revoking, in the
+/// caller's language; a scope widened behind the server's back holds from the next request.
+#[tokio::test]
+async fn a_token_that_may_read_every_instance_reads_them_but_cannot_start_or_issue() {
+    let app = spawn(Flood::Memory).await;
+    limits_on(&app).await;
+    let reader = scoped(&app, "reader", Some(&["read"]), Some("all"), None).await;
+    let crm = token(&app, "crm", None, None).await;
+    let theirs = started_by(&app, &crm, "contract_review").await;
+    let admins = app.start("contract_review", "The administrator's").await;
+    for id in [theirs, admins] {
+        let page = call(
+            &app,
+            "GET",
+            &format!("/api/v1/instances/{id}"),
+            &reader,
+            None,
+        )
+        .await;
+        assert_eq!(page.status, 200, "{}", page.body);
+        assert_eq!(json(&page)["id"], id);
+    }
+    let refusals = [
+        call(&app, "POST", "/api/v1/instances", &reader, Some(START)).await,
+        call(
+            &app,
+            "POST",
+            &format!("/api/v1/instances/{admins}/links"),
+            &reader,
+            Some(r#"{"participant":"legal"}"#),
+        )
+        .await,
+        call(
+            &app,
+            "DELETE",
+            &format!("/api/v1/instances/{admins}/links/1"),
+            &reader,
+            None,
+        )
+        .await,
+        // Not even an instance that does not exist: the answer says nothing about instances.
+        call(
+            &app,
+            "POST",
+            "/api/v1/instances/999999/links",
+            &reader,
+            Some("{}"),
+        )
+        .await,
+    ];
+    for page in &refusals {
+        assert_eq!(page.status, 403, "{}", page.body);
+        assert_eq!(page.header("content-type"), Some("application/json"));
+        assert_eq!(json(page)["error"], "forbidden_scope");
+        assert!(page.header("ratelimit").is_some(), "a call like any other");
+    }
+    assert!(
+        json(&refusals[0])["message"]
+            .as_str()
+            .unwrap()
+            .contains("start"),
+        "{}",
+        refusals[0].body
+    );
+    let french = read(
+        app.client()
+            .post(app.url("/api/v1/instances"))
+            .header("authorization", format!("Bearer {reader}"))
+            .header("accept-language", "fr")
+            .body(START),
+    )
+    .await;
+    assert!(
+        json(&french)["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("La portée de ce jeton"),
+        "{}",
+        french.body
+    );
+    let running = store::instances::recent(&app.db, 100).await.unwrap().len();
+    assert_eq!(running, 2, "nothing was started");
+    // `orchestra token scope` in another process: the next request has the new scope.
+    let wider = Scope::default()
+        .with_words(Some(["read", "start"]), Some("all"), NONE)
+        .unwrap();
+    assert!(
+        store::api::set_scope(&app.db, "reader", &wider)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert_eq!(
+        call(&app, "POST", "/api/v1/instances", &reader, Some(START))
+            .await
+            .status,
+        201
+    );
+}
+
+const NONE: Option<[&str; 0]> = None;
+
+/// A token limited to some workflows lists, starts and reaches only those; naming another
+/// workflow to start is one answer whether that workflow exists or not.
+#[tokio::test]
+async fn a_workflow_limited_token_lists_starts_and_reaches_only_its_workflows() {
+    let app = spawn(Flood::Memory).await;
+    let t = scoped(&app, "legal", None, Some("all"), Some(&["contract_review"])).await;
+    let listed = call(&app, "GET", "/api/v1/workflows", &t, None).await;
+    let names: Vec<String> = json(&listed)["workflows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["contract_review"]);
+    started_by(&app, &t, "contract_review").await;
+    for workflow in ["supplier_onboarding", "no_such_workflow"] {
+        let body = format!(r#"{{"workflow":"{workflow}","subject":{{"title":"x"}}}}"#);
+        let page = call(&app, "POST", "/api/v1/instances", &t, Some(&body)).await;
+        assert_eq!(page.status, 403, "{workflow}: {}", page.body);
+        assert_eq!(json(&page)["error"], "forbidden_scope");
+        assert!(json(&page)["message"].as_str().unwrap().contains(workflow));
+    }
+    let contract = app.start("contract_review", "In scope").await;
+    let supplier = app.start("supplier_onboarding", "Out of scope").await;
+    let read = |id: i64| {
+        let path = format!("/api/v1/instances/{id}");
+        let app = &app;
+        let t = &t;
+        async move { call(app, "GET", &path, t, None).await.status }
+    };
+    assert_eq!(read(contract).await, 200, "reach all, in its workflow");
+    assert_eq!(read(supplier).await, 404, "another workflow: as if missing");
+    let issue = call(
+        &app,
+        "POST",
+        &format!("/api/v1/instances/{supplier}/links"),
+        &t,
+        Some(r#"{"participant":"default"}"#),
+    )
+    .await;
+    assert_eq!(issue.status, 404);
+}
+
+/// A database made before scopes: its token keeps every ability and every workflow but reaches
+/// only the instances it started (the migration's choice, docs/api.md).
+#[tokio::test]
+async fn a_token_made_before_scopes_keeps_what_it_started_and_nothing_more() {
+    let database = common::fresh_database().await;
+    let pool = common::schema_before(&database.url, 7).await;
+    let keys = orchestra::keys::SiteKeys::from_bytes([7; 32], [9; 32]);
+    let hex = |b: [u8; 32]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let text = format!("orch_{}", "5".repeat(64));
+    let hash = orchestra::api::bearer_hash(&keys, &text).unwrap();
+    let definition = orchestra::workflow::Definition::parse("review[legal,finance]: Approve it\n")
+        .unwrap()
+        .to_json();
+    for (sql, args) in [
+        (
+            "INSERT INTO site_keys (id, private_key, hash_salt, created_at) VALUES (1, $1, $2, 1700000000)",
+            vec![hex([7; 32]), hex([9; 32])],
+        ),
+        (
+            "INSERT INTO workflows (name, label, created_at, updated_at) VALUES ('contract_review', 'Contract review', 1700000000, 1700000000)",
+            vec![],
+        ),
+        (
+            "INSERT INTO workflow_versions (workflow_id, number, definition, created_at) VALUES (1, 1, $1, 1700000000)",
+            vec![definition],
+        ),
+        (
+            "INSERT INTO api_tokens (name, hash, created_at) VALUES ('crm', $1, 1700000000)",
+            vec![hash],
+        ),
+        (
+            "INSERT INTO instances (workflow_id, version_id, subject_title, subject_body, token, step_index, state, created_at, updated_at, api_token_id) VALUES (1, 1, 'Its own', '', 'token-1', 0, 'active', 1700000000, 1700000000, 1)",
+            vec![],
+        ),
+        (
+            "INSERT INTO instances (workflow_id, version_id, subject_title, subject_body, token, step_index, state, created_at, updated_at) VALUES (1, 1, 'An administrator''s', '', 'token-2', 0, 'active', 1700000000, 1700000000)",
+            vec![],
+        ),
+    ] {
+        let mut query = sqlx::query(sql);
+        for a in args {
+            query = query.bind(a);
+        }
+        query.execute(&pool).await.unwrap();
+    }
+    pool.close().await;
+
+    let app = common::spawn_on(database, |_, clock| {
+        std::sync::Arc::new(orchestra::flood::MemoryFlood::new(4096, clock))
+    })
+    .await;
+    let tokens = store::api::tokens(&app.db).await.unwrap();
+    assert_eq!(
+        tokens[0].scope,
+        Scope::default(),
+        "own instances, all abilities"
+    );
+    let own = call(&app, "GET", "/api/v1/instances/1", &text, None).await;
+    assert_eq!(own.status, 200, "{}", own.body);
+    assert_eq!(json(&own)["subject"]["title"], "Its own");
+    assert_eq!(
+        call(&app, "GET", "/api/v1/instances/2", &text, None)
+            .await
+            .status,
+        404
+    );
+    issued_by(&app, &text, 1).await;
+    started_by(&app, &text, "contract_review").await;
+}
+
+/// Bad signatures are counted: each takes a request from the token's bucket before its key is
+/// looked up (so past the bucket it is a 429, never another 401), and each is a failure of its
+/// client address, as a bad token is.
+#[tokio::test]
+async fn bad_signatures_spend_the_bucket_and_count_as_failures_of_their_address() {
+    let app = spawn(Flood::Memory).await;
+    limits_on(&app).await;
+    app.set(&[
+        ("api.limits.signed_multiplier", "1"),
+        ("login.limits.per_address", "2"),
+        ("login.limits.address_period", "600"),
+    ])
+    .await;
+    let t = token(&app, "crm", Some(60), Some(3)).await;
+    let key = orchestra::api::create_integrator_key(&app.db, "acme")
+        .await
+        .unwrap();
+    let forged = ("ik_nope".to_owned(), key.1.clone());
+    let now = app.clock.now_secs();
+    let path = "/api/v1/workflows";
+    assert_eq!(call(&app, "GET", path, &t, None).await.status, 200);
+    for i in 0..2 {
+        let page = read(signed(&app, &t, &forged, path, now + i)).await;
+        assert_eq!(page.status, 401);
+        assert_eq!(json(&page)["error"], "bad_signature");
+    }
+    // The bucket of 3 is spent: one good call, two bad signatures.
+    let past = read(signed(&app, &t, &forged, path, now + 2)).await;
+    assert_eq!(past.status, 429, "{}", past.body);
+    assert_eq!(json(&past)["error"], "rate_limited");
+    let good = read(signed(&app, &t, &key, path, now + 3)).await;
+    assert_eq!(
+        good.status, 429,
+        "a good signature waits for the bucket too"
+    );
+    // The two bad signatures are this address's two failures: a token this server does not
+    // know is now refused before its read.
+    let stranger = call(&app, "GET", path, &format!("orch_{}", "0".repeat(64)), None).await;
+    assert_eq!(
+        (stranger.status, json(&stranger)["error"].clone()),
+        (429, "too_many_failures".into())
+    );
+}
+
+/// The auth scheme is case-insensitive (RFC 9110, 11.1): `bearer`, `BEARER` are `Bearer`, in
+/// `gate` and in the fast refusal alike.
+#[tokio::test]
+async fn the_bearer_scheme_is_read_in_any_case() {
+    let app = spawn(Flood::Memory).await;
+    limits_on(&app).await;
+    let t = token(&app, "crm", Some(60), Some(2)).await;
+    let with = |scheme: &str| {
+        app.client()
+            .get(app.url("/api/v1/workflows"))
+            .header("authorization", format!("{scheme} {t}"))
+    };
+    for scheme in ["bearer", "BEARER"] {
+        let page = read(with(scheme)).await;
+        assert_eq!(page.status, 200, "{scheme}: {}", page.body);
+    }
+    // The bucket is empty: a lower-case caller is refused from memory too, before the
+    // database (which no longer has the token).
+    delete_every_token(&app).await;
+    let refused = read(with("bearer")).await;
+    assert_eq!(refused.status, 429, "{}", refused.body);
+    assert_eq!(json(&refused)["error"], "rate_limited");
+    assert_eq!(read(with("Basic")).await.status, 401, "another scheme");
+}
+
+/// The new-token form chooses the scope; a bad one keeps what was typed and ticked and names
+/// its fieldset; the list shows each token's scope, in English and French.
+#[tokio::test]
+async fn an_administrator_chooses_a_tokens_scope_and_the_list_shows_it() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let page = support::get(&admin, &app, "/admin/config/api").await;
+    assert_eq!(
+        page.text("fieldset#abilities input[checked]").len(),
+        3,
+        "every ability ticked on a blank form"
+    );
+    assert_eq!(
+        page.attr("fieldset#reach input[checked]", "value")
+            .as_deref(),
+        Some("own")
+    );
+    assert!(page.has("fieldset#workflows input[value=contract_review]"));
+    let csrf = page.csrf();
+    let bad = support::post(
+        &admin,
+        &app,
+        "/admin/config/api",
+        &[
+            ("csrf", &csrf),
+            ("name", "reader"),
+            ("reach", "all"),
+            ("workflow", "contract_review"),
+            ("workflow", "deleted_long_ago"),
+        ],
+    )
+    .await;
+    assert_eq!(bad.status, 422);
+    assert!(
+        bad.has("p.field-error[data-field=abilities]"),
+        "none ticked"
+    );
+    assert!(bad.has("p.field-error[data-field=workflows]"));
+    assert_eq!(bad.attr("input#name", "value").as_deref(), Some("reader"));
+    assert_eq!(
+        bad.attr("fieldset#reach input[checked]", "value")
+            .as_deref(),
+        Some("all")
+    );
+    assert!(bad.has("fieldset#workflows input[value=contract_review][checked]"));
+    assert!(store::api::tokens(&app.db).await.unwrap().is_empty());
+
+    let made = support::post(
+        &admin,
+        &app,
+        "/admin/config/api",
+        &[
+            ("csrf", &csrf),
+            ("name", "reader"),
+            ("ability", "read"),
+            ("ability", "links"),
+            ("reach", "all"),
+            ("workflow", "contract_review"),
+        ],
+    )
+    .await;
+    assert_eq!(made.status, 303);
+    let shown = support::get(&admin, &app, "/admin/config/api").await;
+    let text = shown.attr("input#new-token", "value").unwrap();
+    assert_eq!(shown.text("td.scope .abilities"), ["read, links"]);
+    assert_eq!(shown.text("td.scope .reach"), ["every instance"]);
+    assert_eq!(shown.text("td.scope .workflows"), ["contract_review"]);
+    let fr = support::get(&admin, &app, "/admin/config/api?lang=fr").await;
+    assert_eq!(fr.text("td.scope .reach"), ["toutes les instances"]);
+    assert!(fr.has("fieldset#workflows legend"));
+    assert_eq!(fr.first("fieldset#reach legend"), "Quelles instances");
+    let refused = call(&app, "POST", "/api/v1/instances", &text, Some(START)).await;
+    assert_eq!(json(&refused)["error"], "forbidden_scope");
 }

@@ -406,6 +406,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("login.limits.per_address", "50"),
     ("login.limits.address_period", "3600"),
     ("login.limits.per_account", "5"),
+    ("login.limits.account_total", "100"),
     ("login.limits.account_period", "21600"),
     ("login.limits.report_only", "false"),
 ];
@@ -455,6 +456,7 @@ async fn config_set_saves_good_values_of_every_key() {
         ("login.limits.per_address", "100", "100"),
         ("login.limits.address_period", "600", "600"),
         ("login.limits.per_account", "0", "0"),
+        ("login.limits.account_total", "250", "250"),
         ("login.limits.account_period", "86400", "86400"),
         ("interaction.limits.report_only", "on", "true"),
         ("notice.limits.report_only", "yes", "true"),
@@ -632,8 +634,8 @@ const NOTICES_SWITCH_EN: &str = "[Note] Payment notice request limits: Off: the 
 const NOTICES_SWITCH_FR: &str = "[Remarque] Limites des avis de paiement : Désactivées : l'interrupteur général est coupé\n    Rien ne limite les avis du prestataire de paiement (POST /notice/test-provider). Réglez-les sous Réglages › Réglages d'interaction, ou : orchestra config set notice.limits.total 10000\n";
 const NOTICES_ZERO_EN: &str = "[Note] Payment notice request limits: Off: both notice limits are 0\n    Nothing caps the payment provider's notices (POST /notice/test-provider). Set them under Settings › Interaction, or: orchestra config set notice.limits.total 10000\n";
 /// The checks after the doorway's, as shipped (issue 9).
-const TAIL_EN: &str = "[OK] Sign-in limits: 50 attempts per address every 3600 s; 5 per account every 21600 s\n[OK] Client addresses: Taken from the connection; no proxy is trusted\n";
-const TAIL_FR: &str = "[OK] Limites de connexion : 50 tentatives par adresse toutes les 3600 s ; 5 par compte toutes les 21600 s\n[OK] Adresses des clients : Prises de la connexion ; aucun proxy n'est de confiance\n";
+const TAIL_EN: &str = "[OK] Sign-in limits: 50 attempts per address every 3600 s; 5 failures per account and address, 100 per account, every 21600 s\n[OK] Client addresses: Taken from the connection; no proxy is trusted\n";
+const TAIL_FR: &str = "[OK] Limites de connexion : 50 tentatives par adresse toutes les 3600 s ; 5 échecs par compte et adresse, 100 par compte, toutes les 21600 s\n[OK] Adresses des clients : Prises de la connexion ; aucun proxy n'est de confiance\n";
 
 fn database_line(lang_fr: bool) -> String {
     let backend = if common::on_postgres() {
@@ -1468,7 +1470,10 @@ async fn api_tokens_are_created_once_listed_and_revoked_with_their_exit_codes() 
         "Use 1 to 64 lower-case letters, digits, - or _.\n",
     );
     let list = cli.run(&["token", "list"]);
-    assert_eq!(list.stdout, "crm\t120\t30\tNever\tactive\n");
+    assert_eq!(
+        list.stdout, "crm\t120\t30\tNever\tactive\tread,start,links\town\t*\n",
+        "a new token's scope: every ability over what it starts, in every workflow"
+    );
     assert!(
         !list.stdout.contains(&token[5..]),
         "the text is never printed again"
@@ -1482,4 +1487,77 @@ async fn api_tokens_are_created_once_listed_and_revoked_with_their_exit_codes() 
     let lines: Vec<&str> = key.stdout.lines().collect();
     assert!(lines.len() == 2 && lines[0].starts_with("ik_") && lines[1].len() == 64);
     assert_eq!(cli.run(&["token", "create"]).code, 2, "a missing name");
+}
+
+#[tokio::test]
+async fn a_tokens_scope_is_chosen_at_creation_listed_and_changed_with_exit_codes() {
+    let cli = cli().await;
+    let made = cli.run(&[
+        "token",
+        "create",
+        "reader",
+        "--abilities",
+        "read, links",
+        "--reach",
+        "all",
+        "--workflows",
+        "contract_review",
+    ]);
+    assert!(made.line().starts_with("orch_"));
+    for (args, message) in [
+        (
+            &["--abilities", "read,write"][..],
+            "\"write\" is not an ability: read, start or links.\n",
+        ),
+        (
+            &["--abilities", ""][..],
+            "Choose at least one thing the token may do.\n",
+        ),
+        (
+            &["--reach", "everything"][..],
+            "\"everything\" is not a reach: own or all.\n",
+        ),
+        (
+            &["--workflows", "contract_review,nope"][..],
+            "There is no workflow named \"nope\".\n",
+        ),
+    ] {
+        let mut create = vec!["token", "create", "other"];
+        create.extend_from_slice(args);
+        cli.run(&create).expect(2, "", message);
+        let mut scope = vec!["token", "scope", "reader"];
+        scope.extend_from_slice(args);
+        cli.run(&scope).expect(2, "", message);
+    }
+    let list = || cli.run(&["token", "list"]).stdout;
+    assert_eq!(
+        list(),
+        "reader\t60\t20\tNever\tactive\tread,links\tall\tcontract_review\n",
+        "nothing refused was saved"
+    );
+    // The options given replace their part; the others stay.
+    cli.run(&["token", "scope", "reader", "--reach", "own"])
+        .expect(
+            0,
+            "",
+            "Token reader: abilities read,links, reach own, workflows contract_review.\n",
+        );
+    cli.run(&["token", "scope", "reader", "--workflows", "*"])
+        .expect(
+            0,
+            "",
+            "Token reader: abilities read,links, reach own, workflows *.\n",
+        );
+    assert_eq!(
+        list(),
+        "reader\t60\t20\tNever\tactive\tread,links\town\t*\n"
+    );
+    cli.run(&["token", "scope", "nobody", "--reach", "all"])
+        .expect(2, "", "No live token named nobody.\n");
+    cli.run(&["token", "revoke", "reader"])
+        .expect(0, "", "Token reader revoked.\n");
+    cli.run(&["token", "scope", "reader", "--reach", "all"])
+        .expect(2, "", "No live token named reader.\n");
+    cli.run_fr(&["token", "create", "autre", "--reach", "partout"])
+        .expect(2, "", "« partout » n'est pas une portée : own ou all.\n");
 }

@@ -466,6 +466,36 @@ async fn a_link_for_one_branch_cannot_answer_for_another() {
     assert_eq!(answers(&app, id).await.len(), 1);
 }
 
+/// A link to a missing instance reads the newest instance in its place (so both cost the
+/// same): that row must never answer it, even for a forger who signs with the newest
+/// instance's own token. Links and handles alike get the one refusal.
+#[tokio::test]
+async fn the_row_read_for_a_missing_instance_never_answers_its_link() {
+    let app = spawn(Flood::Memory).await;
+    let newest = app.start("contract_review", "Lease renewal").await;
+    let token = instance_token(&app, newest).await;
+    let client = app.client();
+    for kind in [Kind::Link, Kind::Handle] {
+        let forged = signed(
+            &app,
+            &Claims {
+                kind,
+                instance: newest + 1,
+                branch: Some("legal".into()),
+                expires: app.clock.now_secs() + 60,
+            },
+            &token,
+        )
+        .await;
+        let page = get(&client, &app, &forged).await;
+        assert_eq!(page.status, 404, "{kind:?}");
+        assert_eq!(page.first("h1"), "This link cannot be used");
+        let page = post(&client, &app, &forged, &[("decision", "approve")]).await;
+        assert_eq!(page.status, 404, "{kind:?}");
+    }
+    assert_eq!(answers(&app, newest).await.len(), 0);
+}
+
 #[tokio::test]
 async fn the_test_provider_round_trip_records_the_payment_and_completes() {
     let app = spawn(Flood::Memory).await;
@@ -916,6 +946,38 @@ async fn a_cross_site_post_is_refused_and_records_nothing() {
     assert_eq!(answers(&app, id).await.len(), 1);
 }
 
+/// An origin is a scheme and a host: on a site whose base URL is https, a post whose
+/// `Origin` is the same host over plain http came from another origin (a page a network
+/// attacker can write), and is refused; the https origin is answered.
+#[tokio::test]
+async fn an_origin_on_the_other_scheme_is_another_site() {
+    let app = spawn(Flood::Memory).await;
+    let host = app.base.trim_start_matches("http://").to_owned();
+    app.set(&[("orchestra.base_url", &format!("https://{host}"))])
+        .await;
+    let id = app.start("contract_review", "Lease renewal").await;
+    let legal = app.link(id, Some("legal")).await;
+    let client = app.client();
+    let plain = read(
+        client
+            .post(app.url(&legal))
+            .header("origin", format!("http://{host}"))
+            .form(&[("decision", "approve")]),
+    )
+    .await;
+    assert_eq!(plain.status, 403, "http:// under an https site");
+    assert_eq!(answers(&app, id).await.len(), 0, "nothing is recorded");
+    let secure = read(
+        client
+            .post(app.url(&legal))
+            .header("origin", format!("https://{host}"))
+            .form(&[("decision", "approve")]),
+    )
+    .await;
+    assert_eq!(secure.status, 200, "the site's own origin is answered");
+    assert_eq!(answers(&app, id).await.len(), 1);
+}
+
 #[tokio::test]
 async fn no_link_or_handle_reaches_the_logs() {
     let app = spawn(Flood::Memory).await;
@@ -957,6 +1019,90 @@ async fn no_link_or_handle_reaches_the_logs() {
             "a credential was logged"
         );
     }
+}
+
+/// A link spelled slightly wrong matches no route and is not counted, but it is still a
+/// credential: no log line of any level may hold it (the tests log at TRACE).
+#[tokio::test]
+async fn a_link_spelled_slightly_wrong_reaches_no_log_line() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("order_payment", "Order 2077").await;
+    let link = app.link(id, None).await;
+    let tail = link.strip_prefix("/interaction/").unwrap();
+    let signature = tail.rsplit('.').next().unwrap().to_owned();
+    let client = app.client();
+    for path in [
+        format!("//interaction/{tail}"),
+        format!("/Interaction/{tail}"),
+        format!("/%69nteraction/{tail}"),
+        format!("/interaction%2F{tail}"),
+        format!("/admin/{tail}"),
+        format!("/api/{tail}"),
+        format!("/test-provider%2F{tail}"),
+    ] {
+        let page = get(&client, &app, &path).await;
+        assert_eq!(page.status, 404, "{path}");
+    }
+    let logs = common::logs();
+    assert!(
+        !logs.lines().any(|l| l.contains(&signature)),
+        "a link spelled slightly wrong was logged"
+    );
+    assert!(
+        logs.contains("(no route)"),
+        "the requests were logged, without their paths"
+    );
+}
+
+/// The test provider's pages resolve the handle they carry (a database read each), so they
+/// are counted under the doorway's guard as that handle: a handle at its limit is refused on
+/// the provider's pages too, and made-up handles there are counted like any other.
+#[tokio::test]
+async fn the_test_providers_pages_are_counted_as_the_handle_they_carry() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("order_payment", "Order 3001").await;
+    let link = app.link(id, None).await;
+    let provider = to_the_provider(&app, &link).await;
+    assert!(provider.starts_with("/test-provider/"), "{provider}");
+    let handle = provider.strip_prefix("/test-provider/").unwrap();
+    app.set(&[
+        ("orchestra.request_limits.enabled", "true"),
+        ("interaction.limits.per_link", "3"),
+    ])
+    .await;
+    let client = app.client();
+    // One count on the doorway's return path, two on the provider's page: the handle's three.
+    let back = get(&client, &app, &format!("/interaction/{handle}")).await;
+    assert_eq!(back.status, 200);
+    for _ in 0..2 {
+        assert_eq!(get(&client, &app, &provider).await.status, 200);
+    }
+    let refused = get(&client, &app, &provider).await;
+    assert_eq!(
+        refused.status, 429,
+        "the provider's page counts as the handle"
+    );
+    assert_eq!(
+        get(&client, &app, &format!("/interaction/{handle}"))
+            .await
+            .status,
+        429,
+        "and the doorway sees the same count"
+    );
+    let pressed = post(&client, &app, &provider, &[("outcome", "paid")]).await;
+    assert_eq!(pressed.status, 429, "a press is counted too");
+    assert_eq!(
+        state_of(&app, id).await.0,
+        "active",
+        "a refused press pays nothing"
+    );
+
+    // Made-up handles on the provider's pages are counted per handle as well.
+    let made_up = format!("/test-provider/h.{id}..9999999999.{}", "0".repeat(64));
+    for _ in 0..3 {
+        assert_eq!(get(&client, &app, &made_up).await.status, 404);
+    }
+    assert_eq!(get(&client, &app, &made_up).await.status, 429);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

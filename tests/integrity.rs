@@ -829,21 +829,7 @@ async fn sign_in_admin(app: &TestApp) -> reqwest::Client {
 
 /// Applies only the first migration, as the previous main left a database.
 async fn previous_schema(url: &str) -> sqlx::AnyPool {
-    sqlx::any::install_default_drivers();
-    let (_, url) = store::normalize_url(url).unwrap();
-    let pool = sqlx::AnyPool::connect(&url).await.unwrap();
-    let dir = if on_postgres() {
-        "migrations/postgres"
-    } else {
-        "migrations/sqlite"
-    };
-    let mut migrator = sqlx::migrate::Migrator::new(std::path::Path::new(dir))
-        .await
-        .unwrap();
-    migrator.migrations = std::borrow::Cow::Owned(vec![migrator.migrations[0].clone()]);
-    assert_eq!(migrator.migrations[0].version, 1);
-    migrator.run(&pool).await.unwrap();
-    pool
+    common::schema_before(url, 2).await
 }
 
 async fn exec(pool: &sqlx::AnyPool, sql: &str, args: &[&str]) {

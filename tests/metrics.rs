@@ -214,10 +214,17 @@ async fn notices_and_sign_in_attempts_are_counted_under_their_own_addresses() {
         limited += usize::from(page.status == 429);
     }
     assert_eq!(limited, 2);
-    // Sign-in attempts from one address: two for "alice" (her account's 2 spent), one for
-    // "bob" (the address's 3 spent), then one more of each, both refused by the address.
+    // Sign-in attempts from one address on two real accounts (a name no account has is
+    // counted per address only): two for "alice" (her 2 failures from this address spent), one
+    // for "bob" (the address's 3 spent), then two more for bob, both refused by the address.
+    for name in ["alice", "bob"] {
+        let hash = orchestra::password::hash("her own password").unwrap();
+        orchestra::store::admins::create(&app.db, name, &hash)
+            .await
+            .unwrap();
+    }
     let mut refused = 0;
-    for name in ["alice", "alice", "bob", "alice", "bob"] {
+    for name in ["alice", "alice", "bob", "bob", "bob"] {
         let csrf = get(&client, &app, "/admin/login").await.csrf();
         let page = read(client.post(app.url("/admin/login")).form(&[
             ("csrf", csrf.as_str()),

@@ -1,12 +1,16 @@
-//! How many statements a doorway page costs. Versions never change, so the doorway keeps them
+//! How many statements a request costs. Versions never change, so the doorway keeps them
 //! in memory: a page reads the instance (with its link's record) and what was answered, no
-//! more. Alone in its binary, so the captured log holds this test's statements only.
+//! more. An API caller past its bucket costs none, signed or not. The tests take turns
+//! (`ONE_AT_A_TIME`), so the captured log holds one test's statements at a time.
 
 mod common;
 mod support;
 
 use common::{Flood, spawn};
-use support::get;
+use support::{get, read};
+
+/// Held by each test for its whole run: statements are counted in one log for the binary.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The statements sqlx ran since a mark in the captured log (sqlx logs each one under the
 /// `sqlx::query` target).
@@ -20,6 +24,7 @@ fn statements_since(mark: usize) -> Vec<String> {
 
 #[tokio::test]
 async fn a_doorway_page_reads_the_database_at_most_twice() {
+    let _turn = ONE_AT_A_TIME.lock().await;
     let app = spawn(Flood::Memory).await;
     let id = app.start("order_payment", "Reads").await;
     let payer = app.link(id, Some("payer")).await;
@@ -48,4 +53,53 @@ async fn a_doorway_page_reads_the_database_at_most_twice() {
     let refused = get(&client, &app, "/interaction/l.999999..1900000000.00").await;
     assert_eq!(refused.status, 404);
     assert!(statements_since(mark).len() <= 1);
+}
+
+/// Requests carrying `Orchestra-Key-Id` are weighed against their token's bucket before the
+/// signature's key is looked up: once a bad signature has spent the bucket, the next ones are
+/// refused without a statement (before, each read the token and the key, and answered 401).
+#[tokio::test]
+async fn signed_requests_past_the_bucket_are_refused_without_reading_the_database() {
+    let _turn = ONE_AT_A_TIME.lock().await;
+    let app = spawn(Flood::Memory).await;
+    app.set(&[
+        ("orchestra.request_limits.enabled", "true"),
+        ("api.limits.signed_multiplier", "1"),
+    ])
+    .await;
+    let keys = orchestra::store::keys::load(&app.db).await.unwrap();
+    let token = orchestra::api::create_token(&app.db, &keys, "crm", Some(1), Some(2))
+        .await
+        .unwrap()
+        .unwrap();
+    let signed = |at: i64| {
+        app.client()
+            .get(app.url("/api/v1/workflows"))
+            .header("authorization", format!("Bearer {token}"))
+            .header("orchestra-key-id", "ik_made_up")
+            .header("orchestra-timestamp", at.to_string())
+            .header("orchestra-signature", "00".repeat(32))
+    };
+    let now = app.clock.now_secs();
+    let plain = read(
+        app.client()
+            .get(app.url("/api/v1/workflows"))
+            .header("authorization", format!("Bearer {token}")),
+    )
+    .await;
+    assert_eq!(plain.status, 200);
+    let mark = common::logs().len();
+    let bad = read(signed(now)).await;
+    assert_eq!(bad.status, 401, "{}", bad.body);
+    assert!(
+        !statements_since(mark).is_empty(),
+        "a signature within the bucket is checked against the database"
+    );
+    let mark = common::logs().len();
+    for i in 1..=20 {
+        let page = read(signed(now + i)).await;
+        assert_eq!(page.status, 429, "{}", page.body);
+    }
+    let read = statements_since(mark);
+    assert!(read.is_empty(), "{} statements: {read:#?}", read.len());
 }

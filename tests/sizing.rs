@@ -272,15 +272,22 @@ async fn notices_and_sign_in_attempts_have_charts_of_their_own() {
         }
         assert_eq!(statuses.iter().filter(|&&s| s == 429).count(), 2);
 
-        // Sign-in: after the administrator, alice twice, bob, alice (her account's 2 spent:
-        // refused by the account), bob twice (the address's 5 spent: refused by the address).
+        // Sign-in: after the administrator, alice twice, bob, carol (no account: counted per
+        // address only), alice (her 2 failures from this address spent: refused by the
+        // account), carol twice (the address's 5 spent: refused by the address).
+        for name in ["alice", "bob"] {
+            let hash = orchestra::password::hash("her own password").unwrap();
+            orchestra::store::admins::create(&app.db, name, &hash)
+                .await
+                .unwrap();
+        }
         let visitor = app.client();
         let mut statuses = Vec::new();
-        for name in ["alice", "alice", "bob", "alice", "bob", "bob"] {
+        for name in ["alice", "alice", "bob", "carol", "alice", "carol", "carol"] {
             statuses.push(sign_in(&app, &visitor, name).await);
         }
-        assert!(statuses[..3].iter().all(|&s| s != 429), "{statuses:?}");
-        assert_eq!(statuses[3..], [429, 429, 429]);
+        assert!(statuses[..4].iter().all(|&s| s != 429), "{statuses:?}");
+        assert_eq!(statuses[4..], [429, 429, 429]);
 
         let keys = app.state.site.get().await.keys.clone();
         let hash = |h: String| h[..16].to_owned();
@@ -289,7 +296,14 @@ async fn notices_and_sign_in_attempts_have_charts_of_their_own() {
             &keys,
             "127.0.0.1".parse().unwrap(),
         ));
-        let alice = hash(orchestra::login::account_key(&keys, None, "alice"));
+        let alice_id = orchestra::store::admins::by_name(&app.db, "alice")
+            .await
+            .unwrap()
+            .unwrap()
+            .id;
+        let alice = hash(
+            orchestra::login::account_keys(&keys, alice_id, "127.0.0.1".parse().unwrap()).pair,
+        );
         // requests, busiest (hash, count), p99, refused, would refuse.
         let notices = ["6", &payment, "2", "2", "2", "0"].map(String::from);
         let by_address = ["7", &address, "5", "5", "2", "0"].map(String::from);
@@ -322,15 +336,15 @@ async fn notices_and_sign_in_attempts_have_charts_of_their_own() {
             for page in [&interaction, &settings, &status] {
                 let charts = charts_of(&page.body);
                 assert!(charts.contains("sizing-table"), "{lang}");
-                for clear in ["alice", "bob", "p-a", "p-b", "127.0.0.1"] {
+                for clear in ["alice", "bob", "carol", "p-a", "p-b", "127.0.0.1"] {
                     assert!(!charts.contains(clear), "{lang}: {clear} in a chart");
                 }
             }
             // Each chart names its callers in the page's language, and ids stay unique.
             let legend = settings.text("#sizing-login-account-per-caller .chart-legend li");
             let expected = match lang {
-                "en" => "The most tried account's attempts",
-                _ => "Les tentatives sur le compte le plus visé",
+                "en" => "The most tried account's attempts from one address",
+                _ => "Les tentatives sur le compte le plus visé depuis une même adresse",
             };
             assert_eq!(legend[0], expected, "{lang}");
             assert_eq!(

@@ -242,11 +242,8 @@ async fn sessions_load_until_they_expire_and_are_collected() {
             .unwrap()
     );
     assert_eq!(
-        store::sessions::load(&db, "s1", now)
-            .await
-            .unwrap()
-            .as_deref(),
-        Some("{\"a\":1}")
+        store::sessions::load(&db, "s1", now).await.unwrap(),
+        Some(("{\"a\":1}".to_owned(), now + 10))
     );
     assert_eq!(
         store::sessions::load(&db, "s1", now + 10).await.unwrap(),
@@ -257,11 +254,8 @@ async fn sessions_load_until_they_expire_and_are_collected() {
         .await
         .unwrap();
     assert_eq!(
-        store::sessions::load(&db, "s1", now + 10)
-            .await
-            .unwrap()
-            .as_deref(),
-        Some("{\"a\":2}"),
+        store::sessions::load(&db, "s1", now + 10).await.unwrap(),
+        Some(("{\"a\":2}".to_owned(), now + 20)),
         "saving replaces data and expiry"
     );
     store::sessions::delete(&db, "s3").await.unwrap();
@@ -674,6 +668,22 @@ async fn revoking_all_links_replaces_the_token_and_marks_every_record() {
         .unwrap()
         .unwrap();
     assert_eq!(unknown.revoked_at, None, "a link without a record");
+    // A missing instance reads the newest one in its place, decoded the same way, so that a
+    // refusal costs the same either way; the doorway keeps a row only when its id matches.
+    let newest = an_instance(&db).await;
+    let stand_in = store::instances::for_link(&db, newest + 1000, "hash-a")
+        .await
+        .unwrap()
+        .expect("a stand-in row");
+    assert_eq!(
+        stand_in.instance.id, newest,
+        "the newest instance stands in"
+    );
+    let stand_in = store::instances::for_handle(&db, newest + 1000, "hash-a", 0)
+        .await
+        .unwrap()
+        .expect("a stand-in row");
+    assert_eq!(stand_in.instance.id, newest);
 }
 
 #[tokio::test]

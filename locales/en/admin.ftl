@@ -238,10 +238,11 @@ notices-test-provider = Take payments through the built-in test provider
 notices-test-provider-help = On as shipped, so the examples can be paid. No money moves: turn it off on a public site.
 # Issue 9
 settings-login-limits = Sign-in attempts
-settings-login-limits-help = Counted before any password is checked, whatever the switch above says; a refused attempt is not checked at all. A successful sign-in clears its account's count. 0 turns a limit off. The per-address limit also counts API requests with a token this site does not know (docs/api.md).
+settings-login-limits-help = Decided before any password is checked, whatever the switch above says; a refused attempt is not checked at all and counts nothing. Each address's attempts are counted; for an existing account, its failed attempts, from each address and from all together, so that one address's guesses lock only that address out. A successful sign-in counts nothing per account. 0 turns a limit off. The per-address limit also counts API requests with a token this site does not know (docs/api.md).
 settings-login-per-address = Attempts per client address
 settings-login-address-period = Per address, over (seconds)
-settings-login-per-account = Failed attempts per account
+settings-login-per-account = Failed attempts per account from one address
+settings-login-account-total = Failed attempts per account from all addresses
 settings-login-account-period = Per account, over (seconds)
 status-check-failed = Could not be checked: the database cannot be read
 status-database-vanished = { $backend }, the file was deleted or replaced
@@ -252,12 +253,12 @@ status-database-read-only = { $backend }, read-only
 status-database-read-only-description = The database can be read but not written: every write (answers, sign-ins, settings) fails with a 503. Give the server's user write access to the database file and its directory (SQLite), or point it at the primary server (PostgreSQL).
 status-database-not-set-up = { $backend }, not set up
 status-login = Sign-in limits
-status-login-on = { $per_address } attempts per address every { $address_period } s; { $per_account } per account every { $account_period } s
-status-login-off = Nothing limits sign-in attempts: both limits are 0.
+status-login-on = { $per_address } attempts per address every { $address_period } s; { $per_account } failures per account and address, { $account_total } per account, every { $account_period } s
+status-login-off = Nothing limits sign-in attempts: every limit is 0.
 status-login-off-description = Anyone can try passwords as fast as the server checks them. Set them in Settings › Request limits, or: orchestra config set login.limits.per_account 5
 status-proxies = Client addresses
 status-proxies-none = Taken from the connection; no proxy is trusted
-status-proxies-named = Read from the forwarded headers of { $count } trusted proxy addresses or ranges
+status-proxies-named = Read from { $header } only, as set by { $count } trusted proxy addresses or ranges
 status-proxies-ignored = Forwarded headers arrive, but no proxy is trusted
 status-proxies-ignored-description = Every visitor behind the proxy counts as the proxy's address, so one visitor's sign-in attempts can lock out the others. Set ORCHESTRA_TRUSTED_PROXIES to the proxy's address (see docs/operations.md).
 definition-too-large = A workflow definition is at most { $max } characters.
@@ -266,7 +267,7 @@ actor-api = API token { $token }
 
 # Issue 12: API tokens
 tokens-title = API tokens
-tokens-intro = Programs that start instances and issue links call the API (/api/v1/) with a token. Each token has a bucket of its own: a rate per minute and a burst. See docs/api.md.
+tokens-intro = Programs that start instances and issue links call the API (/api/v1/) with a token. Each token has a bucket of its own: a rate per minute and a burst, and a scope: what it may do, over which instances and workflows. See docs/api.md.
 token-name = Name
 token-rate = Requests per minute
 token-burst = Burst
@@ -325,8 +326,8 @@ status-doorway-report-only = Report only: { $per_link } per link and { $total } 
 status-doorway-would-refuse = Would have been refused, per link: { $first_now } this period, { $first_recent } in the last { $periods } periods; in total: { $second_now } this period, { $second_recent } in the last { $periods } periods. Turn "Report only" off in Interaction settings (/admin/config/orchestra/interaction) to enforce, or: orchestra config set interaction.limits.report_only false
 status-notice-report-only = Report only: { $per_payment } per payment and { $total } in total every { $period } s are counted, but nobody is refused (flood store: { $backend })
 status-notice-would-refuse = Would have been refused, per payment: { $first_now } this period, { $first_recent } in the last { $periods } periods; in total: { $second_now } this period, { $second_recent } in the last { $periods } periods. To enforce: orchestra config set notice.limits.report_only false
-status-login-report-only = Report only: { $per_address } attempts per address every { $address_period } s and { $per_account } per account every { $account_period } s are counted, but nobody is refused
-status-login-would-refuse = Would have been refused, per address: { $first_now } this period, { $first_recent } in the last { $periods } periods; per account: { $second_now } this period, { $second_recent } in the last { $periods } periods. To enforce: orchestra config set login.limits.report_only false
+status-login-report-only = Report only: { $per_address } attempts per address every { $address_period } s, and { $per_account } failures per account and address and { $account_total } per account every { $account_period } s are counted, but nobody is refused
+status-login-would-refuse = Would have been refused, per address: { $first_now } this period, { $first_recent } in the last { $periods } periods; per account and address: { $second_now } this period, { $second_recent } in the last { $periods } periods. To enforce: orchestra config set login.limits.report_only false
 status-would-refuse-elsewhere = Only a running server knows how many requests would have been refused: see its status report (/admin/reports/status).
 
 ## Store faults (issue 10)
@@ -346,13 +347,13 @@ settings-api-limits-help = Each API token's bucket, unless the token has its own
 sizing-title = { $address ->
     [notice] Payment notices per period
     [login-address] Sign-in attempts per period, by client address
-    [login-account] Sign-in attempts per period, by account
+    [login-account] Sign-in attempts per period, by account and client address
    *[doorway] Doorway requests per period
 }
 sizing-intro = { $address ->
     [notice] What the payment notice address counted
     [login-address] What the sign-in counted against its per-address limit
-    [login-account] What the sign-in counted against its per-account limit (attempts the address limit let through)
+    [login-account] Attempts on existing accounts that reached a password check, by account and client address, against the failures each pair may make; the total is the account's from all addresses
    *[doorway] What the doorway counted
 } in each of the last { $periods } periods of { $period } s, against the limits set now: where a limit bit, or would have. This server keeps these figures since it started (each server its own); reload the page for the current period so far.
 sizing-empty = Nothing has been counted yet in the last { $periods } periods of { $period } s. The chart appears once { $address ->
@@ -365,21 +366,21 @@ sizing-total-heading = Requests in total, per period
 sizing-per-caller-heading = { $address ->
     [notice] Notices per payment: the busiest and the 99th percentile
     [login-address] Attempts per client address: the busiest and the 99th percentile
-    [login-account] Attempts per account: the busiest and the 99th percentile
+    [login-account] Attempts per account and address: the busiest and the 99th percentile
    *[doorway] Requests per link: the busiest and the 99th percentile
 }
 sizing-total-desc = { $periods } periods of { $period } s. At most { $most } requests in one period; { $refusals } refused or would have been. Total limit: { $limit }.
 sizing-per-caller-desc = { $periods } periods. { $address ->
     [notice] The payment with the most notices had at most { $busiest } in one period; 99 % of payments had at most { $p99 }. Per-payment limit: { $limit }.
     [login-address] The busiest client address made at most { $busiest } attempts in one period; 99 % of addresses made at most { $p99 }. Per-address limit: { $limit }.
-    [login-account] The most tried account had at most { $busiest } attempts in one period; 99 % of accounts had at most { $p99 }. Per-account limit: { $limit }.
+    [login-account] The most tried account from one address had at most { $busiest } attempts in one period; 99 % of accounts and addresses had at most { $p99 }. Failures per account and address: { $limit }.
    *[doorway] The busiest link made at most { $busiest } requests in one period; 99 % of links made at most { $p99 }. Per-link limit: { $limit }.
 }
 sizing-total-tip = { $start }: { $requests } requests, { $refusals } refused or would have been
 sizing-per-caller-tip = { $start }: { $address ->
     [notice] the payment with the most notices ({ $caller }) had { $busiest }; 99 % of payments had at most { $p99 }
     [login-address] the busiest client address ({ $caller }) made { $busiest } attempts; 99 % of addresses made at most { $p99 }
-    [login-account] the most tried account ({ $caller }) had { $busiest } attempts; 99 % of accounts had at most { $p99 }
+    [login-account] the most tried account from one address ({ $caller }) had { $busiest } attempts; 99 % of accounts and addresses had at most { $p99 }
    *[doorway] the busiest link ({ $caller }) made { $busiest } requests; 99 % of links made at most { $p99 }
 }
 sizing-limit-off = off (0)
@@ -391,19 +392,19 @@ sizing-legend-total-limit = The total limit: { $limit }
 sizing-legend-busiest = { $address ->
     [notice] The busiest payment's notices
     [login-address] The busiest client address's attempts
-    [login-account] The most tried account's attempts
+    [login-account] The most tried account's attempts from one address
    *[doorway] The busiest link's requests
 }
 sizing-legend-p99 = { $address ->
     [notice] 99th percentile of payments
     [login-address] 99th percentile of client addresses
-    [login-account] 99th percentile of accounts
+    [login-account] 99th percentile of accounts and addresses
    *[doorway] 99th percentile of links
 }
 sizing-legend-per-caller-limit = { $address ->
     [notice] The per-payment limit: { $limit }
     [login-address] The per-address limit: { $limit }
-    [login-account] The per-account limit: { $limit }
+    [login-account] Failures per account and address: { $limit }
    *[doorway] The per-link limit: { $limit }
 }
 sizing-table-summary = The same figures as a table
@@ -412,7 +413,7 @@ sizing-col-requests = Requests
 sizing-col-busiest = { $address ->
     [notice] Busiest payment (keyed hash)
     [login-address] Busiest client address (keyed hash)
-    [login-account] Most tried account (keyed hash)
+    [login-account] Most tried account and address (keyed hash)
    *[doorway] Busiest link (keyed hash)
 }
 sizing-col-busiest-count = Its requests
@@ -423,6 +424,25 @@ sizing-current = (so far)
 sizing-approximate = More than { $callers } { $address ->
     [notice] payments
     [login-address] client addresses
-    [login-account] accounts
+    [login-account] accounts and addresses
    *[doorway] links
 } came in the periods marked so: their busiest and percentile are estimates.
+
+# Issue 18: API token scopes
+token-scope = Scope
+token-abilities = What it may do
+token-ability-read = Read instances (read)
+token-ability-start = Start instances (start)
+token-ability-links = Issue and revoke links (links)
+token-reach = Which instances
+token-reach-own = Only the instances it started
+token-reach-all = Every instance, including those started by administrators and other tokens
+token-reach-own-short = the instances it started
+token-reach-all-short = every instance
+token-workflows = Which workflows
+token-workflows-help = Tick none for every workflow, including workflows made later.
+token-workflows-every = every workflow
+token-abilities-empty = Choose at least one thing the token may do.
+token-ability-unknown = "{ $value }" is not an ability: read, start or links.
+token-reach-unknown = "{ $value }" is not a reach: own or all.
+token-workflow-unknown = There is no workflow named "{ $name }".

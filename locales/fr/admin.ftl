@@ -238,10 +238,11 @@ notices-test-provider = Recevoir les paiements par le prestataire de test intég
 notices-test-provider-help = Activé à la livraison, pour que les exemples puissent être payés. Aucun argent ne circule : désactivez-le sur un site public.
 # Issue 9
 settings-login-limits = Tentatives de connexion
-settings-login-limits-help = Comptées avant toute vérification de mot de passe, quel que soit l'interrupteur ci-dessus ; une tentative refusée n'est pas vérifiée du tout. Une connexion réussie remet le compte de son compte à zéro. 0 désactive une limite. La limite par adresse compte aussi les requêtes d'API portant un jeton que ce site ne connaît pas (docs/api.md).
+settings-login-limits-help = Décidées avant toute vérification de mot de passe, quel que soit l'interrupteur ci-dessus ; une tentative refusée n'est pas vérifiée du tout et ne compte nulle part. Les tentatives de chaque adresse sont comptées ; pour un compte existant, ses échecs, depuis chaque adresse et depuis toutes ensemble, si bien que les essais d'une adresse ne bloquent que cette adresse. Une connexion réussie ne compte rien pour le compte. 0 désactive une limite. La limite par adresse compte aussi les requêtes d'API portant un jeton que ce site ne connaît pas (docs/api.md).
 settings-login-per-address = Tentatives par adresse de client
 settings-login-address-period = Par adresse, sur (secondes)
-settings-login-per-account = Échecs par compte
+settings-login-per-account = Échecs par compte depuis une même adresse
+settings-login-account-total = Échecs par compte depuis toutes les adresses
 settings-login-account-period = Par compte, sur (secondes)
 status-check-failed = Impossible à vérifier : la base de données ne peut pas être lue
 status-database-vanished = { $backend }, le fichier a été supprimé ou remplacé
@@ -252,12 +253,12 @@ status-database-read-only = { $backend }, en lecture seule
 status-database-read-only-description = La base peut être lue mais pas écrite : toute écriture (réponses, connexions, réglages) échoue avec une erreur 503. Donnez à l'utilisateur du serveur le droit d'écrire le fichier de la base et son répertoire (SQLite), ou faites-le pointer vers le serveur principal (PostgreSQL).
 status-database-not-set-up = { $backend }, non préparée
 status-login = Limites de connexion
-status-login-on = { $per_address } tentatives par adresse toutes les { $address_period } s ; { $per_account } par compte toutes les { $account_period } s
-status-login-off = Rien ne limite les tentatives de connexion : les deux limites valent 0.
+status-login-on = { $per_address } tentatives par adresse toutes les { $address_period } s ; { $per_account } échecs par compte et adresse, { $account_total } par compte, toutes les { $account_period } s
+status-login-off = Rien ne limite les tentatives de connexion : toutes les limites valent 0.
 status-login-off-description = N'importe qui peut essayer des mots de passe aussi vite que le serveur les vérifie. Réglez-les dans Réglages › Limites de requêtes, ou : orchestra config set login.limits.per_account 5
 status-proxies = Adresses des clients
 status-proxies-none = Prises de la connexion ; aucun proxy n'est de confiance
-status-proxies-named = Lues dans les en-têtes transmis par { $count } adresses ou plages de proxys de confiance
+status-proxies-named = Lues dans { $header } seulement, tel que l'écrivent { $count } adresses ou plages de proxys de confiance
 status-proxies-ignored = Des en-têtes transmis arrivent, mais aucun proxy n'est de confiance
 status-proxies-ignored-description = Chaque visiteur derrière le proxy compte comme l'adresse du proxy : les tentatives de connexion de l'un peuvent bloquer les autres. Réglez ORCHESTRA_TRUSTED_PROXIES sur l'adresse du proxy (voir docs/operations.md).
 definition-too-large = Une définition de workflow fait au plus { $max } caractères.
@@ -266,7 +267,7 @@ actor-api = jeton d'API { $token }
 
 # Issue 12: API tokens
 tokens-title = Jetons d'API
-tokens-intro = Les programmes qui démarrent des instances et émettent des liens appellent l'API (/api/v1/) avec un jeton. Chaque jeton a son propre seau : un débit par minute et une rafale. Voir docs/api.md.
+tokens-intro = Les programmes qui démarrent des instances et émettent des liens appellent l'API (/api/v1/) avec un jeton. Chaque jeton a son propre seau : un débit par minute et une rafale, et une portée : ce qu'il peut faire, sur quelles instances et quels workflows. Voir docs/api.md.
 token-name = Nom
 token-rate = Requêtes par minute
 token-burst = Rafale
@@ -325,8 +326,8 @@ status-doorway-report-only = Observation seulement : { $per_link } par lien et {
 status-doorway-would-refuse = Auraient été refusées, par lien : { $first_now } cette période, { $first_recent } sur les { $periods } dernières périodes ; au total : { $second_now } cette période, { $second_recent } sur les { $periods } dernières périodes. Décochez « Observer seulement » dans les réglages d'interaction (/admin/config/orchestra/interaction) pour appliquer les limites, ou : orchestra config set interaction.limits.report_only false
 status-notice-report-only = Observation seulement : { $per_payment } par paiement et { $total } au total toutes les { $period } s sont comptées, mais personne n'est refusé (stockage des comptes : { $backend })
 status-notice-would-refuse = Auraient été refusées, par paiement : { $first_now } cette période, { $first_recent } sur les { $periods } dernières périodes ; au total : { $second_now } cette période, { $second_recent } sur les { $periods } dernières périodes. Pour appliquer les limites : orchestra config set notice.limits.report_only false
-status-login-report-only = Observation seulement : { $per_address } tentatives par adresse toutes les { $address_period } s et { $per_account } par compte toutes les { $account_period } s sont comptées, mais personne n'est refusé
-status-login-would-refuse = Auraient été refusées, par adresse : { $first_now } cette période, { $first_recent } sur les { $periods } dernières périodes ; par compte : { $second_now } cette période, { $second_recent } sur les { $periods } dernières périodes. Pour appliquer les limites : orchestra config set login.limits.report_only false
+status-login-report-only = Observation seulement : { $per_address } tentatives par adresse toutes les { $address_period } s, et { $per_account } échecs par compte et adresse et { $account_total } par compte toutes les { $account_period } s sont comptés, mais personne n'est refusé
+status-login-would-refuse = Auraient été refusées, par adresse : { $first_now } cette période, { $first_recent } sur les { $periods } dernières périodes ; par compte et adresse : { $second_now } cette période, { $second_recent } sur les { $periods } dernières périodes. Pour appliquer les limites : orchestra config set login.limits.report_only false
 status-would-refuse-elsewhere = Seul un serveur en marche sait combien de requêtes auraient été refusées : voyez son rapport d'état (/admin/reports/status).
 
 ## Store faults (issue 10)
@@ -346,13 +347,13 @@ settings-api-limits-help = Le seau de chaque jeton d'API, sauf s'il a le sien : 
 sizing-title = { $address ->
     [notice] Avis de paiement par période
     [login-address] Tentatives de connexion par période, par adresse client
-    [login-account] Tentatives de connexion par période, par compte
+    [login-account] Tentatives de connexion par période, par compte et adresse de client
    *[doorway] Requêtes de la porte d'interaction par période
 }
 sizing-intro = { $address ->
     [notice] Ce que l'adresse des avis de paiement a compté
     [login-address] Ce que la connexion a compté face à sa limite par adresse
-    [login-account] Ce que la connexion a compté face à sa limite par compte (les tentatives que la limite par adresse a laissé passer)
+    [login-account] Les tentatives sur des comptes existants arrivées jusqu'à la vérification du mot de passe, par compte et adresse de client, face aux échecs permis à chaque paire ; le total est celui du compte depuis toutes les adresses
    *[doorway] Ce que la porte d'interaction a compté
 } à chacune des { $periods } dernières périodes de { $period } s, face aux limites réglées maintenant : où une limite a mordu, ou aurait mordu. Ce serveur garde ces chiffres depuis son démarrage (chaque serveur les siens) ; rechargez la page pour la période en cours.
 sizing-empty = Rien n'a encore été compté pendant les { $periods } dernières périodes de { $period } s. Le graphique apparaît dès { $address ->
@@ -365,21 +366,21 @@ sizing-total-heading = Requêtes au total, par période
 sizing-per-caller-heading = { $address ->
     [notice] Avis par paiement : le plus notifié et le 99e centile
     [login-address] Tentatives par adresse client : la plus active et le 99e centile
-    [login-account] Tentatives par compte : le plus visé et le 99e centile
+    [login-account] Tentatives par compte et adresse : la paire la plus visée et le 99e centile
    *[doorway] Requêtes par lien : le plus actif et le 99e centile
 }
 sizing-total-desc = { $periods } périodes de { $period } s. Au plus { $most } requêtes en une période ; { $refusals } refusées ou qui l'auraient été. Limite totale : { $limit }.
 sizing-per-caller-desc = { $periods } périodes. { $address ->
     [notice] Le paiement le plus notifié a reçu au plus { $busiest } avis en une période ; 99 % des paiements en ont reçu au plus { $p99 }. Limite par paiement : { $limit }.
     [login-address] L'adresse client la plus active a fait au plus { $busiest } tentatives en une période ; 99 % des adresses en ont fait au plus { $p99 }. Limite par adresse : { $limit }.
-    [login-account] Le compte le plus visé a subi au plus { $busiest } tentatives en une période ; 99 % des comptes en ont subi au plus { $p99 }. Limite par compte : { $limit }.
+    [login-account] Le compte le plus visé depuis une même adresse a subi au plus { $busiest } tentatives en une période ; 99 % des comptes et adresses en ont subi au plus { $p99 }. Échecs par compte et adresse : { $limit }.
    *[doorway] Le lien le plus actif a fait au plus { $busiest } requêtes en une période ; 99 % des liens en ont fait au plus { $p99 }. Limite par lien : { $limit }.
 }
 sizing-total-tip = { $start } : { $requests } requêtes, { $refusals } refusées ou qui l'auraient été
 sizing-per-caller-tip = { $start } : { $address ->
     [notice] le paiement le plus notifié ({ $caller }) a reçu { $busiest } avis ; 99 % des paiements en ont reçu au plus { $p99 }
     [login-address] l'adresse client la plus active ({ $caller }) a fait { $busiest } tentatives ; 99 % des adresses en ont fait au plus { $p99 }
-    [login-account] le compte le plus visé ({ $caller }) a subi { $busiest } tentatives ; 99 % des comptes en ont subi au plus { $p99 }
+    [login-account] le compte le plus visé depuis une même adresse ({ $caller }) a subi { $busiest } tentatives ; 99 % des comptes et adresses en ont subi au plus { $p99 }
    *[doorway] le lien le plus actif ({ $caller }) a fait { $busiest } requêtes ; 99 % des liens en ont fait au plus { $p99 }
 }
 sizing-limit-off = désactivée (0)
@@ -391,19 +392,19 @@ sizing-legend-total-limit = La limite totale : { $limit }
 sizing-legend-busiest = { $address ->
     [notice] Les avis du paiement le plus notifié
     [login-address] Les tentatives de l'adresse client la plus active
-    [login-account] Les tentatives sur le compte le plus visé
+    [login-account] Les tentatives sur le compte le plus visé depuis une même adresse
    *[doorway] Les requêtes du lien le plus actif
 }
 sizing-legend-p99 = { $address ->
     [notice] 99e centile des paiements
     [login-address] 99e centile des adresses client
-    [login-account] 99e centile des comptes
+    [login-account] 99e centile des comptes et adresses
    *[doorway] 99e centile des liens
 }
 sizing-legend-per-caller-limit = { $address ->
     [notice] La limite par paiement : { $limit }
     [login-address] La limite par adresse : { $limit }
-    [login-account] La limite par compte : { $limit }
+    [login-account] Échecs par compte et adresse : { $limit }
    *[doorway] La limite par lien : { $limit }
 }
 sizing-table-summary = Les mêmes chiffres en tableau
@@ -412,7 +413,7 @@ sizing-col-requests = Requêtes
 sizing-col-busiest = { $address ->
     [notice] Paiement le plus notifié (empreinte à clé)
     [login-address] Adresse client la plus active (empreinte à clé)
-    [login-account] Compte le plus visé (empreinte à clé)
+    [login-account] Compte et adresse les plus visés (empreinte à clé)
    *[doorway] Lien le plus actif (empreinte à clé)
 }
 sizing-col-busiest-count = Ses requêtes
@@ -423,6 +424,25 @@ sizing-current = (en cours)
 sizing-approximate = Plus de { $callers } { $address ->
     [notice] paiements sont venus
     [login-address] adresses client sont venues
-    [login-account] comptes sont venus
+    [login-account] paires de compte et d'adresse sont venues
    *[doorway] liens sont venus
 } pendant les périodes ainsi marquées : le plus actif et le centile y sont des estimations.
+
+# Issue 18: API token scopes
+token-scope = Portée
+token-abilities = Ce qu'il peut faire
+token-ability-read = Lire les instances (read)
+token-ability-start = Démarrer des instances (start)
+token-ability-links = Émettre et révoquer des liens (links)
+token-reach = Quelles instances
+token-reach-own = Seulement les instances qu'il a démarrées
+token-reach-all = Toutes les instances, y compris celles démarrées par les administrateurs et d'autres jetons
+token-reach-own-short = les instances qu'il a démarrées
+token-reach-all-short = toutes les instances
+token-workflows = Quels workflows
+token-workflows-help = N'en cochez aucun pour tous les workflows, y compris ceux créés plus tard.
+token-workflows-every = tous les workflows
+token-abilities-empty = Choisissez au moins une chose que le jeton peut faire.
+token-ability-unknown = « { $value } » n'est pas une capacité : read, start ou links.
+token-reach-unknown = « { $value } » n'est pas une portée : own ou all.
+token-workflow-unknown = Aucun workflow ne s'appelle « { $name } ».

@@ -1,25 +1,15 @@
 //! The client's address as the login limits count it: the peer, or behind a trusted proxy the
-//! address it forwarded (`proxy::TrustedProxies`).
+//! address it forwarded in the one header the operator chose (`proxy::TrustedProxies`).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use axum::extract::{ConnectInfo, FromRequestParts};
-use axum::http::HeaderMap;
 use axum::http::request::Parts;
 
 use super::AppState;
-use crate::proxy::forwarded_hops;
 
 #[derive(Clone, Copy, Debug)]
 pub struct ClientAddr(pub IpAddr);
-
-fn lines<'a>(headers: &'a HeaderMap, name: &str) -> Vec<&'a str> {
-    headers
-        .get_all(name)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .collect()
-}
 
 impl FromRequestParts<AppState> for ClientAddr {
     type Rejection = std::convert::Infallible;
@@ -36,13 +26,14 @@ impl FromRequestParts<AppState> for ClientAddr {
         if state.proxies.is_empty() {
             return Ok(Self(peer));
         }
-        let headers = &parts.headers;
-        let (forwarded, xff, real) = (
-            lines(headers, "forwarded"),
-            lines(headers, "x-forwarded-for"),
-            lines(headers, "x-real-ip"),
-        );
-        let hops = forwarded_hops(&forwarded, &xff, &real);
-        Ok(Self(state.proxies.client(peer, &hops)))
+        // Every line of that header and of no other: a proxy passes the others on as the
+        // client wrote them.
+        let lines: Vec<&str> = parts
+            .headers
+            .get_all(state.proxies.header().name())
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect();
+        Ok(Self(state.proxies.client(peer, &lines)))
     }
 }

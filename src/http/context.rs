@@ -15,8 +15,6 @@ const SEEN_KEY: &str = "seen";
 /// How often browsing saves the session, so it expires 12 hours after the last page seen
 /// (give or take this), without a write on every page.
 const SESSION_REFRESH: i64 = 600;
-/// The link just issued, shown once on the instance page the issuing POST redirects to.
-pub const ISSUED_KEY: &str = "issued_link";
 pub const ADMIN_KEY: &str = "admin_id";
 
 #[derive(Clone, Debug, Default)]

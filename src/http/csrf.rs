@@ -16,7 +16,7 @@ use subtle::ConstantTimeEq;
 
 use super::AppState;
 use super::error::AppError;
-use super::form::pairs;
+use super::form::{holds_nul, pairs};
 use crate::keys::SiteKeys;
 
 pub const COOKIE_NAME: &str = "orchestra_csrf";
@@ -106,6 +106,10 @@ pub async fn check(State(state): State<AppState>, request: Request, next: Next) 
         Ok(b) => b,
         Err(refused) => return AppError::from(refused).into_response(),
     };
+    // A NUL is bad input whatever the form (`form::holds_nul`); refused before it is looked at.
+    if holds_nul(&bytes) {
+        return AppError::BadRequest.into_response();
+    }
     let sent = pairs(&bytes)
         .into_iter()
         .find(|(k, _)| k == "csrf")

@@ -66,6 +66,10 @@ impl From<sqlx::Error> for AppError {
             tracing::error!(error = %e, "database unavailable; answered 503");
             return AppError::Unavailable;
         }
+        if crate::store::is_bad_text(&e) {
+            tracing::info!("refused text the database cannot store");
+            return AppError::BadRequest;
+        }
         AppError::internal("database error", e)
     }
 }

@@ -1,7 +1,8 @@
 //! What runs before routing: the doorway's guard and the API's fast refusal.
 //!
 //! Both answer a flood, so both answer it before anything else runs, routing included: a path
-//! under the doorway's prefix is counted (`doorway::guard`), a path under the API's is checked
+//! under the doorway's prefix, or the test provider's (whose pages resolve a handle), is
+//! counted (`doorway::guard`), a path under the API's is checked
 //! against its caller's bucket (`api::refusal`), and a refusal is answered from `call` itself,
 //! with no boxed future, no clone of the router and no route lookup. axum's routing (the route
 //! table's lookup, then the wildcard's percent-decoded copy into the request) costs more than
@@ -91,8 +92,8 @@ where
     fn call(&mut self, request: Request) -> FrontFuture {
         let Shared { state, https } = &*self.shared;
         let path = request.uri().path();
-        let refusal = if path.starts_with(doorway::PREFIX) {
-            doorway::guard(state, *https, &request)
+        let refusal = if let Some(credential) = doorway::guarded_credential(path) {
+            doorway::guard(state, *https, &request, credential)
         } else if path.starts_with(api::PREFIX) {
             api::refusal::refuse(state, *https, &request)
         } else {

@@ -27,6 +27,7 @@ pub mod front;
 pub mod headers;
 pub mod lang;
 pub mod notice;
+pub mod once;
 pub mod priority;
 pub mod provider;
 pub mod server;
@@ -61,6 +62,9 @@ pub struct AppState {
     pub forwarded_seen: Arc<AtomicBool>,
     /// The request bodies' budget and deadline (`body`).
     pub bodies: Arc<body::Bodies>,
+    /// Whether the cookies handlers set themselves are `Secure` (`once`): set by `app` from
+    /// what it is given, like the session and CSRF cookies.
+    pub secure_cookies: bool,
 }
 
 impl AppState {
@@ -102,6 +106,10 @@ impl FromRef<AppState> for Db {
 ///    nonce cookie (outside the sessions, so it needs none), the sessions, the sign-in check
 ///    and the CSRF check.
 pub fn app(state: AppState, secure_cookies: bool) -> App {
+    let state = AppState {
+        secure_cookies,
+        ..state
+    };
     front::Front::new(router(state.clone(), secure_cookies), state, secure_cookies)
 }
 
@@ -111,14 +119,17 @@ pub type App = front::Front<Router>;
 
 /// The router behind the refusals (layers 2 and on).
 fn router(state: AppState, secure_cookies: bool) -> Router {
-    let sessions = SessionManagerLayer::new(session_store::DbSessionStore::new(state.db.clone()))
-        .with_name("orchestra_session")
-        .with_secure(secure_cookies)
-        .with_http_only(true)
-        .with_same_site(tower_sessions::cookie::SameSite::Lax)
-        .with_expiry(Expiry::OnInactivity(
-            tower_sessions::cookie::time::Duration::hours(12),
-        ));
+    let sessions = SessionManagerLayer::new(session_store::DbSessionStore::new(
+        state.db.clone(),
+        state.site.clone(),
+    ))
+    .with_name("orchestra_session")
+    .with_secure(secure_cookies)
+    .with_http_only(true)
+    .with_same_site(tower_sessions::cookie::SameSite::Lax)
+    .with_expiry(Expiry::OnInactivity(
+        tower_sessions::cookie::time::Duration::hours(12),
+    ));
 
     let nonce = axum::middleware::from_fn_with_state(csrf::Secure(secure_cookies), csrf::nonce);
     let site = Router::new()
@@ -192,7 +203,11 @@ async fn refuse_writes_without_database(
 /// logged as they are, and even their error pages keep out of referrers and caches.
 pub const CREDENTIAL_PREFIXES: [&str; 3] = ["/interaction/", "/test-provider/", "/setup/"];
 
-/// One span per request. The path is not recorded as it is: a doorway path is a credential.
+/// One span per request. The path is not recorded as it is: a doorway path is a credential,
+/// and so may be a path that only looks like one (`//interaction/…`, `/Interaction/…`,
+/// `/%69nteraction/…`), which no route matches. So the span names the route that matched,
+/// and a path no route matched is named by its first segment at most, and only when that
+/// segment is one of the site's own areas.
 async fn trace(
     request: axum::extract::Request,
     next: axum::middleware::Next,
@@ -201,8 +216,8 @@ async fn trace(
     let route = request
         .extensions()
         .get::<axum::extract::MatchedPath>()
-        .map(|p| p.as_str().to_owned());
-    let route = route.unwrap_or_else(|| public_path(request.uri().path()));
+        .map(|p| public_route(p.as_str()));
+    let route = route.unwrap_or_else(|| unmatched(request.uri().path()));
     let span = tracing::info_span!("request", method = %request.method(), route = %route);
     async move {
         let response = next.run(request).await;
@@ -213,12 +228,38 @@ async fn trace(
     .await
 }
 
-/// A path fit for a log line: doorway and provider paths lose everything after their prefix.
-fn public_path(path: &str) -> String {
-    for prefix in CREDENTIAL_PREFIXES {
-        if path.starts_with(prefix) {
-            return format!("{prefix}…");
-        }
+/// A matched route fit for a log line: its pattern, which holds no credential.
+fn public_route(pattern: &str) -> String {
+    pattern.chars().take(200).collect()
+}
+
+/// A path no route matched: never logged as it is, since anything a visitor typed may be a
+/// link spelled slightly wrong.
+fn unmatched(path: &str) -> String {
+    const AREAS: [&str; 4] = ["/admin/", "/api/", "/static/", "/setup/"];
+    match AREAS.iter().find(|a| path.starts_with(*a)) {
+        Some(area) => format!("{area}… (no route)"),
+        None => "(no route)".to_owned(),
     }
-    path.chars().take(200).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unmatched;
+
+    /// Paths that look like a link but match no route say nothing of what follows.
+    #[test]
+    fn an_unmatched_path_is_never_logged_as_it_is() {
+        for path in [
+            "//interaction/1.legal.99.abc",
+            "/Interaction/1.legal.99.abc",
+            "/%69nteraction/1.legal.99.abc",
+            "/interaction",
+            "/admin/1.legal.99.abc",
+        ] {
+            assert!(!unmatched(path).contains("abc"), "{path}");
+        }
+        assert_eq!(unmatched("/admin/nowhere"), "/admin/… (no route)");
+        assert_eq!(unmatched("/x"), "(no route)");
+    }
 }

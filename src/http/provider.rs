@@ -25,11 +25,14 @@ use crate::interaction::{self, Resolved};
 use crate::site::Snapshot;
 use crate::store;
 
-const PREFIX: &str = "/test-provider/";
+/// Everything under it is the provider's one route; it is counted before routing, under the
+/// doorway's guard and as the handle it carries (`http::front`).
+pub const PREFIX: &str = "/test-provider/";
+const ROUTE: &str = "/test-provider/{handle}";
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/test-provider/{handle}", get(checkout).post(settle))
+        .route(ROUTE, get(checkout).post(settle))
         .layer(middleware::map_response(credential_headers))
 }
 
@@ -92,7 +95,11 @@ async fn checkout(
 
 /// The payer pressed *Pay* or *Cancel*: the provider sends its notice, then the payer back.
 async fn settle(State(state): State<AppState>, request: Request) -> Result<Response, AppError> {
-    if cross_site(request.headers()) {
+    let snapshot = state.site.get().await;
+    if cross_site(
+        request.headers(),
+        snapshot.settings.base_url.starts_with("https://"),
+    ) {
         return Err(AppError::Forbidden);
     }
     let uri = request.uri().clone();
@@ -108,7 +115,6 @@ async fn settle(State(state): State<AppState>, request: Request) -> Result<Respo
         Some("failed") => Outcome::Failed,
         _ => return Err(AppError::BadRequest),
     };
-    let snapshot = state.site.get().await;
     let Some((resolved, payment)) = handle_of(&state, &snapshot, &uri).await? else {
         return Err(AppError::NotFound);
     };
@@ -125,4 +131,14 @@ async fn settle(State(state): State<AppState>, request: Request) -> Result<Respo
         Received::Refused => return Err(AppError::NotFound),
     }
     Ok(Redirect::to(&format!("/interaction/{}", resolved.link)).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    /// The doorway's guard counts every path under `PREFIX` before routing, as the handle
+    /// after it: the route must be that handle, nothing else.
+    #[test]
+    fn the_route_is_the_handle_under_the_prefix() {
+        assert_eq!(super::ROUTE, format!("{}{{handle}}", super::PREFIX));
+    }
 }

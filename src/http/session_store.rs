@@ -1,26 +1,52 @@
-//! tower-sessions' store over the app's own database. Session ids are kept as their SHA-256,
-//! so the table alone does not let anyone take over a session.
+//! tower-sessions' store over the app's own database. A row holds what the session needs (its
+//! data and its expiry) under a keyed hash of the session id, and never the id itself: the
+//! database alone, or a copy of it, opens no session. The id comes back from the cookie on load.
+//!
+//! The hash is keyed with the site keys, so `orchestra keys rotate` signs every administrator
+//! out (their rows no longer match): a rotation answers a leak, and sessions are part of it.
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
-use sha2::{Digest, Sha256};
+use tower_sessions::cookie::time::OffsetDateTime;
 use tower_sessions::session::{Id, Record};
 use tower_sessions::session_store::{self, SessionStore};
 
+use crate::site::Site;
 use crate::store::{self, Db};
 
-#[derive(Clone, Debug)]
+/// The keyed hash's purpose: a session id's hash is not any other secret's.
+const PURPOSE: &str = "session";
+
+#[derive(Clone)]
 pub struct DbSessionStore {
     db: Db,
+    site: Arc<Site>,
 }
 
-impl DbSessionStore {
-    pub fn new(db: Db) -> Self {
-        Self { db }
+impl std::fmt::Debug for DbSessionStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DbSessionStore")
     }
 }
 
-fn key(id: &Id) -> String {
-    crate::capability::hex_encode(&Sha256::digest(id.to_string().as_bytes()))
+impl DbSessionStore {
+    pub fn new(db: Db, site: Arc<Site>) -> Self {
+        Self { db, site }
+    }
+
+    async fn key(&self, id: &Id) -> String {
+        self.site
+            .get()
+            .await
+            .keys
+            .keyed_hash(PURPOSE, &id.to_string())
+    }
+}
+
+/// The row's `data`: the record's map alone, without its id.
+fn encode(record: &Record) -> session_store::Result<String> {
+    serde_json::to_string(&record.data).map_err(|e| session_store::Error::Encode(e.to_string()))
 }
 
 fn backend(e: impl std::fmt::Display) -> session_store::Error {
@@ -30,17 +56,12 @@ fn backend(e: impl std::fmt::Display) -> session_store::Error {
 #[async_trait]
 impl SessionStore for DbSessionStore {
     async fn create(&self, record: &mut Record) -> session_store::Result<()> {
+        let data = encode(record)?;
         loop {
-            let data = serde_json::to_string(record)
-                .map_err(|e| session_store::Error::Encode(e.to_string()))?;
-            if store::sessions::create(
-                &self.db,
-                &key(&record.id),
-                &data,
-                record.expiry_date.unix_timestamp(),
-            )
-            .await
-            .map_err(backend)?
+            let key = self.key(&record.id).await;
+            if store::sessions::create(&self.db, &key, &data, record.expiry_date.unix_timestamp())
+                .await
+                .map_err(backend)?
             {
                 return Ok(());
             }
@@ -49,12 +70,10 @@ impl SessionStore for DbSessionStore {
     }
 
     async fn save(&self, record: &Record) -> session_store::Result<()> {
-        let data = serde_json::to_string(record)
-            .map_err(|e| session_store::Error::Encode(e.to_string()))?;
         store::sessions::save(
             &self.db,
-            &key(&record.id),
-            &data,
+            &self.key(&record.id).await,
+            &encode(record)?,
             record.expiry_date.unix_timestamp(),
         )
         .await
@@ -62,17 +81,22 @@ impl SessionStore for DbSessionStore {
     }
 
     async fn load(&self, id: &Id) -> session_store::Result<Option<Record>> {
-        let data = store::sessions::load(&self.db, &key(id), store::now())
+        let row = store::sessions::load(&self.db, &self.key(id).await, store::now())
             .await
             .map_err(backend)?;
-        data.map(|d| {
-            serde_json::from_str(&d).map_err(|e| session_store::Error::Decode(e.to_string()))
-        })
-        .transpose()
+        let Some((data, expiry)) = row else {
+            return Ok(None);
+        };
+        let decode = |e: &dyn std::fmt::Display| session_store::Error::Decode(e.to_string());
+        Ok(Some(Record {
+            id: *id,
+            data: serde_json::from_str(&data).map_err(|e| decode(&e))?,
+            expiry_date: OffsetDateTime::from_unix_timestamp(expiry).map_err(|e| decode(&e))?,
+        }))
     }
 
     async fn delete(&self, id: &Id) -> session_store::Result<()> {
-        store::sessions::delete(&self.db, &key(id))
+        store::sessions::delete(&self.db, &self.key(id).await)
             .await
             .map_err(backend)
     }

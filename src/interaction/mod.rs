@@ -65,17 +65,22 @@ pub async fn resolve(
     let (instance, usable, payment) = match parsed.claims.kind {
         Kind::Link => {
             let hash = keys.keyed_hash("link", link);
+            // A missing instance reads a stand-in row (the store's `NAMED_OR_NEWEST`), so that
+            // both cost the same; it is dropped here, and the HMAC below checks against the
+            // absent token all the same.
             match store::instances::for_link(db, parsed.claims.instance, &hash).await? {
                 // A link issued before links were recorded has no record and stays good until
                 // its instance's links are revoked (a new token) or it expires.
-                Some(row) => (Some(row.instance), row.revoked_at.unwrap_or(0) == 0, None),
-                None => (None, false, None),
+                Some(row) if row.instance.id == parsed.claims.instance => {
+                    (Some(row.instance), row.revoked_at.unwrap_or(0) == 0, None)
+                }
+                _ => (None, false, None),
             }
         }
         Kind::Handle => {
             let hash = keys.keyed_hash("handle", link);
             match store::instances::for_handle(db, parsed.claims.instance, &hash, now).await? {
-                Some(row) => {
+                Some(row) if row.instance.id == parsed.claims.instance => {
                     let payment = row.payment_id.zip(row.payment_state).and_then(|(id, s)| {
                         Some(HandlePayment {
                             id,
@@ -84,7 +89,7 @@ pub async fn resolve(
                     });
                     (Some(row.instance), payment.is_some(), payment)
                 }
-                None => (None, false, None),
+                _ => (None, false, None),
             }
         }
     };

@@ -1,6 +1,11 @@
-//! API tokens, integrator keys and the signatures already seen.
+//! API tokens (with their scopes), integrator keys and the signatures already seen.
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
 
 use super::Db;
+use super::instances::{COLUMNS, InstanceRow};
+use crate::api::scope::Scope;
 
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct TokenRow {
@@ -11,9 +16,27 @@ pub struct TokenRow {
     pub created_at: i64,
     pub last_used_at: Option<i64>,
     pub revoked_at: Option<i64>,
+    #[sqlx(flatten)]
+    pub scope: Scope,
 }
 
-const TOKEN: &str = "id, name, rate_per_minute, burst, created_at, last_used_at, revoked_at";
+const TOKEN: &str = "id, name, rate_per_minute, burst, created_at, last_used_at, revoked_at, \
+     abilities, reach, workflows";
+
+/// A scope from its three columns (`Scope::stored`).
+impl<'r> sqlx::FromRow<'r, AnyRow> for Scope {
+    fn from_row(row: &'r AnyRow) -> Result<Self, sqlx::Error> {
+        let abilities: String = row.try_get("abilities")?;
+        let reach: String = row.try_get("reach")?;
+        let workflows: Option<String> = row.try_get("workflows")?;
+        Scope::from_stored(&abilities, &reach, workflows.as_deref()).map_err(|e| {
+            sqlx::Error::ColumnDecode {
+                index: "abilities, reach, workflows".into(),
+                source: format!("a token's scope: {e}").into(),
+            }
+        })
+    }
+}
 
 /// Creates a token; `None` when the name is taken.
 pub async fn create_token(
@@ -22,16 +45,37 @@ pub async fn create_token(
     hash: &str,
     rate: Option<i64>,
     burst: Option<i64>,
+    scope: &Scope,
 ) -> Result<Option<i64>, sqlx::Error> {
+    let (abilities, reach, workflows) = scope.stored();
     sqlx::query_scalar(
-        "INSERT INTO api_tokens (name, hash, rate_per_minute, burst, created_at) \
-         VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING id",
+        "INSERT INTO api_tokens (name, hash, rate_per_minute, burst, created_at, abilities, \
+         reach, workflows) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+         ON CONFLICT DO NOTHING RETURNING id",
     )
     .bind(name)
     .bind(hash)
     .bind(rate)
     .bind(burst)
     .bind(super::now())
+    .bind(abilities)
+    .bind(reach)
+    .bind(workflows)
+    .fetch_optional(&db.pool)
+    .await
+}
+
+/// Replaces a live token's scope, by name; its id when there was one.
+pub async fn set_scope(db: &Db, name: &str, scope: &Scope) -> Result<Option<i64>, sqlx::Error> {
+    let (abilities, reach, workflows) = scope.stored();
+    sqlx::query_scalar(
+        "UPDATE api_tokens SET abilities = $1, reach = $2, workflows = $3 \
+         WHERE name = $4 AND revoked_at IS NULL RETURNING id",
+    )
+    .bind(abilities)
+    .bind(reach)
+    .bind(workflows)
+    .bind(name)
     .fetch_optional(&db.pool)
     .await
 }
@@ -146,6 +190,28 @@ pub async fn running_started_by(db: &Db, token: i64) -> Result<i64, sqlx::Error>
     )
     .bind(token)
     .fetch_one(db.reader())
+    .await
+}
+
+/// An instance as the API reaches it: its row, who started it, its workflow's machine name.
+#[derive(Debug, sqlx::FromRow)]
+pub struct Reached {
+    #[sqlx(flatten)]
+    pub instance: InstanceRow,
+    /// The token that started it; `None` for an administrator or the command line.
+    pub api_token_id: Option<i64>,
+    pub workflow_name: String,
+}
+
+/// An instance with what a token's scope is checked against, in one read by primary keys.
+pub async fn reached(db: &Db, id: i64) -> Result<Option<Reached>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS}, api_token_id, \
+         (SELECT name FROM workflows WHERE workflows.id = instances.workflow_id) AS workflow_name \
+         FROM instances WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(db.reader())
     .await
 }
 

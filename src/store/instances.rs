@@ -132,12 +132,24 @@ pub struct ForLink {
     pub revoked_at: Option<i64>,
 }
 
-/// One read for a link: the instance, and whether the link's record is revoked.
+/// The row a link or handle reads: the instance it names, or, when there is none, the newest
+/// one, a stand-in read and decoded as the named one would be. A link to a missing instance
+/// then costs what a link to an existing one costs (one row read, decoded, its link looked
+/// up, its HMAC checked), so the time of a refusal does not tell which instances exist. The
+/// caller keeps the row only when its id is the one asked for. `COALESCE`
+/// stops at its first non-null argument on both backends, so the newest id is looked up only
+/// for a missing instance: one more probe at the end of the primary key.
+const NAMED_OR_NEWEST: &str = "COALESCE((SELECT id FROM instances WHERE id = $1), \
+     (SELECT MAX(id) FROM instances))";
+
+/// One read for a link: the instance, and whether the link's record is revoked. When the
+/// instance does not exist, the row is a stand-in (see `NAMED_OR_NEWEST`): keep it only when
+/// its id is `id`.
 pub async fn for_link(db: &Db, id: i64, link_hash: &str) -> Result<Option<ForLink>, sqlx::Error> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS}, (SELECT COALESCE(l.revoked_at, 0) FROM links l \
          WHERE l.hash = $2 AND l.instance_id = instances.id) AS revoked_at \
-         FROM instances WHERE id = $1"
+         FROM instances WHERE id = {NAMED_OR_NEWEST}"
     ))
     .bind(id)
     .bind(link_hash)
@@ -155,7 +167,7 @@ pub struct ForHandle {
 }
 
 /// One read for a handle: the instance, and the payment the handle returns to while it is
-/// unexpired.
+/// unexpired. Like `for_link`, a stand-in row when the instance does not exist.
 pub async fn for_handle(
     db: &Db,
     id: i64,
@@ -167,7 +179,7 @@ pub async fn for_handle(
          FROM instances \
          LEFT JOIN handles h ON h.hash = $2 AND h.instance_id = instances.id AND h.expires > $3 \
          LEFT JOIN payments p ON p.id = h.payment_id \
-         WHERE instances.id = $1"
+         WHERE instances.id = {NAMED_OR_NEWEST}"
     ))
     .bind(id)
     .bind(handle_hash)

@@ -102,6 +102,16 @@ pub fn is_unavailable(e: &sqlx::Error) -> bool {
     }
 }
 
+/// Text the database cannot store: PostgreSQL refuses a NUL character (22021) or one its
+/// encoding lacks (22P05). The web layer refuses NULs before any query; this is the net under
+/// it, so such input is a bad request wherever it came from, never a 500.
+pub fn is_bad_text(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Database(d) => d.code().is_some_and(|c| matches!(&*c, "22021" | "22P05")),
+        _ => false,
+    }
+}
+
 /// SQLITE_BUSY and its extended codes: another connection holds the write lock.
 fn is_busy(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(d) if matches!(d.code().as_deref(), Some("5" | "261" | "517")))

@@ -1,9 +1,11 @@
-//! Admin sessions for tower-sessions, in the app's own database.
+//! Admin sessions for tower-sessions, in the app's own database. `id` is the keyed hash the
+//! session store names a session by (`http::session_store`), never the session id itself.
 
 use super::Db;
 
-pub async fn load(db: &Db, id: &str, now: i64) -> Result<Option<String>, sqlx::Error> {
-    sqlx::query_scalar("SELECT data FROM sessions WHERE id = $1 AND expiry > $2")
+/// A live session's data and expiry (Unix seconds).
+pub async fn load(db: &Db, id: &str, now: i64) -> Result<Option<(String, i64)>, sqlx::Error> {
+    sqlx::query_as("SELECT data, expiry FROM sessions WHERE id = $1 AND expiry > $2")
         .bind(id)
         .bind(now)
         .fetch_optional(db.reader())

@@ -59,6 +59,33 @@ pub fn on_postgres() -> bool {
     std::env::var("ORCHESTRA_TEST_POSTGRES_URL").is_ok()
 }
 
+/// A database with the schema as it was before migration `version`: every earlier migration
+/// applied, none from it on. An upgrade test writes what the old code wrote, closes the pool and
+/// opens the database with `spawn_on`, which applies the rest.
+pub async fn schema_before(url: &str, version: i64) -> sqlx::AnyPool {
+    sqlx::any::install_default_drivers();
+    let (_, url) = orchestra::store::normalize_url(url).unwrap();
+    let pool = sqlx::AnyPool::connect(&url).await.unwrap();
+    let dir = if on_postgres() {
+        "migrations/postgres"
+    } else {
+        "migrations/sqlite"
+    };
+    let mut migrator = sqlx::migrate::Migrator::new(std::path::Path::new(dir))
+        .await
+        .unwrap();
+    let before: Vec<_> = migrator
+        .migrations
+        .iter()
+        .filter(|m| m.version < version)
+        .cloned()
+        .collect();
+    assert!(!before.is_empty(), "no migration before {version}");
+    migrator.migrations = std::borrow::Cow::Owned(before);
+    migrator.run(&pool).await.unwrap();
+    pool
+}
+
 /// Which flood store the app runs on.
 pub enum Flood {
     Memory,
@@ -84,12 +111,17 @@ impl Drop for TestApp {
 
 /// Starts the whole app on 127.0.0.1:0 with a manual clock.
 pub async fn spawn(flood: Flood) -> TestApp {
-    spawn_with(move |db, clock| match flood {
-        Flood::Memory => Arc::new(MemoryFlood::new(4096, clock)),
-        Flood::Sql => Arc::new(SqlFlood::new(db.clone(), 4096, clock)),
-        Flood::Custom(s) => s,
-    })
-    .await
+    spawn_with(move |db, clock| flood.store(db, clock)).await
+}
+
+impl Flood {
+    fn store(self, db: &Db, clock: Clock) -> Arc<dyn FloodStore> {
+        match self {
+            Flood::Memory => Arc::new(MemoryFlood::new(4096, clock)),
+            Flood::Sql => Arc::new(SqlFlood::new(db.clone(), 4096, clock)),
+            Flood::Custom(s) => s,
+        }
+    }
 }
 
 impl TestApp {
@@ -278,6 +310,32 @@ pub async fn spawn_on(
     database: TestDb,
     make: impl FnOnce(&Db, Clock) -> Arc<dyn FloodStore>,
 ) -> TestApp {
+    serve(database, make, Default::default()).await
+}
+
+/// Starts the app behind proxies it trusts (`ORCHESTRA_TRUSTED_PROXIES`, with the header of
+/// `ORCHESTRA_CLIENT_IP_HEADER`): its tests name each client's address in that header.
+pub async fn spawn_behind(
+    flood: Flood,
+    proxies: &str,
+    header: orchestra::proxy::ClientIpHeader,
+) -> TestApp {
+    let proxies = orchestra::proxy::TrustedProxies::parse(proxies)
+        .expect("proxies")
+        .with_header(header);
+    serve(
+        fresh_database().await,
+        move |db, clock| flood.store(db, clock),
+        proxies,
+    )
+    .await
+}
+
+async fn serve(
+    database: TestDb,
+    make: impl FnOnce(&Db, Clock) -> Arc<dyn FloodStore>,
+    proxies: orchestra::proxy::TrustedProxies,
+) -> TestApp {
     capture_logs();
     let db = orchestra::open(&database.url)
         .await
@@ -291,7 +349,8 @@ pub async fn spawn_on(
         clock.clone(),
     )
     .await
-    .expect("build the state");
+    .expect("build the state")
+    .with_trusted_proxies(proxies);
     let app = orchestra::http::app(state.clone(), false);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

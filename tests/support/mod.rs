@@ -116,6 +116,11 @@ pub fn assert_credential_headers(page: &Page, what: &str) {
 
 /// Signs an existing administrator in on a new client.
 pub async fn sign_in(app: &TestApp) -> Client {
+    signing_in(app).await.0
+}
+
+/// `sign_in`, with the sign-in's answer (the cookies it sets).
+pub async fn signing_in(app: &TestApp) -> (Client, Page) {
     let client = app.client();
     let form = get(&client, app, "/admin/login").await;
     let page = read(client.post(app.url("/admin/login")).form(&[
@@ -125,7 +130,7 @@ pub async fn sign_in(app: &TestApp) -> Client {
     ]))
     .await;
     assert_eq!(page.status, 303, "sign-in failed");
-    client
+    (client, page)
 }
 
 /// The CSRF token the client's session holds, read from a page that has a form.

@@ -109,51 +109,60 @@ pub async fn login(
     let destination = safe_destination(form.destination.as_deref()).to_owned();
     let admin = store::admins::by_name(&state.db, &name).await?;
     let snapshot = state.site.get().await;
-    let account = login::account_key(&snapshot.keys, admin.as_ref().map(|a| a.id), &name);
+    let settings = &snapshot.settings;
     let address = login::address_key(&snapshot.keys, client);
-    // Counted before the password is looked at; a refused attempt never checks it.
-    if login::attempt(&state.guard, &snapshot.settings, &address, &account).is_err() {
-        return Err(AppError::TooManyAttempts);
-    }
-    let stored = admin.as_ref().map(|a| a.password_hash.clone());
+    let Some(admin) = admin else {
+        // No account to guess: counted per address only, and answered in the time a wrong
+        // password takes (`login`'s module doc says what the limits still tell), without a
+        // place in the pool, so made-up names cannot fill it. A full pool is a 503 here too,
+        // as it would be for a real name.
+        if state.passwords.is_full() {
+            return Err(pool_error(crate::password::PoolError::Busy));
+        }
+        // Nothing of an account to count once the password "fails".
+        let _no_account = login::admit(&state.guard, settings, &address, None)
+            .map_err(|_| AppError::TooManyAttempts)?;
+        state.passwords.as_long_as_a_check().await;
+        return Ok(failed(ctx, name, destination));
+    };
+    let account = login::account_keys(&snapshot.keys, admin.id, client);
+    // A place in the pool before anything is counted: a full pool's 503 counts nowhere. Then
+    // the limits; a refused attempt never checks the password.
+    let place = state.passwords.admit().map_err(pool_error)?;
+    let admitted = login::admit(&state.guard, settings, &address, Some(&account))
+        .map_err(|_| AppError::TooManyAttempts)?;
+    let stored = admin.password_hash.clone();
     let password = form.password;
     // argon2 is deliberately slow and takes 19 MiB: on the bounded pool, off the async workers.
-    // An unknown name is checked against a dummy hash, so it costs what a wrong password costs.
-    let ok = state
-        .passwords
-        .run(move || {
-            let stored = match &stored {
-                Some(hash) => hash.as_str(),
-                None => crate::password::dummy_hash(),
-            };
-            crate::password::verify(&password, stored)
-        })
+    let ok = place
+        .run(move || crate::password::verify(&password, &stored))
         .await
         .map_err(pool_error)?;
-    match admin {
-        Some(admin) if ok => {
-            login::succeeded(&state.guard, &account);
-            // A new session id at sign-in: an id planted before it is worth nothing after.
-            session.cycle_id().await?;
-            session.insert(ADMIN_KEY, admin.id).await?;
-            tracing::info!(admin = admin.id, "administrator signed in");
-            let mut response = Redirect::to(&destination).into_response();
-            response.extensions_mut().insert(csrf::Rotate);
-            Ok(response)
-        }
-        _ => {
-            tracing::info!("failed sign-in");
-            let error = Some(ctx.t("login-failed"));
-            let mut response = html(&LoginPage {
-                ctx,
-                name,
-                destination,
-                error,
-            });
-            *response.status_mut() = StatusCode::UNAUTHORIZED;
-            Ok(response)
-        }
+    if !ok {
+        login::failed(&state.guard, settings, &account, admitted);
+        return Ok(failed(ctx, name, destination));
     }
+    // A new session id at sign-in: an id planted before it is worth nothing after.
+    session.cycle_id().await?;
+    session.insert(ADMIN_KEY, admin.id).await?;
+    tracing::info!(admin = admin.id, "administrator signed in");
+    let mut response = Redirect::to(&destination).into_response();
+    response.extensions_mut().insert(csrf::Rotate);
+    Ok(response)
+}
+
+/// The sign-in page again, with what was typed as the name and one message for any failure.
+fn failed(ctx: PageContext, name: String, destination: String) -> Response {
+    tracing::info!("failed sign-in");
+    let error = Some(ctx.t("login-failed"));
+    let mut response = html(&LoginPage {
+        ctx,
+        name,
+        destination,
+        error,
+    });
+    *response.status_mut() = StatusCode::UNAUTHORIZED;
+    response
 }
 
 /// The password pool's refusal: a 503 page at once when it is full.

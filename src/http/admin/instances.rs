@@ -12,9 +12,10 @@ use tower_sessions::Session;
 use super::workflows::ConfirmPage;
 use super::{FieldErrors, error_for};
 use crate::http::AppState;
-use crate::http::context::{FlashKind, ISSUED_KEY, PageContext, flash, flash_as, html};
+use crate::http::context::{FlashKind, PageContext, flash, flash_as, html};
 use crate::http::error::{AppError, Result};
 use crate::http::form::Form;
+use crate::http::once::{Once, Slot};
 use crate::i18n::{Lang, Message};
 use crate::links::{self, Actor};
 use crate::store::{self, instances::InstanceRow};
@@ -342,8 +343,8 @@ fn answer_lines(lang: Lang, json: &str) -> Vec<(String, String)> {
     out
 }
 
-/// The link just issued, kept in the session between the issuing POST and the page it
-/// redirects to, and taken out on that page's first view.
+/// The link just issued, kept in a one-time cookie (`once`) between the issuing POST and the
+/// page it redirects to, and taken out on that page's first view.
 #[derive(Deserialize, serde::Serialize)]
 struct Issued {
     instance: i64,
@@ -354,28 +355,26 @@ struct Issued {
 pub async fn show(
     State(state): State<AppState>,
     ctx: PageContext,
-    session: Session,
+    once: Once,
     Path(id): Path<i64>,
 ) -> Result<Response> {
     let mut page = show_page(&state, ctx, id).await?;
-    let issued = match session.get::<Issued>(ISSUED_KEY).await? {
-        Some(issued) if issued.instance == id => {
-            session.remove::<Issued>(ISSUED_KEY).await?;
-            Some(issued)
-        }
-        _ => None,
-    };
-    let Some(issued) = issued else {
-        return Ok(html(&page));
-    };
-    page.issued_url = Some(issued.url);
-    page.participant = issued.participant;
+    let slot = Slot::IssuedLink(id);
+    let issued = once.take::<Issued>(slot).filter(|i| i.instance == id);
+    let live = issued.is_some();
+    if let Some(issued) = issued {
+        page.issued_url = Some(issued.url);
+        page.participant = issued.participant;
+    }
     let mut response = html(&page);
-    // The page holds a live link: keep it out of caches.
-    response.headers_mut().insert(
-        axum::http::header::CACHE_CONTROL,
-        axum::http::HeaderValue::from_static("no-store"),
-    );
+    if live {
+        // The page holds a live link: keep it out of caches.
+        response.headers_mut().insert(
+            axum::http::header::CACHE_CONTROL,
+            axum::http::HeaderValue::from_static("no-store"),
+        );
+    }
+    once.forget(&mut response, slot)?;
     Ok(response)
 }
 
@@ -392,12 +391,14 @@ fn actor(ctx: &PageContext) -> Actor {
 }
 
 /// Issues a link and redirects to the instance page, which shows it once: the URL is a
-/// credential, so it travels in the session (server-side) until that page takes it out, never
-/// in a URL. A reload of that page shows nothing and issues nothing.
+/// credential, so it travels in an encrypted one-time cookie (`once`) until that page takes
+/// it out, never in a URL nor in the database. A reload of that page shows nothing and issues
+/// nothing.
 pub async fn issue_link(
     State(state): State<AppState>,
     ctx: PageContext,
     session: Session,
+    once: Once,
     Path(id): Path<i64>,
     Form(form): Form<IssueForm>,
 ) -> Result<Response> {
@@ -439,9 +440,10 @@ pub async fn issue_link(
         url,
         participant: form.participant,
     };
-    session.insert(ISSUED_KEY, issued).await?;
     flash(&session, "instance-link-issued-flash").await?;
-    Ok(Redirect::to(&format!("/admin/instances/{id}")).into_response())
+    let mut response = Redirect::to(&format!("/admin/instances/{id}")).into_response();
+    once.keep(&mut response, Slot::IssuedLink(id), issued)?;
+    Ok(response)
 }
 
 fn revoke_page(ctx: PageContext, instance: &InstanceRow) -> ConfirmPage {

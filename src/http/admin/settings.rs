@@ -54,6 +54,7 @@ pub struct LoginFields {
     login_per_address: String,
     login_address_period: String,
     login_per_account: String,
+    login_account_total: String,
     login_account_period: String,
     login_report_only: bool,
 }
@@ -64,6 +65,7 @@ pub struct LoginForm {
     login_per_address: Option<String>,
     login_address_period: Option<String>,
     login_per_account: Option<String>,
+    login_account_total: Option<String>,
     login_account_period: Option<String>,
     /// Sent by the sign-in fieldset, so that its unticked checkbox means "enforce"; a post
     /// without it leaves report-only alone.
@@ -77,6 +79,7 @@ impl LoginForm {
             ("login.limits.per_address", &self.login_per_address),
             ("login.limits.address_period", &self.login_address_period),
             ("login.limits.per_account", &self.login_per_account),
+            ("login.limits.account_total", &self.login_account_total),
             ("login.limits.account_period", &self.login_account_period),
         ]
         .into_iter()
@@ -103,6 +106,9 @@ impl LoginForm {
                 .login_address_period
                 .unwrap_or(saved.login_address_period),
             login_per_account: self.login_per_account.unwrap_or(saved.login_per_account),
+            login_account_total: self
+                .login_account_total
+                .unwrap_or(saved.login_account_total),
             login_account_period: self
                 .login_account_period
                 .unwrap_or(saved.login_account_period),
@@ -121,6 +127,7 @@ impl LoginFields {
             login_per_address: s.login_per_address.to_string(),
             login_address_period: s.login_address_period.to_string(),
             login_per_account: s.login_per_account.to_string(),
+            login_account_total: s.login_account_total.to_string(),
             login_account_period: s.login_account_period.to_string(),
             login_report_only: s.login_report_only,
         }

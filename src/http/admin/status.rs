@@ -93,6 +93,7 @@ pub fn summary(report: &Report, ctx: &PageContext) -> String {
 pub async fn report(state: &AppState) -> Report {
     let env = status::Environment {
         proxies_named: state.proxies.len(),
+        proxy_header: state.proxies.header().display(),
         forwarded_seen: state
             .forwarded_seen
             .load(std::sync::atomic::Ordering::Relaxed),

@@ -4,8 +4,10 @@
 //! request signed by a trusted integrator gets a bigger bucket (`crate::api`).
 //!
 //! Order of work for every request (`gate`): the token (one keyed hash and an indexed read),
-//! the signature when one is sent, then the bucket, and only then the handler. The doorway's
-//! guard does not count the API, and the API's bucket does not count the doorway.
+//! then the bucket, then the signature when one is sent (so a bad signature has spent its
+//! request before its key is looked up), and only then the handler, which checks the call
+//! against the token's scope (`crate::api::scope`). The doorway's guard does not count the API,
+//! and the API's bucket does not count the doorway.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -24,13 +26,14 @@ use serde_json::{Value, json};
 use super::AppState;
 use super::client::ClientAddr;
 use super::extract::Path;
+use crate::api::scope::Ability;
 use crate::api::{self, Signature, Signed};
 use crate::bucket::{Policy, Verdict};
 use crate::guard::FloodGuard;
 use crate::i18n::{Lang, Message};
 use crate::links::{self, Actor};
 use crate::login;
-use crate::store::{self, api::TokenRow};
+use crate::store::{self, api::Reached, api::TokenRow, instances::InstanceRow};
 use crate::workflow::{Definition, Participant};
 
 mod fields;
@@ -114,6 +117,14 @@ impl ApiError {
             Message::new("api-not-found").render(lang),
         )
     }
+
+    fn forbidden_scope(lang: Lang, message: Message) -> Self {
+        Self::new(
+            StatusCode::FORBIDDEN,
+            "forbidden_scope",
+            message.render(lang),
+        )
+    }
 }
 
 impl IntoResponse for ApiError {
@@ -128,6 +139,17 @@ impl IntoResponse for ApiError {
 
 impl From<crate::error::Error> for ApiError {
     fn from(e: crate::error::Error) -> Self {
+        if let crate::error::Error::Db(d) = &e
+            && crate::store::is_bad_text(d)
+        {
+            // The net under `body`'s own check: bad input, wherever it came from.
+            tracing::info!("refused text the database cannot store");
+            return Self::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid",
+                "The request holds text that cannot be stored.",
+            );
+        }
         tracing::error!(error = %e, "API request failed");
         Self::new(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -221,8 +243,7 @@ async fn admit(
     };
     let snapshot = state.site.get().await;
     let bearer = header(request.headers(), "authorization")
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim)
+        .and_then(api::bearer_credentials)
         .unwrap_or("");
     // A token this site does not know costs a keyed hash and an indexed read. Failures are
     // counted per client address under the sign-in's per-address limit, and past it a caller is
@@ -245,7 +266,7 @@ async fn admit(
             return Err(too_many_failures(lang, per_address.period));
         }
     }
-    let failed = |unauthorized: Response| {
+    let failed = |refusal: Response| {
         if counting {
             let address = address.clone().unwrap_or_else(address_of);
             state
@@ -253,7 +274,7 @@ async fn admit(
                 .flood()
                 .register(AUTH_FAILURE_EVENT, &address, per_address.period);
         }
-        unauthorized
+        refusal
     };
     let Some(key) = key else {
         return Err(failed(unauthorized()));
@@ -267,8 +288,24 @@ async fn admit(
         Err(e) => return Err(ApiError::from(e).into_response()),
     };
     state.api_seen.put(key, token.clone());
+    // The bucket is taken before a signature's key is looked up, at the signed tier (the most
+    // this token can have): a signature that turns out bad has spent its request, so bad
+    // signatures cost at most a bucket's worth of reads, and past it the fast refusal answers
+    // them from memory.
+    let signed = request.headers().contains_key(KEY_ID_HEADER);
+    let settings = &snapshot.settings;
+    let limited = if settings.request_limits_enabled {
+        let policy = api::policy(&token, settings, signed);
+        let verdict = state.api_buckets.take(token.id, policy);
+        if !verdict.allowed {
+            // Inside the security headers' layer, which adds HSTS itself where it is due.
+            return Err(refusal::rate_limited(policy, verdict, false));
+        }
+        Some((policy, verdict))
+    } else {
+        None
+    };
     // A signature covers the body, so a signed request's body is read here (bounded).
-    let signed = header(request.headers(), KEY_ID).is_some();
     let request = if signed {
         let (parts, body) = request.into_parts();
         let body = super::body::read(body)
@@ -289,28 +326,20 @@ async fn admit(
         .await
         .map_err(|e| ApiError::from(e).into_response())?;
         if check == Signature::Refused {
-            return Err(ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "bad_signature",
-                Message::new("api-bad-signature").render(lang),
-            )
-            .into_response());
+            // Counted as a bad token is: an address sending bad signatures is refused before
+            // the database once its tokens are ones this process does not know.
+            return Err(failed(
+                ApiError::new(
+                    StatusCode::UNAUTHORIZED,
+                    "bad_signature",
+                    Message::new("api-bad-signature").render(lang),
+                )
+                .into_response(),
+            ));
         }
         Request::from_parts(parts, Body::from(body))
     } else {
         request
-    };
-    let settings = &snapshot.settings;
-    let limited = if settings.request_limits_enabled {
-        let policy = api::policy(&token, settings, signed);
-        let verdict = state.api_buckets.take(token.id, policy);
-        if !verdict.allowed {
-            // Inside the security headers' layer, which adds HSTS itself where it is due.
-            return Err(refusal::rate_limited(policy, verdict, false));
-        }
-        Some((policy, verdict))
-    } else {
-        None
     };
     if let Err(e) = store::api::touch_token(&state.db, token.id, store::now()).await {
         tracing::warn!(error = %e, "could not note an API token's use");
@@ -372,10 +401,56 @@ impl axum::extract::FromRequest<AppState> for Read {
     }
 }
 
-/// A JSON body read as ours: malformed JSON is a 422, never a framework's message.
+/// `403 forbidden_scope` unless the token's scope has `ability`. Decided from the token alone,
+/// before anything is read, so the answer says nothing about any instance.
+fn needs(token: &TokenRow, ability: Ability, lang: Lang) -> Result<(), ApiError> {
+    if token.scope.may(ability) {
+        return Ok(());
+    }
+    Err(ApiError::forbidden_scope(
+        lang,
+        Message::new("api-forbidden-scope").arg("ability", ability.as_str()),
+    ))
+}
+
+/// The instance, when it is within the token's reach; otherwise the very answer a missing
+/// instance gets (`404 not_found`), so a token cannot learn which instances exist beyond it.
+async fn reached(
+    state: &AppState,
+    token: &TokenRow,
+    id: i64,
+    lang: Lang,
+) -> Result<Reached, ApiError> {
+    match store::api::reached(&state.db, id).await? {
+        Some(r)
+            if token
+                .scope
+                .reaches(token.id, r.api_token_id, &r.workflow_name) =>
+        {
+            Ok(r)
+        }
+        _ => Err(ApiError::not_found(lang)),
+    }
+}
+
+/// A JSON body read as ours: malformed JSON is a 422, never a framework's message, and so is
+/// text holding a NUL, which PostgreSQL cannot store (see `http::form`).
 fn body<T: for<'de> Deserialize<'de>>(lang: Lang, bytes: &Bytes) -> Result<T, ApiError> {
+    if json_holds_nul(bytes) {
+        return Err(ApiError::invalid(lang, "body", &Message::new("api-nul")));
+    }
     serde_json::from_slice(bytes)
         .map_err(|_| ApiError::invalid(lang, "body", &Message::new("api-bad-json")))
+}
+
+/// Whether a JSON text holds a NUL in a string: JSON has no raw control characters in
+/// strings, so only the escape `\u0000` spells one, when an odd number of backslashes stands
+/// before the `u` (an even number is escaped backslashes and then the letter).
+fn json_holds_nul(json: &[u8]) -> bool {
+    json.windows(5).enumerate().any(|(i, w)| {
+        w.eq_ignore_ascii_case(b"u0000")
+            && json[..i].iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1
+    })
 }
 
 fn definition_json(definition: &Definition) -> Value {
@@ -394,10 +469,16 @@ fn definition_json(definition: &Definition) -> Value {
     )
 }
 
-async fn workflows(State(state): State<AppState>) -> ApiResult {
+/// The workflows the token's scope covers.
+async fn workflows(
+    State(state): State<AppState>,
+    who: Option<axum::Extension<Caller>>,
+) -> ApiResult {
+    let token = caller(&who)?;
     let list: Vec<Value> = store::workflows::list(&state.db)
         .await?
         .into_iter()
+        .filter(|w| token.scope.covers(&w.name))
         .map(|w| {
             let d = Definition::from_json(&w.definition).unwrap_or(Definition { steps: vec![] });
             json!({
@@ -431,6 +512,7 @@ async fn start(
     Read(bytes): Read,
 ) -> ApiResult {
     let token = caller(&who)?;
+    needs(&token, Ability::Start, lang)?;
     let input: StartBody = body(lang, &bytes)?;
     let Some(name) = input.workflow.filter(|w| !w.is_empty()) else {
         return Err(ApiError::invalid(
@@ -439,6 +521,13 @@ async fn start(
             &Message::new("api-workflow-missing"),
         ));
     };
+    // Before the lookup: a name outside the scope gets one answer whether it exists or not.
+    if !token.scope.covers(&name) {
+        return Err(ApiError::forbidden_scope(
+            lang,
+            Message::new("api-forbidden-workflow").arg("workflow", name),
+        ));
+    }
     let Some(workflow) = store::workflows::by_name(&state.db, &name).await? else {
         return Err(ApiError::invalid(
             lang,
@@ -487,16 +576,14 @@ async fn start(
         }
     };
     store::api::mark_started_by(&state.db, id, token.id).await?;
-    let view = instance_json(&state, id)
+    let row = store::instances::by_id(&state.db, id)
         .await?
         .ok_or_else(|| ApiError::not_found(lang))?;
-    Ok((StatusCode::CREATED, Json(view)).into_response())
+    Ok((StatusCode::CREATED, Json(instance_json(&state, row).await?)).into_response())
 }
 
-async fn instance_json(state: &AppState, id: i64) -> Result<Option<Value>, ApiError> {
-    let Some(row) = store::instances::by_id(&state.db, id).await? else {
-        return Ok(None);
-    };
+async fn instance_json(state: &AppState, row: InstanceRow) -> Result<Value, ApiError> {
+    let id = row.id;
     let definition = state.versions.get(&state.db, row.version_id).await?;
     let version = store::workflows::version(&state.db, row.version_id)
         .await?
@@ -536,7 +623,7 @@ async fn instance_json(state: &AppState, id: i64) -> Result<Option<Value>, ApiEr
             })
         })
         .collect();
-    Ok(Some(json!({
+    Ok(json!({
         "id": row.id,
         "workflow": workflow,
         "version": version,
@@ -546,14 +633,19 @@ async fn instance_json(state: &AppState, id: i64) -> Result<Option<Value>, ApiEr
         "steps": definition.steps.len(),
         "participants_left": left,
         "history": history,
-    })))
+    }))
 }
 
-async fn instance(State(state): State<AppState>, lang: Lang, Path(id): Path<i64>) -> ApiResult {
-    let view = instance_json(&state, id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(lang))?;
-    Ok(Json(view).into_response())
+async fn instance(
+    State(state): State<AppState>,
+    lang: Lang,
+    who: Option<axum::Extension<Caller>>,
+    Path(id): Path<i64>,
+) -> ApiResult {
+    let token = caller(&who)?;
+    needs(&token, Ability::Read, lang)?;
+    let reached = reached(&state, &token, id, lang).await?;
+    Ok(Json(instance_json(&state, reached.instance).await?).into_response())
 }
 
 #[derive(Deserialize)]
@@ -570,11 +662,10 @@ async fn issue(
     Read(bytes): Read,
 ) -> ApiResult {
     let token = caller(&who)?;
+    needs(&token, Ability::Links, lang)?;
     let input: IssueBody = body(lang, &bytes)?;
     let snapshot = state.site.get().await;
-    if store::instances::by_id(&state.db, id).await?.is_none() {
-        return Err(ApiError::not_found(lang));
-    }
+    reached(&state, &token, id, lang).await?;
     let cap = snapshot.settings.api_max_links_per_instance_per_day;
     // Counting and issuing under one lock: two issues cannot both take the last place.
     let _caps = state.api_caps.lock().await;
@@ -627,6 +718,8 @@ async fn revoke(
     Path((id, link)): Path<(i64, i64)>,
 ) -> ApiResult {
     let token = caller(&who)?;
+    needs(&token, Ability::Links, lang)?;
+    reached(&state, &token, id, lang).await?;
     if !links::revoke_one(&state.db, id, link, &Actor::Api(token.name.clone())).await? {
         return Err(ApiError::not_found(lang));
     }

@@ -4,9 +4,11 @@
 //! error pages and the database: its token is found among those this process already
 //! authenticated (`api::Seen`, one keyed hash and a map lookup) and its bucket is read without
 //! taking from it. The answer is made of ready bytes (`fields`): no allocation but the
-//! response's own. Everything else (an unknown token, a signed request, a bucket with room) goes
-//! on to `gate`, which authenticates from the database and takes from the bucket as before, so
-//! the fast path can only refuse what `gate` would refuse too.
+//! response's own. A signed request is weighed at the signed tier, the most its token can have,
+//! before its signature is checked: `gate` takes from that bucket before it looks up the key
+//! too. Everything else (an unknown token, a bucket with room) goes on to `gate`, which
+//! authenticates from the database and takes from the bucket, so the fast path can only refuse
+//! what `gate` would refuse too.
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -43,20 +45,16 @@ pub fn rate_limited(policy: Policy, verdict: Verdict, https: bool) -> Response {
 pub fn refuse(state: &AppState, https: bool, request: &Request) -> Option<Refusal> {
     state.site.with_snapshot(|snapshot| {
         let settings = &snapshot.settings;
-        // A signed request may have a bigger bucket: `gate` checks its signature first.
-        if !settings.request_limits_enabled || request.headers().contains_key(KEY_ID_HEADER) {
+        if !settings.request_limits_enabled {
             return None;
         }
-        let bearer = request
-            .headers()
-            .get(AUTHORIZATION)?
-            .to_str()
-            .ok()?
-            .strip_prefix("Bearer ")?
-            .trim();
+        let headers = request.headers();
+        let bearer = api::bearer_credentials(headers.get(AUTHORIZATION)?.to_str().ok()?)?;
         let key = snapshot.token_key(bearer)?;
+        // Whatever its signature turns out to be (`gate` takes this bucket before it looks).
+        let signed = headers.contains_key(KEY_ID_HEADER);
         let (id, policy) = state.api_seen.read(&key, |token| {
-            (token.id, api::policy(token, settings, false))
+            (token.id, api::policy(token, settings, signed))
         })?;
         let verdict = state.api_buckets.refused(id, policy)?;
         Some(Refusal {

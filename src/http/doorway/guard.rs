@@ -10,7 +10,7 @@ use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, REFERRER_POLICY};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 
-use super::{EVENT, link_of};
+use super::EVENT;
 use crate::guard::{Decision, FloodGuard};
 use crate::http::AppState;
 use crate::http::front::Refusal;
@@ -60,12 +60,12 @@ enum Verdict {
 /// Counts the request and decides. Synchronous and cheap: a keyed hash of the link and an
 /// in-memory count. It runs before the tracing span and the language middleware: a refusal
 /// works out the visitor's language itself, and only when it refuses.
-fn decide(state: &AppState, snapshot: &Snapshot, request: &Request) -> Verdict {
+fn decide(state: &AppState, snapshot: &Snapshot, request: &Request, credential: &str) -> Verdict {
     let limits = snapshot.settings.interaction_limits();
     if !FloodGuard::is_counting(&limits) {
         return Verdict::Pass;
     }
-    let caller = snapshot.caller_id(link_of(request.uri().path()));
+    let caller = snapshot.caller_id(credential);
     // The sizing chart's figures are kept by `check_as`, on the answered path.
     match state.guard.check_as(
         EVENT,
@@ -106,13 +106,19 @@ fn decide(state: &AppState, snapshot: &Snapshot, request: &Request) -> Verdict {
     }
 }
 
-/// The guard, before routing (`http::front`): counts a request under the doorway's prefix and
-/// returns the refusal when there is one, with `Strict-Transport-Security` on an https site.
-/// A doorway refusal lets work in progress go first (`priority`).
-pub fn guard(state: &AppState, https: bool, request: &Request) -> Option<Refusal> {
+/// The guard, before routing (`http::front`): counts a request carrying `credential` (a link
+/// or handle, as the path gives it) and returns the refusal when there is one, with
+/// `Strict-Transport-Security` on an https site. A doorway refusal lets work in progress go
+/// first (`priority`).
+pub fn guard(
+    state: &AppState,
+    https: bool,
+    request: &Request,
+    credential: &str,
+) -> Option<Refusal> {
     let verdict = state
         .site
-        .with_snapshot(|snapshot| decide(state, snapshot, request));
+        .with_snapshot(|snapshot| decide(state, snapshot, request, credential));
     match verdict {
         Verdict::Pass => None,
         Verdict::Refuse(mut response) => {

@@ -22,7 +22,7 @@ use axum::routing::get;
 use super::AppState;
 use super::context::PageContext;
 use super::error::AppError;
-use super::form::pairs;
+use super::form::{holds_nul, pairs};
 use crate::capability::Kind;
 use crate::i18n::Lang;
 use crate::interaction::{self, Invalid, Now, Resolved};
@@ -67,6 +67,14 @@ pub async fn credential_headers(mut response: Response) -> Response {
 /// The link as it appears in the path: everything after the prefix.
 pub(crate) fn link_of(path: &str) -> &str {
     path.strip_prefix(PREFIX).unwrap_or("")
+}
+
+/// The credential a path under the doorway's guard carries: a link or handle under `PREFIX`,
+/// or a handle under the test provider's prefix. The provider's pages resolve the same handle
+/// the doorway does (a database read each), so they are counted as the same caller.
+pub(crate) fn guarded_credential(path: &str) -> Option<&str> {
+    path.strip_prefix(PREFIX)
+        .or_else(|| path.strip_prefix(crate::http::provider::PREFIX))
 }
 
 /// Resolves the request's link, or answers the one refusal.
@@ -125,9 +133,12 @@ async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Res
 
 /// Whether a POST may have come from another site. An anonymous form has no session to hold
 /// a token, so the browser's own statements are the defence: `Sec-Fetch-Site` where sent,
-/// else `Origin` against `Host`. Clients that send neither (scripts, old browsers) are let
-/// through: they are not a victim's browser carrying someone else's intent.
-pub(crate) fn cross_site(headers: &HeaderMap) -> bool {
+/// else `Origin` against the site's scheme (`https` when its base URL is) and `Host`: an
+/// origin is its scheme and host together, so `http://` under an https site is another
+/// origin (a page on the plain-text port a network attacker can write). Clients that send
+/// neither (scripts, old browsers) are let through: they are not a victim's browser carrying
+/// someone else's intent.
+pub(crate) fn cross_site(headers: &HeaderMap, https: bool) -> bool {
     if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
         return !matches!(site, "same-origin" | "none");
     }
@@ -138,8 +149,11 @@ pub(crate) fn cross_site(headers: &HeaderMap) -> bool {
         .get(HOST)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    let origin_host = origin.split_once("://").map_or("", |(_, h)| h);
-    origin == "null" || !origin_host.eq_ignore_ascii_case(host)
+    let scheme = if https { "https" } else { "http" };
+    let Some((origin_scheme, origin_host)) = origin.split_once("://") else {
+        return true;
+    };
+    !(origin_scheme.eq_ignore_ascii_case(scheme) && origin_host.eq_ignore_ascii_case(host))
 }
 
 async fn answer(
@@ -148,13 +162,20 @@ async fn answer(
     request: Request,
 ) -> Result<Response, AppError> {
     let link = link_of(request.uri().path()).to_owned();
-    if cross_site(request.headers()) {
+    let snapshot = state.site.get().await;
+    if cross_site(
+        request.headers(),
+        snapshot.settings.base_url.starts_with("https://"),
+    ) {
         tracing::info!("refused a cross-site post to the doorway");
         return Err(AppError::Forbidden);
     }
     let body = super::body::read(request.into_body()).await?;
+    // Bad input before any read: no answer may hold a NUL (`form::holds_nul`).
+    if holds_nul(&body) {
+        return Err(AppError::BadRequest);
+    }
     let submitted = pairs(&body);
-    let snapshot = state.site.get().await;
     let Some(resolved) = resolve(&state, &snapshot, &link).await? else {
         return Ok(views::refused(lang));
     };
@@ -242,5 +263,39 @@ mod tests {
     #[test]
     fn the_route_is_everything_under_the_prefix() {
         assert_eq!(super::ROUTE, format!("{}{{*link}}", super::PREFIX));
+    }
+
+    fn headers(pairs: &[(&'static str, &str)]) -> axum::http::HeaderMap {
+        pairs
+            .iter()
+            .map(|(k, v)| (axum::http::HeaderName::from_static(k), v.parse().unwrap()))
+            .collect()
+    }
+
+    /// An origin is a scheme and a host: the same host on the other scheme is another site.
+    #[test]
+    fn an_origin_on_the_other_scheme_is_cross_site() {
+        let host = ("host", "flows.example.org");
+        for (origin, https, cross) in [
+            ("https://flows.example.org", true, false),
+            ("HTTPS://Flows.Example.org", true, false),
+            ("http://flows.example.org", true, true),
+            ("https://flows.example.org", false, true),
+            ("http://flows.example.org", false, false),
+            ("https://evil.example", true, true),
+            ("null", true, true),
+            ("flows.example.org", true, true),
+        ] {
+            let sent = headers(&[host, ("origin", origin)]);
+            assert_eq!(
+                super::cross_site(&sent, https),
+                cross,
+                "{origin} (https: {https})"
+            );
+        }
+        assert!(
+            !super::cross_site(&headers(&[host]), true),
+            "no origin: a script"
+        );
     }
 }
