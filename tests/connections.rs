@@ -474,6 +474,20 @@ async fn silent_connections(server: SocketAddr, n: usize) -> Vec<TcpStream> {
     held
 }
 
+/// `n` silent connections, all made, then 8 honest visitors each answered within a second;
+/// returns the connections and the slowest visitor.
+async fn silent_flood_then_honest(server: SocketAddr, n: usize) -> (Vec<TcpStream>, Duration) {
+    let held = silent_connections(server, n).await;
+    assert_eq!(held.len(), n, "every connection was made");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let worst = honest_visitors(server, 8).await;
+    assert!(
+        worst < Duration::from_secs(1),
+        "an honest visitor waited {worst:?}"
+    );
+    (held, worst)
+}
+
 /// How many of `held` the server has closed: a peek that finds the end, or a reset.
 fn closed(held: &[TcpStream]) -> usize {
     use std::os::fd::AsRawFd;
@@ -523,16 +537,9 @@ async fn under_ulimit_1024_a_thousand_idle_connections_do_not_lock_honest_client
         "{said}"
     );
 
-    let held = silent_connections(server.addr, 1100).await;
-    assert_eq!(held.len(), 1100, "every connection was made");
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let worst = honest_visitors(server.addr, 8).await;
+    let (held, worst) = silent_flood_then_honest(server.addr, 1100).await;
     eprintln!(
         "8 honest visitors beside 1,100 idle connections under ulimit -n 1024: slowest {worst:?}"
-    );
-    assert!(
-        worst < Duration::from_secs(1),
-        "an honest visitor waited {worst:?}"
     );
     // The longest-open idle ones made room, and hardly more than were needed (an honest
     // visitor's place is free again once it is answered).
@@ -582,17 +589,10 @@ async fn when_descriptors_run_out_idle_connections_are_shed_and_accept_does_not_
     };
     assert_eq!(set, 0, "prlimit: {}", std::io::Error::last_os_error());
     let started = Instant::now();
-    let held = silent_connections(server.addr, 800).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let worst = honest_visitors(server.addr, 8).await;
+    let (held, worst) = silent_flood_then_honest(server.addr, 800).await;
     eprintln!(
         "8 honest visitors with the descriptors exhausted by 800 idle connections: slowest {worst:?}"
     );
-    assert!(
-        worst < Duration::from_secs(1),
-        "an honest visitor waited {worst:?}"
-    );
-    assert_eq!(held.len(), 800, "every connection was made");
     assert!(closed(&held) >= 200, "idle connections were not shed");
     let said = std::fs::read_to_string(&log).expect("the log");
     let warnings = said.matches("no file descriptor left").count();
