@@ -278,6 +278,16 @@ where
                 .copied()
                 .unwrap_or_default();
             let api = request.uri().path().starts_with(super::api::PREFIX);
+            // A provider's notice that is too large or too slow gets the notice route's one
+            // plain refusal, which says nothing of why (`notice::Received::Refused`); a full
+            // budget stays a 503 the provider retries.
+            let notice = cap == crate::interaction::payment::MAX_NOTICE_BYTES
+                && request.uri().path() == super::notice::ROUTE;
+            if notice && refused != Refused::Busy {
+                return LimitFuture::Refused(Some(
+                    super::notice::Received::Refused.into_response(),
+                ));
+            }
             LimitFuture::Refused(Some(refusal(refused, lang, api)))
         };
         // The cheapest check of all, before a byte of the body is read.

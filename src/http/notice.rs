@@ -27,8 +27,11 @@ pub const EVENT: &str = "notice";
 /// A notice body that takes longer than this to arrive is dropped.
 const READ_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The test provider's notice route.
+pub const ROUTE: &str = "/notice/test-provider";
+
 pub fn router() -> Router<AppState> {
-    Router::new().route("/notice/test-provider", post(receive))
+    Router::new().route(ROUTE, post(receive))
 }
 
 #[derive(Serialize)]
