@@ -165,7 +165,7 @@ async fn serve(out: &Out, config: &Config, bind: Option<&str>) -> i32 {
             Err(e) => return out.fail(format!("ORCHESTRA_METRICS_BIND={bind}: {e}")),
         },
     };
-    let listener = match tokio::net::TcpListener::bind(addr).await {
+    let listener = match crate::http::server::bind(addr) {
         Ok(l) => l,
         Err(e) => return out.fail(e),
     };

@@ -900,14 +900,13 @@ async fn behind_the_documented_nginx_a_clients_own_forwarded_headers_change_noth
 
 #[tokio::test]
 async fn three_hundred_concurrent_wrong_passwords_leave_memory_bounded_and_the_doorway_answering() {
-    // The limits off, so every attempt reaches the password pool.
+    // The limits off, so every attempt reaches the password pool; and the attempts' 300
+    // connections from this one address under its cap (tests/connections.rs tests that cap).
     let (_dir, server) = real_server(
         &[
             ("login.limits.per_address", "0"),
             ("login.limits.per_account", "0"),
         ],
-        // 300 attempts at once from one address: past the connection cap per address
-        // (`http::server`), which is not what this test is about.
         &[("ORCHESTRA_MAX_CONNECTIONS_PER_ADDRESS", "1024")],
     );
     let base = format!("http://{}", server.addr);

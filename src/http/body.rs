@@ -57,7 +57,7 @@ pub fn cap(route: &str) -> usize {
         "/admin/workflows/new" | "/admin/workflows/{id}/edit" => DEFINITION,
         "/interaction/{*link}" => ANSWER,
         "/test-provider/{handle}" => PROVIDER,
-        "/notice/test-provider" => crate::interaction::payment::MAX_NOTICE_BYTES,
+        super::notice::ROUTE => crate::interaction::payment::MAX_NOTICE_BYTES,
         "/api/v1/instances" => API_JSON,
         _ => SMALL,
     }
@@ -277,18 +277,7 @@ where
                 .get::<Lang>()
                 .copied()
                 .unwrap_or_default();
-            let api = request.uri().path().starts_with(super::api::PREFIX);
-            // A provider's notice that is too large or too slow gets the notice route's one
-            // plain refusal, which says nothing of why (`notice::Received::Refused`); a full
-            // budget stays a 503 the provider retries.
-            let notice = cap == crate::interaction::payment::MAX_NOTICE_BYTES
-                && request.uri().path() == super::notice::ROUTE;
-            if notice && refused != Refused::Busy {
-                return LimitFuture::Refused(Some(
-                    super::notice::Received::Refused.into_response(),
-                ));
-            }
-            LimitFuture::Refused(Some(refusal(refused, lang, api)))
+            LimitFuture::Refused(Some(refusal(refused, lang, request.uri().path())))
         };
         // The cheapest check of all, before a byte of the body is read.
         if declared.is_some_and(|n| n > cap as u64) {
@@ -317,10 +306,13 @@ where
     }
 }
 
-/// A refusal of this layer as the visitor sees it: the themed page, or the API's JSON error.
-fn refusal(refused: Refused, lang: Lang, api: bool) -> Response {
-    if api {
+/// A refusal of this layer as the caller sees it: the themed page, the API's JSON error, or
+/// for the provider's notices their one plain refusal (`notice::Received::Refused`).
+fn refusal(refused: Refused, lang: Lang, path: &str) -> Response {
+    if path.starts_with(super::api::PREFIX) {
         super::api::body_refused(lang, refused)
+    } else if path == super::notice::ROUTE {
+        super::notice::Received::Refused.into_response()
     } else {
         AppError::from(refused).into_response()
     }

@@ -27,7 +27,7 @@ pub const EVENT: &str = "notice";
 /// A notice body that takes longer than this to arrive is dropped.
 const READ_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The test provider's notice route.
+/// Where the provider sends its notices.
 pub const ROUTE: &str = "/notice/test-provider";
 
 pub fn router() -> Router<AppState> {

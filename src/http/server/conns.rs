@@ -136,6 +136,8 @@ struct Inner {
     leaving: usize,
     groups: HashMap<Group, Count>,
     next_id: u64,
+    /// Connections closed since memory was last given back.
+    closed: usize,
 }
 
 impl Inner {
@@ -160,6 +162,9 @@ impl Inner {
         true
     }
 }
+
+/// Memory is given back once this many connections closed since the last time (or all did).
+const TRIM_AFTER: usize = 16;
 
 pub struct Registry {
     inner: Mutex<Inner>,
@@ -239,6 +244,19 @@ impl Registry {
                 inner.groups.remove(&group);
             }
         }
+        inner.closed += 1;
+    }
+
+    /// Whether connections closed since the last call: enough of them (`TRIM_AFTER`), or all.
+    pub fn take_closed(&self) -> bool {
+        let mut inner = self.lock();
+        let closed = std::mem::take(&mut inner.closed);
+        closed >= TRIM_AFTER || (closed > 0 && inner.open.is_empty())
+    }
+
+    /// Connections shed but not yet closed.
+    pub fn leaving(&self) -> usize {
+        self.lock().leaving
     }
 
     pub fn open(&self) -> usize {

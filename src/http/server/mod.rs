@@ -1,6 +1,6 @@
 //! The HTTP/1 server: accepts connections, admits each under the caps on connections (in all,
 //! and per client address), serves it with its deadlines, sheds idle connections when a cap or
-//! the descriptors run out, and stops gracefully.
+//! the descriptors run out, gives memory back as connections close, and stops gracefully.
 //!
 //! The deadlines are ours (`io::Deadline`) rather than hyper's `header_read_timeout`: hyper
 //! starts that timer the moment a connection is idle (`State::idle` asks for a read, and
@@ -59,6 +59,25 @@ const LINGER: Duration = Duration::from_secs(1);
 const LINGER_BYTES: usize = 256 << 10;
 /// Idle connections shed at once when `accept` finds no descriptor left.
 const SHED_ON_EXHAUSTION: usize = 16;
+/// Shed connections not yet closed, past which `accept` waits for them: until its task closes
+/// it, a shed connection still holds its descriptor (all within `RESERVED_DESCRIPTORS`).
+const MAX_LEAVING: usize = 32;
+
+/// Connections the kernel may hold for `accept` (std's and mio's default is 128): a burst, or a
+/// moment with no descriptor, waits there rather than having its handshake dropped.
+const BACKLOG: u32 = 1024;
+
+/// A listener on `addr` with room for `BACKLOG` connections waiting to be accepted.
+pub fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(BACKLOG)
+}
 
 /// What `serve` needs besides the app.
 pub struct Options {
@@ -131,6 +150,17 @@ fn raise_descriptor_limit() -> (u64, u64) {
     (limit.rlim_cur, limit.rlim_max)
 }
 
+/// Gives the memory freed by closed connections back to the system: glibc keeps the freed pages
+/// of its arenas otherwise (measured: 25 to 29 MiB kept after 3,000 connections closed, none
+/// with this; `password::return_large_allocations_to_the_system` does the same for argon2's).
+fn give_memory_back() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages of the allocator's own heaps.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// A warning said at most once a second, however often its cause recurs.
 #[derive(Default)]
 struct OncePerSecond(Option<Instant>);
@@ -196,9 +226,19 @@ pub async fn serve(
         refusing: AtomicUsize::new(0),
     });
     let mut shutdown = std::pin::pin!(shutdown);
+    let mut trim = tokio::time::interval(Duration::from_secs(1));
+    trim.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut exhausted = OncePerSecond::default();
     let mut refused = OncePerSecond::default();
     loop {
+        // A burst of newcomers at a full cap sheds as fast as it is accepted: the descriptors
+        // of the shed are let go first, so the cap bounds descriptors too.
+        for _ in 0..100 {
+            if shared.registry.leaving() < MAX_LEAVING {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
         tokio::select! {
             biased;
             () = &mut shutdown => break,
@@ -206,6 +246,11 @@ pub async fn serve(
                 Ok((stream, peer)) => shared.admit(stream, peer, &mut refused),
                 Err(e) => shared.accept_failed(e, &mut exhausted).await,
             },
+            _ = trim.tick() => {
+                if shared.registry.take_closed() {
+                    tokio::task::spawn_blocking(give_memory_back);
+                }
+            }
         }
     }
     // Stop accepting, then let every connection finish the request it is on.
