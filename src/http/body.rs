@@ -307,11 +307,12 @@ where
 }
 
 /// A refusal of this layer as the caller sees it: the themed page, the API's JSON error, or
-/// for the provider's notices their one plain refusal (`notice::Received::Refused`).
+/// for a provider's notice too large its one plain refusal (`notice::Received::Refused`),
+/// which says nothing of why; a full budget stays a 503, which the provider retries.
 fn refusal(refused: Refused, lang: Lang, path: &str) -> Response {
     if path.starts_with(super::api::PREFIX) {
         super::api::body_refused(lang, refused)
-    } else if path == super::notice::ROUTE {
+    } else if path == super::notice::ROUTE && refused != Refused::Busy {
         super::notice::Received::Refused.into_response()
     } else {
         AppError::from(refused).into_response()
