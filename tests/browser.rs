@@ -470,12 +470,16 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
             "/admin/config/orchestra/interaction".to_owned(),
         ),
         ("status", "/admin/reports/status".to_owned()),
+        ("tokens", "/admin/config/api".to_owned()),
     ];
     for lang in ["en", "fr"] {
         b.resize(1280, 900).await;
         for (name, path) in &pages {
             b.goto(&format!("{path}?lang={lang}")).await;
-            if matches!(*name, "dashboard" | "status" | "instance" | "settings") {
+            if matches!(
+                *name,
+                "dashboard" | "status" | "instance" | "settings" | "tokens"
+            ) {
                 b.screenshot(&format!("{name}-{lang}")).await;
             }
         }
@@ -488,6 +492,11 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
             );
         }
         b.screenshot(&format!("status-phone-{lang}")).await;
+        b.goto(&format!("/admin/config/api?lang={lang}")).await;
+        // The token's scope, below the fold on a phone.
+        b.script("document.querySelector('fieldset').scrollIntoView(); return true;")
+            .await;
+        b.screenshot(&format!("tokens-phone-{lang}")).await;
     }
     assert!(b.console_errors.is_empty(), "{:#?}", b.console_errors);
 }
