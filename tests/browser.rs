@@ -145,12 +145,23 @@ async fn start() -> Option<Browser> {
 
 impl Browser {
     async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        self.try_call(method, path, body)
+            .await
+            .unwrap_or_else(|e| panic!("webdriver {path}: {e}"))
+    }
+
+    async fn try_call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Value, String> {
         let url = format!("{}/session/{}{path}", self.driver.base, self.session);
         let r = send(self.driver.http.request(method, url), body).await;
-        if let Some(error) = r["value"].get("error") {
-            panic!("webdriver {path}: {error} {}", r["value"]["message"]);
+        match r["value"].get("error") {
+            Some(error) => Err(format!("{error} {}", r["value"]["message"])),
+            None => Ok(r["value"].clone()),
         }
-        r["value"].clone()
     }
 
     async fn post(&self, path: &str, body: Value) -> Value {
@@ -188,10 +199,38 @@ impl Browser {
             .map_or(0, Vec::len)
     }
 
+    /// Clicks what stays on the page: a checkbox, a radio, a copy button.
     async fn click(&mut self, css: &str) {
         let id = self.find(css).await;
         self.post(&format!("/element/{id}/click"), json!({})).await;
         self.check_console().await;
+    }
+
+    /// Clicks a link or a submit button and waits until the next page has loaded: the old
+    /// document carries a mark the new one lacks, so nothing reads the page being left.
+    async fn follow(&mut self, css: &str) {
+        self.script("window.__orchestraLeaving = true;").await;
+        let id = self.find(css).await;
+        self.post(&format!("/element/{id}/click"), json!({})).await;
+        let loaded = json!({
+            "script": "return window.__orchestraLeaving === undefined \
+                       && document.readyState === 'complete';",
+            "args": [],
+        });
+        for _ in 0..200 {
+            let r = self
+                .try_call(reqwest::Method::POST, "/execute/sync", Some(loaded.clone()))
+                .await;
+            if r == Ok(Value::Bool(true)) {
+                self.check_console().await;
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!(
+            "clicking {css} loaded no new page: {}",
+            self.get("/url").await
+        );
     }
 
     async fn clear(&self, css: &str) {
@@ -330,7 +369,7 @@ async fn sign_in(b: &mut Browser) {
     b.goto("/admin/login?lang=en").await;
     b.fill("#name", ADMIN).await;
     b.fill("#password", PASSWORD).await;
-    b.click("form button[type=submit]").await;
+    b.follow("form button[type=submit]").await;
     let body = b.text("main").await;
     assert_eq!(b.path().await, "/admin", "{body}");
 }
@@ -359,16 +398,16 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
     assert_eq!(doorway_severity(&mut b).await, "severity-warning");
     b.goto("/admin/config/orchestra").await;
     b.click("#enabled").await;
-    b.click("form.stack > button[type=submit]").await;
+    b.follow("form.stack > button[type=submit]").await;
     assert_eq!(b.path().await, "/admin/config/orchestra");
     assert_eq!(b.text("p.flash").await, "The settings were saved.");
-    b.click("nav.tabs a[href='/admin/config/orchestra/interaction']")
+    b.follow("nav.tabs a[href='/admin/config/orchestra/interaction']")
         .await;
     assert_eq!(b.path().await, "/admin/config/orchestra/interaction");
     // A bad value: the error beside its field, the typed value kept, the field marked.
     b.fill("#per_link", "twelve").await;
     b.fill("#total", "10000").await;
-    b.click("form.stack > button[type=submit]").await;
+    b.follow("form.stack > button[type=submit]").await;
     assert_eq!(b.prop("#per_link", "value").await, "twelve");
     assert_eq!(
         b.attr("#per_link", "aria-invalid").await.as_deref(),
@@ -376,7 +415,7 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
     );
     assert!(b.count(".field-error[data-field=per_link]").await == 1);
     b.fill("#per_link", "12").await;
-    b.click("form.stack > button[type=submit]").await;
+    b.follow("form.stack > button[type=submit]").await;
     assert_eq!(b.text("p.flash").await, "The settings were saved.");
     assert_eq!(doorway_severity(&mut b).await, "severity-ok");
 
@@ -397,7 +436,7 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
     // Issue a link and copy it.
     let id = app.start("order_payment", "Order 42").await;
     b.goto(&format!("/admin/instances/{id}")).await;
-    b.click("form[action$='/links'] button[type=submit]").await;
+    b.follow("form[action$='/links'] button[type=submit]").await;
     assert_eq!(b.path().await, format!("/admin/instances/{id}"));
     let url = b
         .prop("#issued-url", "value")
@@ -421,9 +460,9 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
     b.fill("#f-address", "1 Rue de la Paix").await;
     b.fill("#f-email", "ada@example.com").await;
     b.screenshot("doorway-form-en").await;
-    b.click("form.stack button[type=submit]").await;
-    b.click("form.stack button[type=submit]").await; // Pay now
-    b.click("#pay").await;
+    b.follow("form.stack button[type=submit]").await;
+    b.follow("form.stack button[type=submit]").await; // Pay now
+    b.follow("#pay").await;
     // The provider sent its signed notice and brought the visitor back on the return handle.
     assert_eq!(b.text("main h1").await, "Payment confirmed");
     b.screenshot("doorway-paid-en").await;
@@ -434,24 +473,24 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
     let legal = app.link(review, Some("legal")).await;
     b.goto(&legal).await;
     b.click("input[name=decision][value=approve]").await;
-    b.click("form.stack button[type=submit]").await;
+    b.follow("form.stack button[type=submit]").await;
 
     // Revoke, with a confirmation that a cancel leaves alone.
     sign_in(&mut b).await;
     b.goto(&format!("/admin/instances/{review}")).await;
     let rows = b.count("table.history tbody tr").await;
-    b.click(&format!("a[href='/admin/instances/{review}/revoke']"))
+    b.follow(&format!("a[href='/admin/instances/{review}/revoke']"))
         .await;
-    b.click("form.actions a.button.secondary").await;
+    b.follow("form.actions a.button.secondary").await;
     assert_eq!(b.path().await, format!("/admin/instances/{review}"));
     assert_eq!(
         b.count("table.history tbody tr").await,
         rows,
         "cancel changes nothing"
     );
-    b.click(&format!("a[href='/admin/instances/{review}/revoke']"))
+    b.follow(&format!("a[href='/admin/instances/{review}/revoke']"))
         .await;
-    b.click("form.actions button.danger").await;
+    b.follow("form.actions button.danger").await;
     assert_eq!(
         b.text("p.flash").await,
         "Every link of this instance was revoked."
