@@ -32,9 +32,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "support/http1.rs"]
+#[path = "../tests/it/helpers/http1.rs"]
 mod http1;
-#[path = "support/serve.rs"]
+#[path = "../tests/it/helpers/serve.rs"]
 mod serve;
 
 const ORCHESTRA: &str = env!("CARGO_BIN_EXE_orchestra");

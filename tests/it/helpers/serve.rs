@@ -1,5 +1,7 @@
 //! The real `orchestra` binary as an operator runs it: `config set` on its database, then
-//! `serve` on a free loopback port. Shared by the process-level tests (`#[path]`).
+//! `serve` on a free loopback port. Shared by the process-level tests and the load harness
+//! (benches/load.rs takes this file by `#[path]`).
+// Each of the two crates that build this file uses only part of it.
 #![allow(dead_code)]
 
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -10,11 +10,7 @@
 
 use std::time::Duration;
 
-mod common;
-#[path = "../benches/support/http1.rs"]
-mod http1;
-#[path = "../benches/support/serve.rs"]
-mod serve;
+use crate::helpers::{self, http1, serve};
 
 const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
 const PER_LINK: usize = 10;
@@ -27,11 +23,11 @@ struct Pair {
     a: http1::Conn,
     b: http1::Conn,
     _servers: (serve::Served, serve::Served),
-    _db: common::TestDb,
+    _db: helpers::TestDb,
 }
 
 async fn two_processes() -> Pair {
-    let db = common::fresh_database().await;
+    let db = helpers::fresh_database().await;
     serve::configure(
         BIN,
         &db.url,

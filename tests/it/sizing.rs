@@ -3,13 +3,9 @@
 //! the status report draw from it (requests in total, the busiest caller as a keyed hash, the
 //! 99th percentile, refusals real or would-be).
 
-mod common;
-mod support;
-
 use std::time::Duration;
 
-use common::{Flood, TestApp, spawn};
-use support::{Page, get};
+use crate::helpers::{self, Flood, Page, TestApp, get, spawn};
 
 const BACKENDS: [fn() -> Flood; 2] = [|| Flood::Memory, || Flood::Sql];
 const SETTINGS: &str = "/admin/config/orchestra/interaction";
@@ -99,7 +95,7 @@ async fn the_chart_s_figures_are_the_requests_sent_enforcing_or_report_only() {
         let (real, would) = if report_only { ("0", "2") } else { ("2", "0") };
         for path in [SETTINGS, STATUS] {
             for lang in ["en", "fr"] {
-                let page = get(&admin, &app, &support::with_lang(path, lang)).await;
+                let page = get(&admin, &app, &helpers::with_lang(path, lang)).await;
                 assert_eq!(page.status, 200, "{what} {path} {lang}");
                 assert_eq!(
                     current_row(&page, "doorway"),
@@ -194,7 +190,7 @@ async fn an_address_that_does_not_count_shows_no_chart_and_an_empty_history_says
             ("fr", "Rien n'a encore été compté"),
         ] {
             for path in [SETTINGS, STATUS] {
-                let page = get(&admin, &app, &support::with_lang(path, lang)).await;
+                let page = get(&admin, &app, &helpers::with_lang(path, lang)).await;
                 assert!(
                     page.first("#sizing-doorway-empty").starts_with(words),
                     "{path} {lang}: {}",
@@ -222,7 +218,7 @@ fn charts_of(body: &str) -> String {
 
 async fn sign_in(app: &TestApp, client: &reqwest::Client, name: &str) -> u16 {
     let csrf = get(client, app, "/admin/login").await.csrf();
-    support::read(client.post(app.url("/admin/login")).form(&[
+    helpers::read(client.post(app.url("/admin/login")).form(&[
         ("csrf", csrf.as_str()),
         ("name", name),
         ("password", "not the password"),
@@ -232,7 +228,7 @@ async fn sign_in(app: &TestApp, client: &reqwest::Client, name: &str) -> u16 {
 }
 
 async fn notice(app: &TestApp, payment: &str) -> u16 {
-    support::read(
+    helpers::read(
         app.client()
             .post(app.url("/notice/test-provider"))
             // Unsigned: counted per payment, then refused as unsigned (or too many).
@@ -309,7 +305,7 @@ async fn notices_and_sign_in_attempts_have_charts_of_their_own() {
         let by_address = ["7", &address, "5", "5", "2", "0"].map(String::from);
         let by_account = ["5", &alice, "2", "2", "1", "0"].map(String::from);
         for lang in ["en", "fr"] {
-            let on = |path: &str| support::with_lang(path, lang);
+            let on = |path: &str| helpers::with_lang(path, lang);
             let interaction = get(&admin, &app, &on(SETTINGS)).await;
             assert_eq!(current_row(&interaction, "notice"), notices, "{lang}");
             assert!(!interaction.has("#sizing-login-address"), "{lang}");

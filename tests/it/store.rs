@@ -2,8 +2,6 @@
 //! `ORCHESTRA_TEST_POSTGRES_URL` is set (`.ci/run` does both). Every query in `src/store`
 //! runs here, so a statement only one backend understands fails one of the two runs.
 
-mod common;
-
 use std::collections::BTreeSet;
 
 use orchestra::store::flood::CountRow;
@@ -11,9 +9,11 @@ use orchestra::store::instances::{Answer, Recorded};
 use orchestra::store::{self, Db};
 use orchestra::workflow::InstanceState;
 
+use crate::helpers;
+
 /// A migrated, empty database (no seeded workflows, no keys).
-async fn empty() -> (Db, common::TestDb) {
-    let database = common::fresh_database().await;
+async fn empty() -> (Db, helpers::TestDb) {
+    let database = helpers::fresh_database().await;
     let db = Db::connect(&database.url)
         .await
         .expect("connect and migrate");
@@ -47,7 +47,7 @@ async fn migrations_run_twice_without_harm() {
     again.ping().await.unwrap();
     assert_eq!(
         again.backend,
-        if common::on_postgres() {
+        if helpers::on_postgres() {
             store::Backend::Postgres
         } else {
             store::Backend::Sqlite

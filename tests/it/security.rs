@@ -3,16 +3,9 @@
 //! anonymous writes, the security headers on every kind of page, the CSRF token's rotation,
 //! a login destination with a control character, themed errors, and the workflow caps.
 
-mod common;
-mod support;
-
 use std::time::{Duration, Instant};
 
-use common::{ADMIN, Flood, PASSWORD, TestApp, spawn};
-use support::{get, post, read};
-
-#[path = "../benches/support/serve.rs"]
-mod serve;
+use crate::helpers::{self, ADMIN, Flood, PASSWORD, TestApp, get, post, read, serve, spawn};
 
 const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
 
@@ -22,7 +15,7 @@ async fn attempt(
     app: &TestApp,
     name: &str,
     password: &str,
-) -> support::Page {
+) -> helpers::Page {
     let csrf = get(client, app, "/admin/login").await.csrf();
     read(client.post(app.url("/admin/login")).form(&[
         ("csrf", csrf.as_str()),
@@ -36,7 +29,7 @@ async fn attempt(
 // --- 1. The login under flood control -----------------------------------------------------
 
 /// One sign-in attempt from `from`, as the trusted proxy in front of the app names it.
-async fn attempt_from(app: &TestApp, from: &str, name: &str, password: &str) -> support::Page {
+async fn attempt_from(app: &TestApp, from: &str, name: &str, password: &str) -> helpers::Page {
     attempt_in(&app.client(), app, from, name, password, "").await
 }
 
@@ -47,7 +40,7 @@ async fn attempt_in(
     name: &str,
     password: &str,
     lang: &str,
-) -> support::Page {
+) -> helpers::Page {
     let login = format!("/admin/login{lang}");
     let csrf = read(client.get(app.url(&login)).header("x-forwarded-for", from))
         .await
@@ -68,7 +61,7 @@ async fn attempt_in(
 
 /// The app behind a proxy on loopback that says who its clients are in `X-Forwarded-For`.
 async fn behind_proxy(flood: Flood) -> TestApp {
-    common::spawn_behind(
+    helpers::spawn_behind(
         flood,
         "127.0.0.1",
         orchestra::proxy::ClientIpHeader::XForwardedFor,
@@ -529,7 +522,7 @@ async fn login_token(client: &reqwest::Client, base: &str) -> String {
         .text()
         .await
         .unwrap();
-    common::csrf_of(&page)
+    helpers::csrf_of(&page)
 }
 
 async fn forwarded_attempt(client: &reqwest::Client, base: &str, csrf: &str, xff: &str) -> u16 {
@@ -733,7 +726,7 @@ async fn what_nginx_sends_for_a_client_with_spoofed_headers_leaves_its_address_a
     let body = page.split("\r\n\r\n").nth(1).unwrap();
     let body = format!(
         "csrf={}&name=nobody&password=wrong+password",
-        common::csrf_of(body)
+        helpers::csrf_of(body)
     );
     let post = |n: u32, set: Vec<(&str, String)>| {
         let mut client = passed_on(n);
@@ -773,7 +766,7 @@ fn nginx_path() -> Option<std::path::PathBuf> {
 
 /// The nginx server block of docs/operations.md, on `listen` in front of `upstream`.
 fn documented_nginx_block(listen: &str, upstream: &str) -> String {
-    let doc = include_str!("../docs/operations.md");
+    let doc = include_str!("../../docs/operations.md");
     let start = doc
         .find("```nginx\n")
         .expect("an nginx block in docs/operations.md")
@@ -901,7 +894,7 @@ async fn behind_the_documented_nginx_a_clients_own_forwarded_headers_change_noth
 #[tokio::test]
 async fn three_hundred_concurrent_wrong_passwords_leave_memory_bounded_and_the_doorway_answering() {
     // The limits off, so every attempt reaches the password pool; and the attempts' 300
-    // connections from this one address under its cap (tests/connections.rs tests that cap).
+    // connections from this one address under its cap (tests/it/connections.rs tests that cap).
     let (_dir, server) = real_server(
         &[
             ("login.limits.per_address", "0"),
@@ -1069,10 +1062,10 @@ async fn ten_thousand_anonymous_gets_of_every_public_page_write_nothing() {
 
 #[tokio::test]
 async fn a_burst_of_writes_leaves_the_wal_below_four_mib() {
-    if common::on_postgres() {
+    if helpers::on_postgres() {
         return;
     }
-    let database = common::fresh_database().await;
+    let database = helpers::fresh_database().await;
     let db = orchestra::open(&database.url).await.unwrap();
     let path = database.url.strip_prefix("sqlite:").unwrap().to_owned();
     let wal = format!("{path}-wal");
@@ -1109,7 +1102,7 @@ async fn a_burst_of_writes_leaves_the_wal_below_four_mib() {
 
 // --- 4. Headers, tokens, destinations, errors ---------------------------------------------
 
-fn assert_security_headers(page: &support::Page, what: &str) {
+fn assert_security_headers(page: &helpers::Page, what: &str) {
     assert_eq!(
         page.header("x-content-type-options"),
         Some("nosniff"),
@@ -1352,7 +1345,7 @@ async fn a_bad_id_in_an_admin_url_is_a_themed_404_in_the_visitors_language() {
         assert_eq!(page.first("h1"), "Page not found", "{path}");
     }
     for path in paths {
-        let fr = get(&admin, &app, &support::with_lang(path, "fr")).await;
+        let fr = get(&admin, &app, &helpers::with_lang(path, "fr")).await;
         assert_eq!(fr.status, 404);
         assert_eq!(fr.lang(), "fr");
         assert_eq!(fr.first("h1"), "Page introuvable", "{path}");
@@ -1417,7 +1410,7 @@ async fn a_nul_anywhere_is_bad_input_never_a_500() {
     .await;
     assert_eq!(page.status, 400, "a NUL in a doorway answer");
     assert_eq!(
-        support::answers(&app, id).await.len(),
+        helpers::answers(&app, id).await.len(),
         0,
         "nothing is recorded"
     );
@@ -1453,7 +1446,7 @@ async fn a_nul_anywhere_is_bad_input_never_a_500() {
     )
     .await;
     assert_eq!(page.status, 201, "{}", page.body);
-    let logs = common::logs();
+    let logs = app.logs();
     assert!(!logs.contains("database error"), "no query saw a NUL");
 }
 
@@ -1473,7 +1466,7 @@ async fn a_session_that_cannot_be_saved_gives_the_themed_500_page() {
     .unwrap();
     // Sessions can still be read and deleted, but not stored: the session layer's own save
     // fails after the handler answered (its bare 500 is what must be themed).
-    let refuse_inserts = if common::on_postgres() {
+    let refuse_inserts = if helpers::on_postgres() {
         "ALTER TABLE sessions ADD CONSTRAINT no_new_rows CHECK (false) NOT VALID"
     } else {
         "CREATE TRIGGER no_new_rows BEFORE INSERT ON sessions BEGIN SELECT RAISE(ABORT, 'no'); END"
@@ -1612,7 +1605,7 @@ fn sqlite_path(app: &TestApp) -> String {
     app.database.url.strip_prefix("sqlite:").unwrap().to_owned()
 }
 
-async fn save_site_name(admin: &reqwest::Client, app: &TestApp, lang: &str) -> support::Page {
+async fn save_site_name(admin: &reqwest::Client, app: &TestApp, lang: &str) -> helpers::Page {
     let csrf = get(admin, app, "/admin/config/orchestra").await.csrf();
     save_site_name_with(admin, app, lang, &csrf).await
 }
@@ -1622,7 +1615,7 @@ async fn save_site_name_with(
     app: &TestApp,
     lang: &str,
     csrf: &str,
-) -> support::Page {
+) -> helpers::Page {
     post(
         admin,
         app,
@@ -1640,7 +1633,7 @@ async fn save_site_name_with(
 
 #[tokio::test]
 async fn a_deleted_or_replaced_database_file_refuses_writes_with_a_themed_503() {
-    if common::on_postgres() {
+    if helpers::on_postgres() {
         return;
     }
     for replace in [false, true] {
@@ -1703,10 +1696,10 @@ fn set_read_only(path: &str, read_only: bool) {
 
 #[tokio::test]
 async fn connections_opened_while_the_file_was_read_only_are_replaced_once_it_is_writable() {
-    if common::on_postgres() {
+    if helpers::on_postgres() {
         return;
     }
-    let database = common::fresh_database().await;
+    let database = helpers::fresh_database().await;
     orchestra::open(&database.url).await.unwrap().close().await;
     let path = database.url.strip_prefix("sqlite:").unwrap().to_owned();
     set_read_only(&path, true);

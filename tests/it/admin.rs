@@ -1,11 +1,10 @@
 //! The admin area over real TCP: signing in and out, the CSRF check, workflows and instances
 //! edited through their forms, links issued and revoked, settings, and the first-run setup URL.
 
-mod common;
-mod support;
-
-use common::{ADMIN, Flood, PASSWORD, TestApp, spawn};
-use support::{assert_credential_headers, event, events, get, path_of, post, read, sign_in};
+use crate::helpers::{
+    self, ADMIN, Flood, PASSWORD, TestApp, assert_credential_headers, event, events, get, path_of,
+    post, read, sign_in, spawn,
+};
 
 const SESSION: &str = "orchestra_session";
 
@@ -28,7 +27,7 @@ async fn submit(
     page: &str,
     action: &str,
     fields: &[(&str, &str)],
-) -> support::Page {
+) -> helpers::Page {
     let csrf = get(client, app, page).await.csrf();
     let mut form = vec![("csrf", csrf.as_str())];
     form.extend_from_slice(fields);
@@ -115,7 +114,7 @@ async fn a_signed_out_visitor_cannot_post_to_the_admin_either() {
         &client,
         &app,
         "/admin/login",
-        &[("name", common::ADMIN), ("password", common::PASSWORD)],
+        &[("name", helpers::ADMIN), ("password", helpers::PASSWORD)],
     )
     .await;
     assert_eq!(login.status, 403);
@@ -177,7 +176,7 @@ async fn signing_in_gives_the_session_a_new_id() {
     let app = spawn(Flood::Memory).await;
     app.create_admin().await;
     // An id planted in the visitor's browser before sign-in (the login form itself stores no
-    // session: tests/security.rs).
+    // session: tests/it/security.rs).
     let before = tower_sessions::session::Id::default().to_string();
     let jar = std::sync::Arc::new(reqwest::cookie::Jar::default());
     jar.add_cookie_str(

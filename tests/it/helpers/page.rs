@@ -1,13 +1,10 @@
-//! Helpers shared by the doorway, admin and page tests: a response read whole, signing in
-//! with a client of one's own, and an instance's state and history as the store holds them.
-//!
-//! Kept apart from `common` (the harness another suite shares) so these suites only ever add.
-#![allow(dead_code)]
+//! A response read whole, signing in with a client of one's own, and an instance's state and
+//! history as the store holds them.
 
 use reqwest::header::HeaderMap;
 use reqwest::{Client, RequestBuilder};
 
-use crate::common::{ADMIN, PASSWORD, TestApp, csrf_of, select_attr, select_text};
+use super::app::{ADMIN, PASSWORD, TestApp, csrf_of, select_attr, select_text};
 
 /// A response read whole: status, headers and body.
 pub struct Page {
@@ -131,11 +128,6 @@ pub async fn signing_in(app: &TestApp) -> (Client, Page) {
     .await;
     assert_eq!(page.status, 303, "sign-in failed");
     (client, page)
-}
-
-/// The CSRF token the client's session holds, read from a page that has a form.
-pub async fn csrf(client: &Client, app: &TestApp, path: &str) -> String {
-    get(client, app, path).await.csrf()
 }
 
 /// An instance's state and current step.

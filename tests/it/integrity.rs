@@ -2,15 +2,14 @@
 //! history, links that answer only their participant's steps, links recorded and revoked one
 //! by one, and payments confirmed only by the provider's signed notice.
 
-mod common;
-mod support;
-
 use std::sync::Arc;
 
-use common::{Flood, TestApp, on_postgres, spawn};
 use orchestra::interaction::payment;
 use orchestra::store;
-use support::{Page, answers, get, post, read, sign_in, state_of};
+
+use crate::helpers::{
+    self, Flood, Page, TestApp, answers, get, on_postgres, post, read, sign_in, spawn, state_of,
+};
 
 const SUPPLIER: [(&str, &str); 4] = [
     ("company", "Acme"),
@@ -419,7 +418,7 @@ async fn links_are_recorded_listed_and_revoked_one_by_one() {
         .into_iter()
         .map(|h| format!("{} {} {}", h.event, h.participant, h.actor))
         .collect();
-    assert!(said.contains(&format!("link_revoked legal admin:{}", common::ADMIN)));
+    assert!(said.contains(&format!("link_revoked legal admin:{}", helpers::ADMIN)));
     assert!(said.contains(&"link_issued legal cli".to_owned()));
 
     // Revoke all asks first; cancelling changes nothing.
@@ -747,7 +746,7 @@ async fn notices_are_counted_per_payment_and_in_total_by_the_same_guard() {
     );
     assert_eq!(state_of(&app, id).await, ("active".into(), 1));
     // Logged once, with the tier named as the notices' settings name it.
-    let logs = common::logs();
+    let logs = app.logs();
     let refused: Vec<&str> = logs
         .lines()
         .filter(|l| l.contains("provider notice refused"))
@@ -829,7 +828,7 @@ async fn sign_in_admin(app: &TestApp) -> reqwest::Client {
 
 /// Applies only the first migration, as the previous main left a database.
 async fn previous_schema(url: &str) -> sqlx::AnyPool {
-    common::schema_before(url, 2).await
+    helpers::schema_before(url, 2).await
 }
 
 async fn exec(pool: &sqlx::AnyPool, sql: &str, args: &[&str]) {
@@ -842,7 +841,7 @@ async fn exec(pool: &sqlx::AnyPool, sql: &str, args: &[&str]) {
 
 #[tokio::test]
 async fn a_database_made_by_the_previous_schema_upgrades_and_its_links_keep_working() {
-    let database = common::fresh_database().await;
+    let database = helpers::fresh_database().await;
     let pool = previous_schema(&database.url).await;
     // What the previous main wrote: keys, the examples as they were (no participants), an
     // instance half way through each, one ended, their history in the old answer format.
@@ -918,7 +917,7 @@ async fn a_database_made_by_the_previous_schema_upgrades_and_its_links_keep_work
 
     // The new code opens it: the upgrade runs, and the links signed before it still work.
     let url = database.url.clone();
-    let app = common::spawn_on(database, |_, clock| {
+    let app = helpers::spawn_on(database, |_, clock| {
         Arc::new(orchestra::flood::MemoryFlood::new(4096, clock))
     })
     .await;

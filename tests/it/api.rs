@@ -2,15 +2,12 @@
 //! RateLimit fields on every reply, Retry-After, the signed integrator tier, the hard caps, and
 //! the OpenAPI description matching the routes.
 
-mod common;
-mod support;
-
 use std::time::Duration;
 
-use common::{Flood, TestApp, spawn};
 use orchestra::api::scope::Scope;
 use orchestra::store;
-use support::{Page, read};
+
+use crate::helpers::{self, Flood, Page, TestApp, read, spawn};
 
 async fn token(app: &TestApp, name: &str, rate: Option<u32>, burst: Option<u32>) -> String {
     let keys = store::keys::load(&app.db).await.unwrap();
@@ -92,7 +89,7 @@ async fn a_missing_bad_or_revoked_token_gets_one_plain_401_and_the_text_is_never
         .await
         .unwrap();
     assert!(hashes.iter().all(|h| !h.contains(&good[5..])));
-    assert!(!common::logs().contains(&good[5..]));
+    assert!(!app.logs().contains(&good[5..]));
 }
 
 #[tokio::test]
@@ -275,8 +272,8 @@ async fn an_integrator_starts_an_instance_reads_it_issues_and_revokes_a_link() {
     assert_eq!(issued.status, 201, "{}", issued.body);
     let link = json(&issued);
     let url = link["url"].as_str().unwrap();
-    let path = support::path_of(url);
-    assert_eq!(support::get(&app.client(), &app, &path).await.status, 200);
+    let path = helpers::path_of(url);
+    assert_eq!(helpers::get(&app.client(), &app, &path).await.status, 200);
 
     let read_back = call(&app, "GET", &format!("/api/v1/instances/{id}"), &t, None).await;
     let events: Vec<String> = json(&read_back)["history"]
@@ -296,7 +293,7 @@ async fn an_integrator_starts_an_instance_reads_it_issues_and_revokes_a_link() {
     )
     .await;
     assert_eq!(gone.status, 204);
-    assert_eq!(support::get(&app.client(), &app, &path).await.status, 404);
+    assert_eq!(helpers::get(&app.client(), &app, &path).await.status, 404);
     let again = call(
         &app,
         "DELETE",
@@ -575,11 +572,11 @@ async fn the_api_and_the_doorway_count_apart() {
     let id = app.start("contract_review", "Lease").await;
     let legal = app.link(id, Some("legal")).await;
     assert_eq!(
-        support::get(&app.client(), &app, &legal).await.status,
+        helpers::get(&app.client(), &app, &legal).await.status,
         200,
         "the doorway's total is untouched by the API"
     );
-    assert_eq!(support::get(&app.client(), &app, &legal).await.status, 429);
+    assert_eq!(helpers::get(&app.client(), &app, &legal).await.status, 429);
     let page = call(&app, "GET", "/api/v1/workflows", &t, None).await;
     assert_eq!(page.status, 200);
     assert_eq!(
@@ -628,9 +625,9 @@ async fn the_openapi_description_matches_the_routes() {
 async fn an_administrator_creates_a_token_sees_it_once_and_revokes_it_after_confirming() {
     let app = spawn(Flood::Memory).await;
     let admin = app.admin_client().await;
-    let page = support::get(&admin, &app, "/admin/config/api").await;
+    let page = helpers::get(&admin, &app, "/admin/config/api").await;
     assert_eq!(page.status, 200);
-    let bad = support::post(
+    let bad = helpers::post(
         &admin,
         &app,
         "/admin/config/api",
@@ -650,7 +647,7 @@ async fn an_administrator_creates_a_token_sees_it_once_and_revokes_it_after_conf
         "nothing saved"
     );
 
-    let made = support::post(
+    let made = helpers::post(
         &admin,
         &app,
         "/admin/config/api",
@@ -671,12 +668,12 @@ async fn an_administrator_creates_a_token_sees_it_once_and_revokes_it_after_conf
         (made.status, made.location().as_str()),
         (303, "/admin/config/api")
     );
-    let shown = support::get(&admin, &app, "/admin/config/api").await;
+    let shown = helpers::get(&admin, &app, "/admin/config/api").await;
     let text = shown.attr("input#new-token", "value").expect("shown once");
     assert_eq!(shown.header("cache-control"), Some("no-store"));
     assert_eq!(shown.text("table.tokens td.name"), ["crm"]);
     assert!(
-        !support::get(&admin, &app, "/admin/config/api")
+        !helpers::get(&admin, &app, "/admin/config/api")
             .await
             .has("input#new-token"),
         "only once"
@@ -688,7 +685,7 @@ async fn an_administrator_creates_a_token_sees_it_once_and_revokes_it_after_conf
         200
     );
 
-    let confirm = support::get(&admin, &app, "/admin/config/api/crm/revoke").await;
+    let confirm = helpers::get(&admin, &app, "/admin/config/api/crm/revoke").await;
     assert_eq!(confirm.status, 200);
     assert!(confirm.has("form button.danger"));
     assert_eq!(
@@ -698,7 +695,7 @@ async fn an_administrator_creates_a_token_sees_it_once_and_revokes_it_after_conf
         200,
         "asking revokes nothing"
     );
-    let revoked = support::post(
+    let revoked = helpers::post(
         &admin,
         &app,
         "/admin/config/api/crm/revoke",
@@ -713,7 +710,7 @@ async fn an_administrator_creates_a_token_sees_it_once_and_revokes_it_after_conf
         401
     );
     assert_eq!(
-        support::get(&admin, &app, "/admin/config/api/crm/revoke")
+        helpers::get(&admin, &app, "/admin/config/api/crm/revoke")
             .await
             .status,
         404
@@ -724,7 +721,7 @@ async fn an_administrator_creates_a_token_sees_it_once_and_revokes_it_after_conf
 async fn the_request_limits_section_sets_the_apis_default_bucket_and_keeps_a_bad_value() {
     let app = spawn(Flood::Memory).await;
     let admin = app.admin_client().await;
-    let page = support::get(&admin, &app, "/admin/config/orchestra").await;
+    let page = helpers::get(&admin, &app, "/admin/config/orchestra").await;
     assert_eq!(page.attr("input#api_rate", "value").as_deref(), Some("60"));
     let form = |rate: &'static str| {
         vec![
@@ -739,7 +736,7 @@ async fn the_request_limits_section_sets_the_apis_default_bucket_and_keeps_a_bad
     let mut bad = form("lots");
     let csrf = page.csrf();
     bad.push(("csrf", &csrf));
-    let refused = support::post(&admin, &app, "/admin/config/orchestra", &bad).await;
+    let refused = helpers::post(&admin, &app, "/admin/config/orchestra", &bad).await;
     assert_eq!(refused.status, 422);
     assert_eq!(
         refused.attr("input#api_rate", "value").as_deref(),
@@ -754,7 +751,7 @@ async fn the_request_limits_section_sets_the_apis_default_bucket_and_keeps_a_bad
     let mut good = form("90");
     good.push(("csrf", &csrf));
     assert_eq!(
-        support::post(&admin, &app, "/admin/config/orchestra", &good)
+        helpers::post(&admin, &app, "/admin/config/orchestra", &good)
             .await
             .status,
         303
@@ -884,7 +881,7 @@ async fn issued_by(app: &TestApp, token: &str, instance: i64) -> (i64, String) {
     let link = json(&page);
     (
         link["id"].as_i64().unwrap(),
-        support::path_of(link["url"].as_str().unwrap()),
+        helpers::path_of(link["url"].as_str().unwrap()),
     )
 }
 
@@ -938,8 +935,8 @@ async fn token_a_cannot_read_or_touch_token_bs_instances_nor_an_administrators()
     }
     // Nothing was issued or revoked: B's link and the administrator's still open their step.
     let client = app.client();
-    assert_eq!(support::get(&client, &app, &their_path).await.status, 200);
-    assert_eq!(support::get(&client, &app, &admin_link).await.status, 200);
+    assert_eq!(helpers::get(&client, &app, &their_path).await.status, 200);
+    assert_eq!(helpers::get(&client, &app, &admin_link).await.status, 200);
     let events: Vec<String> = store::instances::history(&app.db, admins)
         .await
         .unwrap()
@@ -1113,8 +1110,8 @@ async fn a_workflow_limited_token_lists_starts_and_reaches_only_its_workflows() 
 /// only the instances it started (the migration's choice, docs/api.md).
 #[tokio::test]
 async fn a_token_made_before_scopes_keeps_what_it_started_and_nothing_more() {
-    let database = common::fresh_database().await;
-    let pool = common::schema_before(&database.url, 7).await;
+    let database = helpers::fresh_database().await;
+    let pool = helpers::schema_before(&database.url, 7).await;
     let keys = orchestra::keys::SiteKeys::from_bytes([7; 32], [9; 32]);
     let hex = |b: [u8; 32]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
     let text = format!("orch_{}", "5".repeat(64));
@@ -1156,7 +1153,7 @@ async fn a_token_made_before_scopes_keeps_what_it_started_and_nothing_more() {
     }
     pool.close().await;
 
-    let app = common::spawn_on(database, |_, clock| {
+    let app = helpers::spawn_on(database, |_, clock| {
         std::sync::Arc::new(orchestra::flood::MemoryFlood::new(4096, clock))
     })
     .await;
@@ -1254,7 +1251,7 @@ async fn the_bearer_scheme_is_read_in_any_case() {
 async fn an_administrator_chooses_a_tokens_scope_and_the_list_shows_it() {
     let app = spawn(Flood::Memory).await;
     let admin = app.admin_client().await;
-    let page = support::get(&admin, &app, "/admin/config/api").await;
+    let page = helpers::get(&admin, &app, "/admin/config/api").await;
     assert_eq!(
         page.text("fieldset#abilities input[checked]").len(),
         3,
@@ -1267,7 +1264,7 @@ async fn an_administrator_chooses_a_tokens_scope_and_the_list_shows_it() {
     );
     assert!(page.has("fieldset#workflows input[value=contract_review]"));
     let csrf = page.csrf();
-    let bad = support::post(
+    let bad = helpers::post(
         &admin,
         &app,
         "/admin/config/api",
@@ -1295,7 +1292,7 @@ async fn an_administrator_chooses_a_tokens_scope_and_the_list_shows_it() {
     assert!(bad.has("fieldset#workflows input[value=contract_review][checked]"));
     assert!(store::api::tokens(&app.db).await.unwrap().is_empty());
 
-    let made = support::post(
+    let made = helpers::post(
         &admin,
         &app,
         "/admin/config/api",
@@ -1310,12 +1307,12 @@ async fn an_administrator_chooses_a_tokens_scope_and_the_list_shows_it() {
     )
     .await;
     assert_eq!(made.status, 303);
-    let shown = support::get(&admin, &app, "/admin/config/api").await;
+    let shown = helpers::get(&admin, &app, "/admin/config/api").await;
     let text = shown.attr("input#new-token", "value").unwrap();
     assert_eq!(shown.text("td.scope .abilities"), ["read, links"]);
     assert_eq!(shown.text("td.scope .reach"), ["every instance"]);
     assert_eq!(shown.text("td.scope .workflows"), ["contract_review"]);
-    let fr = support::get(&admin, &app, "/admin/config/api?lang=fr").await;
+    let fr = helpers::get(&admin, &app, "/admin/config/api?lang=fr").await;
     assert_eq!(fr.text("td.scope .reach"), ["toutes les instances"]);
     assert!(fr.has("fieldset#workflows legend"));
     assert_eq!(fr.first("fieldset#reach legend"), "Quelles instances");

@@ -2,13 +2,13 @@
 //! or PostgreSQL when `ORCHESTRA_TEST_POSTGRES_URL` is set), with standard output, standard
 //! error and the exit status checked exactly.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use orchestra::store::{self, Db};
+
+use crate::helpers;
 
 const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
 
@@ -39,14 +39,14 @@ impl Run {
 
 /// A fresh database and an empty working directory for the binary.
 struct Cli {
-    database: common::TestDb,
+    database: helpers::TestDb,
     dir: tempfile::TempDir,
 }
 
 /// An empty database: on SQLite an empty file, which every command opens (`mode=rw`) and
 /// migrates; a missing one they refuse.
 async fn cli() -> Cli {
-    let database = common::fresh_database().await;
+    let database = helpers::fresh_database().await;
     if let Some(path) = database.url.strip_prefix("sqlite:") {
         std::fs::File::create(path).expect("an empty database file");
     }
@@ -638,7 +638,7 @@ const TAIL_EN: &str = "[OK] Sign-in limits: 50 attempts per address every 3600 s
 const TAIL_FR: &str = "[OK] Limites de connexion : 50 tentatives par adresse toutes les 3600 s ; 5 échecs par compte et adresse, 100 par compte, toutes les 21600 s\n[OK] Adresses des clients : Prises de la connexion ; aucun proxy n'est de confiance\n";
 
 fn database_line(lang_fr: bool) -> String {
-    let backend = if common::on_postgres() {
+    let backend = if helpers::on_postgres() {
         "PostgreSQL"
     } else {
         "SQLite"

@@ -2,16 +2,13 @@
 //! link, the test provider's round trip on a continuation handle, the one refusal every bad
 //! link gets, the credential headers, and the defence against cross-site posts.
 
-mod common;
-mod support;
-
 use std::time::Duration;
 
-use common::{Flood, TestApp, spawn};
 use orchestra::capability::{self, Claims, Kind};
-use support::{
-    Page, answers, assert_credential_headers, event, events, get, post, read, sign_in, state_of,
-    with_lang,
+
+use crate::helpers::{
+    self, Flood, Page, TestApp, answers, assert_credential_headers, event, events, get, post, read,
+    sign_in, spawn, state_of, with_lang,
 };
 
 const SUPPLIER: [(&str, &str); 4] = [
@@ -839,7 +836,7 @@ async fn expired_tampered_wrong_branch_revoked_and_unknown_links_get_the_same_re
             bodies.iter().all(|b| *b == bodies[0]),
             "every refusal in {lang} is the same, byte for byte"
         );
-        let refused = support::Page {
+        let refused = helpers::Page {
             status: 404,
             headers: Default::default(),
             body: bodies[0].clone(),
@@ -1001,7 +998,8 @@ async fn no_link_or_handle_reaches_the_logs() {
         "reqwest",
         "cookie_store",
     ];
-    let logs: Vec<String> = common::logs()
+    let logs: Vec<String> = app
+        .logs()
         .lines()
         .filter(|l| !client_side.iter().any(|c| l.contains(&format!(" {c}"))))
         .map(str::to_owned)
@@ -1022,7 +1020,7 @@ async fn no_link_or_handle_reaches_the_logs() {
 }
 
 /// A link spelled slightly wrong matches no route and is not counted, but it is still a
-/// credential: no log line of any level may hold it (the tests log at TRACE).
+/// credential: no log line of any level may hold it (the tests log at DEBUG).
 #[tokio::test]
 async fn a_link_spelled_slightly_wrong_reaches_no_log_line() {
     let app = spawn(Flood::Memory).await;
@@ -1043,7 +1041,7 @@ async fn a_link_spelled_slightly_wrong_reaches_no_log_line() {
         let page = get(&client, &app, &path).await;
         assert_eq!(page.status, 404, "{path}");
     }
-    let logs = common::logs();
+    let logs = app.logs();
     assert!(
         !logs.lines().any(|l| l.contains(&signature)),
         "a link spelled slightly wrong was logged"

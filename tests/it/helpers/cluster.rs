@@ -1,7 +1,5 @@
-//! Faults made for real, shared by tests/faults.rs and tests/soak.rs: a throwaway PostgreSQL
-//! cluster that may be stopped and started, and another process holding a SQLite file's write
-//! lock.
-#![allow(dead_code)]
+//! Faults made for real, for the fault and soak tests: a throwaway PostgreSQL cluster that may
+//! be stopped and started, and another process holding a SQLite file's write lock.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

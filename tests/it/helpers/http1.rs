@@ -1,7 +1,9 @@
 //! A tight HTTP/1.1 client over one keep-alive `TcpStream`: GETs one at a time or pipelined,
-//! answers read by status and `Content-Length`. Shared by the load harness and the memory and
-//! process tests (`#[path]`), which need far more requests a second than a general client
-//! gives in a debug build. Loopback only: it is pointed at servers the caller started.
+//! answers read by status and `Content-Length`. Shared by the memory and process tests and the
+//! load harness (benches/load.rs takes this file by `#[path]`), which need far more requests a
+//! second than a general client gives in a debug build. Loopback only: it is pointed at servers
+//! the caller started.
+// Each of the two crates that build this file uses only part of it.
 #![allow(dead_code)]
 
 use std::io::{self, Read, Write};

@@ -1,12 +1,9 @@
 //! Every page in English and in French, chosen by `?lang=` and by `Accept-Language`, with
 //! `<html lang>` to match; and the language switcher, remembered in a cookie.
 
-mod common;
-mod support;
-
-use common::{Flood, TestApp, spawn};
 use reqwest::Client;
-use support::{Page, get, post, read, sign_in, with_lang};
+
+use crate::helpers::{Flood, Page, TestApp, get, post, read, sign_in, spawn, with_lang};
 
 const FRENCH: &str = "fr-FR,fr;q=0.9,en;q=0.5";
 const LANG_COOKIE: &str = "orchestra_lang";

@@ -3,13 +3,12 @@
 //! Each rule has a test here that fails when its mechanism is taken out; docs/interaction.md
 //! lists which change breaks which test.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{Flood, TestApp, spawn};
 use orchestra::flood::{BoxFuture, FloodError, FloodStore, MemoryFlood, SqlFlood, Tier};
+
+use crate::helpers::{self, Flood, TestApp, spawn};
 
 /// A flood store that records every call before passing it on: the proof that a
 /// configuration which counts nothing never touches the store, and of what reaches it.
@@ -88,7 +87,7 @@ const BACKENDS: [Backend; 2] = [Backend::Memory, Backend::Sql];
 async fn recorded(backend: Backend) -> (TestApp, Arc<Recording>) {
     let slot: Arc<Mutex<Option<Arc<Recording>>>> = Arc::new(Mutex::new(None));
     let put = slot.clone();
-    let app = common::spawn_with(move |db, clock| {
+    let app = helpers::spawn_with(move |db, clock| {
         let inner: Arc<dyn FloodStore> = match backend {
             Backend::Memory => Arc::new(MemoryFlood::new(4096, clock)),
             Backend::Sql => Arc::new(SqlFlood::new(db.clone(), 4096, clock)),
@@ -121,7 +120,7 @@ async fn save_request_limits(
         .text()
         .await
         .unwrap();
-    let csrf = common::csrf_of(&page);
+    let csrf = helpers::csrf_of(&page);
     let mut form = vec![
         ("csrf", csrf.as_str()),
         ("site_name", "Orchestra"),
@@ -471,7 +470,7 @@ async fn the_link_never_reaches_the_flood_store_nor_the_logs() {
                 assert!(!token.contains(identifier.as_str()) && !identifier.contains(&signature));
             }
         }
-        let logs = common::logs();
+        let logs = app.logs();
         assert!(
             !logs.contains(&signature),
             "{backend:?}: the link reached the logs"
@@ -506,15 +505,15 @@ async fn a_thousand_refusals_of_one_caller_log_once_per_period() {
                 .filter(|l| l.contains(&caller) && l.contains("refused"))
                 .count()
         };
-        assert_eq!(lines(&common::logs()), 1, "{backend:?}");
+        assert_eq!(lines(&app.logs()), 1, "{backend:?}");
         // The next period logs its first refusal again, once.
         app.clock.advance(Duration::from_secs(200));
         for _ in 0..50 {
             client.get(app.url(&link)).send().await.unwrap();
         }
-        assert_eq!(lines(&common::logs()), 2, "{backend:?}");
+        assert_eq!(lines(&app.logs()), 2, "{backend:?}");
         assert!(
-            common::logs()
+            app.logs()
                 .lines()
                 .any(|l| l.contains(&caller) && l.contains("per_link"))
         );
@@ -591,9 +590,9 @@ async fn the_status_report_warns_while_nothing_caps_the_doorway_in_both_language
     let admin = app.admin_client().await;
     let check = |html: &str| {
         (
-            common::select_attr(html, "#check-doorway_limits", "class").unwrap_or_default(),
-            common::select_text(html, "#check-doorway_limits .value").join(""),
-            common::select_text(html, "#check-doorway_limits .description").join(""),
+            helpers::select_attr(html, "#check-doorway_limits", "class").unwrap_or_default(),
+            helpers::select_text(html, "#check-doorway_limits .value").join(""),
+            helpers::select_text(html, "#check-doorway_limits .description").join(""),
         )
     };
     let page = |lang: &'static str| {
@@ -610,15 +609,15 @@ async fn the_status_report_warns_while_nothing_caps_the_doorway_in_both_language
     );
     let shown = page("en").await;
     assert_eq!(
-        common::select_attr(&shown, "#check-doorway_limits .fix a", "href").as_deref(),
+        helpers::select_attr(&shown, "#check-doorway_limits .fix a", "href").as_deref(),
         Some("/admin/config/orchestra/interaction"),
         "the fix is a link to the form"
     );
     assert_eq!(
-        common::select_text(&shown, "#status-summary").join(""),
+        helpers::select_text(&shown, "#status-summary").join(""),
         "0 errors, 2 warnings, 1 note"
     );
-    let order: Vec<String> = common::select_text(&shown, "table.status td.severity");
+    let order: Vec<String> = helpers::select_text(&shown, "table.status td.severity");
     let rank = |s: &str| match s {
         "Error" => 0,
         "Warning" => 1,
@@ -672,7 +671,7 @@ async fn the_limits_forms_refuse_bad_numbers_in_both_languages_and_save_nothing(
             .text()
             .await
             .unwrap();
-        let csrf = common::csrf_of(&page);
+        let csrf = helpers::csrf_of(&page);
         for (per_link, total) in [
             ("ten", "70"),
             ("-1", "70"),
@@ -692,14 +691,14 @@ async fn the_limits_forms_refuse_bad_numbers_in_both_languages_and_save_nothing(
             assert_eq!(r.status(), 422, "{per_link}/{total}");
             let html = r.text().await.unwrap();
             assert_eq!(
-                common::select_attr(&html, "input#per_link", "value").as_deref(),
+                helpers::select_attr(&html, "input#per_link", "value").as_deref(),
                 Some(per_link)
             );
             assert_eq!(
-                common::select_attr(&html, "input#total", "value").as_deref(),
+                helpers::select_attr(&html, "input#total", "value").as_deref(),
                 Some(total)
             );
-            let errors = common::select_text(&html, ".field-error").join(" ");
+            let errors = helpers::select_text(&html, ".field-error").join(" ");
             assert!(errors.contains(expected), "{lang}: {errors}");
         }
     }
@@ -725,11 +724,11 @@ async fn the_limits_forms_refuse_bad_numbers_in_both_languages_and_save_nothing(
         .await
         .unwrap();
     assert_eq!(
-        common::select_attr(&page, "input#per_link", "value").as_deref(),
+        helpers::select_attr(&page, "input#per_link", "value").as_deref(),
         Some("7")
     );
     assert_eq!(
-        common::select_text(&page, ".limits-state.warning").len(),
+        helpers::select_text(&page, ".limits-state.warning").len(),
         1,
         "no warning that nothing counts"
     );
@@ -742,14 +741,14 @@ async fn the_limits_forms_refuse_bad_numbers_in_both_languages_and_save_nothing(
         .text()
         .await
         .unwrap();
-    let state = common::select_text(&page, "#limits-state").join("");
+    let state = helpers::select_text(&page, "#limits-state").join("");
     assert!(state.contains("the switch is off"), "{state}");
     assert!(!state.contains("both limits are 0"), "{state}");
     assert_eq!(
-        common::select_text(&page, "#limits-fix").join(""),
+        helpers::select_text(&page, "#limits-fix").join(""),
         "orchestra config set orchestra.request_limits.enabled true"
     );
-    let help = common::select_text(&page, "#requests-per-visit").join("");
+    let help = helpers::select_text(&page, "#requests-per-visit").join("");
     assert!(
         help.contains("4 requests") && help.contains("12 per link"),
         "{help}"
@@ -767,7 +766,7 @@ async fn anything_under_the_doorway_prefix_is_counted_and_refused_plainly() {
     assert_eq!(first.status(), 404);
     let refusal_page = first.text().await.unwrap();
     assert_eq!(
-        common::select_text(&refusal_page, "p.refused").len(),
+        helpers::select_text(&refusal_page, "p.refused").len(),
         1,
         "not the doorway's refusal"
     );
@@ -907,7 +906,7 @@ async fn save_report_only(app: &TestApp, admin: &reqwest::Client, per_link: &str
         .text()
         .await
         .unwrap();
-    let csrf = common::csrf_of(&page);
+    let csrf = helpers::csrf_of(&page);
     let mut form = vec![
         ("csrf", csrf.as_str()),
         ("per_link", per_link),
@@ -942,12 +941,12 @@ async fn report_only_answers_everyone_yet_records_what_it_would_refuse_and_enfor
             .await
             .unwrap();
         assert_eq!(
-            common::select_attr(&page, "#report_only", "checked").as_deref(),
+            helpers::select_attr(&page, "#report_only", "checked").as_deref(),
             Some(""),
             "{backend:?}: the box shows what is saved"
         );
         assert_eq!(
-            common::select_attr(&page, ".limits-state", "class").as_deref(),
+            helpers::select_attr(&page, ".limits-state", "class").as_deref(),
             Some("limits-state warning")
         );
         let hammered = made_up_link(1);
@@ -981,12 +980,12 @@ async fn report_only_answers_everyone_yet_records_what_it_would_refuse_and_enfor
                 .await
                 .unwrap();
             assert_eq!(
-                common::select_attr(&html, "#check-doorway_limits", "class").as_deref(),
+                helpers::select_attr(&html, "#check-doorway_limits", "class").as_deref(),
                 Some("severity-warning"),
                 "{backend:?} {lang}"
             );
             let description =
-                common::select_text(&html, "#check-doorway_limits .description").join("");
+                helpers::select_text(&html, "#check-doorway_limits .description").join("");
             assert!(
                 description.contains(words),
                 "{backend:?} {lang}: {description}"

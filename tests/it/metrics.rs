@@ -6,22 +6,14 @@
 //! Each server has its own recorder (never the process's global one), so the tests of this
 //! file run side by side and each reads exactly its own figures.
 
-mod common;
-mod support;
-
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{Flood, TestApp, spawn};
 use orchestra::guard::{DECISION_SAMPLE, Limits, Mode, OnFault, Policy};
 use orchestra::metrics::Metrics;
-use support::{get, read};
 
-#[path = "../benches/support/http1.rs"]
-mod http1;
-#[path = "../benches/support/serve.rs"]
-mod serve;
+use crate::helpers::{self, Flood, TestApp, get, http1, read, serve, spawn};
 
 const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
 
@@ -420,7 +412,7 @@ fn free_port() -> u16 {
 
 #[tokio::test]
 async fn the_binary_serves_the_figures_on_its_metrics_address_only_when_asked() {
-    let db = common::fresh_database().await;
+    let db = helpers::fresh_database().await;
     serve::configure(
         BIN,
         &db.url,

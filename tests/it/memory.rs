@@ -5,15 +5,12 @@
 //! their counts, no flood of fresh links can give a hammered link its allowance back.
 //!
 //! A million requests take about a minute and a half a backend against a debug build (two
-//! cores), and a few seconds in release (`cargo test --release --test memory`).
+//! cores), and a few seconds in release: `cargo test --release --test it million`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-#[path = "../benches/support/http1.rs"]
-mod http1;
-#[path = "../benches/support/serve.rs"]
-mod serve;
+use crate::helpers::{http1, serve};
 
 const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
 const FLOOD_LINKS: u64 = 1_000_000;

@@ -17,8 +17,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::task::JoinSet;
 
-#[path = "../benches/support/serve.rs"]
-mod serve;
+use crate::helpers::serve;
 
 const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
 const MIB: u64 = 1024;

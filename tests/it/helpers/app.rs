@@ -1,14 +1,25 @@
-//! The test harness: the real app over real TCP on port 0, on a real database.
+//! The test harness: the real app over real TCP on port 0, on a real database, with the log
+//! lines it wrote.
 //!
 //! SQLite by default (a fresh file per test). When `ORCHESTRA_TEST_POSTGRES_URL` names a
 //! PostgreSQL server (`.ci/run` starts one), every test gets a fresh database on it instead.
-#![allow(dead_code)]
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Once};
 
 use orchestra::flood::{self, Clock, FloodStore, MemoryFlood, SqlFlood};
 use orchestra::http::AppState;
 use orchestra::store::Db;
+use tracing::field::{Field, Visit};
+use tracing::{Event, Instrument, Subscriber, span};
+use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::fmt::format::{Format, Writer};
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::util::SubscriberInitExt;
 
 pub const ADMIN: &str = "ada";
 pub const PASSWORD: &str = "correct horse battery";
@@ -90,7 +101,6 @@ pub async fn schema_before(url: &str, version: i64) -> sqlx::AnyPool {
 pub enum Flood {
     Memory,
     Sql,
-    Custom(Arc<dyn FloodStore>),
 }
 
 pub struct TestApp {
@@ -101,11 +111,14 @@ pub struct TestApp {
     pub flood: Arc<dyn FloodStore>,
     pub database: TestDb,
     server: tokio::task::JoinHandle<()>,
+    number: u64,
+    logs: Arc<Mutex<String>>,
 }
 
 impl Drop for TestApp {
     fn drop(&mut self) {
         self.server.abort();
+        APP_LOGS.lock().unwrap().remove(&self.number);
     }
 }
 
@@ -119,12 +132,18 @@ impl Flood {
         match self {
             Flood::Memory => Arc::new(MemoryFlood::new(4096, clock)),
             Flood::Sql => Arc::new(SqlFlood::new(db.clone(), 4096, clock)),
-            Flood::Custom(s) => s,
         }
     }
 }
 
 impl TestApp {
+    /// Every line this app logged, at DEBUG and above: its requests' (on its own span), and
+    /// those written on the test's thread since it started (its background tasks, the test's
+    /// own calls to the store, the test's client).
+    pub fn logs(&self) -> String {
+        self.logs.lock().unwrap().clone()
+    }
+
     /// A client with its own cookie jar that does not follow redirects.
     pub fn client(&self) -> reqwest::Client {
         reqwest::Client::builder()
@@ -264,38 +283,95 @@ pub fn select_text(html: &str, selector: &str) -> Vec<String> {
         .collect()
 }
 
-/// Everything the app logged in this test process (all tests share it; filter by what is
-/// unique to yours).
-pub fn logs() -> String {
-    String::from_utf8_lossy(&LOGS.get().expect("capture_logs ran").lock().unwrap()).into_owned()
+/// Each live app's log lines, by its number. One process runs every test side by side, so a
+/// line is filed under the app it was written for, and an app reads only its own.
+static APP_LOGS: Mutex<BTreeMap<u64, Arc<Mutex<String>>>> = Mutex::new(BTreeMap::new());
+static NEXT_APP: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The app whose lines a thread writes where no `test_app` span is carried: the last app
+    /// started on it. A test's runtime runs on its own thread, so this files its direct calls
+    /// and its app's background tasks, which are spawned without the span.
+    static WRITING_FOR: Cell<Option<u64>> = const { Cell::new(None) };
 }
 
-static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+/// An app's number, kept on its `test_app{app=N}` span for the formatter to find.
+struct AppNumber(u64);
 
-#[derive(Clone)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
+/// Marks each `test_app` span with its app's number.
+struct MarkApps;
 
-impl std::io::Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
+impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for MarkApps {
+    fn on_new_span(&self, attrs: &span::Attributes<'_>, id: &span::Id, ctx: Context<'_, S>) {
+        struct Number(Option<u64>);
+        impl Visit for Number {
+            fn record_u64(&mut self, field: &Field, value: u64) {
+                if field.name() == "app" {
+                    self.0 = Some(value);
+                }
+            }
+            fn record_debug(&mut self, _: &Field, _: &dyn std::fmt::Debug) {}
+        }
+        if attrs.metadata().name() != "test_app" {
+            return;
+        }
+        let mut number = Number(None);
+        attrs.record(&mut number);
+        if let (Some(n), Some(span)) = (number.0, ctx.span(id)) {
+            span.extensions_mut().insert(AppNumber(n));
+        }
     }
-    fn flush(&mut self) -> std::io::Result<()> {
+}
+
+/// The default line format, each line appended to the buffer of the app it was written for:
+/// the innermost `test_app` span in the event's scope (sqlx's SQLite worker thread enters the
+/// span of the task that sent it a statement), else the thread's `WRITING_FOR`. A line for no
+/// app is dropped.
+struct FileByApp(Format);
+
+impl<S, N> FormatEvent<S, N> for FileByApp
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        _: Writer<'_>,
+        event: &Event<'_>,
+    ) -> std::fmt::Result {
+        let number = ctx
+            .event_scope()
+            .and_then(|scope| {
+                scope
+                    .into_iter()
+                    .find_map(|span| span.extensions().get::<AppNumber>().map(|n| n.0))
+            })
+            .or_else(|| WRITING_FOR.get());
+        let Some(buffer) = number.and_then(|n| APP_LOGS.lock().unwrap().get(&n).cloned()) else {
+            return Ok(());
+        };
+        let mut line = String::new();
+        self.0.format_event(ctx, Writer::new(&mut line), event)?;
+        buffer.lock().unwrap().push_str(&line);
         Ok(())
     }
 }
 
-/// Sends every log line of every level to a buffer the tests can read.
-pub fn capture_logs() {
-    LOGS.get_or_init(|| {
-        let buffer = Arc::new(Mutex::new(Vec::new()));
-        let writer = Capture(buffer.clone());
-        let _ = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
+/// Installs the log router once per process, at DEBUG (TRACE grew the buffers to gigabytes):
+/// `log` records too (reqwest, html5ever), through `tracing-log`.
+fn route_logs() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let lines = tracing_subscriber::fmt::layer()
+            .event_format(FileByApp(tracing_subscriber::fmt::format()))
             .with_ansi(false)
-            .with_writer(move || writer.clone())
+            .with_writer(std::io::sink);
+        let _ = tracing_subscriber::registry()
+            .with(LevelFilter::DEBUG)
+            .with(MarkApps)
+            .with(lines)
             .try_init();
-        buffer
     });
 }
 
@@ -336,22 +412,35 @@ async fn serve(
     make: impl FnOnce(&Db, Clock) -> Arc<dyn FloodStore>,
     proxies: orchestra::proxy::TrustedProxies,
 ) -> TestApp {
-    capture_logs();
-    let db = orchestra::open(&database.url)
+    route_logs();
+    let number = NEXT_APP.fetch_add(1, Ordering::Relaxed);
+    let logs = Arc::new(Mutex::new(String::new()));
+    APP_LOGS.lock().unwrap().insert(number, logs.clone());
+    WRITING_FOR.set(Some(number));
+    let span = tracing::info_span!("test_app", app = number);
+    let (db, clock, store, state) = async {
+        let db = orchestra::open(&database.url)
+            .await
+            .expect("open the database");
+        let clock = Clock::manual(1_900_000_000_000);
+        let store = make(&db, clock.clone());
+        let state = orchestra::build_state(
+            db.clone(),
+            store.clone(),
+            flood::Backend::Sql,
+            clock.clone(),
+        )
         .await
-        .expect("open the database");
-    let clock = Clock::manual(1_900_000_000_000);
-    let store = make(&db, clock.clone());
-    let state = orchestra::build_state(
-        db.clone(),
-        store.clone(),
-        flood::Backend::Sql,
-        clock.clone(),
-    )
-    .await
-    .expect("build the state")
-    .with_trusted_proxies(proxies);
-    let app = orchestra::http::app(state.clone(), false);
+        .expect("build the state")
+        .with_trusted_proxies(proxies);
+        (db, clock, store, state)
+    }
+    .instrument(span.clone())
+    .await;
+    // Each request is served on the app's span, so its lines are filed under this app.
+    let app = tower::ServiceExt::map_future(orchestra::http::app(state.clone(), false), {
+        move |answer| answer.instrument(span.clone())
+    });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -371,5 +460,32 @@ async fn serve(
         flood: store,
         database,
         server,
+        number,
+        logs,
     }
+}
+
+/// Two apps side by side on one thread each read back their own requests' lines, and none of
+/// the other's: what lets the tests that read logs run beside any others.
+#[tokio::test]
+async fn each_app_reads_back_only_its_own_log_lines() {
+    let first = spawn(Flood::Memory).await;
+    let second = spawn(Flood::Memory).await;
+    for (app, path) in [(&first, "/admin/login"), (&second, "/api/v1/workflows")] {
+        app.client().get(app.url(path)).send().await.unwrap();
+    }
+    let (first_logs, second_logs) = (first.logs(), second.logs());
+    assert!(first_logs.contains("route=/admin/login"), "{first_logs}");
+    assert!(
+        second_logs.contains("route=/api/v1/workflows"),
+        "{second_logs}"
+    );
+    assert!(
+        !first_logs.contains("route=/api/v1/workflows"),
+        "{first_logs}"
+    );
+    assert!(!second_logs.contains("route=/admin/login"), "{second_logs}");
+    let span_of = |app: &TestApp| format!("test_app{{app={}}}", app.number);
+    assert!(!first_logs.contains(&span_of(&second)), "{first_logs}");
+    assert!(!second_logs.contains(&span_of(&first)), "{second_logs}");
 }

@@ -7,16 +7,13 @@
 //! read-only SQLite file (an error, exit 2, within 5 s, writing nothing), and pages that only
 //! read answering at once while writers wait on a lock another process holds.
 
-mod common;
-mod faultkit;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Flood, TestApp, TestDb};
-use faultkit::{Cluster, Locker, is_root};
 use orchestra::flood::{FloodStore, SqlFlood};
+
+use crate::helpers::{self, Cluster, Flood, Locker, TestApp, TestDb, is_root, serve};
 
 /// Each answer under a fault must come back within this: the pool's acquire timeout (2 s by
 /// default) and a second to spare.
@@ -106,18 +103,18 @@ async fn flood_store_line(app: &TestApp, admin: &reqwest::Client) -> (String, St
     assert!(
         html.contains("check-"),
         "not the status report: {:?}",
-        common::select_text(&html, "h1, p")
+        helpers::select_text(&html, "h1, p")
     );
     (
-        common::select_attr(&html, "#check-flood_store", "class").unwrap_or_default(),
-        common::select_text(&html, "#check-flood_store .value").join(""),
+        helpers::select_attr(&html, "#check-flood_store", "class").unwrap_or_default(),
+        helpers::select_text(&html, "#check-flood_store .value").join(""),
     )
 }
 
 #[tokio::test]
 async fn each_store_fault_choice_answers_as_chosen_with_postgresql_stopped_and_started() {
     let cluster = Cluster::start();
-    let app = common::spawn_on(TestDb::at(cluster.url()), |db, clock| {
+    let app = helpers::spawn_on(TestDb::at(cluster.url()), |db, clock| {
         std::sync::Arc::new(SqlFlood::new(db.clone(), 4096, clock))
             as std::sync::Arc<dyn FloodStore>
     })
@@ -192,10 +189,10 @@ async fn each_store_fault_choice_answers_as_chosen_with_postgresql_stopped_and_s
 
 #[tokio::test]
 async fn a_sqlite_file_locked_by_another_process_is_a_store_fault_answered_in_time() {
-    if common::on_postgres() {
+    if helpers::on_postgres() {
         return; // This one is about SQLite's own lock; the other test covers PostgreSQL.
     }
-    let app = common::spawn(Flood::Sql).await;
+    let app = helpers::spawn(Flood::Sql).await;
     let admin = app.admin_client().await;
     app.set(&[
         ("orchestra.request_limits.enabled", "true"),
@@ -232,9 +229,6 @@ async fn a_sqlite_file_locked_by_another_process_is_a_store_fault_answered_in_ti
     assert_eq!(flood_store_line(&app, &admin).await.0, "severity-ok");
     assert_eq!(status_of(&app, &hammered).await, 429);
 }
-
-#[path = "../benches/support/serve.rs"]
-mod serve;
 
 const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
 
@@ -464,10 +458,10 @@ fn orchestra_status_writes_nothing_and_sets_nothing_up() {
 /// at once, and the status report names the fault.
 #[tokio::test]
 async fn while_another_process_holds_the_write_lock_pages_that_only_read_answer_at_once() {
-    if common::on_postgres() {
+    if helpers::on_postgres() {
         return; // SQLite's write lock; PostgreSQL has no such file-wide lock.
     }
-    let app = common::spawn(Flood::Memory).await;
+    let app = helpers::spawn(Flood::Memory).await;
     let admin = app.admin_client().await;
     let instance = app.start("contract_review", "Lease 2027").await;
     let link = app.link(instance, Some("legal")).await;
@@ -520,11 +514,11 @@ async fn while_another_process_holds_the_write_lock_pages_that_only_read_answer_
         .await
         .unwrap();
     assert_eq!(
-        common::select_attr(&html, "#check-database", "class").as_deref(),
+        helpers::select_attr(&html, "#check-database", "class").as_deref(),
         Some("severity-error")
     );
     assert_eq!(
-        common::select_text(&html, "#check-database .value").join(""),
+        helpers::select_text(&html, "#check-database .value").join(""),
         "SQLite, locked for writes"
     );
     // The writers gave up fast (the acquire timeout, 2 s, bounds the busy wait too).
@@ -543,7 +537,7 @@ async fn while_another_process_holds_the_write_lock_pages_that_only_read_answer_
         .await
         .unwrap();
     assert_eq!(
-        common::select_attr(&html, "#check-database", "class").as_deref(),
+        helpers::select_attr(&html, "#check-database", "class").as_deref(),
         Some("severity-ok")
     );
 }

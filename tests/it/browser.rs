@@ -6,14 +6,13 @@
 //! same dozen endpoints. Without a driver (`ORCHESTRA_CHROMEDRIVER`, else `chromedriver` on the
 //! PATH or in /usr/bin), the test says so and passes; `.ci/run` installs both and runs it.
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{ADMIN, Flood, PASSWORD, TestApp, spawn};
 use serde_json::{Value, json};
+
+use crate::helpers::{ADMIN, Flood, PASSWORD, TestApp, spawn};
 
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 

@@ -4,21 +4,18 @@
 //! session rows open nothing; the one-time cookie that carries a value to its page instead; and
 //! a database made by the previous schema upgrades, signing everyone out once.
 
-mod common;
-mod support;
-
 use std::time::Duration;
 
-use common::{ADMIN, Flood, PASSWORD, TestApp, spawn};
-use support::{Page, get, post, read};
 use tower_sessions::session::Id;
+
+use crate::helpers::{self, ADMIN, Flood, PASSWORD, Page, TestApp, get, post, read, spawn};
 
 const SESSION: &str = "orchestra_session";
 
 /// Signs the test administrator in on a new client; the client and its session cookie's value.
 async fn signed_in(app: &TestApp) -> (reqwest::Client, String) {
     app.create_admin().await;
-    let (client, login) = support::signing_in(app).await;
+    let (client, login) = helpers::signing_in(app).await;
     let id = login.cookie(SESSION).expect("a session cookie");
     (client, id)
 }
@@ -76,7 +73,7 @@ struct Copy {
 }
 
 async fn copy_of(app: &TestApp) -> Copy {
-    if common::on_postgres() {
+    if helpers::on_postgres() {
         let pool = pool(&app.database.url).await;
         let tables: Vec<String> = sqlx::query_scalar(
             "SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public'",
@@ -224,7 +221,7 @@ async fn a_copy_of_the_database_holds_no_session_id_token_or_link_and_opens_no_s
         .attr("input#issued-url", "value")
         .expect("the link is shown");
     let shown = copy_of(&app).await;
-    let path = support::path_of(&url);
+    let path = helpers::path_of(&url);
     let signature = url.rsplit_once('.').expect("a signed link").1;
     assert!(signature.len() >= 20, "{url}");
 
@@ -341,8 +338,8 @@ async fn rotating_the_site_keys_signs_every_administrator_out() {
 #[tokio::test]
 async fn a_database_with_sessions_of_the_old_store_upgrades_signing_everyone_out_once() {
     use sha2::Digest;
-    let database = common::fresh_database().await;
-    let pool = common::schema_before(&database.url, 6).await;
+    let database = helpers::fresh_database().await;
+    let pool = helpers::schema_before(&database.url, 6).await;
     let hash = orchestra::password::hash(PASSWORD).unwrap();
     sqlx::query("INSERT INTO admins (name, password_hash, created_at) VALUES ($1, $2, 1700000000)")
         .bind(ADMIN)
@@ -378,7 +375,7 @@ async fn a_database_with_sessions_of_the_old_store_upgrades_signing_everyone_out
         .unwrap();
     pool.close().await;
 
-    let app = common::spawn_on(database, |_, clock| {
+    let app = helpers::spawn_on(database, |_, clock| {
         std::sync::Arc::new(orchestra::flood::MemoryFlood::new(4096, clock))
     })
     .await;

@@ -1,21 +1,14 @@
 //! How many statements a request costs. Versions never change, so the doorway keeps them
 //! in memory: a page reads the instance (with its link's record) and what was answered, no
-//! more. An API caller past its bucket costs none, signed or not. The tests take turns
-//! (`ONE_AT_A_TIME`), so the captured log holds one test's statements at a time.
+//! more. An API caller past its bucket costs none, signed or not. Each app's log holds its own
+//! statements only, so these tests run beside any others.
 
-mod common;
-mod support;
+use crate::helpers::{Flood, TestApp, get, read, spawn};
 
-use common::{Flood, spawn};
-use support::{get, read};
-
-/// Held by each test for its whole run: statements are counted in one log for the binary.
-static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-/// The statements sqlx ran since a mark in the captured log (sqlx logs each one under the
+/// The statements sqlx ran for an app since a mark in its log (sqlx logs each one under the
 /// `sqlx::query` target).
-fn statements_since(mark: usize) -> Vec<String> {
-    common::logs()[mark..]
+fn statements_since(app: &TestApp, mark: usize) -> Vec<String> {
+    app.logs()[mark..]
         .lines()
         .filter(|l| l.contains("sqlx::query"))
         .map(str::to_owned)
@@ -24,7 +17,6 @@ fn statements_since(mark: usize) -> Vec<String> {
 
 #[tokio::test]
 async fn a_doorway_page_reads_the_database_at_most_twice() {
-    let _turn = ONE_AT_A_TIME.lock().await;
     let app = spawn(Flood::Memory).await;
     let id = app.start("order_payment", "Reads").await;
     let payer = app.link(id, Some("payer")).await;
@@ -32,9 +24,9 @@ async fn a_doorway_page_reads_the_database_at_most_twice() {
     // The first visit reads the version once; the settings snapshot is warm from the start.
     assert_eq!(get(&client, &app, &payer).await.status, 200);
 
-    let mark = common::logs().len();
+    let mark = app.logs().len();
     let page = get(&client, &app, &payer).await;
-    let read = statements_since(mark);
+    let read = statements_since(&app, mark);
     assert_eq!(page.status, 200);
     assert!(page.has("section.step-form"));
     assert!(
@@ -49,10 +41,10 @@ async fn a_doorway_page_reads_the_database_at_most_twice() {
     assert!(read.iter().all(|l| l.contains("SELECT")), "{read:#?}");
 
     // A link for someone with nothing to answer now reads the instance alone.
-    let mark = common::logs().len();
+    let mark = app.logs().len();
     let refused = get(&client, &app, "/interaction/l.999999..1900000000.00").await;
     assert_eq!(refused.status, 404);
-    assert!(statements_since(mark).len() <= 1);
+    assert!(statements_since(&app, mark).len() <= 1);
 }
 
 /// Requests carrying `Orchestra-Key-Id` are weighed against their token's bucket before the
@@ -60,7 +52,6 @@ async fn a_doorway_page_reads_the_database_at_most_twice() {
 /// refused without a statement (before, each read the token and the key, and answered 401).
 #[tokio::test]
 async fn signed_requests_past_the_bucket_are_refused_without_reading_the_database() {
-    let _turn = ONE_AT_A_TIME.lock().await;
     let app = spawn(Flood::Memory).await;
     app.set(&[
         ("orchestra.request_limits.enabled", "true"),
@@ -88,18 +79,18 @@ async fn signed_requests_past_the_bucket_are_refused_without_reading_the_databas
     )
     .await;
     assert_eq!(plain.status, 200);
-    let mark = common::logs().len();
+    let mark = app.logs().len();
     let bad = read(signed(now)).await;
     assert_eq!(bad.status, 401, "{}", bad.body);
     assert!(
-        !statements_since(mark).is_empty(),
+        !statements_since(&app, mark).is_empty(),
         "a signature within the bucket is checked against the database"
     );
-    let mark = common::logs().len();
+    let mark = app.logs().len();
     for i in 1..=20 {
         let page = read(signed(now + i)).await;
         assert_eq!(page.status, 429, "{}", page.body);
     }
-    let read = statements_since(mark);
+    let read = statements_since(&app, mark);
     assert!(read.is_empty(), "{} statements: {read:#?}", read.len());
 }

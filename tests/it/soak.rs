@@ -15,11 +15,6 @@
 //! on a step someone can answer), and nothing answered 5xx outside the fault window (a 503
 //! inside it is the fail-fast answer).
 
-mod common;
-mod faultkit;
-#[path = "../benches/support/serve.rs"]
-mod serve;
-
 use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
@@ -29,6 +24,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+use crate::helpers::{self, serve};
 
 const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
 /// Contract reviews: `legal` and `finance` answer one step in parallel.
@@ -109,7 +106,7 @@ enum Database {
         _dir: tempfile::TempDir,
         file: PathBuf,
     },
-    Postgres(faultkit::Cluster),
+    Postgres(helpers::Cluster),
 }
 
 impl Database {
@@ -132,7 +129,7 @@ impl Database {
         shared.timeline.lock().unwrap().fault = Some((Instant::now(), None));
         match self {
             Database::Sqlite { file, .. } => {
-                let lock = faultkit::Locker::hold(file);
+                let lock = helpers::Locker::hold(file);
                 std::thread::sleep(FAULT_FOR);
                 drop(lock);
             }
@@ -256,7 +253,7 @@ async fn answer(
             continue;
         }
         let html = page.text().await.unwrap_or_default();
-        let Some(step) = common::select_attr(&html, "input[name=_step]", "value") else {
+        let Some(step) = helpers::select_attr(&html, "input[name=_step]", "value") else {
             // Nothing to answer here any more: answered (by us, acknowledged or not).
             return Some((acked, doubled));
         };
@@ -281,7 +278,7 @@ async fn answer(
             let status = response.status().as_u16();
             shared.note("visitor POST", started, status);
             let body = response.text().await.unwrap_or_default();
-            status == 200 && common::select_text(&body, "h1") == ["Thank you"]
+            status == 200 && helpers::select_text(&body, "h1") == ["Thank you"]
         };
         let thanked = if double {
             let (a, b) = tokio::join!(post(), post());
@@ -375,7 +372,7 @@ async fn admin(shared: Arc<Shared>, client: reqwest::Client, instance: i64) -> A
             let html = response.text().await.unwrap_or_default();
             if page.ends_with("/status")
                 && status == 200
-                && common::select_attr(&html, "#check-database", "class").as_deref()
+                && helpers::select_attr(&html, "#check-database", "class").as_deref()
                     == Some("severity-error")
             {
                 tally.fault_on_report = true;
@@ -426,13 +423,13 @@ async fn sign_in(shared: &Shared) -> reqwest::Client {
         .text()
         .await
         .unwrap();
-    let csrf = common::csrf_of(&page);
+    let csrf = helpers::csrf_of(&page);
     let response = client
         .post(shared.url("/admin/login"))
         .form(&[
             ("csrf", csrf.as_str()),
-            ("name", common::ADMIN),
-            ("password", common::PASSWORD),
+            ("name", helpers::ADMIN),
+            ("password", helpers::PASSWORD),
             ("destination", "/admin"),
         ])
         .send()
@@ -453,14 +450,14 @@ async fn sign_in(shared: &Shared) -> reqwest::Client {
 }
 
 fn database() -> Option<Database> {
-    if common::on_postgres() {
-        if !faultkit::postgres_installed() {
+    if helpers::on_postgres() {
+        if !helpers::postgres_installed() {
             eprintln!(
                 "soak on PostgreSQL skipped: no initdb under /usr/lib/postgresql to make a cluster this test may stop"
             );
             return None;
         }
-        return Some(Database::Postgres(faultkit::Cluster::start()));
+        return Some(Database::Postgres(helpers::Cluster::start()));
     }
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("orchestra.db");
@@ -481,9 +478,9 @@ async fn a_minute_of_mixed_work_through_a_database_fault_and_a_restart_loses_no_
         ],
     );
     let out = Command::new(BIN)
-        .args(["admin", "create", common::ADMIN])
+        .args(["admin", "create", helpers::ADMIN])
         .env("ORCHESTRA_DATABASE_URL", &url)
-        .env("ORCHESTRA_ADMIN_PASSWORD", common::PASSWORD)
+        .env("ORCHESTRA_ADMIN_PASSWORD", helpers::PASSWORD)
         .output()
         .unwrap();
     assert!(out.status.success(), "admin create");

@@ -1,0 +1,28 @@
+//! Orchestra's integration tests, one binary (`cargo test --test it`): the real app over real
+//! TCP on a real database, the real binary as an operator runs it, faults made for real, and a
+//! real browser. One file per area, with one helpers module.
+//!
+//! Every test runs in this one process, side by side with the others: each gets a database of
+//! its own, and each app reads back only its own log lines (`TestApp::logs`).
+
+mod helpers;
+
+mod admin;
+mod api;
+mod browser;
+mod cli;
+mod connections;
+mod doorway;
+mod faults;
+mod guard;
+mod integrity;
+mod memory;
+mod metrics;
+mod pages;
+mod processes;
+mod reads;
+mod security;
+mod sessions;
+mod sizing;
+mod soak;
+mod store;
