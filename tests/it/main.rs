@@ -3,7 +3,8 @@
 //! real browser. One file per area, with one helpers module.
 //!
 //! Every test runs in this one process, side by side with the others: each gets a database of
-//! its own, and each app reads back only its own log lines (`TestApp::logs`).
+//! its own, and each app reads back only its own log lines (`TestApp::logs`). The slow ones are
+//! `#[ignore]`d in a plain `cargo test`; `.ci/run` runs them too.
 
 mod helpers;
 

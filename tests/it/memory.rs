@@ -5,7 +5,8 @@
 //! their counts, no flood of fresh links can give a hammered link its allowance back.
 //!
 //! A million requests take about a minute and a half a backend against a debug build (two
-//! cores), and a few seconds in release: `cargo test --release --test it million`.
+//! cores), and a few seconds in release: `cargo test --release --test it -- --ignored million`.
+//! `.ci/run` runs them; a plain `cargo test` skips them.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -82,11 +83,13 @@ fn a_million_made_up_links_leave_memory_flat(flood_backend: &str) {
 }
 
 #[test]
+#[ignore = "slow: run by .ci/run"]
 fn a_million_made_up_links_leave_memory_flat_on_the_memory_backend() {
     a_million_made_up_links_leave_memory_flat("memory");
 }
 
 #[test]
+#[ignore = "slow: run by .ci/run"]
 fn a_million_made_up_links_leave_memory_flat_on_the_sql_backend() {
     a_million_made_up_links_leave_memory_flat("sql");
 }

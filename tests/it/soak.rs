@@ -14,6 +14,9 @@
 //! history exactly once and nothing is in it twice, no instance is stuck (each ended, or waits
 //! on a step someone can answer), and nothing answered 5xx outside the fault window (a 503
 //! inside it is the fail-fast answer).
+//!
+//! A minute is long for a plain `cargo test`: it is `#[ignore]`d there, and `.ci/run` runs it
+//! (`cargo test --test it -- --ignored`).
 
 use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener};
@@ -465,6 +468,7 @@ fn database() -> Option<Database> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "slow: run by .ci/run"]
 async fn a_minute_of_mixed_work_through_a_database_fault_and_a_restart_loses_no_answer() {
     let Some(database) = database() else { return };
     let url = database.url();
