@@ -2,7 +2,8 @@
 //! lines it wrote.
 //!
 //! SQLite by default (a fresh file per test). When `ORCHESTRA_TEST_POSTGRES_URL` names a
-//! PostgreSQL server (`.ci/run` starts one), every test gets a fresh database on it instead.
+//! PostgreSQL server (`.ci/run` starts one), every test gets a fresh database on it instead,
+//! dropped when the test is done with it.
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -27,6 +28,8 @@ pub const PASSWORD: &str = "correct horse battery";
 pub struct TestDb {
     pub url: String,
     _dir: Option<tempfile::TempDir>,
+    /// The server's admin URL and the name of the database made on it, dropped with this.
+    made_on: Option<(String, String)>,
 }
 
 /// A fresh, empty database URL (SQLite file, or a new PostgreSQL database).
@@ -49,6 +52,7 @@ pub async fn fresh_database() -> TestDb {
         return TestDb {
             url: format!("{base}/{name}"),
             _dir: None,
+            made_on: Some((admin_url, name)),
         };
     }
     let dir = tempfile::tempdir().expect("temp dir");
@@ -56,13 +60,52 @@ pub async fn fresh_database() -> TestDb {
     TestDb {
         url,
         _dir: Some(dir),
+        made_on: None,
     }
 }
 
 impl TestDb {
-    /// A database someone else made (a test's own PostgreSQL cluster, say).
+    /// A database someone else made (a test's own PostgreSQL cluster, say): not dropped here.
     pub fn at(url: String) -> Self {
-        Self { url, _dir: None }
+        Self {
+            url,
+            _dir: None,
+            made_on: None,
+        }
+    }
+}
+
+impl Drop for TestDb {
+    /// Drops the PostgreSQL database this made, whoever is still connected to it (an app's
+    /// pool, a served process). `Drop` cannot wait on a future, and usually runs on a test's
+    /// runtime, which cannot be blocked on from inside: a thread with a runtime of its own does
+    /// it. A failure is said, not panicked on, since this may run while a test unwinds.
+    fn drop(&mut self) {
+        let Some((admin_url, name)) = self.made_on.take() else {
+            return;
+        };
+        let dropped = std::thread::spawn(move || -> Result<(), String> {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())?;
+            runtime
+                .block_on(async {
+                    use sqlx::Connection;
+                    let mut conn = sqlx::AnyConnection::connect(&admin_url).await?;
+                    sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                        .execute(&mut conn)
+                        .await?;
+                    conn.close().await
+                })
+                .map_err(|e| e.to_string())
+        })
+        .join();
+        match dropped {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => eprintln!("the test database {} was not dropped: {e}", self.url),
+            Err(_) => eprintln!("dropping the test database {} panicked", self.url),
+        }
     }
 }
 
