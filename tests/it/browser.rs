@@ -5,6 +5,9 @@
 //! dependency): a crate such as `fantoccini` would add some forty crates to the build for the
 //! same dozen endpoints. Without a driver (`ORCHESTRA_CHROMEDRIVER`, else `chromedriver` on the
 //! PATH or in /usr/bin), the test says so and passes; `.ci/run` installs both and runs it.
+//!
+//! With `ORCHESTRA_SCREENSHOTS=1` it also retakes the README's screenshots under
+//! docs/screenshots/; otherwise it leaves the tracked files alone.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -309,7 +312,11 @@ impl Browser {
         .unwrap()
     }
 
+    /// Writes docs/screenshots/{name}.png when `ORCHESTRA_SCREENSHOTS=1` asks for it.
     async fn screenshot(&self, name: &str) {
+        if std::env::var_os("ORCHESTRA_SCREENSHOTS").is_none_or(|v| v != "1") {
+            return;
+        }
         let data = self.get("/screenshot").await;
         let png = base64_decode(data.as_str().unwrap());
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/screenshots");
