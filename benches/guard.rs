@@ -13,12 +13,12 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::Request;
 use criterion::{Criterion, criterion_group, criterion_main};
-use orchestra::capability::{self, Claims, Kind};
-use orchestra::flood::{Backend, Clock, MemoryFlood};
-use orchestra::guard::{FloodGuard, Limits};
-use orchestra::keys::SiteKeys;
-use orchestra::settings::Settings;
-use orchestra::site::Snapshot;
+use orchestra::domain::capability::{self, Claims, Kind};
+use orchestra::domain::keys::SiteKeys;
+use orchestra::domain::settings::Settings;
+use orchestra::domain::site::Snapshot;
+use orchestra::limits::flood::{Backend, Clock, MemoryFlood};
+use orchestra::limits::guard::{FloodGuard, Limits};
 use tower::ServiceExt;
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -83,7 +83,7 @@ fn guard(c: &mut Criterion) {
 
 fn verify(c: &mut Criterion) {
     let keys = SiteKeys::generate();
-    let token = orchestra::keys::random_token();
+    let token = orchestra::domain::keys::random_token();
     let claims = Claims {
         kind: Kind::Link,
         instance: 42,
@@ -129,12 +129,12 @@ fn doorway(c: &mut Criterion) {
             .await
             .expect("read")
             .expect("a seeded workflow");
-        let id = orchestra::links::start(&db, workflow.id, "Bench", "")
+        let id = orchestra::domain::links::start(&db, workflow.id, "Bench", "")
             .await
             .expect("start")
             .expect("started");
         let now = clock.now_secs();
-        let good = orchestra::links::issue(
+        let good = orchestra::domain::links::issue(
             &db,
             &keys,
             "",
@@ -142,7 +142,7 @@ fn doorway(c: &mut Criterion) {
             "supplier",
             86_400,
             now,
-            &orchestra::links::Actor::CommandLine,
+            &orchestra::domain::links::Actor::CommandLine,
         )
         .await
         .expect("issue")

@@ -4,8 +4,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::flood::Backend;
 use crate::i18n::Message;
+use crate::limits::flood::Backend;
 use crate::proxy::{ClientIpHeader, TrustedProxies};
 
 #[derive(Clone)]

@@ -8,37 +8,22 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 
-pub mod api;
-pub mod bucket;
-pub mod capability;
 pub mod cli;
-pub mod cli_args;
 pub mod config;
+pub mod domain;
 pub mod error;
-pub mod flood;
-pub mod guard;
 pub mod http;
 pub mod i18n;
-pub mod interaction;
-pub mod keys;
-pub mod links;
-pub mod login;
-pub mod metrics;
-pub mod password;
+pub mod limits;
 pub mod proxy;
-pub mod settings;
-pub mod site;
-pub mod sizing;
-pub mod status;
 pub mod store;
 pub mod time;
-pub mod workflow;
 
 use config::Config;
-use flood::{Clock, FloodStore, MemoryFlood, SqlFlood};
-use guard::FloodGuard;
+use domain::site::Site;
 use http::AppState;
-use site::Site;
+use limits::flood::{Clock, FloodStore, MemoryFlood, SqlFlood};
+use limits::guard::FloodGuard;
 use store::Db;
 
 /// How often the server runs `cron` on its own.
@@ -49,7 +34,7 @@ pub const CRON_INTERVAL: Duration = Duration::from_secs(600);
 pub async fn open(database_url: &str) -> Result<Db, sqlx::Error> {
     let db = Db::connect(database_url).await?;
     store::keys::load_or_create(&db).await?;
-    workflow::seed::seed_examples(&db).await?;
+    domain::workflow::seed::seed_examples(&db).await?;
     Ok(db)
 }
 
@@ -61,15 +46,17 @@ pub async fn open_with(
 ) -> Result<Db, store::ConnectError> {
     let db = Db::open(database_url, create).await?;
     store::keys::load_or_create(&db).await?;
-    workflow::seed::seed_examples(&db).await?;
+    domain::workflow::seed::seed_examples(&db).await?;
     Ok(db)
 }
 
 /// The flood backend the operator chose.
 pub fn flood_store(config: &Config, db: &Db, clock: Clock) -> Arc<dyn FloodStore> {
     match config.flood {
-        flood::Backend::Sql => Arc::new(SqlFlood::new(db.clone(), config.flood_cells, clock)),
-        flood::Backend::Memory => Arc::new(MemoryFlood::new(config.flood_cells, clock)),
+        limits::flood::Backend::Sql => {
+            Arc::new(SqlFlood::new(db.clone(), config.flood_cells, clock))
+        }
+        limits::flood::Backend::Memory => Arc::new(MemoryFlood::new(config.flood_cells, clock)),
     }
 }
 
@@ -77,7 +64,7 @@ pub fn flood_store(config: &Config, db: &Db, clock: Clock) -> Arc<dyn FloodStore
 pub async fn build_state(
     db: Db,
     flood: Arc<dyn FloodStore>,
-    backend: flood::Backend,
+    backend: limits::flood::Backend,
     clock: Clock,
 ) -> Result<AppState, sqlx::Error> {
     let site = Arc::new(Site::load(db.clone()).await?);
@@ -96,10 +83,10 @@ pub async fn build_state(
         flood_backend: backend,
         work: Default::default(),
         versions: Default::default(),
-        api_buckets: Arc::new(bucket::Buckets::new(clock.clone())),
+        api_buckets: Arc::new(limits::bucket::Buckets::new(clock.clone())),
         api_seen: Default::default(),
         api_caps: Default::default(),
-        passwords: Arc::new(password::Pool::for_this_machine()),
+        passwords: Arc::new(domain::password::Pool::for_this_machine()),
         proxies: Default::default(),
         forwarded_seen: Default::default(),
         bodies: Default::default(),
@@ -121,7 +108,7 @@ pub async fn run_cron(db: &Db, flood: &dyn FloodStore) -> Result<(u64, u64, u64)
         tracing::warn!(error = %e, "cron could not collect expired flood events");
         0
     });
-    store::settings::put_all(db, &[(status::CRON_LAST_RUN, now.to_string())]).await?;
+    store::settings::put_all(db, &[(domain::status::CRON_LAST_RUN, now.to_string())]).await?;
     db.checkpoint().await?;
     tracing::info!(sessions, handles, flood_events = events, "cron ran");
     Ok((sessions, handles, events))
@@ -149,9 +136,9 @@ pub async fn serve(
     let state = state.with_body_limits(&config.connections);
     let app = http::app(state.clone(), secure);
     let metrics = metrics.map(|listener| {
-        let recorder = Arc::new(metrics::Metrics::new(state.guard.clone()));
+        let recorder = Arc::new(http::metrics::Metrics::new(state.guard.clone()));
         tokio::spawn(async move {
-            if let Err(e) = metrics::serve(listener, recorder, shutdown_signal()).await {
+            if let Err(e) = http::metrics::serve(listener, recorder, shutdown_signal()).await {
                 tracing::error!(error = %e, "the metrics endpoint stopped");
             }
         })

@@ -263,7 +263,9 @@ async fn a_post_without_a_csrf_token_is_refused_and_saves_nothing() {
         assert_eq!(page.first("h1"), "Not allowed");
     }
     assert_eq!(workflow_count(&app).await, before);
-    let saved = orchestra::settings::Settings::load(&app.db).await.unwrap();
+    let saved = orchestra::domain::settings::Settings::load(&app.db)
+        .await
+        .unwrap();
     assert_eq!(saved.site_name, "Orchestra");
     assert_eq!(saved.base_url, "http://127.0.0.1:8080");
     // Still signed in: a refused form does not end the session.
@@ -747,7 +749,9 @@ async fn a_bad_setting_keeps_what_was_typed_and_saves_nothing() {
     assert!(page.has("p.field-error[data-field=base_url]"));
     assert!(page.has("p.field-error[data-field=default_link_ttl]"));
     assert!(!page.has("p.field-error[data-field=site_name]"));
-    let saved = orchestra::settings::Settings::load(&app.db).await.unwrap();
+    let saved = orchestra::domain::settings::Settings::load(&app.db)
+        .await
+        .unwrap();
     assert_eq!(saved.site_name, "Orchestra");
 }
 
@@ -808,7 +812,7 @@ async fn the_status_report_lists_its_checks() {
 
 /// Puts a setup token in place as `orchestra serve` does on an empty database.
 async fn setup_token(app: &TestApp) -> String {
-    let token = orchestra::keys::random_token();
+    let token = orchestra::domain::keys::random_token();
     let keys = app.state.site.get().await.keys.clone();
     orchestra::store::admins::put_setup_token(
         &app.db,

@@ -8,13 +8,13 @@ mod support;
 use std::time::Duration;
 
 use common::{Flood, TestApp, spawn};
-use orchestra::api::scope::Scope;
+use orchestra::domain::api::scope::Scope;
 use orchestra::store;
 use support::{Page, read};
 
 async fn token(app: &TestApp, name: &str, rate: Option<u32>, burst: Option<u32>) -> String {
     let keys = store::keys::load(&app.db).await.unwrap();
-    orchestra::api::create_token(&app.db, &keys, name, rate, burst)
+    orchestra::domain::api::create_token(&app.db, &keys, name, rate, burst)
         .await
         .unwrap()
         .expect("a new name")
@@ -483,13 +483,16 @@ fn signed_for(
     signed_path: &str,
     at: i64,
 ) -> reqwest::RequestBuilder {
-    let input = orchestra::api::signing_input("GET", signed_path, b"", &at.to_string());
+    let input = orchestra::domain::api::signing_input("GET", signed_path, b"", &at.to_string());
     app.client()
         .get(app.url(path))
         .header("authorization", format!("Bearer {token}"))
         .header("orchestra-key-id", &key.0)
         .header("orchestra-timestamp", at.to_string())
-        .header("orchestra-signature", orchestra::api::sign(&key.1, &input))
+        .header(
+            "orchestra-signature",
+            orchestra::domain::api::sign(&key.1, &input),
+        )
 }
 
 #[tokio::test]
@@ -498,7 +501,7 @@ async fn a_signed_request_gets_the_integrators_tier_and_a_bad_signature_is_refus
     limits_on(&app).await;
     app.set(&[("api.limits.signed_multiplier", "3")]).await;
     let t = token(&app, "crm", Some(60), Some(2)).await;
-    let key = orchestra::api::create_integrator_key(&app.db, "acme")
+    let key = orchestra::domain::api::create_integrator_key(&app.db, "acme")
         .await
         .unwrap();
     let now = app.clock.now_secs();
@@ -542,7 +545,7 @@ async fn a_signed_request_gets_the_integrators_tier_and_a_bad_signature_is_refus
     // The four bad signatures spent their requests too (docs/api.md): refill before going on.
     app.clock.advance(Duration::from_secs(10));
     // Rotating the key: the old one stops signing.
-    let rotated = orchestra::api::create_integrator_key(&app.db, "acme")
+    let rotated = orchestra::domain::api::create_integrator_key(&app.db, "acme")
         .await
         .unwrap();
     assert_eq!(
@@ -854,7 +857,7 @@ async fn scoped(
             workflows.map(|w| w.iter().copied()),
         )
         .unwrap();
-    orchestra::api::create_scoped_token(&app.db, &keys, name, None, None, &scope)
+    orchestra::domain::api::create_scoped_token(&app.db, &keys, name, None, None, &scope)
         .await
         .unwrap()
         .expect("a new name")
@@ -1115,13 +1118,14 @@ async fn a_workflow_limited_token_lists_starts_and_reaches_only_its_workflows() 
 async fn a_token_made_before_scopes_keeps_what_it_started_and_nothing_more() {
     let database = common::fresh_database().await;
     let pool = common::schema_before(&database.url, 7).await;
-    let keys = orchestra::keys::SiteKeys::from_bytes([7; 32], [9; 32]);
+    let keys = orchestra::domain::keys::SiteKeys::from_bytes([7; 32], [9; 32]);
     let hex = |b: [u8; 32]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
     let text = format!("orch_{}", "5".repeat(64));
-    let hash = orchestra::api::bearer_hash(&keys, &text).unwrap();
-    let definition = orchestra::workflow::Definition::parse("review[legal,finance]: Approve it\n")
-        .unwrap()
-        .to_json();
+    let hash = orchestra::domain::api::bearer_hash(&keys, &text).unwrap();
+    let definition =
+        orchestra::domain::workflow::Definition::parse("review[legal,finance]: Approve it\n")
+            .unwrap()
+            .to_json();
     for (sql, args) in [
         (
             "INSERT INTO site_keys (id, private_key, hash_salt, created_at) VALUES (1, $1, $2, 1700000000)",
@@ -1157,7 +1161,7 @@ async fn a_token_made_before_scopes_keeps_what_it_started_and_nothing_more() {
     pool.close().await;
 
     let app = common::spawn_on(database, |_, clock| {
-        std::sync::Arc::new(orchestra::flood::MemoryFlood::new(4096, clock))
+        std::sync::Arc::new(orchestra::limits::flood::MemoryFlood::new(4096, clock))
     })
     .await;
     let tokens = store::api::tokens(&app.db).await.unwrap();
@@ -1193,7 +1197,7 @@ async fn bad_signatures_spend_the_bucket_and_count_as_failures_of_their_address(
     ])
     .await;
     let t = token(&app, "crm", Some(60), Some(3)).await;
-    let key = orchestra::api::create_integrator_key(&app.db, "acme")
+    let key = orchestra::domain::api::create_integrator_key(&app.db, "acme")
         .await
         .unwrap();
     let forged = ("ik_nope".to_owned(), key.1.clone());

@@ -8,7 +8,7 @@ mod support;
 use std::time::Duration;
 
 use common::{Flood, TestApp, spawn};
-use orchestra::capability::{self, Claims, Kind};
+use orchestra::domain::capability::{self, Claims, Kind};
 use support::{
     Page, answers, assert_credential_headers, event, events, get, post, read, sign_in, state_of,
     with_lang,
@@ -1158,9 +1158,10 @@ async fn a_form_sent_twice_at_once_is_recorded_once() {
 #[tokio::test]
 async fn a_form_sent_again_after_it_was_answered_does_not_answer_the_next_step() {
     let app = spawn(Flood::Memory).await;
-    let definition =
-        orchestra::workflow::Definition::parse("form: Order | Name*\nform: Invoice | Name*\n")
-            .unwrap();
+    let definition = orchestra::domain::workflow::Definition::parse(
+        "form: Order | Name*\nform: Invoice | Name*\n",
+    )
+    .unwrap();
     let workflow = orchestra::store::workflows::create(
         &app.db,
         "two_forms",
@@ -1170,7 +1171,7 @@ async fn a_form_sent_again_after_it_was_answered_does_not_answer_the_next_step()
     .await
     .unwrap()
     .unwrap();
-    let id = orchestra::links::start(&app.db, workflow, "Order 7", "")
+    let id = orchestra::domain::links::start(&app.db, workflow, "Order 7", "")
         .await
         .unwrap()
         .unwrap();

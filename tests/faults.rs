@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use common::{Flood, TestApp, TestDb};
 use faultkit::{Cluster, Locker, is_root};
-use orchestra::flood::{FloodStore, SqlFlood};
+use orchestra::limits::flood::{FloodStore, SqlFlood};
 
 /// Each answer under a fault must come back within this: the pool's acquire timeout (2 s by
 /// default) and a second to spare.
@@ -484,9 +484,11 @@ async fn while_another_process_holds_the_write_lock_pages_that_only_read_answer_
             tokio::spawn(async move {
                 let started = Instant::now();
                 let name = format!("Site {i}");
-                let saved =
-                    orchestra::settings::Settings::save(&db, &[("orchestra.site_name", &name)])
-                        .await;
+                let saved = orchestra::domain::settings::Settings::save(
+                    &db,
+                    &[("orchestra.site_name", &name)],
+                )
+                .await;
                 (saved.is_err(), started.elapsed())
             })
         })

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{Flood, TestApp, spawn};
-use orchestra::flood::{BoxFuture, FloodError, FloodStore, MemoryFlood, SqlFlood, Tier};
+use orchestra::limits::flood::{BoxFuture, FloodError, FloodStore, MemoryFlood, SqlFlood, Tier};
 
 /// A flood store that records every call before passing it on: the proof that a
 /// configuration which counts nothing never touches the store, and of what reaches it.
@@ -567,11 +567,14 @@ async fn a_change_of_limits_takes_effect_without_a_restart() {
     assert_eq!(r.status(), 303);
     assert_eq!(futures_collect(&app, &link, 3).await, [404, 404, 429]);
     // From another process (`orchestra config set`): seen within the cache's lifetime.
-    orchestra::settings::Settings::save(&app.db, &[("orchestra.request_limits.enabled", "false")])
-        .await
-        .unwrap()
-        .unwrap();
-    tokio::time::sleep(orchestra::site::CACHE_TTL + Duration::from_millis(300)).await;
+    orchestra::domain::settings::Settings::save(
+        &app.db,
+        &[("orchestra.request_limits.enabled", "false")],
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    tokio::time::sleep(orchestra::domain::site::CACHE_TTL + Duration::from_millis(300)).await;
     // The first request after the expiry starts a read in the background and is decided on
     // the snapshot it has (no request waits on the database); the read lands at once.
     let _ = status_of(&app, &link).await;
@@ -703,14 +706,18 @@ async fn the_limits_forms_refuse_bad_numbers_in_both_languages_and_save_nothing(
             assert!(errors.contains(expected), "{lang}: {errors}");
         }
     }
-    let saved = orchestra::settings::Settings::load(&app.db).await.unwrap();
+    let saved = orchestra::domain::settings::Settings::load(&app.db)
+        .await
+        .unwrap();
     assert_eq!(
         (saved.per_link, saved.total, saved.request_limits_period),
         (7, 70, 600)
     );
     // Switching off keeps the numbers, on the page and in the store.
     save_request_limits(&app, &admin, false, "600").await;
-    let saved = orchestra::settings::Settings::load(&app.db).await.unwrap();
+    let saved = orchestra::domain::settings::Settings::load(&app.db)
+        .await
+        .unwrap();
     assert!(!saved.request_limits_enabled);
     assert_eq!(
         (saved.per_link, saved.total, saved.request_limits_period),

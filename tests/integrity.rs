@@ -8,7 +8,7 @@ mod support;
 use std::sync::Arc;
 
 use common::{Flood, TestApp, on_postgres, spawn};
-use orchestra::interaction::payment;
+use orchestra::domain::interaction::payment;
 use orchestra::store;
 use support::{Page, answers, get, post, read, sign_in, state_of};
 
@@ -36,7 +36,7 @@ async fn redefine(app: &TestApp, name: &str, text: &str) {
         .await
         .unwrap()
         .unwrap();
-    let def = orchestra::workflow::Definition::parse(text).unwrap();
+    let def = orchestra::domain::workflow::Definition::parse(text).unwrap();
     store::workflows::save(&app.db, w.id, &w.label, &def.to_json())
         .await
         .unwrap();
@@ -206,13 +206,13 @@ async fn answer_shown(app: &TestApp, link: &str, page: &Page) -> Page {
 async fn no_participant_can_answer_another_participants_step_in_any_seeded_workflow() {
     let app = spawn(Flood::Memory).await;
     let client = app.client();
-    for (name, _, _) in orchestra::workflow::seed::EXAMPLES {
+    for (name, _, _) in orchestra::domain::workflow::seed::EXAMPLES {
         let id = app.start(name, "Every step").await;
         let w = store::workflows::by_name(&app.db, name)
             .await
             .unwrap()
             .unwrap();
-        let def = orchestra::workflow::Definition::from_json(&w.definition).unwrap();
+        let def = orchestra::domain::workflow::Definition::from_json(&w.definition).unwrap();
         let everyone: Vec<String> = def
             .participants()
             .iter()
@@ -227,12 +227,12 @@ async fn no_participant_can_answer_another_participants_step_in_any_seeded_workf
                 let row = store::instances::by_id(&app.db, id).await.unwrap().unwrap();
                 let foreign = format!(
                     "/interaction/{}",
-                    orchestra::capability::sign(
+                    orchestra::domain::capability::sign(
                         &keys,
-                        &orchestra::capability::Claims {
-                            kind: orchestra::capability::Kind::Link,
+                        &orchestra::domain::capability::Claims {
+                            kind: orchestra::domain::capability::Kind::Link,
                             instance: id,
-                            branch: orchestra::workflow::Participant::parse(other)
+                            branch: orchestra::domain::workflow::Participant::parse(other)
                                 .unwrap()
                                 .claim(),
                             expires: app.clock.now_secs() + 3600,
@@ -758,34 +758,34 @@ async fn notices_are_counted_per_payment_and_in_total_by_the_same_guard() {
         "{refused:?}"
     );
     // The doorway's own limits do not count notices.
-    let status = orchestra::status::build(&app.db, "memory").await;
+    let status = orchestra::domain::status::build(&app.db, "memory").await;
     let line = status
         .checks
         .iter()
         .find(|c| c.id == "notice_limits")
         .unwrap();
-    assert_eq!(line.severity, orchestra::status::Severity::Ok);
+    assert_eq!(line.severity, orchestra::domain::status::Severity::Ok);
 }
 
 #[tokio::test]
 async fn the_status_report_warns_while_the_test_provider_takes_payments_on_an_https_site() {
     let app = spawn(Flood::Memory).await;
-    let line = |r: &orchestra::status::Report| {
+    let line = |r: &orchestra::domain::status::Report| {
         r.checks
             .iter()
             .find(|c| c.id == "payment_provider")
             .unwrap()
             .severity
     };
-    let report = orchestra::status::build(&app.db, "memory").await;
-    assert_eq!(line(&report), orchestra::status::Severity::Ok);
+    let report = orchestra::domain::status::build(&app.db, "memory").await;
+    assert_eq!(line(&report), orchestra::domain::status::Severity::Ok);
     app.set(&[("orchestra.base_url", "https://flows.example.org")])
         .await;
-    let report = orchestra::status::build(&app.db, "memory").await;
-    assert_eq!(line(&report), orchestra::status::Severity::Warning);
+    let report = orchestra::domain::status::build(&app.db, "memory").await;
+    assert_eq!(line(&report), orchestra::domain::status::Severity::Warning);
     app.set(&[("orchestra.test_provider", "false")]).await;
-    let report = orchestra::status::build(&app.db, "memory").await;
-    assert_eq!(line(&report), orchestra::status::Severity::Ok);
+    let report = orchestra::domain::status::build(&app.db, "memory").await;
+    assert_eq!(line(&report), orchestra::domain::status::Severity::Ok);
     // Switched off, the provider's pages are not found and a payment step cannot start.
     let id = app.start("order_payment", "Order").await;
     let payer = app.link(id, Some("payer")).await;
@@ -846,7 +846,7 @@ async fn a_database_made_by_the_previous_schema_upgrades_and_its_links_keep_work
     let pool = previous_schema(&database.url).await;
     // What the previous main wrote: keys, the examples as they were (no participants), an
     // instance half way through each, one ended, their history in the old answer format.
-    let keys = orchestra::keys::SiteKeys::from_bytes([7; 32], [9; 32]);
+    let keys = orchestra::domain::keys::SiteKeys::from_bytes([7; 32], [9; 32]);
     let hex = |b: [u8; 32]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
     exec(
         &pool,
@@ -855,7 +855,7 @@ async fn a_database_made_by_the_previous_schema_upgrades_and_its_links_keep_work
     )
     .await;
     let old = |text: &str| {
-        orchestra::workflow::Definition::parse(text)
+        orchestra::domain::workflow::Definition::parse(text)
             .unwrap()
             .to_json()
     };
@@ -919,16 +919,16 @@ async fn a_database_made_by_the_previous_schema_upgrades_and_its_links_keep_work
     // The new code opens it: the upgrade runs, and the links signed before it still work.
     let url = database.url.clone();
     let app = common::spawn_on(database, |_, clock| {
-        Arc::new(orchestra::flood::MemoryFlood::new(4096, clock))
+        Arc::new(orchestra::limits::flood::MemoryFlood::new(4096, clock))
     })
     .await;
     let sign = |instance: i64, branch: Option<&str>, token: &str| {
         format!(
             "/interaction/{}",
-            orchestra::capability::sign(
+            orchestra::domain::capability::sign(
                 &keys,
-                &orchestra::capability::Claims {
-                    kind: orchestra::capability::Kind::Link,
+                &orchestra::domain::capability::Claims {
+                    kind: orchestra::domain::capability::Kind::Link,
                     instance,
                     branch: branch.map(str::to_owned),
                     expires: app.clock.now_secs() + 3600,

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{Flood, TestApp, spawn};
-use orchestra::guard::{DECISION_SAMPLE, Limits, Mode, OnFault, Policy};
-use orchestra::metrics::Metrics;
+use orchestra::http::metrics::Metrics;
+use orchestra::limits::guard::{DECISION_SAMPLE, Limits, Mode, OnFault, Policy};
 use support::{get, read};
 
 #[path = "../benches/support/http1.rs"]
@@ -32,7 +32,7 @@ async fn serve_metrics(app: &TestApp) -> String {
         .await
         .expect("bind");
     let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(orchestra::metrics::serve(
+    tokio::spawn(orchestra::http::metrics::serve(
         listener,
         metrics,
         std::future::pending(),
@@ -218,7 +218,7 @@ async fn notices_and_sign_in_attempts_are_counted_under_their_own_addresses() {
     // counted per address only): two for "alice" (her 2 failures from this address spent), one
     // for "bob" (the address's 3 spent), then two more for bob, both refused by the address.
     for name in ["alice", "bob"] {
-        let hash = orchestra::password::hash("her own password").unwrap();
+        let hash = orchestra::domain::password::hash("her own password").unwrap();
         orchestra::store::admins::create(&app.db, name, &hash)
             .await
             .unwrap();

@@ -68,7 +68,7 @@ async fn signed_requests_past_the_bucket_are_refused_without_reading_the_databas
     ])
     .await;
     let keys = orchestra::store::keys::load(&app.db).await.unwrap();
-    let token = orchestra::api::create_token(&app.db, &keys, "crm", Some(1), Some(2))
+    let token = orchestra::domain::api::create_token(&app.db, &keys, "crm", Some(1), Some(2))
         .await
         .unwrap()
         .unwrap();

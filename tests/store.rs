@@ -6,10 +6,10 @@ mod common;
 
 use std::collections::BTreeSet;
 
+use orchestra::domain::workflow::InstanceState;
 use orchestra::store::flood::CountRow;
 use orchestra::store::instances::{Answer, Recorded};
 use orchestra::store::{self, Db};
-use orchestra::workflow::InstanceState;
 
 /// A migrated, empty database (no seeded workflows, no keys).
 async fn empty() -> (Db, common::TestDb) {
@@ -28,7 +28,11 @@ async fn a_workflow(db: &Db, name: &str) -> i64 {
 }
 
 async fn an_instance(db: &Db) -> i64 {
-    let workflow = a_workflow(db, &format!("w_{}", &orchestra::keys::random_token()[..8])).await;
+    let workflow = a_workflow(
+        db,
+        &format!("w_{}", &orchestra::domain::keys::random_token()[..8]),
+    )
+    .await;
     let version = store::workflows::by_id(db, workflow)
         .await
         .unwrap()
@@ -97,7 +101,7 @@ async fn settings_are_written_read_and_overwritten() {
 #[tokio::test]
 async fn typed_settings_round_trip_through_the_store() {
     let (db, _d) = empty().await;
-    let saved = orchestra::settings::Settings::save(
+    let saved = orchestra::domain::settings::Settings::save(
         &db,
         &[
             ("orchestra.request_limits.enabled", "on"),
@@ -107,11 +111,13 @@ async fn typed_settings_round_trip_through_the_store() {
     .await
     .unwrap()
     .expect("valid values");
-    let loaded = orchestra::settings::Settings::load(&db).await.unwrap();
+    let loaded = orchestra::domain::settings::Settings::load(&db)
+        .await
+        .unwrap();
     assert_eq!(loaded, saved);
     assert!(loaded.request_limits_enabled);
     assert_eq!(loaded.per_link, 30);
-    let refused = orchestra::settings::Settings::save(
+    let refused = orchestra::domain::settings::Settings::save(
         &db,
         &[
             ("interaction.limits.per_link", "31"),
@@ -122,7 +128,7 @@ async fn typed_settings_round_trip_through_the_store() {
     .unwrap();
     assert!(refused.is_err());
     assert_eq!(
-        orchestra::settings::Settings::load(&db)
+        orchestra::domain::settings::Settings::load(&db)
             .await
             .unwrap()
             .per_link,
@@ -376,8 +382,12 @@ async fn workflows_are_listed_by_label_the_same_way_on_both_backends() {
 #[tokio::test]
 async fn the_examples_are_seeded_once() {
     let (db, _d) = empty().await;
-    orchestra::workflow::seed::seed_examples(&db).await.unwrap();
-    orchestra::workflow::seed::seed_examples(&db).await.unwrap();
+    orchestra::domain::workflow::seed::seed_examples(&db)
+        .await
+        .unwrap();
+    orchestra::domain::workflow::seed::seed_examples(&db)
+        .await
+        .unwrap();
     let names: BTreeSet<String> = store::workflows::list(&db)
         .await
         .unwrap()

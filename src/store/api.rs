@@ -5,7 +5,7 @@ use sqlx::any::AnyRow;
 
 use super::Db;
 use super::instances::{COLUMNS, InstanceRow};
-use crate::api::scope::Scope;
+use crate::domain::api::scope::Scope;
 
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct TokenRow {

@@ -2,7 +2,7 @@
 //! title, kind and participant), so no later version of the workflow changes them.
 
 use super::Db;
-use crate::workflow::InstanceState;
+use crate::domain::workflow::InstanceState;
 
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct InstanceRow {

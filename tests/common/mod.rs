@@ -6,8 +6,8 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use orchestra::flood::{self, Clock, FloodStore, MemoryFlood, SqlFlood};
 use orchestra::http::AppState;
+use orchestra::limits::flood::{self, Clock, FloodStore, MemoryFlood, SqlFlood};
 use orchestra::store::Db;
 
 pub const ADMIN: &str = "ada";
@@ -23,7 +23,10 @@ pub async fn fresh_database() -> TestDb {
     if let Ok(admin_url) = std::env::var("ORCHESTRA_TEST_POSTGRES_URL") {
         use sqlx::Connection;
         sqlx::any::install_default_drivers();
-        let name = format!("orchestra_test_{}", &orchestra::keys::random_token()[..16]);
+        let name = format!(
+            "orchestra_test_{}",
+            &orchestra::domain::keys::random_token()[..16]
+        );
         let mut conn = sqlx::AnyConnection::connect(&admin_url)
             .await
             .expect("connect to the test PostgreSQL server");
@@ -140,7 +143,7 @@ impl TestApp {
 
     /// Creates the test administrator directly in the store.
     pub async fn create_admin(&self) {
-        let hash = orchestra::password::hash(PASSWORD).unwrap();
+        let hash = orchestra::domain::password::hash(PASSWORD).unwrap();
         orchestra::store::admins::create(&self.db, ADMIN, &hash)
             .await
             .unwrap();
@@ -176,7 +179,7 @@ impl TestApp {
 
     /// Saves settings as `orchestra config set` would, and makes the app see them now.
     pub async fn set(&self, values: &[(&'static str, &str)]) {
-        orchestra::settings::Settings::save(&self.db, values)
+        orchestra::domain::settings::Settings::save(&self.db, values)
             .await
             .unwrap()
             .expect("valid settings");
@@ -189,7 +192,7 @@ impl TestApp {
             .await
             .unwrap()
             .expect("seeded workflow");
-        orchestra::links::start(&self.db, w.id, title, "The body of the subject.")
+        orchestra::domain::links::start(&self.db, w.id, title, "The body of the subject.")
             .await
             .unwrap()
             .unwrap()
@@ -205,7 +208,7 @@ impl TestApp {
             Some(p) => p.to_owned(),
             None => self.current_participant(instance).await,
         };
-        orchestra::links::issue(
+        orchestra::domain::links::issue(
             &self.db,
             &keys,
             "",
@@ -213,7 +216,7 @@ impl TestApp {
             &who,
             3600,
             self.clock.now_secs(),
-            &orchestra::links::Actor::CommandLine,
+            &orchestra::domain::links::Actor::CommandLine,
         )
         .await
         .unwrap()
@@ -233,7 +236,7 @@ impl TestApp {
             .get(&self.db, row.version_id)
             .await
             .unwrap();
-        orchestra::links::participants_left(&self.db, &row, &definition)
+        orchestra::domain::links::participants_left(&self.db, &row, &definition)
             .await
             .unwrap()
             .first()

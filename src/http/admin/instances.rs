@@ -11,13 +11,13 @@ use tower_sessions::Session;
 
 use super::workflows::ConfirmPage;
 use super::{FieldErrors, error_for};
+use crate::domain::links::{self, Actor};
 use crate::http::AppState;
 use crate::http::context::{FlashKind, PageContext, flash, flash_as, html};
 use crate::http::error::{AppError, Result};
 use crate::http::form::Form;
 use crate::http::once::{Once, Slot};
 use crate::i18n::{Lang, Message};
-use crate::links::{self, Actor};
 use crate::store::{self, instances::InstanceRow};
 
 pub struct InstanceLine {
@@ -283,7 +283,7 @@ fn actor_name(ctx: &PageContext, stored: &str) -> String {
     }
 }
 
-use crate::workflow::format_amount_for;
+use crate::domain::workflow::format_amount_for;
 
 /// An answer as label/value lines in the visitor's language. Reads the answers recorded today
 /// (labels included) and those recorded before labels were (field names only).
@@ -420,8 +420,8 @@ pub async fn issue_link(
             .await?
         }
         None => Err(Message::new("link-ttl-invalid")
-            .arg("min", crate::settings::MIN_TTL.to_string())
-            .arg("max", crate::settings::MAX_TTL.to_string())),
+            .arg("min", crate::domain::settings::MIN_TTL.to_string())
+            .arg("max", crate::domain::settings::MAX_TTL.to_string())),
     };
     let url = match result {
         Ok(issued) => issued.url,

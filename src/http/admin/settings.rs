@@ -11,13 +11,13 @@ use tower_sessions::Session;
 
 use super::sizing::{self, Charted, SizingView};
 use super::{FieldErrors, error_for};
-use crate::guard::{FloodGuard, LimitsState, Mode};
+use crate::domain::settings::{FieldError, Settings};
 use crate::http::AppState;
 use crate::http::context::{PageContext, flash, html};
 use crate::http::error::Result;
 use crate::http::form::Form;
 use crate::i18n::Message;
-use crate::settings::{FieldError, Settings};
+use crate::limits::guard::{FloodGuard, LimitsState, Mode};
 
 /// The charts each settings page draws: those of the limits it sets.
 const LOGIN_CHARTS: [Charted; 2] = [Charted::LoginAddress, Charted::LoginAccount];
@@ -143,7 +143,7 @@ impl SettingsPage {
 fn requests_help(ctx: &PageContext) -> String {
     ctx.msg(&Message::new("limits-requests-help").arg(
         "suggested",
-        crate::workflow::suggested_per_link().to_string(),
+        crate::domain::workflow::suggested_per_link().to_string(),
     ))
 }
 
@@ -163,7 +163,7 @@ pub async fn show(State(state): State<AppState>, ctx: PageContext) -> Result<Res
         enabled: s.request_limits_enabled,
         period: s.request_limits_period.to_string(),
         limits_state: LimitsState::of(&s.interaction_limits()),
-        fix: crate::status::doorway_fix(&s),
+        fix: crate::domain::status::doorway_fix(&s),
         requests_help: requests_help(&ctx),
         on_store_fault: s.on_store_fault.name().to_owned(),
         login: LoginFields::of(&s),
@@ -239,7 +239,7 @@ pub async fn save(
                 enabled: form.enabled.is_some(),
                 period: form.period,
                 limits_state: LimitsState::of(&saved.interaction_limits()),
-                fix: crate::status::doorway_fix(&saved),
+                fix: crate::domain::status::doorway_fix(&saved),
                 requests_help: requests_help(&ctx),
                 on_store_fault: form
                     .on_store_fault

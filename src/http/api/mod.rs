@@ -1,12 +1,12 @@
 //! The integrator API, `/api/v1/`: JSON in and out, every error JSON with a stable `error`
 //! code. Callers present `Authorization: Bearer <token>`; each token has a token bucket of its
-//! own (`crate::bucket`), announced on every reply in the IETF RateLimit draft's fields, and a
-//! request signed by a trusted integrator gets a bigger bucket (`crate::api`).
+//! own (`crate::limits::bucket`), announced on every reply in the IETF RateLimit draft's fields, and a
+//! request signed by a trusted integrator gets a bigger bucket (`crate::domain::api`).
 //!
 //! Order of work for every request (`gate`): the token (one keyed hash and an indexed read),
 //! then the bucket, then the signature when one is sent (so a bad signature has spent its
 //! request before its key is looked up), and only then the handler, which checks the call
-//! against the token's scope (`crate::api::scope`). The doorway's guard does not count the API,
+//! against the token's scope (`crate::domain::api::scope`). The doorway's guard does not count the API,
 //! and the API's bucket does not count the doorway.
 
 use std::net::IpAddr;
@@ -26,15 +26,15 @@ use serde_json::{Value, json};
 use super::AppState;
 use super::client::ClientAddr;
 use super::extract::Path;
-use crate::api::scope::Ability;
-use crate::api::{self, Signature, Signed};
-use crate::bucket::{Policy, Verdict};
-use crate::guard::FloodGuard;
+use crate::domain::api::scope::Ability;
+use crate::domain::api::{self, Signature, Signed};
+use crate::domain::links::{self, Actor};
+use crate::domain::login;
+use crate::domain::workflow::{Definition, Participant};
 use crate::i18n::{Lang, Message};
-use crate::links::{self, Actor};
-use crate::login;
+use crate::limits::bucket::{Policy, Verdict};
+use crate::limits::guard::FloodGuard;
 use crate::store::{self, api::Reached, api::TokenRow, instances::InstanceRow};
-use crate::workflow::{Definition, Participant};
 
 mod fields;
 pub mod refusal;

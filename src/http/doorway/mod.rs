@@ -8,7 +8,7 @@
 //!
 //! Routing never loads anything, so a refused request costs no instance load, no token check,
 //! no HMAC over the link, no subject, no interaction and no render. The rules (what a link may
-//! answer, what an answer must hold) are the domain's, in `crate::interaction`; this module
+//! answer, what an answer must hold) are the domain's, in `crate::domain::interaction`; this module
 //! only speaks HTTP.
 
 use axum::Router;
@@ -23,12 +23,12 @@ use super::AppState;
 use super::context::PageContext;
 use super::error::AppError;
 use super::form::{holds_nul, pairs};
-use crate::capability::Kind;
+use crate::domain::capability::Kind;
+use crate::domain::interaction::{self, Invalid, Now, Resolved};
+use crate::domain::site::Snapshot;
+use crate::domain::workflow::{InstanceState, Interaction};
 use crate::i18n::Lang;
-use crate::interaction::{self, Invalid, Now, Resolved};
-use crate::site::Snapshot;
 use crate::store::{self, instances::Recorded};
-use crate::workflow::{InstanceState, Interaction};
 
 mod guard;
 mod payment;

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-use crate::keys::SiteKeys;
-use crate::settings::Settings;
+use crate::domain::keys::SiteKeys;
+use crate::domain::settings::Settings;
 use crate::store::{self, Db};
 
 /// How long a process keeps settings and keys before reading them again. The process that
@@ -33,7 +33,7 @@ impl Snapshot {
         let caller_hasher =
             Hmac::<Sha256>::new_from_slice(keys.keyed_hash("doorway-caller", "").as_bytes())
                 .expect("HMAC takes any key length");
-        let token_hasher = keys.keyed_hasher(crate::api::TOKEN_PURPOSE);
+        let token_hasher = keys.keyed_hasher(crate::domain::api::TOKEN_PURPOSE);
         Self {
             settings,
             keys,
@@ -45,8 +45,8 @@ impl Snapshot {
     /// The keyed hash an API token's text is stored under (`api::bearer_hash`), as its bytes;
     /// `None` for a text that cannot be a token. The API's fast refusal and `gate` both name a
     /// token by this, so `api::Seen` holds what the refusal looks for.
-    pub fn token_key(&self, text: &str) -> Option<crate::api::TokenKey> {
-        if !crate::api::could_be_token(text) {
+    pub fn token_key(&self, text: &str) -> Option<crate::domain::api::TokenKey> {
+        if !crate::domain::api::could_be_token(text) {
             return None;
         }
         let mut mac = self.token_hasher.clone();
@@ -66,7 +66,7 @@ impl Snapshot {
 fn hex64(digest: &[u8]) -> CallerId {
     let mut hex = [0u8; 64];
     for (pair, &b) in hex.chunks_exact_mut(2).zip(digest.iter()) {
-        pair.copy_from_slice(&crate::capability::hex_pair(b));
+        pair.copy_from_slice(&crate::domain::capability::hex_pair(b));
     }
     CallerId(hex)
 }
@@ -284,7 +284,7 @@ mod tests {
         mac.update(b"l.1..9.abc");
         assert_eq!(
             id.as_str(),
-            crate::capability::hex_encode(&mac.finalize().into_bytes())
+            crate::domain::capability::hex_encode(&mac.finalize().into_bytes())
         );
         assert_ne!(id, snapshot.caller_id("l.1..9.abd"));
         let other_salt = Snapshot::new(Settings::default(), SiteKeys::from_bytes([1; 32], [3; 32]));
@@ -299,8 +299,8 @@ mod tests {
         assert_eq!(
             snapshot
                 .token_key(text)
-                .map(|k| crate::api::stored_hash(&k)),
-            crate::api::bearer_hash(&keys, text)
+                .map(|k| crate::domain::api::stored_hash(&k)),
+            crate::domain::api::bearer_hash(&keys, text)
         );
         assert!(snapshot.token_key("not a token").is_none());
         assert!(

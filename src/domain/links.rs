@@ -1,14 +1,14 @@
 //! Operations on instances shared by the admin pages and the CLI: start one, issue a link for a
 //! participant, list and revoke links. Each validates its input the same way for both.
 
-use crate::capability::{self, Claims, Kind};
+use crate::domain::capability::{self, Claims, Kind};
+use crate::domain::keys::SiteKeys;
+use crate::domain::settings::{MAX_TTL, MIN_TTL};
+use crate::domain::workflow::{Definition, Participant};
 use crate::error::Error;
 use crate::i18n::Message;
-use crate::keys::SiteKeys;
-use crate::settings::{MAX_TTL, MIN_TTL};
 use crate::store::links::LinkRow;
 use crate::store::{self, Db};
-use crate::workflow::{Definition, Participant};
 
 /// Why an operation was refused, in the operator's words.
 pub type Refused = Message;
@@ -77,7 +77,7 @@ pub async fn start(
         workflow.version_id,
         title,
         body.trim(),
-        &crate::keys::random_token(),
+        &crate::domain::keys::random_token(),
     )
     .await?;
     tracing::info!(
@@ -294,7 +294,7 @@ pub async fn revoke(db: &Db, instance_id: i64, by: &Actor) -> Result<bool, sqlx:
         db,
         instance.id,
         instance.step_index,
-        &crate::keys::random_token(),
+        &crate::domain::keys::random_token(),
         &by.stored(),
     )
     .await?;

@@ -9,11 +9,11 @@ use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::bucket::Policy;
-use crate::capability::{hex_decode, hex_encode};
+use crate::domain::capability::{hex_decode, hex_encode};
+use crate::domain::keys::SiteKeys;
+use crate::domain::settings::Settings;
 use crate::error::Error;
-use crate::keys::SiteKeys;
-use crate::settings::Settings;
+use crate::limits::bucket::Policy;
 use crate::store::{self, Db, api::TokenRow};
 
 pub mod scope;
@@ -56,7 +56,7 @@ pub fn could_be_token(text: &str) -> bool {
 }
 
 fn random_hex(bytes: usize) -> String {
-    hex_encode(&crate::keys::random_bytes()[..bytes])
+    hex_encode(&crate::domain::keys::random_bytes()[..bytes])
 }
 
 /// A new token with the default scope (`Scope::default`): stored by its keyed hash; its text

@@ -9,7 +9,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use subtle::ConstantTimeEq;
 
-use crate::keys::SiteKeys;
+use crate::domain::keys::SiteKeys;
 
 type HmacSha256 = Hmac<Sha256>;
 

@@ -13,14 +13,14 @@ use sha2::Sha256;
 use subtle::ConstantTimeEq;
 
 use super::Resolved;
-use crate::capability::{self, Claims, Kind};
+use crate::domain::capability::{self, Claims, Kind};
+use crate::domain::keys::SiteKeys;
+use crate::domain::workflow::versions::Cache;
+use crate::domain::workflow::{Interaction, Step, format_amount};
 use crate::error::Error;
-use crate::keys::SiteKeys;
 use crate::store::instances::{Answer, Recorded};
 use crate::store::payments::NewPayment;
 use crate::store::{self, Db};
-use crate::workflow::versions::Cache;
-use crate::workflow::{Interaction, Step, format_amount};
 
 /// How long a continuation handle lives.
 pub const HANDLE_TTL: i64 = 30 * 60;
@@ -85,7 +85,7 @@ pub async fn start(
         expires,
     };
     let handle = capability::sign(keys, &claims, &resolved.instance.token);
-    let reference = crate::keys::random_token();
+    let reference = crate::domain::keys::random_token();
     store::payments::start(
         db,
         &NewPayment {

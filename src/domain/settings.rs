@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use crate::guard::{Limits, Mode, OnFault, Policy};
 use crate::i18n::Message;
+use crate::limits::guard::{Limits, Mode, OnFault, Policy};
 use crate::store::{self, Db};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -436,8 +436,8 @@ mod tests {
     #[test]
     fn what_ships_counts_nothing() {
         let limits = Settings::default().interaction_limits();
-        assert!(!crate::guard::FloodGuard::is_counting(&limits));
-        assert!(!crate::guard::FloodGuard::is_counting(
+        assert!(!crate::limits::guard::FloodGuard::is_counting(&limits));
+        assert!(!crate::limits::guard::FloodGuard::is_counting(
             &Settings::default().notice_limits()
         ));
         assert_eq!(limits.period, Duration::from_secs(3600));

@@ -23,8 +23,8 @@ use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::flood::{Clock, FloodStore, Tier};
-use crate::sizing::{History, Sizings};
+use crate::limits::flood::{Clock, FloodStore, Tier};
+use crate::limits::sizing::{History, Sizings};
 
 /// The limits a caller of the guard read from its settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -233,7 +233,7 @@ impl FloodGuard {
 
     /// Syncs the flood store and records whether it worked: the one place a store fault
     /// starts and ends.
-    pub async fn sync(&self) -> Result<(), crate::flood::FloodError> {
+    pub async fn sync(&self) -> Result<(), crate::limits::flood::FloodError> {
         let result = self.flood.sync().await;
         self.health.record(result.is_ok());
         result
@@ -244,7 +244,7 @@ impl FloodGuard {
         &self.would_refuse
     }
 
-    /// `event`'s per-period figures for the sizing chart (`crate::sizing`), for periods of
+    /// `event`'s per-period figures for the sizing chart (`crate::limits::sizing`), for periods of
     /// `period`: what it answered, as `check_as` recorded it, and what it refused, from the
     /// decision counters.
     pub fn sizing(&self, event: &'static str, period: Duration) -> History {
@@ -702,7 +702,7 @@ thread_local! {
 
 /// Per event, what the guard decided since the process started: fixed memory and atomics, no
 /// lock, one relaxed increment per counted decision. The metrics endpoint copies these into
-/// its counters when it is scraped (`crate::metrics`), so the refusal path never looks a
+/// its counters when it is scraped (`crate::http::metrics`), so the refusal path never looks a
 /// metric up.
 #[derive(Default)]
 pub struct Decisions {
@@ -799,7 +799,7 @@ impl Decisions {
     }
 
     /// One more request under `event`, for a caller whose request is made of several decisions
-    /// (a sign-in attempt: one per limit, `crate::login`).
+    /// (a sign-in attempt: one per limit, `crate::domain::login`).
     pub fn count_request(&self, event: &'static str) {
         if let Some(slot) = self.slot(event, true) {
             slot.requests.fetch_add(1, Ordering::Relaxed);

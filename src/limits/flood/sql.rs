@@ -52,7 +52,7 @@ impl SqlFlood {
         Self {
             table: CountTable::new(cells_per_row, clock),
             db,
-            node: crate::keys::random_token()[..16].to_owned(),
+            node: crate::domain::keys::random_token()[..16].to_owned(),
             journal: Mutex::new(Journal::default()),
         }
     }
