@@ -65,9 +65,7 @@ impl Snapshot {
 /// 32 bytes as 64 hex digits, on the stack.
 fn hex64(digest: &[u8]) -> CallerId {
     let mut hex = [0u8; 64];
-    for (pair, &b) in hex.chunks_exact_mut(2).zip(digest.iter()) {
-        pair.copy_from_slice(&crate::domain::capability::hex_pair(b));
-    }
+    hex::encode_to_slice(digest, &mut hex).expect("a 32-byte digest fills 64 digits");
     CallerId(hex)
 }
 
@@ -282,10 +280,7 @@ mod tests {
             Hmac::<Sha256>::new_from_slice(keys.keyed_hash("doorway-caller", "").as_bytes())
                 .unwrap();
         mac.update(b"l.1..9.abc");
-        assert_eq!(
-            id.as_str(),
-            crate::domain::capability::hex_encode(&mac.finalize().into_bytes())
-        );
+        assert_eq!(id.as_str(), hex::encode(mac.finalize().into_bytes()));
         assert_ne!(id, snapshot.caller_id("l.1..9.abd"));
         let other_salt = Snapshot::new(Settings::default(), SiteKeys::from_bytes([1; 32], [3; 32]));
         assert_ne!(id, other_salt.caller_id("l.1..9.abc"));

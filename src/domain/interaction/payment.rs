@@ -10,7 +10,6 @@
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
-use subtle::ConstantTimeEq;
 
 use super::Resolved;
 use crate::domain::capability::{self, Claims, Kind};
@@ -130,7 +129,7 @@ pub fn payment_named(body: &[u8]) -> Option<String> {
 
 /// The signature of a notice body, as the provider sends it.
 pub fn sign(keys: &SiteKeys, body: &[u8]) -> String {
-    capability::hex_encode(&mac(keys, body).finalize().into_bytes())
+    hex::encode(mac(keys, body).finalize().into_bytes())
 }
 
 fn mac(keys: &SiteKeys, body: &[u8]) -> Hmac<Sha256> {
@@ -158,9 +157,8 @@ pub async fn receive(
     signature: &str,
     now: i64,
 ) -> Result<Option<Applied>, Error> {
-    let expected = mac(keys, body).finalize().into_bytes();
-    let given = capability::hex_decode(signature.trim()).unwrap_or_default();
-    if !bool::from(expected.as_slice().ct_eq(&given)) {
+    let given = hex::decode(signature.trim()).unwrap_or_default();
+    if mac(keys, body).verify_slice(&given).is_err() {
         return Ok(None);
     }
     let Ok(notice) = serde_json::from_slice::<Notice>(body) else {
