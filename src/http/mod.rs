@@ -29,6 +29,7 @@ pub mod lang;
 pub mod metrics;
 pub mod notice;
 pub mod once;
+pub mod page;
 pub mod priority;
 pub mod provider;
 pub mod server;

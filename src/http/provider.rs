@@ -25,9 +25,9 @@ use crate::domain::site::Snapshot;
 use crate::i18n::Lang;
 use crate::store;
 
-/// Everything under it is the provider's one route; it is counted before routing, under the
-/// doorway's guard and as the handle it carries (`http::front`).
-pub const PREFIX: &str = "/test-provider/";
+/// Everything under it is the provider's one route, counted by the doorway's guard (which
+/// owns the prefix: it counts before routing, as the handle the path carries).
+pub use super::doorway::PROVIDER_PREFIX as PREFIX;
 const ROUTE: &str = "/test-provider/{handle}";
 
 pub fn router() -> Router<AppState> {

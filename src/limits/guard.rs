@@ -25,6 +25,8 @@ use std::time::{Duration, Instant};
 
 use crate::limits::flood::{Clock, FloodStore, Tier};
 use crate::limits::sizing::{History, Sizings};
+pub use crate::limits::slots::RECENT_PERIODS;
+use crate::limits::slots::find_slot;
 
 /// The limits a caller of the guard read from its settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -549,8 +551,6 @@ impl StoreHealth {
     }
 }
 
-/// Periods a [`Tally`] remembers, the current one included.
-pub const RECENT_PERIODS: usize = 24;
 /// Events a [`Tally`] keeps apart; a further event is not tallied.
 const TALLIED_EVENTS: usize = 8;
 
@@ -644,29 +644,6 @@ impl Tally {
         }
         out
     }
-}
-
-/// The slot of `event` among fixed ones, claiming a free one when `claim` says so: no lock,
-/// no allocation; `None` once every slot belongs to another event.
-pub(crate) fn find_slot<'a, T>(
-    slots: &'a [T],
-    event: &'static str,
-    claim: bool,
-    name: impl Fn(&T) -> &OnceLock<&'static str>,
-) -> Option<&'a T> {
-    for slot in slots {
-        match name(slot).get() {
-            Some(e) if std::ptr::eq(*e, event) || *e == event => return Some(slot),
-            Some(_) => continue,
-            None if !claim => return None,
-            None => {
-                if *name(slot).get_or_init(|| event) == event {
-                    return Some(slot);
-                }
-            }
-        }
-    }
-    None
 }
 
 /// Counters the refusal path spreads over, one per thread modulo this, each on its own line.

@@ -6,3 +6,4 @@ pub mod bucket;
 pub mod flood;
 pub mod guard;
 pub mod sizing;
+pub mod slots;

@@ -42,6 +42,9 @@ pub const EVENT: &str = "interaction";
 /// Everything under it is the doorway's one route (`ROUTE`), and is counted before routing.
 pub const PREFIX: &str = "/interaction/";
 const ROUTE: &str = "/interaction/{*link}";
+/// Everything under it is the test provider's one route (`http::provider`), counted under the
+/// doorway's guard as the handle it carries (`http::front`).
+pub const PROVIDER_PREFIX: &str = "/test-provider/";
 /// The hidden field naming the step a page showed (1-based). Field names are slugs, which
 /// never start with `_`, so no form field can take this name.
 pub const STEP_FIELD: &str = "_step";
@@ -74,7 +77,7 @@ pub(crate) fn link_of(path: &str) -> &str {
 /// the doorway does (a database read each), so they are counted as the same caller.
 pub(crate) fn guarded_credential(path: &str) -> Option<&str> {
     path.strip_prefix(PREFIX)
-        .or_else(|| path.strip_prefix(crate::http::provider::PREFIX))
+        .or_else(|| path.strip_prefix(PROVIDER_PREFIX))
 }
 
 /// Resolves the request's link, or answers the one refusal.
