@@ -891,6 +891,30 @@ async fn issued_by(app: &TestApp, token: &str, instance: i64) -> (i64, String) {
     )
 }
 
+/// The history names who issued a link: an integrator's line reads "API token <name>" in the
+/// reader's language, never the raw stored `api:<name>`.
+#[tokio::test]
+async fn a_link_an_integrator_issued_names_its_token_in_the_history() {
+    let app = spawn(Flood::Memory).await;
+    let t = token(&app, "billing", None, None).await;
+    let id = started_by(&app, &t, "contract_review").await;
+    issued_by(&app, &t, id).await;
+    let admin = app.admin_client().await;
+    let page = format!("/admin/instances/{id}");
+    let actors = |lang| {
+        let admin = admin.clone();
+        let app = &app;
+        let page = support::with_lang(&page, lang);
+        async move {
+            support::get(&admin, app, &page)
+                .await
+                .text("table.history .actor")
+        }
+    };
+    assert_eq!(actors("en").await, ["(API token billing)"]);
+    assert_eq!(actors("fr").await, ["(jeton d'API billing)"]);
+}
+
 /// A new token reaches what it started and nothing else: another token's instance and an
 /// administrator's get the very answer a missing instance gets, for reading, issuing and
 /// revoking alike, and the other token's link still works afterwards.
@@ -947,7 +971,7 @@ async fn token_a_cannot_read_or_touch_token_bs_instances_nor_an_administrators()
         .await
         .unwrap()
         .into_iter()
-        .map(|h| h.event)
+        .map(|h| h.event.as_str().to_owned())
         .collect();
     assert_eq!(
         events,

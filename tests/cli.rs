@@ -377,7 +377,7 @@ async fn link_issue_refuses_bad_branches_lifetimes_and_instances() {
         .await
         .unwrap()
         .into_iter()
-        .map(|h| h.event)
+        .map(|h| h.event.as_str().to_owned())
         .collect();
     assert_eq!(events, ["started"], "no refused link was noted as issued");
 }

@@ -93,7 +93,7 @@ async fn a_definition_edited_mid_flight_leaves_running_and_ended_instances_as_th
     let titles: Vec<String> = history(&app, running)
         .await
         .into_iter()
-        .filter(|h| h.event == "answered")
+        .filter(|h| h.event.as_str() == "answered")
         .map(|h| format!("{}/{}/{}", h.step_title, h.kind, h.participant))
         .collect();
     assert_eq!(
@@ -417,7 +417,7 @@ async fn links_are_recorded_listed_and_revoked_one_by_one() {
     let said: Vec<String> = history(&app, id)
         .await
         .into_iter()
-        .map(|h| format!("{} {} {}", h.event, h.participant, h.actor))
+        .map(|h| format!("{} {} {}", h.event.as_str(), h.participant, h.actor))
         .collect();
     assert!(said.contains(&format!("link_revoked legal admin:{}", common::ADMIN)));
     assert!(said.contains(&"link_issued legal cli".to_owned()));

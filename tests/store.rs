@@ -423,7 +423,7 @@ async fn an_instance_keeps_its_subject_and_history() {
         .await
         .unwrap()
         .into_iter()
-        .map(|h| (h.step_index, h.branch, h.event))
+        .map(|h| (h.step_index, h.branch, h.event.as_str().to_owned()))
         .collect();
     assert_eq!(
         history,
@@ -511,7 +511,7 @@ async fn a_step_with_two_branches_waits_for_both() {
     let history = store::instances::history(&db, id).await.unwrap();
     let answered: Vec<(i64, &str, &str)> = history
         .iter()
-        .filter(|h| h.event == "answered")
+        .filter(|h| h.event.as_str() == "answered")
         .map(|h| (h.step_index, h.branch.as_str(), h.answer.as_str()))
         .collect();
     assert_eq!(
@@ -613,7 +613,7 @@ async fn the_last_step_completes_and_a_rejection_ends_the_instance() {
         .await
         .unwrap()
         .into_iter()
-        .map(|h| h.event)
+        .map(|h| h.event.as_str().to_owned())
         .collect();
     assert_eq!(events, ["started", "answered", "rejected"]);
 }

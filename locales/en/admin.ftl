@@ -204,7 +204,6 @@ instance-revoke-title = Revoke every link of #{ $id } { $title }?
 instance-revoke-explain = Every link and payment return issued for this instance stops working at once, including any a participant is using right now. You can issue new links afterwards.
 history-participant = Participant
 event-link-revoked = Link revoked
-event-other = Other
 actor-cli = command line
 history-decision = Decision
 history-decision-approve = Approved

@@ -204,7 +204,6 @@ instance-revoke-title = Révoquer tous les liens de #{ $id } { $title } ?
 instance-revoke-explain = Tous les liens et retours de paiement émis pour cette instance cessent de fonctionner immédiatement, y compris ceux qu'un participant utilise en ce moment. Vous pourrez émettre de nouveaux liens ensuite.
 history-participant = Participant
 event-link-revoked = Lien révoqué
-event-other = Autre
 actor-cli = ligne de commande
 history-decision = Décision
 history-decision-approve = Approuvé

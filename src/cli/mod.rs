@@ -602,7 +602,7 @@ async fn token_create(
     burst: Option<&str>,
     scope: &ScopeArgs,
 ) -> Result<i32, sqlx::Error> {
-    if !crate::http::admin::tokens::valid_name(name) {
+    if !crate::domain::api::valid_name(name) {
         return Ok(out.err(Message::new("token-name-invalid")));
     }
     let (rate, burst) = match (
@@ -709,7 +709,7 @@ async fn token_revoke(out: &Out, db: &Db, name: &str) -> Result<i32, sqlx::Error
 /// `orchestra integrator-key create NAME`: a new signing key (replacing NAME's old one),
 /// printed once: the key id, then the secret.
 async fn integrator_key_create(out: &Out, db: &Db, name: &str) -> Result<i32, sqlx::Error> {
-    if !crate::http::admin::tokens::valid_name(name) {
+    if !crate::domain::api::valid_name(name) {
         return Ok(out.err(Message::new("token-name-invalid")));
     }
     match crate::domain::api::create_integrator_key(db, name).await {

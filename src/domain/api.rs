@@ -53,6 +53,15 @@ pub fn could_be_token(text: &str) -> bool {
     text.starts_with(TOKEN_PREFIX) && text.len() <= 200
 }
 
+/// A token's name: what the CLI and the list call it.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+}
+
 fn random_hex(bytes: usize) -> String {
     hex::encode(&crate::domain::keys::random_bytes()[..bytes])
 }

@@ -16,32 +16,7 @@ pub type Refused = Message;
 pub const MAX_TITLE: usize = 200;
 pub const MAX_BODY: usize = 10_000;
 
-/// Who did something to an instance's links, as the history shows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Actor {
-    Admin(String),
-    CommandLine,
-    /// An integrator, by its API token's name.
-    Api(String),
-}
-
-impl Actor {
-    /// As stored: `admin:<name>` or `cli`, so no administrator's name can pass for the CLI.
-    pub fn stored(&self) -> String {
-        match self {
-            Actor::Admin(name) => format!("admin:{name}"),
-            Actor::CommandLine => "cli".into(),
-            Actor::Api(name) => format!("api:{name}"),
-        }
-    }
-
-    pub fn from_stored(s: &str) -> Option<Self> {
-        match s {
-            "cli" => Some(Actor::CommandLine),
-            _ => s.strip_prefix("admin:").map(|n| Actor::Admin(n.to_owned())),
-        }
-    }
-}
+pub use crate::domain::workflow::history::Actor;
 
 /// Starts an instance of a workflow, on its newest version, about a subject; returns its id.
 pub async fn start(

@@ -3,6 +3,7 @@
 
 use super::Db;
 use crate::domain::workflow::InstanceState;
+use crate::domain::workflow::history::Event;
 
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct InstanceRow {
@@ -23,7 +24,8 @@ pub struct InstanceRow {
 pub struct HistoryRow {
     pub step_index: i64,
     pub branch: String,
-    pub event: String,
+    #[sqlx(try_from = "String")]
+    pub event: Event,
     pub answer: String,
     pub at: i64,
     pub step_title: String,
@@ -40,16 +42,32 @@ const QUALIFIED: &str = "instances.id, instances.workflow_id, instances.version_
      instances.state, instances.created_at, instances.updated_at";
 
 /// One line of history, as it will be shown.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Entry<'a> {
     pub step: i64,
     pub branch: &'a str,
-    pub event: &'a str,
+    pub event: Event,
     pub answer: &'a str,
     pub step_title: &'a str,
     pub kind: &'a str,
     pub participant: &'a str,
     pub actor: &'a str,
+}
+
+impl Entry<'_> {
+    /// A line of `event` with nothing else said (fields are set on top of it).
+    pub fn of(event: Event) -> Self {
+        Entry {
+            step: 0,
+            branch: "",
+            event,
+            answer: "",
+            step_title: "",
+            kind: "",
+            participant: "",
+            actor: "",
+        }
+    }
 }
 
 pub async fn create(
@@ -79,9 +97,8 @@ pub async fn create(
         &mut tx,
         id,
         &Entry {
-            event: "started",
             answer: "{}",
-            ..Entry::default()
+            ..Entry::of(Event::Started)
         },
         now,
     )
@@ -103,7 +120,7 @@ pub(crate) async fn insert_history(
     .bind(instance)
     .bind(e.step)
     .bind(e.branch)
-    .bind(e.event)
+    .bind(e.event.as_str())
     .bind(if e.answer.is_empty() { "{}" } else { e.answer })
     .bind(at)
     .bind(e.step_title)
@@ -298,7 +315,7 @@ pub async fn record_answer_in(
         &Entry {
             step: a.step,
             branch: a.branch,
-            event: "answered",
+            event: Event::Answered,
             answer: a.answer_json,
             step_title: a.step_title,
             kind: a.kind,
@@ -349,8 +366,7 @@ async fn set_state(
         instance,
         &Entry {
             step,
-            event: state.as_str(),
-            ..Entry::default()
+            ..Entry::of(Event::ended_as(state).expect("an instance is set to an end state only"))
         },
         now,
     )

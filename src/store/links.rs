@@ -2,6 +2,7 @@
 
 use super::Db;
 use super::instances::{Entry, insert_history};
+use crate::domain::workflow::history::Event;
 
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct LinkRow {
@@ -49,10 +50,9 @@ pub async fn record(
         instance,
         &Entry {
             step,
-            event: "link_issued",
             participant,
             actor: issued_by,
-            ..Entry::default()
+            ..Entry::of(Event::LinkIssued)
         },
         now,
     )
@@ -99,10 +99,9 @@ pub async fn revoke(
         instance,
         &Entry {
             step,
-            event: "link_revoked",
             participant: &participant,
             actor: by,
-            ..Entry::default()
+            ..Entry::of(Event::LinkRevoked)
         },
         now,
     )
@@ -145,9 +144,8 @@ pub async fn revoke_all(
         instance,
         &Entry {
             step,
-            event: "links_revoked",
             actor: by,
-            ..Entry::default()
+            ..Entry::of(Event::LinksRevoked)
         },
         now,
     )

@@ -231,7 +231,7 @@ async fn show_page(state: &AppState, ctx: PageContext, id: i64) -> Result<ShowPa
         .map(|h| HistoryLine {
             at: crate::time::format_utc(h.at),
             step: h.step_title,
-            event: ctx.t(event_message(&h.event)),
+            event: ctx.t(h.event.message_id()),
             actor: if h.actor.is_empty() {
                 String::new()
             } else {
@@ -257,21 +257,6 @@ async fn show_page(state: &AppState, ctx: PageContext, id: i64) -> Result<ShowPa
         instance,
         ctx,
     })
-}
-
-/// The message naming a history event. Every event written is listed, so the locale parity
-/// test sees each id.
-fn event_message(event: &str) -> &'static str {
-    match event {
-        "started" => "event-started",
-        "answered" => "event-answered",
-        "complete" => "event-complete",
-        "rejected" => "event-rejected",
-        "link_issued" => "event-link-issued",
-        "link_revoked" => "event-link-revoked",
-        "links_revoked" => "event-links-revoked",
-        _ => "event-other",
-    }
 }
 
 fn actor_name(ctx: &PageContext, stored: &str) -> String {

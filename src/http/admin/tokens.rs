@@ -223,15 +223,6 @@ impl NewToken {
     }
 }
 
-/// A token's name: what the CLI and the list call it.
-pub fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
-}
-
 /// An optional number in a range: empty means the site's default.
 fn optional(raw: &str, max: u32) -> std::result::Result<Option<u32>, ()> {
     let raw = raw.trim();
@@ -254,7 +245,7 @@ pub async fn create(
     let form = NewToken::from_pairs(pairs);
     let mut errors: FieldErrors = Vec::new();
     let name = form.name.trim();
-    if !valid_name(name) {
+    if !crate::domain::api::valid_name(name) {
         errors.push(("name".into(), ctx.t("token-name-invalid")));
     }
     let range = |field: &str| {

@@ -615,7 +615,7 @@ async fn instance_json(state: &AppState, row: InstanceRow) -> Result<Value, ApiE
         .map(|h| {
             json!({
                 "at": h.at,
-                "event": h.event,
+                "event": h.event.as_str(),
                 "step": h.step_index + 1,
                 "step_title": h.step_title,
                 "participant": h.participant,
