@@ -129,25 +129,23 @@ fn doorway(c: &mut Criterion) {
             .await
             .expect("read")
             .expect("a seeded workflow");
-        let id = orchestra::domain::links::start(&db, workflow.id, "Bench", "")
+        let id = orchestra::domain::links::start(&db, workflow.id, "Bench", "", None)
             .await
             .expect("start")
             .expect("started");
         let now = clock.now_secs();
-        let good = orchestra::domain::links::issue(
-            &db,
-            &keys,
-            "",
-            id,
-            "supplier",
-            86_400,
+        let order = orchestra::domain::links::Order {
+            participant: "supplier",
+            ttl: 86_400,
             now,
-            &orchestra::domain::links::Actor::CommandLine,
-        )
-        .await
-        .expect("issue")
-        .expect("issued")
-        .url;
+            by: &orchestra::domain::links::Actor::CommandLine,
+            daily_cap: None,
+        };
+        let good = orchestra::domain::links::issue(&db, &state.versions, &keys, "", id, &order)
+            .await
+            .expect("issue")
+            .expect("issued")
+            .url;
         let app = orchestra::http::app(state.clone(), false);
         (app, db, state, good, "/interaction/l.1..1.00".to_owned())
     });

@@ -85,7 +85,6 @@ pub async fn build_state(
         versions: Default::default(),
         api_buckets: Arc::new(limits::bucket::Buckets::new(clock.clone())),
         api_seen: Default::default(),
-        api_caps: Default::default(),
         passwords: Arc::new(domain::password::Pool::for_this_machine()),
         proxies: Default::default(),
         forwarded_seen: Default::default(),

@@ -7,7 +7,9 @@ mod support;
 
 use std::time::Duration;
 
-use common::{Flood, TestApp, spawn};
+use std::sync::Arc;
+
+use common::{Flood, TestApp, TestDb, spawn, spawn_on};
 use orchestra::domain::api::scope::Scope;
 use orchestra::store;
 use support::{Page, read};
@@ -441,6 +443,69 @@ async fn concurrent_requests_cannot_both_take_the_last_place_under_a_cap() {
         2,
         "{issues:?}"
     );
+}
+
+/// The hard caps hold across processes: two servers on one database, twelve starts at once
+/// spread over both under a cap of three start three, and twelve issues under a cap of two
+/// issue two. (A lock in one process could not see the other's requests.)
+#[tokio::test]
+async fn the_hard_caps_hold_across_two_servers_on_one_database() {
+    let one = spawn(Flood::Memory).await;
+    one.set(&[
+        ("api.caps.running_instances_per_token", "3"),
+        ("api.caps.links_per_instance_per_day", "2"),
+    ])
+    .await;
+    let t = token(&one, "crm", None, None).await;
+    let other = token(&one, "erp", None, None).await;
+    let two = spawn_on(TestDb::at(one.database.url.clone()), |_, clock| {
+        Arc::new(orchestra::limits::flood::MemoryFlood::new(1024, clock))
+    })
+    .await;
+    let start = r#"{"workflow":"contract_review","subject":{"title":"Lease"}}"#;
+    let starts = on_both(&one, &two, "/api/v1/instances", &t, |_| start.to_owned()).await;
+    assert_eq!(
+        starts.iter().filter(|s| **s == 201).count(),
+        3,
+        "{starts:?}"
+    );
+    assert_eq!(starts.iter().filter(|s| **s == 403).count(), 9);
+
+    let page = call(&one, "POST", "/api/v1/instances", &other, Some(start)).await;
+    let links = format!("/api/v1/instances/{}/links", json(&page)["id"]);
+    let issues = on_both(&one, &two, &links, &other, |i| {
+        let who = if i % 2 == 0 { "legal" } else { "finance" };
+        format!(r#"{{"participant":"{who}","ttl_seconds":{}}}"#, 3600 + i)
+    })
+    .await;
+    assert_eq!(
+        issues.iter().filter(|s| **s == 201).count(),
+        2,
+        "{issues:?}"
+    );
+    assert_eq!(issues.iter().filter(|s| **s == 403).count(), 10);
+}
+
+/// Twelve POSTs of `body(i)` to `path` at once, every other one to each server; statuses.
+async fn on_both(
+    one: &TestApp,
+    two: &TestApp,
+    path: &str,
+    token: &str,
+    body: impl Fn(usize) -> String,
+) -> Vec<u16> {
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..12 {
+        let app = if i % 2 == 0 { one } else { two };
+        let req = app
+            .client()
+            .post(app.url(path))
+            .header("authorization", format!("Bearer {token}"))
+            .header("content-type", "application/json")
+            .body(body(i));
+        set.spawn(async move { read(req).await.status });
+    }
+    set.join_all().await
 }
 
 /// Twelve POSTs of `body(i)` to `path` at once; their statuses.

@@ -861,8 +861,16 @@ async fn cron_records_its_run_and_removes_what_expired() {
         .await
         .unwrap()
         .unwrap();
-    let id = store::instances::create(&db, workflow.id, workflow.version_id, "Order 7", "", "t")
+    let new = store::instances::New {
+        workflow_id: workflow.id,
+        version_id: workflow.version_id,
+        title: "Order 7",
+        body: "",
+        token: "t",
+    };
+    let id = store::instances::create(&db, &new, None)
         .await
+        .unwrap()
         .unwrap();
     let now = store::now();
     let payment = |reference| store::payments::NewPayment {

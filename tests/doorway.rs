@@ -1171,7 +1171,7 @@ async fn a_form_sent_again_after_it_was_answered_does_not_answer_the_next_step()
     .await
     .unwrap()
     .unwrap();
-    let id = orchestra::domain::links::start(&app.db, workflow, "Order 7", "")
+    let id = orchestra::domain::links::start(&app.db, workflow, "Order 7", "", None)
         .await
         .unwrap()
         .unwrap();

@@ -38,9 +38,20 @@ async fn an_instance(db: &Db) -> i64 {
         .unwrap()
         .unwrap()
         .version_id;
-    store::instances::create(db, workflow, version, "The subject", "Its body", "token-1")
-        .await
-        .unwrap()
+    store::instances::create(
+        db,
+        &store::instances::New {
+            workflow_id: workflow,
+            version_id: version,
+            title: "The subject",
+            body: "Its body",
+            token: "token-1",
+        },
+        None,
+    )
+    .await
+    .unwrap()
+    .unwrap()
 }
 
 #[tokio::test]
@@ -416,9 +427,21 @@ async fn an_instance_keeps_its_subject_and_history() {
         ("The subject", "Its body", "token-1")
     );
     assert_eq!((row.step_index, row.state.as_str()), (0, "active"));
-    store::links::record(&db, id, 0, "hash-1", "legal", 1_900_000_000, "cli")
-        .await
-        .unwrap();
+    store::links::record(
+        &db,
+        &store::links::NewLink {
+            instance: id,
+            step: 0,
+            hash: "hash-1",
+            participant: "legal",
+            expires: 1_900_000_000,
+            issued_by: "cli",
+        },
+        None,
+    )
+    .await
+    .unwrap()
+    .unwrap();
     let history: Vec<(i64, String, String)> = store::instances::history(&db, id)
         .await
         .unwrap()
@@ -622,16 +645,52 @@ async fn the_last_step_completes_and_a_rejection_ends_the_instance() {
 async fn revoking_all_links_replaces_the_token_and_marks_every_record() {
     let (db, _d) = empty().await;
     let id = an_instance(&db).await;
-    store::links::record(&db, id, 0, "hash-a", "legal", 1_900_000_000, "cli")
-        .await
-        .unwrap();
-    store::links::record(&db, id, 0, "hash-b", "finance", 1_900_000_000, "cli")
-        .await
-        .unwrap();
+    store::links::record(
+        &db,
+        &store::links::NewLink {
+            instance: id,
+            step: 0,
+            hash: "hash-a",
+            participant: "legal",
+            expires: 1_900_000_000,
+            issued_by: "cli",
+        },
+        None,
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    store::links::record(
+        &db,
+        &store::links::NewLink {
+            instance: id,
+            step: 0,
+            hash: "hash-b",
+            participant: "finance",
+            expires: 1_900_000_000,
+            issued_by: "cli",
+        },
+        None,
+    )
+    .await
+    .unwrap()
+    .unwrap();
     // The same link issued twice is one record.
-    store::links::record(&db, id, 0, "hash-b", "finance", 1_900_000_000, "cli")
-        .await
-        .unwrap();
+    store::links::record(
+        &db,
+        &store::links::NewLink {
+            instance: id,
+            step: 0,
+            hash: "hash-b",
+            participant: "finance",
+            expires: 1_900_000_000,
+            issued_by: "cli",
+        },
+        None,
+    )
+    .await
+    .unwrap()
+    .unwrap();
     let links = store::links::list(&db, id).await.unwrap();
     assert_eq!(links.len(), 2);
     assert!(

@@ -362,7 +362,7 @@ async fn instance_start(
     };
     let subject = subject.map_or_else(|| row.label.clone(), str::to_owned);
     let body = body.unwrap_or("");
-    match crate::domain::links::start(db, row.id, &subject, body).await? {
+    match crate::domain::links::start(db, row.id, &subject, body, None).await? {
         Ok(id) => {
             println!("{id}");
             Ok(0)
@@ -371,8 +371,7 @@ async fn instance_start(
             errors
                 .into_iter()
                 .next()
-                .map(|(_, m)| m)
-                .unwrap_or(Message::new("cli-failed")),
+                .map_or(Message::new("cli-failed"), |r| r.message()),
         )),
     }
 }
@@ -393,33 +392,26 @@ async fn link_issue(
         None => settings.default_link_ttl,
         Some(t) => match crate::time::parse_duration(t) {
             Some(t) => t,
-            None => {
-                return Ok(out.err(
-                    Message::new("link-ttl-invalid")
-                        .arg("min", crate::domain::settings::MIN_TTL.to_string())
-                        .arg("max", crate::domain::settings::MAX_TTL.to_string()),
-                ));
-            }
+            None => return Ok(out.err(crate::domain::links::Refusal::TtlInvalid.message())),
         },
     };
     let keys = store::keys::load_or_create(db).await?;
-    match crate::domain::links::issue(
-        db,
-        &keys,
-        &settings.base_url,
-        instance,
+    let order = crate::domain::links::Order {
         participant,
         ttl,
-        store::now(),
-        &crate::domain::links::Actor::CommandLine,
-    )
-    .await
+        now: store::now(),
+        by: &crate::domain::links::Actor::CommandLine,
+        daily_cap: None,
+    };
+    let versions = crate::domain::workflow::versions::Cache::default();
+    match crate::domain::links::issue(db, &versions, &keys, &settings.base_url, instance, &order)
+        .await
     {
         Ok(Ok(issued)) => {
             println!("{}", issued.url);
             Ok(0)
         }
-        Ok(Err(m)) => Ok(out.err(m)),
+        Ok(Err(refusal)) => Ok(out.err(refusal.message())),
         Err(e) => Ok(out.fail(e)),
     }
 }

@@ -4,57 +4,133 @@
 use crate::domain::capability::{self, Claims, Kind};
 use crate::domain::keys::SiteKeys;
 use crate::domain::settings::{MAX_TTL, MIN_TTL};
+use crate::domain::workflow::versions::Cache;
 use crate::domain::workflow::{Definition, Participant};
 use crate::error::Error;
 use crate::i18n::Message;
+use crate::store::instances::InstanceRow;
 use crate::store::links::LinkRow;
 use crate::store::{self, Db};
 
-/// Why an operation was refused, in the operator's words.
-pub type Refused = Message;
+/// Why starting an instance or issuing a link was refused: each knows the field it is about and
+/// says why in the reader's language, so the admin form, the CLI and the API read one answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    WorkflowUnknown,
+    TitleInvalid,
+    BodyTooLong,
+    InstanceUnknown(i64),
+    InstanceOver,
+    TtlInvalid,
+    ParticipantMissing {
+        participants: String,
+    },
+    ParticipantUnknown {
+        participant: String,
+        participants: String,
+    },
+    ParticipantDone(String),
+    /// An API token runs as many instances as its site allows (the hard cap).
+    RunningCap(u64),
+    /// An instance had as many links issued through the API in a day as the site allows.
+    LinkCap(u64),
+}
+
+impl Refusal {
+    /// The field of the form (or the request) it is about.
+    pub fn field(&self) -> &'static str {
+        match self {
+            Refusal::WorkflowUnknown | Refusal::RunningCap(_) => "workflow",
+            Refusal::TitleInvalid => "title",
+            Refusal::BodyTooLong => "body",
+            Refusal::InstanceUnknown(_) | Refusal::InstanceOver | Refusal::LinkCap(_) => "instance",
+            Refusal::TtlInvalid => "ttl",
+            Refusal::ParticipantMissing { .. }
+            | Refusal::ParticipantUnknown { .. }
+            | Refusal::ParticipantDone(_) => "participant",
+        }
+    }
+
+    pub fn message(&self) -> Message {
+        match self {
+            Refusal::WorkflowUnknown => Message::new("instance-workflow-unknown"),
+            Refusal::TitleInvalid => {
+                Message::new("instance-title-invalid").arg("max", MAX_TITLE.to_string())
+            }
+            Refusal::BodyTooLong => Message::new("field-too-long").arg("max", MAX_BODY.to_string()),
+            Refusal::InstanceUnknown(id) => {
+                Message::new("link-instance-unknown").arg("id", id.to_string())
+            }
+            Refusal::InstanceOver => Message::new("link-instance-over"),
+            Refusal::TtlInvalid => Message::new("link-ttl-invalid")
+                .arg("min", MIN_TTL.to_string())
+                .arg("max", MAX_TTL.to_string()),
+            Refusal::ParticipantMissing { participants } => {
+                Message::new("link-participant-missing").arg("participants", participants.clone())
+            }
+            Refusal::ParticipantUnknown {
+                participant,
+                participants,
+            } => Message::new("link-participant-unknown")
+                .arg("participant", participant.clone())
+                .arg("participants", participants.clone()),
+            Refusal::ParticipantDone(participant) => {
+                Message::new("link-participant-done").arg("participant", participant.clone())
+            }
+            Refusal::RunningCap(cap) => Message::new("api-running-cap").arg("cap", cap.to_string()),
+            Refusal::LinkCap(cap) => Message::new("api-link-cap").arg("cap", cap.to_string()),
+        }
+    }
+}
 
 pub const MAX_TITLE: usize = 200;
 pub const MAX_BODY: usize = 10_000;
 
 pub use crate::domain::workflow::history::Actor;
+pub use crate::store::instances::Quota;
 
 /// Starts an instance of a workflow, on its newest version, about a subject; returns its id.
+/// Started for an API token, the token's running cap is counted and the instance taken in one
+/// transaction (`store::instances::create`), so no two starts both take the last place, in one
+/// process or several.
 pub async fn start(
     db: &Db,
     workflow_id: i64,
     title: &str,
     body: &str,
-) -> Result<Result<i64, Vec<(&'static str, Refused)>>, sqlx::Error> {
+    quota: Option<Quota>,
+) -> Result<Result<i64, Vec<Refusal>>, sqlx::Error> {
     let mut errors = Vec::new();
     let workflow = store::workflows::by_id(db, workflow_id).await?;
     if workflow.is_none() {
-        errors.push(("workflow", Message::new("instance-workflow-unknown")));
+        errors.push(Refusal::WorkflowUnknown);
     }
     let title = title.trim();
     if title.is_empty() || title.chars().count() > MAX_TITLE {
-        errors.push((
-            "title",
-            Message::new("instance-title-invalid").arg("max", MAX_TITLE.to_string()),
-        ));
+        errors.push(Refusal::TitleInvalid);
     }
     if body.chars().count() > MAX_BODY {
-        errors.push((
-            "body",
-            Message::new("field-too-long").arg("max", MAX_BODY.to_string()),
-        ));
+        errors.push(Refusal::BodyTooLong);
     }
     let Some(workflow) = workflow.filter(|_| errors.is_empty()) else {
         return Ok(Err(errors));
     };
-    let id = store::instances::create(
+    let started = store::instances::create(
         db,
-        workflow.id,
-        workflow.version_id,
-        title,
-        body.trim(),
-        &crate::domain::keys::random_token(),
+        &store::instances::New {
+            workflow_id: workflow.id,
+            version_id: workflow.version_id,
+            title,
+            body: body.trim(),
+            token: &crate::domain::keys::random_token(),
+        },
+        quota,
     )
     .await?;
+    let Ok(id) = started else {
+        let cap = quota.map_or(0, |q| q.running_cap);
+        return Ok(Err(vec![Refusal::RunningCap(cap)]));
+    };
     tracing::info!(
         instance = id,
         workflow = workflow_id,
@@ -100,40 +176,50 @@ pub struct Issued {
     pub expires: i64,
 }
 
+/// What a link is issued with: for whom, for how long, by whom, and under which daily cap (the
+/// API's; `None` from the admin pages and the CLI).
+#[derive(Clone, Debug)]
+pub struct Order<'a> {
+    pub participant: &'a str,
+    pub ttl: u64,
+    pub now: i64,
+    pub by: &'a Actor,
+    pub daily_cap: Option<u64>,
+}
+
 /// Signs a link for a participant of an instance, that lives `ttl` seconds, records it (by a
 /// keyed hash) and returns its URL on `base_url`.
-#[allow(clippy::too_many_arguments)]
 pub async fn issue(
     db: &Db,
+    versions: &Cache,
     keys: &SiteKeys,
     base_url: &str,
     instance_id: i64,
-    participant: &str,
-    ttl: u64,
-    now: i64,
-    by: &Actor,
-) -> Result<Result<Issued, Refused>, Error> {
+    order: &Order<'_>,
+) -> Result<Result<Issued, Refusal>, Error> {
     let Some(instance) = store::instances::by_id(db, instance_id).await? else {
-        return Ok(Err(
-            Message::new("link-instance-unknown").arg("id", instance_id.to_string())
-        ));
+        return Ok(Err(Refusal::InstanceUnknown(instance_id)));
     };
-    if !(MIN_TTL..=MAX_TTL).contains(&ttl) {
-        return Ok(Err(Message::new("link-ttl-invalid")
-            .arg("min", MIN_TTL.to_string())
-            .arg("max", MAX_TTL.to_string())));
+    let definition = versions.get(db, instance.version_id).await?;
+    issue_on(db, keys, base_url, &instance, &definition, order).await
+}
+
+/// `issue` on an instance already read (the API reads it once, to check its reach).
+pub async fn issue_on(
+    db: &Db,
+    keys: &SiteKeys,
+    base_url: &str,
+    instance: &InstanceRow,
+    definition: &Definition,
+    order: &Order<'_>,
+) -> Result<Result<Issued, Refusal>, Error> {
+    if !(MIN_TTL..=MAX_TTL).contains(&order.ttl) {
+        return Ok(Err(Refusal::TtlInvalid));
     }
     if instance.state.is_over() {
-        return Ok(Err(Message::new("link-instance-over")));
+        return Ok(Err(Refusal::InstanceOver));
     }
-    let version = store::workflows::version(db, instance.version_id)
-        .await?
-        .ok_or(Error::Corrupt(
-            "an instance names a version that does not exist",
-        ))?;
-    let definition = Definition::from_json(&version.definition)
-        .ok_or(Error::Corrupt("a stored workflow version does not parse"))?;
-    let participant = participant.trim();
+    let participant = order.participant.trim();
     let names = || {
         definition
             .participants()
@@ -144,49 +230,51 @@ pub async fn issue(
     };
     let who = if participant.is_empty() {
         if !definition.participants().contains(&&Participant::default()) {
-            return Ok(Err(
-                Message::new("link-participant-missing").arg("participants", names())
-            ));
+            return Ok(Err(Refusal::ParticipantMissing {
+                participants: names(),
+            }));
         }
         Participant::default()
     } else {
         match Participant::parse(participant) {
             Some(p) if definition.participants().contains(&&p) => p,
             _ => {
-                return Ok(Err(Message::new("link-participant-unknown")
-                    .arg(
-                        "participant",
-                        participant.chars().take(40).collect::<String>(),
-                    )
-                    .arg("participants", names())));
+                return Ok(Err(Refusal::ParticipantUnknown {
+                    participant: participant.chars().take(40).collect(),
+                    participants: names(),
+                }));
             }
         }
     };
-    if !participants_left(db, &instance, &definition)
+    if !participants_left(db, instance, definition)
         .await?
         .contains(&who)
     {
-        return Ok(Err(
-            Message::new("link-participant-done").arg("participant", who.as_str().to_owned())
-        ));
+        return Ok(Err(Refusal::ParticipantDone(who.as_str().to_owned())));
     }
     let claims = Claims {
         kind: Kind::Link,
         instance: instance.id,
         branch: who.claim(),
-        expires: now + ttl as i64,
+        expires: order.now + order.ttl as i64,
     };
     let token = capability::sign(keys, &claims, &instance.token);
-    let id = store::links::record(
+    let recorded = store::links::record(
         db,
-        instance.id,
-        instance.step_index,
-        &keys.keyed_hash("link", &token),
-        who.as_str(),
-        claims.expires,
-        &by.stored(),
+        &store::links::NewLink {
+            instance: instance.id,
+            step: instance.step_index,
+            hash: &keys.keyed_hash("link", &token),
+            participant: who.as_str(),
+            expires: claims.expires,
+            issued_by: &order.by.stored(),
+        },
+        order.daily_cap,
     )
     .await?;
+    let Ok(id) = recorded else {
+        return Ok(Err(Refusal::LinkCap(order.daily_cap.unwrap_or(0))));
+    };
     tracing::info!(instance = instance.id, participant = %who, "link issued");
     Ok(Ok(Issued {
         url: format!("{}/interaction/{token}", base_url.trim_end_matches('/')),

@@ -53,9 +53,6 @@ pub struct AppState {
     pub api_buckets: Arc<crate::limits::bucket::Buckets>,
     /// Tokens authenticated by this process, for the API's fast refusal.
     pub api_seen: Arc<crate::domain::api::Seen>,
-    /// Held while the API counts against a hard cap and then starts or issues, so that
-    /// concurrent requests in this process cannot both take the last place.
-    pub api_caps: Arc<tokio::sync::Mutex<()>>,
     /// Where argon2 runs: bounded, so sign-in attempts cannot spend the server's memory.
     pub passwords: Arc<crate::domain::password::Pool>,
     /// `ORCHESTRA_TRUSTED_PROXIES`: whose forwarded headers say who the client is.

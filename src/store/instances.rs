@@ -70,27 +70,65 @@ impl Entry<'_> {
     }
 }
 
+/// An instance about to be started.
+#[derive(Clone, Copy, Debug)]
+pub struct New<'a> {
+    pub workflow_id: i64,
+    pub version_id: i64,
+    pub title: &'a str,
+    pub body: &'a str,
+    pub token: &'a str,
+}
+
+/// The hard cap an API token starts under: at most `running_cap` of its instances active.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Quota {
+    pub token: i64,
+    pub running_cap: u64,
+}
+
+/// A start refused because its token already runs its cap of instances.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CapReached;
+
+/// Starts an instance and writes its first history line; for a token, counts its running
+/// instances and takes the place in the same transaction. The token's row is written first, so
+/// two starts of one token wait for each other (a row lock on PostgreSQL, the write lock on
+/// SQLite) in this process or any other: neither can count before the other has inserted.
 pub async fn create(
     db: &Db,
-    workflow_id: i64,
-    version_id: i64,
-    title: &str,
-    body: &str,
-    token: &str,
-) -> Result<i64, sqlx::Error> {
+    new: &New<'_>,
+    quota: Option<Quota>,
+) -> Result<Result<i64, CapReached>, sqlx::Error> {
     let now = super::now();
     let mut tx = db.pool.begin().await?;
+    if let Some(quota) = quota {
+        sqlx::query("UPDATE api_tokens SET id = id WHERE id = $1")
+            .bind(quota.token)
+            .execute(&mut *tx)
+            .await?;
+        let running: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM instances WHERE api_token_id = $1 AND state = 'active'",
+        )
+        .bind(quota.token)
+        .fetch_one(&mut *tx)
+        .await?;
+        if u64::try_from(running).unwrap_or(0) >= quota.running_cap {
+            return Ok(Err(CapReached));
+        }
+    }
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO instances (workflow_id, version_id, subject_title, subject_body, token, \
-         step_index, state, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, 0, 'active', $6, $6) RETURNING id",
+         step_index, state, created_at, updated_at, api_token_id) \
+         VALUES ($1, $2, $3, $4, $5, 0, 'active', $6, $6, $7) RETURNING id",
     )
-    .bind(workflow_id)
-    .bind(version_id)
-    .bind(title)
-    .bind(body)
-    .bind(token)
+    .bind(new.workflow_id)
+    .bind(new.version_id)
+    .bind(new.title)
+    .bind(new.body)
+    .bind(new.token)
     .bind(now)
+    .bind(quota.map(|q| q.token))
     .fetch_one(&mut *tx)
     .await?;
     insert_history(
@@ -104,7 +142,7 @@ pub async fn create(
     )
     .await?;
     tx.commit().await?;
-    Ok(id)
+    Ok(Ok(id))
 }
 
 pub(crate) async fn insert_history(

@@ -192,7 +192,7 @@ impl TestApp {
             .await
             .unwrap()
             .expect("seeded workflow");
-        orchestra::domain::links::start(&self.db, w.id, title, "The body of the subject.")
+        orchestra::domain::links::start(&self.db, w.id, title, "The body of the subject.", None)
             .await
             .unwrap()
             .unwrap()
@@ -208,20 +208,18 @@ impl TestApp {
             Some(p) => p.to_owned(),
             None => self.current_participant(instance).await,
         };
-        orchestra::domain::links::issue(
-            &self.db,
-            &keys,
-            "",
-            instance,
-            &who,
-            3600,
-            self.clock.now_secs(),
-            &orchestra::domain::links::Actor::CommandLine,
-        )
-        .await
-        .unwrap()
-        .unwrap()
-        .url
+        let order = orchestra::domain::links::Order {
+            participant: &who,
+            ttl: 3600,
+            now: self.clock.now_secs(),
+            by: &orchestra::domain::links::Actor::CommandLine,
+            daily_cap: None,
+        };
+        orchestra::domain::links::issue(&self.db, &self.state.versions, &keys, "", instance, &order)
+            .await
+            .unwrap()
+            .unwrap()
+            .url
     }
 
     /// The first participant with something left to answer in an instance.

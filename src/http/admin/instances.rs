@@ -114,7 +114,7 @@ pub async fn start(
     Form(form): Form<NewInstance>,
 ) -> Result<Response> {
     let workflow = form.workflow.parse::<i64>().unwrap_or(0);
-    match links::start(&state.db, workflow, &form.title, &form.body).await? {
+    match links::start(&state.db, workflow, &form.title, &form.body, None).await? {
         Ok(id) => {
             flash(&session, "instance-started").await?;
             Ok(Redirect::to(&format!("/admin/instances/{id}")).into_response())
@@ -122,7 +122,7 @@ pub async fn start(
         Err(errors) => {
             let errors = errors
                 .into_iter()
-                .map(|(k, m)| (k.to_owned(), ctx.msg(&m)))
+                .map(|r| (r.field().to_owned(), ctx.msg(&r.message())))
                 .collect();
             let mut response = html(&NewPage {
                 workflows: workflow_options(&state).await?,
@@ -392,29 +392,32 @@ pub async fn issue_link(
     let by = actor(&ctx);
     let result = match ttl {
         Some(ttl) => {
+            let order = links::Order {
+                participant: &form.participant,
+                ttl,
+                now: state.clock.now_secs(),
+                by: &by,
+                daily_cap: None,
+            };
             links::issue(
                 &state.db,
+                &state.versions,
                 &snapshot.keys,
                 &snapshot.settings.base_url,
                 id,
-                &form.participant,
-                ttl,
-                state.clock.now_secs(),
-                &by,
+                &order,
             )
             .await?
         }
-        None => Err(Message::new("link-ttl-invalid")
-            .arg("min", crate::domain::settings::MIN_TTL.to_string())
-            .arg("max", crate::domain::settings::MAX_TTL.to_string())),
+        None => Err(links::Refusal::TtlInvalid),
     };
     let url = match result {
         Ok(issued) => issued.url,
-        Err(m) => {
+        Err(refusal) => {
             let mut page = show_page(&state, ctx, id).await?;
             page.ttl = form.ttl;
             page.participant = form.participant;
-            page.link_error = Some(page.ctx.msg(&m));
+            page.link_error = Some(page.ctx.msg(&refusal.message()));
             let mut response = html(&page);
             *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
             return Ok(response);
