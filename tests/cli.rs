@@ -417,7 +417,7 @@ async fn config_covers_every_setting_key() {
     let keys: Vec<&str> = DEFAULTS.iter().map(|(k, _)| *k).collect();
     assert_eq!(
         keys,
-        orchestra::domain::settings::KEYS,
+        orchestra::domain::settings::keys().collect::<Vec<_>>(),
         "a key was added without a CLI test"
     );
     let cli = cli().await;
@@ -429,6 +429,28 @@ async fn config_covers_every_setting_key() {
         .map(|(k, v)| format!("{k} = {v}\n"))
         .collect();
     cli.run(&["config", "list"]).expect(0, &list, "");
+}
+
+/// The README's table of site settings is the registry's: every key, in its order, with what
+/// it ships with.
+#[test]
+fn the_readme_lists_every_setting_with_its_shipped_value() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let listed: Vec<(String, String)> = readme
+        .lines()
+        .filter_map(|line| {
+            let mut cells = line.strip_prefix("| `")?.splitn(2, "` | `");
+            let key = cells.next()?;
+            let shipped = cells.next()?.split('`').next()?;
+            orchestra::domain::settings::setting(key).map(|_| (key.to_owned(), shipped.to_owned()))
+        })
+        .collect();
+    let registry: Vec<(String, String)> = orchestra::domain::settings::REGISTRY
+        .iter()
+        .map(|s| (s.key.to_owned(), s.shipped()))
+        .collect();
+    assert_eq!(listed, registry, "README.md's table of site settings");
 }
 
 #[tokio::test]

@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::cli::args::{Parsed, ScopeArgs};
 use crate::config::Config;
 use crate::domain::api::scope::Scope;
-use crate::domain::settings::{KEYS, Settings};
+use crate::domain::settings::{self, Settings};
 use crate::domain::status;
 use crate::i18n::{Lang, Message};
 use crate::limits::flood;
@@ -431,7 +431,7 @@ async fn config_set(out: &Out, db: &Db, pairs: &[&str]) -> Result<i32, sqlx::Err
     let mut values = Vec::new();
     for pair in pairs.chunks(2) {
         let [key, value] = pair else { continue };
-        let Some(key) = KEYS.iter().copied().find(|k| k == key) else {
+        let Some(key) = settings::setting(key).map(|s| s.key) else {
             return Ok(out.err(Message::new("config-unknown-key").arg("key", (*key).to_owned())));
         };
         values.push((key, *value));
@@ -464,8 +464,8 @@ async fn config_set(out: &Out, db: &Db, pairs: &[&str]) -> Result<i32, sqlx::Err
 
 async fn config_list(db: &Db) -> Result<i32, sqlx::Error> {
     let settings = Settings::load(db).await?;
-    for key in KEYS {
-        println!("{key} = {}", settings.get(key).unwrap_or_default());
+    for setting in settings::REGISTRY {
+        println!("{} = {}", setting.key, setting.get(&settings));
     }
     Ok(0)
 }
