@@ -68,17 +68,17 @@ pub async fn build_state(
     clock: Clock,
 ) -> Result<AppState, sqlx::Error> {
     let site = Arc::new(Site::load(db.clone()).await?);
+    let guard = Arc::new(FloodGuard::with_clock(flood, clock.clone()));
     // Before the first request: the counts of the current periods, so a restart keeps them.
-    match flood.warm_up().await {
-        Ok(keys) => tracing::debug!(keys, "flood store read back the current periods' counts"),
-        Err(e) => {
-            tracing::warn!(error = %e, "could not read the stored counts; counting from zero")
-        }
+    // Only when something counts: with nothing counting the flood store is not touched at all
+    // (the server's upkeep reads them once something starts counting).
+    if site.get().await.settings.anything_counts() {
+        guard.warm_up().await;
     }
     Ok(AppState {
         db,
         site,
-        guard: Arc::new(FloodGuard::with_clock(flood, clock.clone())),
+        guard,
         clock: clock.clone(),
         flood_backend: backend,
         work: Default::default(),
@@ -100,9 +100,8 @@ pub async fn run_cron(db: &Db, flood: &dyn FloodStore) -> Result<(u64, u64, u64)
     let sessions = store::sessions::delete_expired(db, now).await?;
     let handles = store::payments::delete_expired_handles(db, now).await?;
     store::api::delete_expired_signatures(db, now).await?;
-    if let Err(e) = flood.sync().await {
-        tracing::warn!(error = %e, "cron could not sync the flood store");
-    }
+    // No sync here: the server's upkeep writes its counts (and only while something counts),
+    // and `orchestra cron`'s own store has counted nothing.
     let events = flood.collect_garbage().await.unwrap_or_else(|e| {
         tracing::warn!(error = %e, "cron could not collect expired flood events");
         0
@@ -154,10 +153,12 @@ pub async fn serve(
         metrics.abort();
     }
     // What was counted since the last sync, so a restart keeps it (sql backend; a no-op else).
+    // Nothing when nothing counted (`FloodGuard::upkeep`).
     if !state.db.vanished() {
-        match tokio::time::timeout(FINAL_SYNC, state.guard.sync()).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::warn!(error = %e, "the flood store's last sync failed"),
+        let counting = state.site.get().await.settings.anything_counts();
+        match tokio::time::timeout(FINAL_SYNC, state.guard.upkeep(counting)).await {
+            Ok(Some(Err(e))) => tracing::warn!(error = %e, "the flood store's last sync failed"),
+            Ok(_) => {}
             Err(_) => tracing::warn!("the flood store's last sync took too long; skipped"),
         }
     }
@@ -167,7 +168,10 @@ pub async fn serve(
 /// How long the stop waits for the flood store's last write.
 const FINAL_SYNC: Duration = Duration::from_secs(5);
 
-fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::JoinHandle<()> {
+/// The server's timers: the flood store's upkeep every `sync_every` (its sync, and the sizing
+/// charts' periods), and `cron` every `CRON_INTERVAL`, the first of each at once. `serve`
+/// starts them; a test may start them on an app of its own.
+pub fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut sync = tokio::time::interval(sync_every);
         let mut cron = tokio::time::interval(CRON_INTERVAL);
@@ -177,7 +181,10 @@ fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::JoinH
             tokio::select! {
                 // Nothing is written into a database file that was deleted or replaced.
                 _ = sync.tick(), if !state.db.vanished() => {
-                    if let Err(e) = state.guard.sync().await {
+                    // Read from the snapshot every request uses, so a change of settings that
+                    // starts counting starts the upkeep at the next tick.
+                    let counting = state.site.get().await.settings.anything_counts();
+                    if let Some(Err(e)) = state.guard.upkeep(counting).await {
                         tracing::warn!(error = %e, "flood store sync failed; counting locally until it works");
                     }
                     // Closes the sizing chart's periods off the request path.

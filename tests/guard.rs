@@ -70,6 +70,11 @@ impl FloodStore for Recording {
         self.inner.sync()
     }
 
+    fn warm_up(&self) -> BoxFuture<'_, Result<usize, FloodError>> {
+        self.note("warm_up".into());
+        self.inner.warm_up()
+    }
+
     fn collect_garbage(&self) -> BoxFuture<'_, Result<u64, FloodError>> {
         self.note("collect_garbage".into());
         self.inner.collect_garbage()
@@ -86,9 +91,14 @@ const BACKENDS: [Backend; 2] = [Backend::Memory, Backend::Sql];
 
 /// An app whose flood store (of the given backend) is wrapped in a recording.
 async fn recorded(backend: Backend) -> (TestApp, Arc<Recording>) {
+    recorded_on(common::fresh_database().await, backend).await
+}
+
+/// `recorded`, on a database that may hold settings already.
+async fn recorded_on(database: common::TestDb, backend: Backend) -> (TestApp, Arc<Recording>) {
     let slot: Arc<Mutex<Option<Arc<Recording>>>> = Arc::new(Mutex::new(None));
     let put = slot.clone();
-    let app = common::spawn_with(move |db, clock| {
+    let app = common::spawn_on(database, move |db, clock| {
         let inner: Arc<dyn FloodStore> = match backend {
             Backend::Memory => Arc::new(MemoryFlood::new(4096, clock)),
             Backend::Sql => Arc::new(SqlFlood::new(db.clone(), 4096, clock)),
@@ -201,7 +211,9 @@ async fn what_ships_counts_nothing_and_never_touches_the_flood_store() {
         for _ in 0..10 {
             assert_eq!(status_of(&app, &good).await, 200);
         }
-        let touched: Vec<_> = rec.calls().into_iter().filter(|c| c != "sync").collect();
+        // The sign-in counts as shipped, so the store was read at start (the test below has
+        // nothing counting at all); the doorway's requests touched nothing.
+        let touched: Vec<_> = rec.calls().into_iter().filter(|c| c != "warm_up").collect();
         assert!(
             touched.is_empty(),
             "{backend:?}: the store was touched: {touched:?}"
@@ -214,6 +226,73 @@ async fn what_ships_counts_nothing_and_never_touches_the_flood_store() {
             "{backend:?}: the recording records nothing"
         );
     }
+}
+
+/// Every limit at 0 and the switch off: nothing counts anywhere, the sign-in included (its
+/// limits do not follow the switch).
+const NOTHING_COUNTS: [(&str, &str); 4] = [
+    ("orchestra.request_limits.enabled", "false"),
+    ("login.limits.per_address", "0"),
+    ("login.limits.per_account", "0"),
+    ("login.limits.account_total", "0"),
+];
+
+/// What the recording saw, less cron's removal of expired rows (which may run whatever counts).
+fn touched(rec: &Recording) -> Vec<String> {
+    rec.calls()
+        .into_iter()
+        .filter(|c| c != "collect_garbage")
+        .collect()
+}
+
+#[tokio::test]
+async fn with_nothing_counting_the_store_is_neither_read_at_start_nor_synced_nor_pinged() {
+    let database = common::fresh_database().await;
+    let db = orchestra::open(&database.url).await.unwrap();
+    orchestra::domain::settings::Settings::save(&db, &NOTHING_COUNTS)
+        .await
+        .unwrap()
+        .expect("valid settings");
+    drop(db);
+    let (app, rec) = recorded_on(database, Backend::Sql).await;
+    // The server's own timers, ticking every 10 ms (a sync each, which pings the database
+    // when it has nothing to write).
+    let timers = orchestra::spawn_background(app.state.clone(), Duration::from_millis(10));
+    let id = app.start("contract_review", "Untouched").await;
+    let good = app.link(id, Some("legal")).await;
+    for _ in 0..5 {
+        assert_eq!(status_of(&app, &good).await, 200);
+        assert_eq!(status_of(&app, "/admin/login").await, 200);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(touched(&rec), Vec::<String>::new(), "the store was touched");
+
+    // Something starts counting: at the next tick the stored counts are read, once, then the
+    // store is synced at every tick.
+    limits(&app, 2, 0, 3600).await;
+    assert_eq!(status_of(&app, &good).await, 200);
+    let upkeep = || -> Vec<String> {
+        rec.calls()
+            .into_iter()
+            .filter(|c| c == "warm_up" || c == "sync")
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while upkeep().len() < 4 {
+        assert!(std::time::Instant::now() < deadline, "{:?}", rec.calls());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(upkeep()[..4], ["warm_up", "sync", "sync", "sync"]);
+
+    // Nothing counts again: a last sync writes what was counted, then nothing at all.
+    app.set(&NOTHING_COUNTS).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let settled = rec.calls().len();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(rec.calls()[settled..], [] as [String; 0], "touched again");
+    let stored = orchestra::store::flood::identifiers(&app.db).await.unwrap();
+    assert!(!stored.is_empty(), "what was counted was written");
+    timers.abort();
 }
 
 #[tokio::test]

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::i18n::Message;
-use crate::limits::guard::{Limits, Mode, OnFault, Policy};
+use crate::limits::guard::{FloodGuard, Limits, Mode, OnFault, Policy};
 use crate::store::{self, Db};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -475,6 +475,22 @@ impl Settings {
                 self.login_account_period,
             ),
         )
+    }
+
+    /// Whether any address behind the guard counts anything (the doorway, the notices, the
+    /// sign-in and the API's failed tokens, which count under the sign-in's per-address limit).
+    /// While none does, the flood store is not touched: not read at start, not synced, not
+    /// pinged (`FloodGuard::upkeep`).
+    pub fn anything_counts(&self) -> bool {
+        let (per_address, per_account) = self.login_limits();
+        [
+            self.interaction_limits(),
+            self.notice_limits(),
+            per_address,
+            per_account,
+        ]
+        .iter()
+        .any(FloodGuard::is_counting)
     }
 
     /// Reads the stored settings over the defaults. A stored value that no longer validates

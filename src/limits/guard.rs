@@ -19,7 +19,7 @@
 //!   ([`FloodGuard::sizing`]), on the answered path only.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -205,6 +205,11 @@ pub struct FloodGuard {
     health: StoreHealth,
     sizing: Sizings,
     decisions: Decisions,
+    /// Whether the flood store read back its stored counts (`warm_up`): once per process.
+    warmed: AtomicBool,
+    /// Set by a counted decision, cleared by `upkeep`: what was counted since then may still
+    /// be in the store's journal, to be written even once nothing counts any more.
+    counted: AtomicBool,
 }
 
 impl FloodGuard {
@@ -220,6 +225,60 @@ impl FloodGuard {
             sizing: Sizings::new(clock.clone(), TALLIED_EVENTS),
             health: StoreHealth::new(clock),
             decisions: Decisions::default(),
+            warmed: AtomicBool::new(false),
+            counted: AtomicBool::new(false),
+        }
+    }
+
+    /// Reads what the flood store holds for the current periods, so a restart keeps the
+    /// counts: at start when something counts, else when something starts counting
+    /// (`upkeep`). Once per process: a later read would count this process's own writes twice.
+    /// A read that fails is tried again at the next `upkeep` that counts.
+    pub async fn warm_up(&self) {
+        if self.warmed.load(Ordering::Acquire) {
+            return;
+        }
+        match self.flood.warm_up().await {
+            Ok(keys) => {
+                self.warmed.store(true, Ordering::Release);
+                tracing::debug!(keys, "flood store read back the current periods' counts");
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read the stored counts; counting from zero")
+            }
+        }
+    }
+
+    /// The flood store's upkeep, at every sync interval and once at the stop, given whether
+    /// anything counts now (`Settings::anything_counts`). While something counts: the warm-up
+    /// if it has not happened, then a sync (which pings the store when it has nothing to
+    /// write, so a fault is seen while the site only refuses). Once nothing counts: one more
+    /// sync if anything was counted since the last one (until it works), then nothing at all,
+    /// not even a ping. `None` when it did nothing.
+    pub async fn upkeep(
+        &self,
+        counting: bool,
+    ) -> Option<Result<(), crate::limits::flood::FloodError>> {
+        if counting {
+            self.warm_up().await;
+        }
+        let counted = self.counted.swap(false, Ordering::AcqRel);
+        if !counting && !counted {
+            return None;
+        }
+        let result = self.sync().await;
+        if result.is_err() {
+            // The journal keeps what it could not write: try again at the next upkeep.
+            self.counted.store(true, Ordering::Release);
+        }
+        Some(result)
+    }
+
+    /// Notes that something was counted. A read, and a write only the first time after each
+    /// `upkeep`: the refusal path shares the line, it does not fight over it.
+    fn note_counted(&self) {
+        if !self.counted.load(Ordering::Relaxed) {
+            self.counted.store(true, Ordering::Relaxed);
         }
     }
 
@@ -331,6 +390,7 @@ impl FloodGuard {
         if !Self::is_counting(limits) {
             return;
         }
+        self.note_counted();
         for (identifier, limit) in [(caller, limits.per_caller), (total, limits.total)] {
             if limit > 0 {
                 self.flood.register(event, identifier, limits.period);
@@ -374,6 +434,7 @@ impl FloodGuard {
         if !Self::is_counting(limits) {
             return Decision::Allowed;
         }
+        self.note_counted();
         // One relaxed increment per counted decision, and, with the metrics endpoint on, the
         // time of one decision in DECISION_SAMPLE (`Decisions`).
         let slot = self.decisions.slot(event, true);
