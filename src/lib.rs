@@ -152,6 +152,9 @@ pub async fn serve(
     if let Some(metrics) = metrics {
         metrics.abort();
     }
+    // The log's summary of callers refused unlogged this period, which this process will not
+    // see end.
+    state.guard.close();
     // What was counted since the last sync, so a restart keeps it (sql backend; a no-op else).
     // Nothing when nothing counted (`FloodGuard::upkeep`).
     if !state.db.vanished() {
@@ -169,7 +172,7 @@ pub async fn serve(
 const FINAL_SYNC: Duration = Duration::from_secs(5);
 
 /// The server's timers: the flood store's upkeep every `sync_every` (its sync, and the sizing
-/// charts' periods), and `cron` every `CRON_INTERVAL`, the first of each at once. `serve`
+/// charts' and the log's periods), and `cron` every `CRON_INTERVAL`, the first of each at once. `serve`
 /// starts them; a test may start them on an app of its own.
 pub fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
@@ -187,8 +190,8 @@ pub fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::J
                     if let Some(Err(e)) = state.guard.upkeep(counting).await {
                         tracing::warn!(error = %e, "flood store sync failed; counting locally until it works");
                     }
-                    // Closes the sizing chart's periods off the request path.
-                    state.guard.tick_sizing();
+                    // Closes the sizing charts' and the log's periods off the request path.
+                    state.guard.tick();
                 }
                 _ = cron.tick(), if !state.db.vanished() => {
                     if let Err(e) = run_cron(&state.db, state.guard.flood().as_ref()).await {

@@ -45,21 +45,6 @@ impl FloodStore for Recording {
         self.inner.try_register(event, tiers, window)
     }
 
-    fn try_register_noting(
-        &self,
-        event: &str,
-        tiers: &[Tier<'_>],
-        window: Duration,
-        note_event: &str,
-        note_keys: &[&str],
-    ) -> Result<(), (usize, bool)> {
-        let ids: Vec<&str> = tiers.iter().map(|t| t.identifier).collect();
-        self.note(format!("try_register {event} {}", ids.join(" ")));
-        self.note(format!("note {note_event} {}", note_keys.join(" ")));
-        self.inner
-            .try_register_noting(event, tiers, window, note_event, note_keys)
-    }
-
     fn clear(&self, event: &str, identifier: &str) {
         self.note(format!("clear {event} {identifier}"));
         self.inner.clear(event, identifier);
@@ -598,6 +583,138 @@ async fn a_thousand_refusals_of_one_caller_log_once_per_period() {
                 .any(|l| l.contains(&caller) && l.contains("per_link"))
         );
     }
+}
+
+/// An app on a flood table of 16 cells a row: every key shares its cells with many others.
+async fn on_sixteen_cells(backend: Backend) -> TestApp {
+    common::spawn_with(move |db, clock| -> Arc<dyn FloodStore> {
+        match backend {
+            Backend::Memory => Arc::new(MemoryFlood::new(16, clock)),
+            Backend::Sql => Arc::new(SqlFlood::new(db.clone(), 16, clock)),
+        }
+    })
+    .await
+}
+
+/// The first refusal of each caller in a period is the guard's own record, not a second count
+/// in the flood table's shared cells: on 16 cells, where the cells' over-count refuses most of
+/// these links at their first request, each of 200 callers still gets its one line (by its
+/// keyed hash), and its next refusal none.
+#[tokio::test]
+async fn each_of_200_refused_callers_is_logged_once_however_few_the_tables_cells() {
+    for backend in BACKENDS {
+        let app = on_sixteen_cells(backend).await;
+        limits(&app, 1, 0, 3600).await;
+        let snapshot = app.state.site.get().await;
+        let links: Vec<String> = (0..200).map(|n| made_up_link(30_000 + n)).collect();
+        let callers: Vec<String> = links
+            .iter()
+            .map(|l| {
+                let credential = l.trim_start_matches("/interaction/");
+                snapshot.caller_id(credential).as_str().to_owned()
+            })
+            .collect();
+        let client = app.client();
+        let refused = |link: &str| {
+            let client = client.clone();
+            let url = app.url(link);
+            async move {
+                // Answered once at most (its limit), then refused.
+                for _ in 0..2 {
+                    let r = client.get(&url).send().await.unwrap();
+                    if r.status() == 429 {
+                        return;
+                    }
+                }
+                panic!("{url} was never refused");
+            }
+        };
+        for link in &links {
+            refused(link).await;
+        }
+        // Lines per caller, from one copy of the log (it holds every test's lines).
+        let lines = || -> Vec<usize> {
+            let logs = common::logs();
+            let refused: Vec<&str> = logs
+                .lines()
+                .filter(|l| l.contains("doorway request refused"))
+                .collect();
+            callers
+                .iter()
+                .map(|c| refused.iter().filter(|l| l.contains(c.as_str())).count())
+                .collect()
+        };
+        let logged = lines();
+        assert_eq!(
+            logged.iter().filter(|&&n| n == 1).count(),
+            200,
+            "{backend:?}: lines per caller {logged:?}"
+        );
+        // A second refusal of the same callers adds no line.
+        for link in &links[..20] {
+            assert_eq!(status_of(&app, link).await, 429);
+        }
+        assert!(
+            lines().iter().all(|&n| n == 1),
+            "{backend:?}: a second refusal was logged"
+        );
+        let logs = common::logs();
+        assert!(
+            links.iter().all(|l| !logs.contains(l.as_str())),
+            "{backend:?}: a link reached the logs"
+        );
+    }
+}
+
+/// Past `LOGGED_CALLERS` callers in a period, refused callers are not logged one by one; one
+/// line, when the period ends, says how many there were.
+#[tokio::test]
+async fn callers_refused_past_the_logs_bound_are_told_in_one_summary_line() {
+    use orchestra::limits::guard::{Decision, LOGGED_CALLERS, Limits, Policy};
+    let app = spawn(Flood::Memory).await;
+    let limits = Limits {
+        enabled: true,
+        per_caller: 1,
+        total: 0,
+        period: Duration::from_secs(3600),
+    };
+    let guard = &app.state.guard;
+    let mut first = 0;
+    for i in 0..LOGGED_CALLERS + 5 {
+        // Stands for a caller's keyed hash.
+        let caller = format!("{i:064x}");
+        let mut lines = 0;
+        for _ in 0..3 {
+            if let Decision::Refused {
+                first_in_period: true,
+                ..
+            } = guard.check_as("interaction", &caller, &limits, Policy::default())
+            {
+                lines += 1;
+            }
+        }
+        assert!(lines <= 1, "caller {i} logged {lines} times");
+        first += lines;
+    }
+    assert_eq!(first, LOGGED_CALLERS);
+    let summaries = || {
+        common::logs()
+            .lines()
+            .filter(|l| l.contains("callers refused past the log's bound"))
+            .filter(|l| l.contains("event=\"interaction\" callers=5 at_least=false"))
+            .count()
+    };
+    let before = summaries();
+    guard.tick();
+    assert_eq!(summaries(), before, "summarized before the period ended");
+    app.clock.advance(Duration::from_secs(3600));
+    guard.tick();
+    guard.tick();
+    assert_eq!(
+        summaries(),
+        before + 1,
+        "one summary line when the period ended"
+    );
 }
 
 #[tokio::test]
