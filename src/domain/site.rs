@@ -26,6 +26,30 @@ pub struct Snapshot {
     caller_hasher: Hmac<Sha256>,
     /// `keys.keyed_hash(api::TOKEN_PURPOSE, ..)`, keyed once: the API's fast refusal.
     token_hasher: Hmac<Sha256>,
+    /// Callers named by `caller_id`, over every snapshot of the site (`Site::callers_hashed`).
+    hashed: Arc<HashCount>,
+}
+
+/// How many doorway callers were named by their keyed hash, an HMAC each: what the doorway's
+/// off-state saves, made visible. One cache line per thread's shard, so the refusal path adds
+/// one relaxed increment to a line no other core writes.
+#[derive(Default)]
+pub struct HashCount([ShardLine; crate::limits::guard::SHARDS]);
+
+#[repr(align(128))]
+#[derive(Default)]
+struct ShardLine(AtomicU64);
+
+impl HashCount {
+    fn add(&self) {
+        self.0[crate::limits::guard::shard_index()]
+            .0
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn read(&self) -> u64 {
+        self.0.iter().map(|l| l.0.load(Ordering::Relaxed)).sum()
+    }
 }
 
 impl Snapshot {
@@ -39,6 +63,7 @@ impl Snapshot {
             keys,
             caller_hasher,
             token_hasher,
+            hashed: Arc::default(),
         }
     }
 
@@ -56,6 +81,7 @@ impl Snapshot {
 
     /// The flood identifier of a doorway caller: a keyed hash of its whole link, full length.
     pub fn caller_id(&self, link: &str) -> CallerId {
+        self.hashed.add();
         let mut mac = self.caller_hasher.clone();
         mac.update(link.as_bytes());
         hex64(&mac.finalize().into_bytes())
@@ -107,6 +133,8 @@ struct Shared {
     id: u64,
     /// Moved on by every new snapshot: a thread's copy of an older one is out of date.
     generation: AtomicU64,
+    /// What every snapshot of this site counts its callers' hashes into.
+    hashed: Arc<HashCount>,
 }
 
 /// Sites made so far in this process.
@@ -130,13 +158,15 @@ impl Drop for ClearOnDrop<'_> {
 
 impl Site {
     pub async fn load(db: Db) -> Result<Self, sqlx::Error> {
-        let snapshot = Self::read(&db).await?;
+        let hashed = Arc::<HashCount>::default();
+        let snapshot = Self::read(&db, &hashed).await?;
         let shared = Arc::new(Shared {
             db,
             current: RwLock::new((Arc::new(snapshot), Instant::now())),
             refreshing: AtomicBool::new(false),
             id: SITES.fetch_add(1, Ordering::Relaxed),
             generation: AtomicU64::new(0),
+            hashed,
         });
         // Every `CACHE_TTL`, read again in the background, so that the doorway's guard, which
         // reads a thread's copy (`with_snapshot`) and no clock, sees other processes' changes.
@@ -191,15 +221,23 @@ impl Site {
         f(&snapshot)
     }
 
-    async fn read(db: &Db) -> Result<Snapshot, sqlx::Error> {
+    async fn read(db: &Db, hashed: &Arc<HashCount>) -> Result<Snapshot, sqlx::Error> {
         let settings = Settings::load(db).await?;
         // Read only: the keys are made once, by `crate::open`, not on every refresh.
         let keys = store::keys::load(db).await?;
-        Ok(Snapshot::new(settings, keys))
+        let mut snapshot = Snapshot::new(settings, keys);
+        snapshot.hashed = hashed.clone();
+        Ok(snapshot)
     }
 
     pub fn db(&self) -> &Db {
         &self.shared.db
+    }
+
+    /// How many doorway callers this site named by their keyed hash since it was loaded: with
+    /// nothing counting, the doorway names none (tests/doorway.rs).
+    pub fn callers_hashed(&self) -> u64 {
+        self.shared.hashed.read()
     }
 
     /// The settings and keys, never waiting on the database: when they are older than
@@ -249,7 +287,7 @@ impl Site {
 
 impl Shared {
     async fn refresh(&self) -> Arc<Snapshot> {
-        match Site::read(&self.db).await {
+        match Site::read(&self.db, &self.hashed).await {
             Ok(fresh) => {
                 let fresh = Arc::new(fresh);
                 *self.current.write().unwrap_or_else(|e| e.into_inner()) =
