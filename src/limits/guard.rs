@@ -573,6 +573,25 @@ struct EventRefusals {
     period: std::sync::Mutex<PeriodLog>,
 }
 
+impl EventRefusals {
+    /// The log of period `number` (of `period_ms`), locked: the one before it, when it ended
+    /// with callers unlogged, is summarized first.
+    fn current(
+        &self,
+        event: &str,
+        number: i64,
+        period_ms: i64,
+    ) -> std::sync::MutexGuard<'_, PeriodLog> {
+        let mut period_log = self.period.lock().unwrap_or_else(|e| e.into_inner());
+        if number > period_log.number || period_ms != period_log.period_ms {
+            if let Some(ended) = period_log.roll(number, period_ms) {
+                summary_line(event, ended);
+            }
+        }
+        period_log
+    }
+}
+
 /// An event's log in its current period: taken on a caller's first refusal only.
 #[derive(Default)]
 struct PeriodLog {
@@ -669,12 +688,7 @@ impl FirstRefusals {
             if log.full_in.load(Ordering::Acquire) == number + 1 {
                 return false;
             }
-            let mut period_log = log.period.lock().unwrap_or_else(|e| e.into_inner());
-            if number > period_log.number || period_ms != period_log.period_ms {
-                if let Some(ended) = period_log.roll(number, period_ms) {
-                    summary_line(event, ended);
-                }
-            }
+            let mut period_log = log.current(event, number, period_ms);
             if period_log.logged + period_log.unlogged >= TRACKED_CALLERS {
                 period_log.at_least = true;
                 log.full_in.store(number + 1, Ordering::Release);
@@ -694,10 +708,7 @@ impl FirstRefusals {
             period_log.unlogged += 1;
             return false;
         }
-        let mut period_log = log.period.lock().unwrap_or_else(|e| e.into_inner());
-        if number == period_log.number {
-            period_log.at_least = true;
-        }
+        log.current(event, number, period_ms).at_least = true;
         false
     }
 
