@@ -13,12 +13,12 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::Request;
 use criterion::{Criterion, criterion_group, criterion_main};
-use orchestra::capability::{self, Claims, Kind};
-use orchestra::flood::{Backend, Clock, MemoryFlood};
-use orchestra::guard::{FloodGuard, Limits};
-use orchestra::keys::SiteKeys;
-use orchestra::settings::Settings;
-use orchestra::site::Snapshot;
+use orchestra::domain::capability::{self, Claims, Kind};
+use orchestra::domain::keys::SiteKeys;
+use orchestra::domain::settings::Settings;
+use orchestra::domain::site::Snapshot;
+use orchestra::limits::flood::{Backend, Clock, MemoryFlood};
+use orchestra::limits::guard::{FloodGuard, Limits};
 use tower::ServiceExt;
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -83,7 +83,7 @@ fn guard(c: &mut Criterion) {
 
 fn verify(c: &mut Criterion) {
     let keys = SiteKeys::generate();
-    let token = orchestra::keys::random_token();
+    let token = orchestra::domain::keys::random_token();
     let claims = Claims {
         kind: Kind::Link,
         instance: 42,
@@ -129,25 +129,23 @@ fn doorway(c: &mut Criterion) {
             .await
             .expect("read")
             .expect("a seeded workflow");
-        let id = orchestra::links::start(&db, workflow.id, "Bench", "")
+        let id = orchestra::domain::links::start(&db, workflow.id, "Bench", "", None)
             .await
             .expect("start")
             .expect("started");
         let now = clock.now_secs();
-        let good = orchestra::links::issue(
-            &db,
-            &keys,
-            "",
-            id,
-            "supplier",
-            86_400,
+        let order = orchestra::domain::links::Order {
+            participant: "supplier",
+            ttl: 86_400,
             now,
-            &orchestra::links::Actor::CommandLine,
-        )
-        .await
-        .expect("issue")
-        .expect("issued")
-        .url;
+            by: &orchestra::domain::links::Actor::CommandLine,
+            daily_cap: None,
+        };
+        let good = orchestra::domain::links::issue(&db, &state.versions, &keys, "", id, &order)
+            .await
+            .expect("issue")
+            .expect("issued")
+            .url;
         let app = orchestra::http::app(state.clone(), false);
         (app, db, state, good, "/interaction/l.1..1.00".to_owned())
     });

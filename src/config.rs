@@ -4,8 +4,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::flood::Backend;
 use crate::i18n::Message;
+use crate::limits::flood::Backend;
 use crate::proxy::{ClientIpHeader, TrustedProxies};
 
 #[derive(Clone)]
@@ -89,7 +89,7 @@ impl Config {
         let set_url = get("ORCHESTRA_DATABASE_URL").filter(|v| !v.trim().is_empty());
         let database_is_default = set_url.is_none();
         let database_url = set_url.unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
-        crate::store::DatabaseUrl::parse(&database_url)?;
+        crate::store::DatabaseUrl::parse(&database_url).map_err(|refused| refused.message())?;
         let trusted_proxies = match get("ORCHESTRA_TRUSTED_PROXIES") {
             None => TrustedProxies::default(),
             Some(v) => TrustedProxies::parse(&v)

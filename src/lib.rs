@@ -8,37 +8,22 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 
-pub mod api;
-pub mod bucket;
-pub mod capability;
 pub mod cli;
-pub mod cli_args;
 pub mod config;
+pub mod domain;
 pub mod error;
-pub mod flood;
-pub mod guard;
 pub mod http;
 pub mod i18n;
-pub mod interaction;
-pub mod keys;
-pub mod links;
-pub mod login;
-pub mod metrics;
-pub mod password;
+pub mod limits;
 pub mod proxy;
-pub mod settings;
-pub mod site;
-pub mod sizing;
-pub mod status;
 pub mod store;
 pub mod time;
-pub mod workflow;
 
 use config::Config;
-use flood::{Clock, FloodStore, MemoryFlood, SqlFlood};
-use guard::FloodGuard;
+use domain::site::Site;
 use http::AppState;
-use site::Site;
+use limits::flood::{Clock, FloodStore, MemoryFlood, SqlFlood};
+use limits::guard::FloodGuard;
 use store::Db;
 
 /// How often the server runs `cron` on its own.
@@ -49,7 +34,7 @@ pub const CRON_INTERVAL: Duration = Duration::from_secs(600);
 pub async fn open(database_url: &str) -> Result<Db, sqlx::Error> {
     let db = Db::connect(database_url).await?;
     store::keys::load_or_create(&db).await?;
-    workflow::seed::seed_examples(&db).await?;
+    domain::workflow::seed::seed_examples(&db).await?;
     Ok(db)
 }
 
@@ -61,15 +46,17 @@ pub async fn open_with(
 ) -> Result<Db, store::ConnectError> {
     let db = Db::open(database_url, create).await?;
     store::keys::load_or_create(&db).await?;
-    workflow::seed::seed_examples(&db).await?;
+    domain::workflow::seed::seed_examples(&db).await?;
     Ok(db)
 }
 
 /// The flood backend the operator chose.
 pub fn flood_store(config: &Config, db: &Db, clock: Clock) -> Arc<dyn FloodStore> {
     match config.flood {
-        flood::Backend::Sql => Arc::new(SqlFlood::new(db.clone(), config.flood_cells, clock)),
-        flood::Backend::Memory => Arc::new(MemoryFlood::new(config.flood_cells, clock)),
+        limits::flood::Backend::Sql => {
+            Arc::new(SqlFlood::new(db.clone(), config.flood_cells, clock))
+        }
+        limits::flood::Backend::Memory => Arc::new(MemoryFlood::new(config.flood_cells, clock)),
     }
 }
 
@@ -77,29 +64,28 @@ pub fn flood_store(config: &Config, db: &Db, clock: Clock) -> Arc<dyn FloodStore
 pub async fn build_state(
     db: Db,
     flood: Arc<dyn FloodStore>,
-    backend: flood::Backend,
+    backend: limits::flood::Backend,
     clock: Clock,
 ) -> Result<AppState, sqlx::Error> {
     let site = Arc::new(Site::load(db.clone()).await?);
+    let guard = Arc::new(FloodGuard::with_clock(flood, clock.clone()));
     // Before the first request: the counts of the current periods, so a restart keeps them.
-    match flood.warm_up().await {
-        Ok(keys) => tracing::debug!(keys, "flood store read back the current periods' counts"),
-        Err(e) => {
-            tracing::warn!(error = %e, "could not read the stored counts; counting from zero")
-        }
+    // Only when something counts: with nothing counting the flood store is not touched at all
+    // (the server's upkeep reads them once something starts counting).
+    if site.get().await.settings.anything_counts() {
+        guard.warm_up().await;
     }
     Ok(AppState {
         db,
         site,
-        guard: Arc::new(FloodGuard::with_clock(flood, clock.clone())),
+        guard,
         clock: clock.clone(),
         flood_backend: backend,
         work: Default::default(),
         versions: Default::default(),
-        api_buckets: Arc::new(bucket::Buckets::new(clock.clone())),
+        api_buckets: Arc::new(limits::bucket::Buckets::new(clock.clone())),
         api_seen: Default::default(),
-        api_caps: Default::default(),
-        passwords: Arc::new(password::Pool::for_this_machine()),
+        passwords: Arc::new(domain::password::Pool::for_this_machine()),
         proxies: Default::default(),
         forwarded_seen: Default::default(),
         bodies: Default::default(),
@@ -114,14 +100,13 @@ pub async fn run_cron(db: &Db, flood: &dyn FloodStore) -> Result<(u64, u64, u64)
     let sessions = store::sessions::delete_expired(db, now).await?;
     let handles = store::payments::delete_expired_handles(db, now).await?;
     store::api::delete_expired_signatures(db, now).await?;
-    if let Err(e) = flood.sync().await {
-        tracing::warn!(error = %e, "cron could not sync the flood store");
-    }
+    // No sync here: the server's upkeep writes its counts (and only while something counts),
+    // and `orchestra cron`'s own store has counted nothing.
     let events = flood.collect_garbage().await.unwrap_or_else(|e| {
         tracing::warn!(error = %e, "cron could not collect expired flood events");
         0
     });
-    store::settings::put_all(db, &[(status::CRON_LAST_RUN, now.to_string())]).await?;
+    store::settings::put_all(db, &[(domain::status::CRON_LAST_RUN, now.to_string())]).await?;
     db.checkpoint().await?;
     tracing::info!(sessions, handles, flood_events = events, "cron ran");
     Ok((sessions, handles, events))
@@ -149,9 +134,9 @@ pub async fn serve(
     let state = state.with_body_limits(&config.connections);
     let app = http::app(state.clone(), secure);
     let metrics = metrics.map(|listener| {
-        let recorder = Arc::new(metrics::Metrics::new(state.guard.clone()));
+        let recorder = Arc::new(http::metrics::Metrics::new(state.guard.clone()));
         tokio::spawn(async move {
-            if let Err(e) = metrics::serve(listener, recorder, shutdown_signal()).await {
+            if let Err(e) = http::metrics::serve(listener, recorder, shutdown_signal()).await {
                 tracing::error!(error = %e, "the metrics endpoint stopped");
             }
         })
@@ -167,11 +152,16 @@ pub async fn serve(
     if let Some(metrics) = metrics {
         metrics.abort();
     }
+    // The log's summary of callers refused unlogged this period, which this process will not
+    // see end.
+    state.guard.close();
     // What was counted since the last sync, so a restart keeps it (sql backend; a no-op else).
+    // Nothing when nothing counted (`FloodGuard::upkeep`).
     if !state.db.vanished() {
-        match tokio::time::timeout(FINAL_SYNC, state.guard.sync()).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::warn!(error = %e, "the flood store's last sync failed"),
+        let counting = state.site.get().await.settings.anything_counts();
+        match tokio::time::timeout(FINAL_SYNC, state.guard.upkeep(counting)).await {
+            Ok(Some(Err(e))) => tracing::warn!(error = %e, "the flood store's last sync failed"),
+            Ok(_) => {}
             Err(_) => tracing::warn!("the flood store's last sync took too long; skipped"),
         }
     }
@@ -181,7 +171,10 @@ pub async fn serve(
 /// How long the stop waits for the flood store's last write.
 const FINAL_SYNC: Duration = Duration::from_secs(5);
 
-fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::JoinHandle<()> {
+/// The server's timers: the flood store's upkeep every `sync_every` (its sync, and the sizing
+/// charts' and the log's periods), and `cron` every `CRON_INTERVAL`, the first of each at once. `serve`
+/// starts them; a test may start them on an app of its own.
+pub fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut sync = tokio::time::interval(sync_every);
         let mut cron = tokio::time::interval(CRON_INTERVAL);
@@ -191,11 +184,14 @@ fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::JoinH
             tokio::select! {
                 // Nothing is written into a database file that was deleted or replaced.
                 _ = sync.tick(), if !state.db.vanished() => {
-                    if let Err(e) = state.guard.sync().await {
+                    // Read from the snapshot every request uses, so a change of settings that
+                    // starts counting starts the upkeep at the next tick.
+                    let counting = state.site.get().await.settings.anything_counts();
+                    if let Some(Err(e)) = state.guard.upkeep(counting).await {
                         tracing::warn!(error = %e, "flood store sync failed; counting locally until it works");
                     }
-                    // Closes the sizing chart's periods off the request path.
-                    state.guard.tick_sizing();
+                    // Closes the sizing charts' and the log's periods off the request path.
+                    state.guard.tick();
                 }
                 _ = cron.tick(), if !state.db.vanished() => {
                     if let Err(e) = run_cron(&state.db, state.guard.flood().as_ref()).await {

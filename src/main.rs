@@ -5,7 +5,7 @@ use tracing_subscriber::EnvFilter;
 #[tokio::main]
 async fn main() {
     // Before any password is checked: argon2's memory is given back once a check ends.
-    orchestra::password::return_large_allocations_to_the_system();
+    orchestra::domain::password::return_large_allocations_to_the_system();
     let args: Vec<String> = std::env::args().skip(1).collect();
     // The server logs its requests; the other commands only say what went wrong.
     let default = if args.first().map(String::as_str) == Some("serve") {

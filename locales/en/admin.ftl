@@ -204,7 +204,6 @@ instance-revoke-title = Revoke every link of #{ $id } { $title }?
 instance-revoke-explain = Every link and payment return issued for this instance stops working at once, including any a participant is using right now. You can issue new links afterwards.
 history-participant = Participant
 event-link-revoked = Link revoked
-event-other = Other
 actor-cli = command line
 history-decision = Decision
 history-decision-approve = Approved
@@ -236,6 +235,13 @@ notices-total = Notices in a period, all payments together
 notices-total-help = Size it from the payments you expect in a period, times the per-payment limit.
 notices-test-provider = Take payments through the built-in test provider
 notices-test-provider-help = On as shipped, so the examples can be paid. No money moves: turn it off on a public site.
+notices-state-counting = Notices are being counted and limited.
+notices-state-report-only = Notices are counted in report-only mode: none is refused, and the status report shows what would have been.
+notices-state-switch-off = Notices are not counted: the request limits switch is off, so these numbers are kept but nothing is counted.
+notices-state-period-zero = Notices are not counted: the period is 0 seconds.
+notices-state-not-counting = Notices are not counted: the switch is on, but both limits are 0.
+notices-state-per-payment-only = Each payment's notices are capped, but the total is off: notices for many payments are not capped.
+notices-state-total-only = The total of notices is capped, but not each payment's: one payment's notices can spend the whole total.
 # Issue 9
 settings-login-limits = Sign-in attempts
 settings-login-limits-help = Decided before any password is checked, whatever the switch above says; a refused attempt is not checked at all and counts nothing. Each address's attempts are counted; for an existing account, its failed attempts, from each address and from all together, so that one address's guesses lock only that address out. A successful sign-in counts nothing per account. 0 turns a limit off. The per-address limit also counts API requests with a token this site does not know (docs/api.md).
@@ -341,7 +347,7 @@ status-flood-store-ok = Syncing ({ $backend }); while it fails: { $on_fault }
 status-flood-store-failing = Failing for { $seconds } s ({ $backend })
 status-flood-store-failing-description = { $decisions } counted requests were decided without the store, under the choice "{ $on_fault }". Counting through the store resumes, and what was counted meanwhile is written, once the database answers again.
 settings-api-limits = The integrator API
-settings-api-limits-help = Each API token's bucket, unless the token has its own: requests refilled per minute, and the most at once. A request signed by a trusted integrator gets a bigger bucket (docs/api.md).
+settings-api-limits-help = Each API token's bucket, unless the token has its own: requests refilled per minute, and the most at once. A request signed by a trusted integrator gets a bigger bucket (docs/api.md). Buckets are taken only while Count and limit requests (above) is on; the hard caps on running instances and links hold whatever it says.
 
 ## Sizing chart (issue 10, part 2)
 sizing-title = { $address ->

@@ -204,7 +204,6 @@ instance-revoke-title = Révoquer tous les liens de #{ $id } { $title } ?
 instance-revoke-explain = Tous les liens et retours de paiement émis pour cette instance cessent de fonctionner immédiatement, y compris ceux qu'un participant utilise en ce moment. Vous pourrez émettre de nouveaux liens ensuite.
 history-participant = Participant
 event-link-revoked = Lien révoqué
-event-other = Autre
 actor-cli = ligne de commande
 history-decision = Décision
 history-decision-approve = Approuvé
@@ -236,6 +235,13 @@ notices-total = Avis par période, tous paiements confondus
 notices-total-help = Dimensionnez-la d'après les paiements attendus sur une période, multipliés par la limite par paiement.
 notices-test-provider = Recevoir les paiements par le prestataire de test intégré
 notices-test-provider-help = Activé à la livraison, pour que les exemples puissent être payés. Aucun argent ne circule : désactivez-le sur un site public.
+notices-state-counting = Les avis sont comptés et limités.
+notices-state-report-only = Les avis sont comptés en mode observation : aucun n'est refusé, et le rapport d'état montre lesquels l'auraient été.
+notices-state-switch-off = Les avis ne sont pas comptés : l'interrupteur des limites de requêtes est éteint, ces nombres sont conservés mais rien n'est compté.
+notices-state-period-zero = Les avis ne sont pas comptés : la période vaut 0 seconde.
+notices-state-not-counting = Les avis ne sont pas comptés : l'interrupteur est allumé, mais les deux limites valent 0.
+notices-state-per-payment-only = Les avis de chaque paiement sont limités, mais le total est désactivé : les avis de nombreux paiements ne sont pas limités.
+notices-state-total-only = Le total des avis est limité, mais pas ceux de chaque paiement : les avis d'un seul paiement peuvent épuiser tout le total.
 # Issue 9
 settings-login-limits = Tentatives de connexion
 settings-login-limits-help = Décidées avant toute vérification de mot de passe, quel que soit l'interrupteur ci-dessus ; une tentative refusée n'est pas vérifiée du tout et ne compte nulle part. Les tentatives de chaque adresse sont comptées ; pour un compte existant, ses échecs, depuis chaque adresse et depuis toutes ensemble, si bien que les essais d'une adresse ne bloquent que cette adresse. Une connexion réussie ne compte rien pour le compte. 0 désactive une limite. La limite par adresse compte aussi les requêtes d'API portant un jeton que ce site ne connaît pas (docs/api.md).
@@ -341,7 +347,7 @@ status-flood-store-ok = Synchronisé ({ $backend }) ; en cas de panne : { $on_fa
 status-flood-store-failing = En panne depuis { $seconds } s ({ $backend })
 status-flood-store-failing-description = { $decisions } requêtes comptées ont été décidées sans le stockage, selon le choix « { $on_fault } ». Le comptage reprend par le stockage, et ce qui a été compté entre-temps est écrit, dès que la base de données répond à nouveau.
 settings-api-limits = L'API des intégrateurs
-settings-api-limits-help = Le seau de chaque jeton d'API, sauf s'il a le sien : requêtes rechargées par minute, et le plus à la fois. Une requête signée par un intégrateur de confiance obtient un seau plus grand (docs/api.md).
+settings-api-limits-help = Le seau de chaque jeton d'API, sauf s'il a le sien : requêtes rechargées par minute, et le plus à la fois. Une requête signée par un intégrateur de confiance obtient un seau plus grand (docs/api.md). Les seaux ne servent que si « Compter et limiter les requêtes » (ci-dessus) est coché ; les plafonds d'instances en cours et de liens valent quel que soit l'interrupteur.
 
 ## Sizing chart (issue 10, part 2)
 sizing-title = { $address ->

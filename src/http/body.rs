@@ -57,7 +57,7 @@ pub fn cap(route: &str) -> usize {
         "/admin/workflows/new" | "/admin/workflows/{id}/edit" => DEFINITION,
         "/interaction/{*link}" => ANSWER,
         "/test-provider/{handle}" => PROVIDER,
-        super::notice::ROUTE => crate::interaction::payment::MAX_NOTICE_BYTES,
+        super::notice::ROUTE => crate::domain::interaction::payment::MAX_NOTICE_BYTES,
         "/api/v1/instances" => API_JSON,
         _ => SMALL,
     }
@@ -388,8 +388,11 @@ mod tests {
     fn the_largest_subject_and_definition_fit_their_caps_percent_encoded() {
         // Four-byte characters, each `%XX` three times over: the worst a browser sends.
         let worst = |chars: usize| chars * 12;
-        assert!(worst(crate::links::MAX_TITLE + crate::links::MAX_BODY) + 1024 <= SUBJECT);
-        assert!(worst(crate::workflow::MAX_DEFINITION_CHARS) + 4096 <= DEFINITION);
+        assert!(
+            worst(crate::domain::links::MAX_TITLE + crate::domain::links::MAX_BODY) + 1024
+                <= SUBJECT
+        );
+        assert!(worst(crate::domain::workflow::MAX_DEFINITION_CHARS) + 4096 <= DEFINITION);
     }
 
     #[test]

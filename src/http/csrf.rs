@@ -17,7 +17,7 @@ use subtle::ConstantTimeEq;
 use super::AppState;
 use super::error::AppError;
 use super::form::{holds_nul, pairs};
-use crate::keys::SiteKeys;
+use crate::domain::keys::SiteKeys;
 
 pub const COOKIE_NAME: &str = "orchestra_csrf";
 
@@ -61,14 +61,14 @@ pub async fn nonce(State(secure): State<Secure>, mut request: Request, next: Nex
             fresh: false,
         },
         None => Nonce {
-            value: crate::keys::random_token(),
+            value: crate::domain::keys::random_token(),
             fresh: true,
         },
     };
     request.extensions_mut().insert(nonce.clone());
     let mut response = next.run(request).await;
     let value = if response.extensions().get::<Rotate>().is_some() {
-        crate::keys::random_token()
+        crate::domain::keys::random_token()
     } else if nonce.fresh {
         nonce.value
     } else {

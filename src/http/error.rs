@@ -6,9 +6,9 @@ use axum::extract::Request;
 use axum::http::header::{CACHE_CONTROL, REFERRER_POLICY};
 use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::{Html, IntoResponse, Response};
 
-use super::context::PageContext;
+use super::page::PageContext;
 use crate::i18n::Lang;
 
 #[derive(Debug)]
@@ -188,7 +188,7 @@ fn page(lang: Lang, status: StatusCode, title: &str, message: &str) -> Response 
         message: ctx.t(message),
         ctx,
     };
-    let mut out = super::context::html(&page).into_response();
+    let mut out = html(&page).into_response();
     *out.status_mut() = status;
     out
 }
@@ -236,4 +236,12 @@ pub async fn render_error_pages(request: Request, next: Next) -> Response {
         headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
     out
+}
+
+/// Renders a template as an HTML response.
+pub fn html(template: &impl askama::Template) -> Response {
+    match template.render() {
+        Ok(body) => Html(body).into_response(),
+        Err(e) => AppError::internal("template error", e).into_response(),
+    }
 }

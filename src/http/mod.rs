@@ -8,9 +8,9 @@ use axum::Router;
 use axum::extract::FromRef;
 use tower_sessions::{Expiry, SessionManagerLayer};
 
-use crate::flood::{self, Clock};
-use crate::guard::FloodGuard;
-use crate::site::Site;
+use crate::domain::site::Site;
+use crate::limits::flood::{self, Clock};
+use crate::limits::guard::FloodGuard;
 use crate::store::Db;
 
 pub mod admin;
@@ -26,8 +26,10 @@ pub mod form;
 pub mod front;
 pub mod headers;
 pub mod lang;
+pub mod metrics;
 pub mod notice;
 pub mod once;
+pub mod page;
 pub mod priority;
 pub mod provider;
 pub mod server;
@@ -46,16 +48,13 @@ pub struct AppState {
     /// Requests being answered; refusals wait for them (`priority`).
     pub work: Arc<priority::InProgress>,
     /// Parsed workflow versions: they never change, so the doorway reads them once.
-    pub versions: Arc<crate::workflow::versions::Cache>,
+    pub versions: Arc<crate::domain::workflow::versions::Cache>,
     /// The API's token buckets, by token id.
-    pub api_buckets: Arc<crate::bucket::Buckets>,
+    pub api_buckets: Arc<crate::limits::bucket::Buckets>,
     /// Tokens authenticated by this process, for the API's fast refusal.
-    pub api_seen: Arc<crate::api::Seen>,
-    /// Held while the API counts against a hard cap and then starts or issues, so that
-    /// concurrent requests in this process cannot both take the last place.
-    pub api_caps: Arc<tokio::sync::Mutex<()>>,
+    pub api_seen: Arc<crate::domain::api::Seen>,
     /// Where argon2 runs: bounded, so sign-in attempts cannot spend the server's memory.
-    pub passwords: Arc<crate::password::Pool>,
+    pub passwords: Arc<crate::domain::password::Pool>,
     /// `ORCHESTRA_TRUSTED_PROXIES`: whose forwarded headers say who the client is.
     pub proxies: Arc<crate::proxy::TrustedProxies>,
     /// Set when forwarded headers arrived while no proxy is named (the status report warns).

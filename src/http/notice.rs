@@ -18,9 +18,9 @@ use serde::Serialize;
 
 use super::AppState;
 use super::error::AppError;
-use crate::guard::Decision;
-use crate::interaction::payment::{self, Applied, MAX_NOTICE_BYTES, SIGNATURE_HEADER};
-use crate::site::Snapshot;
+use crate::domain::interaction::payment::{self, Applied, MAX_NOTICE_BYTES, SIGNATURE_HEADER};
+use crate::domain::site::Snapshot;
+use crate::limits::guard::Decision;
 
 /// The event the notices are counted under.
 pub const EVENT: &str = "notice";

@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 
 use super::AppState;
 use super::error::AppError;
-use crate::keys::SiteKeys;
+use crate::domain::keys::SiteKeys;
 
 const TOKEN_COOKIE: &str = "orchestra_once_token";
 const LINK_COOKIE: &str = "orchestra_once_link";

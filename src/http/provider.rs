@@ -18,16 +18,16 @@ use super::doorway::{credential_headers, cross_site};
 use super::error::AppError;
 use super::form::pairs;
 use super::notice::{self, Received};
-use crate::capability::Kind;
+use crate::domain::capability::Kind;
+use crate::domain::interaction::payment::{self, Notice, Outcome, PaymentState};
+use crate::domain::interaction::{self, Resolved};
+use crate::domain::site::Snapshot;
 use crate::i18n::Lang;
-use crate::interaction::payment::{self, Notice, Outcome, PaymentState};
-use crate::interaction::{self, Resolved};
-use crate::site::Snapshot;
 use crate::store;
 
-/// Everything under it is the provider's one route; it is counted before routing, under the
-/// doorway's guard and as the handle it carries (`http::front`).
-pub const PREFIX: &str = "/test-provider/";
+/// Everything under it is the provider's one route, counted by the doorway's guard (which
+/// owns the prefix: it counts before routing, as the handle the path carries).
+pub use super::doorway::PROVIDER_PREFIX as PREFIX;
 const ROUTE: &str = "/test-provider/{handle}";
 
 pub fn router() -> Router<AppState> {
@@ -86,7 +86,11 @@ async fn checkout(
     };
     let page = CheckoutPage {
         ctx: PageContext::plain(lang),
-        amount: crate::workflow::format_amount_for(lang, payment.amount_cents, &payment.currency),
+        amount: crate::domain::workflow::format_amount_for(
+            lang,
+            payment.amount_cents,
+            &payment.currency,
+        ),
         pending: PaymentState::parse(&payment.state) == Some(PaymentState::Pending),
         return_url: format!("/interaction/{}", resolved.link),
     };

@@ -12,7 +12,7 @@ use tower_sessions::cookie::time::OffsetDateTime;
 use tower_sessions::session::{Id, Record};
 use tower_sessions::session_store::{self, SessionStore};
 
-use crate::site::Site;
+use crate::domain::site::Site;
 use crate::store::{self, Db};
 
 /// The keyed hash's purpose: a session id's hash is not any other secret's.

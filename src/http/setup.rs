@@ -83,7 +83,7 @@ async fn create(
         return Err(AppError::NotFound);
     }
     let name = form.name.trim().to_owned();
-    let errors = crate::login::check_new_admin(&name, &form.password, Some(&form.confirm));
+    let errors = crate::domain::login::check_new_admin(&name, &form.password, Some(&form.confirm));
     if !errors.is_empty() {
         let errors = errors.into_iter().map(|(f, m)| (f, ctx.msg(&m))).collect();
         let mut response = html(&SetupPage { ctx, name, errors });
@@ -93,7 +93,7 @@ async fn create(
     let password = form.password;
     let hash = state
         .passwords
-        .run(move || crate::password::hash(&password))
+        .run(move || crate::domain::password::hash(&password))
         .await
         .map_err(super::admin::auth::pool_error)?
         .map_err(|e| AppError::internal("password hashing failed", e))?;

@@ -5,7 +5,7 @@ use sqlx::any::AnyRow;
 
 use super::Db;
 use super::instances::{COLUMNS, InstanceRow};
-use crate::api::scope::Scope;
+use crate::domain::api::scope::Scope;
 
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct TokenRow {
@@ -183,16 +183,6 @@ pub async fn delete_expired_signatures(db: &Db, now: i64) -> Result<u64, sqlx::E
         .map(|r| r.rows_affected())
 }
 
-/// Running instances a token started.
-pub async fn running_started_by(db: &Db, token: i64) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar(
-        "SELECT COUNT(*) FROM instances WHERE api_token_id = $1 AND state = 'active'",
-    )
-    .bind(token)
-    .fetch_one(db.reader())
-    .await
-}
-
 /// An instance as the API reaches it: its row, who started it, its workflow's machine name.
 #[derive(Debug, sqlx::FromRow)]
 pub struct Reached {
@@ -213,22 +203,4 @@ pub async fn reached(db: &Db, id: i64) -> Result<Option<Reached>, sqlx::Error> {
     .bind(id)
     .fetch_optional(db.reader())
     .await
-}
-
-pub async fn mark_started_by(db: &Db, instance: i64, token: i64) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE instances SET api_token_id = $1 WHERE id = $2")
-        .bind(token)
-        .bind(instance)
-        .execute(&db.pool)
-        .await
-        .map(|_| ())
-}
-
-/// Links issued for an instance since a time.
-pub async fn links_issued_since(db: &Db, instance: i64, since: i64) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM links WHERE instance_id = $1 AND issued_at > $2")
-        .bind(instance)
-        .bind(since)
-        .fetch_one(db.reader())
-        .await
 }

@@ -1,4 +1,4 @@
-//! The flood table: per process, per key, per bucket counts (see `crate::flood::sql`).
+//! The flood table: per process, per key, per bucket counts (see `crate::limits::flood::sql`).
 
 use sqlx::Row;
 

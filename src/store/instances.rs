@@ -2,7 +2,8 @@
 //! title, kind and participant), so no later version of the workflow changes them.
 
 use super::Db;
-use crate::workflow::InstanceState;
+use crate::domain::workflow::InstanceState;
+use crate::domain::workflow::history::Event;
 
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct InstanceRow {
@@ -23,7 +24,8 @@ pub struct InstanceRow {
 pub struct HistoryRow {
     pub step_index: i64,
     pub branch: String,
-    pub event: String,
+    #[sqlx(try_from = "String")]
+    pub event: Event,
     pub answer: String,
     pub at: i64,
     pub step_title: String,
@@ -40,11 +42,11 @@ const QUALIFIED: &str = "instances.id, instances.workflow_id, instances.version_
      instances.state, instances.created_at, instances.updated_at";
 
 /// One line of history, as it will be shown.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Entry<'a> {
     pub step: i64,
     pub branch: &'a str,
-    pub event: &'a str,
+    pub event: Event,
     pub answer: &'a str,
     pub step_title: &'a str,
     pub kind: &'a str,
@@ -52,42 +54,95 @@ pub struct Entry<'a> {
     pub actor: &'a str,
 }
 
+impl Entry<'_> {
+    /// A line of `event` with nothing else said (fields are set on top of it).
+    pub fn of(event: Event) -> Self {
+        Entry {
+            step: 0,
+            branch: "",
+            event,
+            answer: "",
+            step_title: "",
+            kind: "",
+            participant: "",
+            actor: "",
+        }
+    }
+}
+
+/// An instance about to be started.
+#[derive(Clone, Copy, Debug)]
+pub struct New<'a> {
+    pub workflow_id: i64,
+    pub version_id: i64,
+    pub title: &'a str,
+    pub body: &'a str,
+    pub token: &'a str,
+}
+
+/// The hard cap an API token starts under: at most `running_cap` of its instances active.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Quota {
+    pub token: i64,
+    pub running_cap: u64,
+}
+
+/// A start refused because its token already runs its cap of instances.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CapReached;
+
+/// Starts an instance and writes its first history line; for a token, counts its running
+/// instances and takes the place in the same transaction. The token's row is written first, so
+/// two starts of one token wait for each other (a row lock on PostgreSQL, the write lock on
+/// SQLite) in this process or any other: neither can count before the other has inserted.
 pub async fn create(
     db: &Db,
-    workflow_id: i64,
-    version_id: i64,
-    title: &str,
-    body: &str,
-    token: &str,
-) -> Result<i64, sqlx::Error> {
+    new: &New<'_>,
+    quota: Option<Quota>,
+) -> Result<Result<i64, CapReached>, sqlx::Error> {
     let now = super::now();
     let mut tx = db.pool.begin().await?;
+    if let Some(quota) = quota {
+        sqlx::query("UPDATE api_tokens SET id = id WHERE id = $1")
+            .bind(quota.token)
+            .execute(&mut *tx)
+            .await?;
+        let running: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM instances WHERE api_token_id = $1 AND state = 'active'",
+        )
+        .bind(quota.token)
+        .fetch_one(&mut *tx)
+        .await?;
+        if u64::try_from(running).unwrap_or(0) >= quota.running_cap {
+            return Ok(Err(CapReached));
+        }
+    }
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO instances (workflow_id, version_id, subject_title, subject_body, token, \
-         step_index, state, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, 0, 'active', $6, $6) RETURNING id",
+         step_index, state, created_at, updated_at, api_token_id) \
+         VALUES ($1, $2, $3, $4, $5, 0, 'active', $6, $6, $7) RETURNING id",
     )
-    .bind(workflow_id)
-    .bind(version_id)
-    .bind(title)
-    .bind(body)
-    .bind(token)
+    .bind(new.workflow_id)
+    .bind(new.version_id)
+    .bind(new.title)
+    .bind(new.body)
+    .bind(new.token)
     .bind(now)
+    .bind(quota.map(|q| q.token))
     .fetch_one(&mut *tx)
     .await?;
     insert_history(
         &mut tx,
         id,
         &Entry {
-            event: "started",
             answer: "{}",
-            ..Entry::default()
+            ..Entry::of(Event::Started)
         },
         now,
     )
     .await?;
     tx.commit().await?;
-    Ok(id)
+    Ok(Ok(id))
 }
 
 pub(crate) async fn insert_history(
@@ -103,7 +158,7 @@ pub(crate) async fn insert_history(
     .bind(instance)
     .bind(e.step)
     .bind(e.branch)
-    .bind(e.event)
+    .bind(e.event.as_str())
     .bind(if e.answer.is_empty() { "{}" } else { e.answer })
     .bind(at)
     .bind(e.step_title)
@@ -298,7 +353,7 @@ pub async fn record_answer_in(
         &Entry {
             step: a.step,
             branch: a.branch,
-            event: "answered",
+            event: Event::Answered,
             answer: a.answer_json,
             step_title: a.step_title,
             kind: a.kind,
@@ -349,8 +404,7 @@ async fn set_state(
         instance,
         &Entry {
             step,
-            event: state.as_str(),
-            ..Entry::default()
+            ..Entry::of(Event::ended_as(state).expect("an instance is set to an end state only"))
         },
         now,
     )

@@ -1,7 +1,7 @@
 //! The site keys row.
 
 use super::Db;
-use crate::keys::SiteKeys;
+use crate::domain::keys::SiteKeys;
 
 /// The site keys, made and stored on first use.
 pub async fn load_or_create(db: &Db) -> Result<SiteKeys, sqlx::Error> {

@@ -1,7 +1,8 @@
 //! Issued links, recorded by a keyed hash of the link: never the link itself.
 
 use super::Db;
-use super::instances::{Entry, insert_history};
+use super::instances::{CapReached, Entry, insert_history};
+use crate::domain::workflow::history::Event;
 
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct LinkRow {
@@ -14,51 +15,75 @@ pub struct LinkRow {
     pub revoked_by: Option<String>,
 }
 
+/// A link about to be recorded, by the keyed hash of its text.
+#[derive(Clone, Copy, Debug)]
+pub struct NewLink<'a> {
+    pub instance: i64,
+    pub step: i64,
+    pub hash: &'a str,
+    pub participant: &'a str,
+    pub expires: i64,
+    pub issued_by: &'a str,
+}
+
 /// Records an issued link and notes it in the history, in one transaction; returns the
 /// record's id. The same link issued twice (same participant and expiry, in the same second)
 /// is one record.
 pub async fn record(
     db: &Db,
-    instance: i64,
-    step: i64,
-    hash: &str,
-    participant: &str,
-    expires: i64,
-    issued_by: &str,
-) -> Result<i64, sqlx::Error> {
+    link: &NewLink<'_>,
+    daily_cap: Option<u64>,
+) -> Result<Result<i64, CapReached>, sqlx::Error> {
     let now = super::now();
     let mut tx = db.pool.begin().await?;
+    if let Some(cap) = daily_cap {
+        // The instance's row is written first, so two issues for it wait for each other in
+        // any process: neither counts before the other has recorded its link.
+        sqlx::query("UPDATE instances SET id = id WHERE id = $1")
+            .bind(link.instance)
+            .execute(&mut *tx)
+            .await?;
+        let issued: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM links WHERE instance_id = $1 AND issued_at > $2",
+        )
+        .bind(link.instance)
+        .bind(now - 24 * 3600)
+        .fetch_one(&mut *tx)
+        .await?;
+        if u64::try_from(issued).unwrap_or(0) >= cap {
+            return Ok(Err(CapReached));
+        }
+    }
     sqlx::query(
         "INSERT INTO links (instance_id, hash, participant, expires, issued_by, issued_at) \
          VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (hash) DO NOTHING",
     )
-    .bind(instance)
-    .bind(hash)
-    .bind(participant)
-    .bind(expires)
-    .bind(issued_by)
+    .bind(link.instance)
+    .bind(link.hash)
+    .bind(link.participant)
+    .bind(link.expires)
+    .bind(link.issued_by)
     .bind(now)
     .execute(&mut *tx)
     .await?;
     let id: i64 = sqlx::query_scalar("SELECT id FROM links WHERE hash = $1")
-        .bind(hash)
+        .bind(link.hash)
         .fetch_one(&mut *tx)
         .await?;
     insert_history(
         &mut tx,
-        instance,
+        link.instance,
         &Entry {
-            step,
-            event: "link_issued",
-            participant,
-            actor: issued_by,
-            ..Entry::default()
+            step: link.step,
+            participant: link.participant,
+            actor: link.issued_by,
+            ..Entry::of(Event::LinkIssued)
         },
         now,
     )
     .await?;
     tx.commit().await?;
-    Ok(id)
+    Ok(Ok(id))
 }
 
 pub async fn list(db: &Db, instance: i64) -> Result<Vec<LinkRow>, sqlx::Error> {
@@ -99,10 +124,9 @@ pub async fn revoke(
         instance,
         &Entry {
             step,
-            event: "link_revoked",
             participant: &participant,
             actor: by,
-            ..Entry::default()
+            ..Entry::of(Event::LinkRevoked)
         },
         now,
     )
@@ -145,9 +169,8 @@ pub async fn revoke_all(
         instance,
         &Entry {
             step,
-            event: "links_revoked",
             actor: by,
-            ..Entry::default()
+            ..Entry::of(Event::LinksRevoked)
         },
         now,
     )

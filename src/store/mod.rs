@@ -9,8 +9,6 @@ use std::time::Duration;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, Executor};
 
-use crate::i18n::Message;
-
 pub mod admins;
 pub mod api;
 mod file;
@@ -173,11 +171,9 @@ pub enum DatabaseUrl {
 }
 
 impl DatabaseUrl {
-    pub fn parse(url: &str) -> Result<Self, Message> {
-        let refused = || {
-            Message::new("config-env-database-scheme")
-                .arg("value", redact_url(url))
-                .arg("schemes", SCHEMES)
+    pub fn parse(url: &str) -> Result<Self, UrlRefused> {
+        let refused = || UrlRefused {
+            value: redact_url(url),
         };
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             return Ok(Self::Postgres(url.to_owned()));
@@ -262,9 +258,16 @@ pub fn redact_url(url: &str) -> String {
 
 /// Turns an operator's database setting into a URL sqlx takes, creating a SQLite file when
 /// missing. Refuses an unknown scheme.
-pub fn normalize_url(url: &str) -> Result<(Backend, String), Message> {
+pub fn normalize_url(url: &str) -> Result<(Backend, String), UrlRefused> {
     let parsed = DatabaseUrl::parse(url)?;
     Ok((parsed.backend(), parsed.sqlx_url(true)))
+}
+
+/// A database setting with a scheme Orchestra does not speak (worded in `crate::error`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UrlRefused {
+    /// The setting as given, its password hidden.
+    pub value: String,
 }
 
 /// Whether opening a database may create it.
@@ -279,7 +282,7 @@ pub enum Create {
 /// Why a database could not be opened, named for the operator.
 #[derive(Debug)]
 pub enum ConnectError {
-    Url(Message),
+    Url(UrlRefused),
     /// No SQLite file there, and this program does not create one.
     Missing(String),
     Refused,
@@ -318,30 +321,6 @@ impl ConnectError {
             sqlx::Error::Protocol(_) => Self::NotADatabase,
             _ => Self::Other(e),
         }
-    }
-
-    /// One line for the operator, in their language. Never the URL's password.
-    pub fn message(&self) -> Message {
-        match self {
-            Self::Url(m) => m.clone(),
-            Self::Missing(path) => Message::new("db-missing").arg("path", path.clone()),
-            Self::Refused => Message::new("db-refused"),
-            Self::UnknownHost => Message::new("db-unknown-host"),
-            Self::Authentication => Message::new("db-authentication"),
-            Self::NoSuchDatabase => Message::new("db-no-such-database"),
-            Self::NotADatabase => Message::new("db-not-a-database"),
-            Self::TimedOut => {
-                Message::new("db-timed-out").arg("seconds", CONNECT_TIMEOUT.as_secs().to_string())
-            }
-            Self::NotMigrated => Message::new("db-not-migrated"),
-            Self::Other(e) => Message::new("db-other").arg("error", e.to_string()),
-        }
-    }
-}
-
-impl std::fmt::Display for ConnectError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message().render(crate::i18n::Lang::En))
     }
 }
 

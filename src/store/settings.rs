@@ -1,4 +1,4 @@
-//! Stored site settings: name → value text. Typing and validation live in `crate::settings`.
+//! Stored site settings: name → value text. Typing and validation live in `crate::domain::settings`.
 
 use super::Db;
 

@@ -262,7 +262,9 @@ async fn a_post_without_a_csrf_token_is_refused_and_saves_nothing() {
         assert_eq!(page.first("h1"), "Not allowed");
     }
     assert_eq!(workflow_count(&app).await, before);
-    let saved = orchestra::settings::Settings::load(&app.db).await.unwrap();
+    let saved = orchestra::domain::settings::Settings::load(&app.db)
+        .await
+        .unwrap();
     assert_eq!(saved.site_name, "Orchestra");
     assert_eq!(saved.base_url, "http://127.0.0.1:8080");
     // Still signed in: a refused form does not end the session.
@@ -746,7 +748,9 @@ async fn a_bad_setting_keeps_what_was_typed_and_saves_nothing() {
     assert!(page.has("p.field-error[data-field=base_url]"));
     assert!(page.has("p.field-error[data-field=default_link_ttl]"));
     assert!(!page.has("p.field-error[data-field=site_name]"));
-    let saved = orchestra::settings::Settings::load(&app.db).await.unwrap();
+    let saved = orchestra::domain::settings::Settings::load(&app.db)
+        .await
+        .unwrap();
     assert_eq!(saved.site_name, "Orchestra");
 }
 
@@ -807,7 +811,7 @@ async fn the_status_report_lists_its_checks() {
 
 /// Puts a setup token in place as `orchestra serve` does on an empty database.
 async fn setup_token(app: &TestApp) -> String {
-    let token = orchestra::keys::random_token();
+    let token = orchestra::domain::keys::random_token();
     let keys = app.state.site.get().await.keys.clone();
     orchestra::store::admins::put_setup_token(
         &app.db,
@@ -1044,5 +1048,73 @@ async fn the_language_switch_keeps_the_query_and_every_page_has_a_favicon() {
         assert_eq!(icon.status, 200, "{path}");
         assert_eq!(icon.header("content-type"), Some("image/svg+xml"));
         assert!(icon.body.starts_with("<svg"));
+    }
+}
+
+/// The notices box on Interaction settings says what the notices' limits do, in its own words:
+/// not the doorway's sentence ("the switch is on, but both limits are 0") under a banner that
+/// says the switch is off. In English and French.
+#[tokio::test]
+async fn the_notices_box_says_what_the_notices_limits_do_in_both_languages() {
+    let app = spawn(Flood::Memory).await;
+    app.create_admin().await;
+    let admin = sign_in(&app).await;
+    let cases = [
+        // The switch off, the numbers kept.
+        (
+            &[
+                ("orchestra.request_limits.enabled", "false"),
+                ("notice.limits.per_payment", "10"),
+                ("notice.limits.total", "100"),
+            ][..],
+            [
+                "Notices are not counted: the request limits switch is off, so these numbers are kept but nothing is counted.",
+                "Les avis ne sont pas comptés : l'interrupteur des limites de requêtes est éteint, ces nombres sont conservés mais rien n'est compté.",
+            ],
+        ),
+        // The switch on, both notice limits 0.
+        (
+            &[
+                ("orchestra.request_limits.enabled", "true"),
+                ("notice.limits.per_payment", "0"),
+                ("notice.limits.total", "0"),
+            ][..],
+            [
+                "Notices are not counted: the switch is on, but both limits are 0.",
+                "Les avis ne sont pas comptés : l'interrupteur est allumé, mais les deux limites valent 0.",
+            ],
+        ),
+        (
+            &[("notice.limits.per_payment", "10")][..],
+            [
+                "Each payment's notices are capped, but the total is off: notices for many payments are not capped.",
+                "Les avis de chaque paiement sont limités, mais le total est désactivé : les avis de nombreux paiements ne sont pas limités.",
+            ],
+        ),
+        (
+            &[("notice.limits.total", "100")][..],
+            [
+                "Notices are being counted and limited.",
+                "Les avis sont comptés et limités.",
+            ],
+        ),
+    ];
+    for (settings, said) in cases {
+        app.set(settings).await;
+        for (lang, said) in ["en", "fr"].into_iter().zip(said) {
+            let page = get(
+                &admin,
+                &app,
+                &format!("/admin/config/orchestra/interaction?lang={lang}"),
+            )
+            .await;
+            assert_eq!(page.status, 200);
+            assert_eq!(page.attr("html", "lang").as_deref(), Some(lang));
+            assert_eq!(
+                page.text("#payment-notices .notices-state"),
+                [said],
+                "{settings:?}"
+            );
+        }
     }
 }

@@ -2,16 +2,17 @@
 //! RateLimit fields on every reply, Retry-After, the signed integrator tier, the hard caps, and
 //! the OpenAPI description matching the routes.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use orchestra::api::scope::Scope;
+use orchestra::domain::api::scope::Scope;
 use orchestra::store;
 
-use crate::helpers::{self, Flood, Page, TestApp, read, spawn};
+use crate::helpers::{self, Flood, Page, TestApp, TestDb, read, spawn, spawn_on};
 
 async fn token(app: &TestApp, name: &str, rate: Option<u32>, burst: Option<u32>) -> String {
     let keys = store::keys::load(&app.db).await.unwrap();
-    orchestra::api::create_token(&app.db, &keys, name, rate, burst)
+    orchestra::domain::api::create_token(&app.db, &keys, name, rate, burst)
         .await
         .unwrap()
         .expect("a new name")
@@ -440,6 +441,69 @@ async fn concurrent_requests_cannot_both_take_the_last_place_under_a_cap() {
     );
 }
 
+/// The hard caps hold across processes: two servers on one database, twelve starts at once
+/// spread over both under a cap of three start three, and twelve issues under a cap of two
+/// issue two. (A lock in one process could not see the other's requests.)
+#[tokio::test]
+async fn the_hard_caps_hold_across_two_servers_on_one_database() {
+    let one = spawn(Flood::Memory).await;
+    one.set(&[
+        ("api.caps.running_instances_per_token", "3"),
+        ("api.caps.links_per_instance_per_day", "2"),
+    ])
+    .await;
+    let t = token(&one, "crm", None, None).await;
+    let other = token(&one, "erp", None, None).await;
+    let two = spawn_on(TestDb::at(one.database.url.clone()), |_, clock| {
+        Arc::new(orchestra::limits::flood::MemoryFlood::new(1024, clock))
+    })
+    .await;
+    let start = r#"{"workflow":"contract_review","subject":{"title":"Lease"}}"#;
+    let starts = on_both(&one, &two, "/api/v1/instances", &t, |_| start.to_owned()).await;
+    assert_eq!(
+        starts.iter().filter(|s| **s == 201).count(),
+        3,
+        "{starts:?}"
+    );
+    assert_eq!(starts.iter().filter(|s| **s == 403).count(), 9);
+
+    let page = call(&one, "POST", "/api/v1/instances", &other, Some(start)).await;
+    let links = format!("/api/v1/instances/{}/links", json(&page)["id"]);
+    let issues = on_both(&one, &two, &links, &other, |i| {
+        let who = if i % 2 == 0 { "legal" } else { "finance" };
+        format!(r#"{{"participant":"{who}","ttl_seconds":{}}}"#, 3600 + i)
+    })
+    .await;
+    assert_eq!(
+        issues.iter().filter(|s| **s == 201).count(),
+        2,
+        "{issues:?}"
+    );
+    assert_eq!(issues.iter().filter(|s| **s == 403).count(), 10);
+}
+
+/// Twelve POSTs of `body(i)` to `path` at once, every other one to each server; statuses.
+async fn on_both(
+    one: &TestApp,
+    two: &TestApp,
+    path: &str,
+    token: &str,
+    body: impl Fn(usize) -> String,
+) -> Vec<u16> {
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..12 {
+        let app = if i % 2 == 0 { one } else { two };
+        let req = app
+            .client()
+            .post(app.url(path))
+            .header("authorization", format!("Bearer {token}"))
+            .header("content-type", "application/json")
+            .body(body(i));
+        set.spawn(async move { read(req).await.status });
+    }
+    set.join_all().await
+}
+
 /// Twelve POSTs of `body(i)` to `path` at once; their statuses.
 async fn at_once(
     app: &TestApp,
@@ -480,13 +544,16 @@ fn signed_for(
     signed_path: &str,
     at: i64,
 ) -> reqwest::RequestBuilder {
-    let input = orchestra::api::signing_input("GET", signed_path, b"", &at.to_string());
+    let input = orchestra::domain::api::signing_input("GET", signed_path, b"", &at.to_string());
     app.client()
         .get(app.url(path))
         .header("authorization", format!("Bearer {token}"))
         .header("orchestra-key-id", &key.0)
         .header("orchestra-timestamp", at.to_string())
-        .header("orchestra-signature", orchestra::api::sign(&key.1, &input))
+        .header(
+            "orchestra-signature",
+            orchestra::domain::api::sign(&key.1, &input),
+        )
 }
 
 #[tokio::test]
@@ -495,7 +562,7 @@ async fn a_signed_request_gets_the_integrators_tier_and_a_bad_signature_is_refus
     limits_on(&app).await;
     app.set(&[("api.limits.signed_multiplier", "3")]).await;
     let t = token(&app, "crm", Some(60), Some(2)).await;
-    let key = orchestra::api::create_integrator_key(&app.db, "acme")
+    let key = orchestra::domain::api::create_integrator_key(&app.db, "acme")
         .await
         .unwrap();
     let now = app.clock.now_secs();
@@ -539,7 +606,7 @@ async fn a_signed_request_gets_the_integrators_tier_and_a_bad_signature_is_refus
     // The four bad signatures spent their requests too (docs/api.md): refill before going on.
     app.clock.advance(Duration::from_secs(10));
     // Rotating the key: the old one stops signing.
-    let rotated = orchestra::api::create_integrator_key(&app.db, "acme")
+    let rotated = orchestra::domain::api::create_integrator_key(&app.db, "acme")
         .await
         .unwrap();
     assert_eq!(
@@ -851,7 +918,7 @@ async fn scoped(
             workflows.map(|w| w.iter().copied()),
         )
         .unwrap();
-    orchestra::api::create_scoped_token(&app.db, &keys, name, None, None, &scope)
+    orchestra::domain::api::create_scoped_token(&app.db, &keys, name, None, None, &scope)
         .await
         .unwrap()
         .expect("a new name")
@@ -883,6 +950,30 @@ async fn issued_by(app: &TestApp, token: &str, instance: i64) -> (i64, String) {
         link["id"].as_i64().unwrap(),
         helpers::path_of(link["url"].as_str().unwrap()),
     )
+}
+
+/// The history names who issued a link: an integrator's line reads "API token <name>" in the
+/// reader's language, never the raw stored `api:<name>`.
+#[tokio::test]
+async fn a_link_an_integrator_issued_names_its_token_in_the_history() {
+    let app = spawn(Flood::Memory).await;
+    let t = token(&app, "billing", None, None).await;
+    let id = started_by(&app, &t, "contract_review").await;
+    issued_by(&app, &t, id).await;
+    let admin = app.admin_client().await;
+    let page = format!("/admin/instances/{id}");
+    let actors = |lang| {
+        let admin = admin.clone();
+        let app = &app;
+        let page = helpers::with_lang(&page, lang);
+        async move {
+            helpers::get(&admin, app, &page)
+                .await
+                .text("table.history .actor")
+        }
+    };
+    assert_eq!(actors("en").await, ["(API token billing)"]);
+    assert_eq!(actors("fr").await, ["(jeton d'API billing)"]);
 }
 
 /// A new token reaches what it started and nothing else: another token's instance and an
@@ -941,7 +1032,7 @@ async fn token_a_cannot_read_or_touch_token_bs_instances_nor_an_administrators()
         .await
         .unwrap()
         .into_iter()
-        .map(|h| h.event)
+        .map(|h| h.event.as_str().to_owned())
         .collect();
     assert_eq!(
         events,
@@ -1112,13 +1203,14 @@ async fn a_workflow_limited_token_lists_starts_and_reaches_only_its_workflows() 
 async fn a_token_made_before_scopes_keeps_what_it_started_and_nothing_more() {
     let database = helpers::fresh_database().await;
     let pool = helpers::schema_before(&database.url, 7).await;
-    let keys = orchestra::keys::SiteKeys::from_bytes([7; 32], [9; 32]);
+    let keys = orchestra::domain::keys::SiteKeys::from_bytes([7; 32], [9; 32]);
     let hex = |b: [u8; 32]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
     let text = format!("orch_{}", "5".repeat(64));
-    let hash = orchestra::api::bearer_hash(&keys, &text).unwrap();
-    let definition = orchestra::workflow::Definition::parse("review[legal,finance]: Approve it\n")
-        .unwrap()
-        .to_json();
+    let hash = orchestra::domain::api::bearer_hash(&keys, &text).unwrap();
+    let definition =
+        orchestra::domain::workflow::Definition::parse("review[legal,finance]: Approve it\n")
+            .unwrap()
+            .to_json();
     for (sql, args) in [
         (
             "INSERT INTO site_keys (id, private_key, hash_salt, created_at) VALUES (1, $1, $2, 1700000000)",
@@ -1154,7 +1246,7 @@ async fn a_token_made_before_scopes_keeps_what_it_started_and_nothing_more() {
     pool.close().await;
 
     let app = helpers::spawn_on(database, |_, clock| {
-        std::sync::Arc::new(orchestra::flood::MemoryFlood::new(4096, clock))
+        std::sync::Arc::new(orchestra::limits::flood::MemoryFlood::new(4096, clock))
     })
     .await;
     let tokens = store::api::tokens(&app.db).await.unwrap();
@@ -1190,7 +1282,7 @@ async fn bad_signatures_spend_the_bucket_and_count_as_failures_of_their_address(
     ])
     .await;
     let t = token(&app, "crm", Some(60), Some(3)).await;
-    let key = orchestra::api::create_integrator_key(&app.db, "acme")
+    let key = orchestra::domain::api::create_integrator_key(&app.db, "acme")
         .await
         .unwrap();
     let forged = ("ik_nope".to_owned(), key.1.clone());

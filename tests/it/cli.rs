@@ -129,7 +129,7 @@ async fn admin_create_takes_the_password_from_the_environment() {
     run.expect(0, "1\n", "Administrator ada created.\n");
     let db = cli.db().await;
     let ada = store::admins::by_name(&db, "ada").await.unwrap().unwrap();
-    assert!(orchestra::password::verify(
+    assert!(orchestra::domain::password::verify(
         "correct horse battery",
         &ada.password_hash
     ));
@@ -146,7 +146,7 @@ async fn admin_create_reads_one_line_of_standard_input() {
     run.expect(0, "1\n", "Administrator bob created.\n");
     let db = cli.db().await;
     let bob = store::admins::by_name(&db, "bob").await.unwrap().unwrap();
-    assert!(orchestra::password::verify(
+    assert!(orchestra::domain::password::verify(
         "a password from a pipe",
         &bob.password_hash
     ));
@@ -292,7 +292,7 @@ async fn link_issue_prints_the_url_alone_on_the_base_url() {
     let token = url
         .strip_prefix("http://127.0.0.1:8080/interaction/")
         .unwrap_or_else(|| panic!("not on the default base URL: {url}"));
-    let parsed = orchestra::capability::parse(token).expect("a well-formed link");
+    let parsed = orchestra::domain::capability::parse(token).expect("a well-formed link");
     assert_eq!(parsed.claims.branch.as_deref(), Some("legal"));
     let week = 7 * 24 * 3600;
     assert!((before + week..=orchestra::store::now() + week).contains(&parsed.claims.expires));
@@ -306,7 +306,8 @@ async fn link_issue_prints_the_url_alone_on_the_base_url() {
         "--ttl",
         "30m",
     ]);
-    let parsed = orchestra::capability::parse(short.line().rsplit('/').next().unwrap()).unwrap();
+    let parsed =
+        orchestra::domain::capability::parse(short.line().rsplit('/').next().unwrap()).unwrap();
     assert_eq!(parsed.claims.branch.as_deref(), Some("finance"));
     assert!(parsed.claims.expires <= orchestra::store::now() + 1800);
 
@@ -376,7 +377,7 @@ async fn link_issue_refuses_bad_branches_lifetimes_and_instances() {
         .await
         .unwrap()
         .into_iter()
-        .map(|h| h.event)
+        .map(|h| h.event.as_str().to_owned())
         .collect();
     assert_eq!(events, ["started"], "no refused link was noted as issued");
 }
@@ -416,7 +417,7 @@ async fn config_covers_every_setting_key() {
     let keys: Vec<&str> = DEFAULTS.iter().map(|(k, _)| *k).collect();
     assert_eq!(
         keys,
-        orchestra::settings::KEYS,
+        orchestra::domain::settings::keys().collect::<Vec<_>>(),
         "a key was added without a CLI test"
     );
     let cli = cli().await;
@@ -428,6 +429,28 @@ async fn config_covers_every_setting_key() {
         .map(|(k, v)| format!("{k} = {v}\n"))
         .collect();
     cli.run(&["config", "list"]).expect(0, &list, "");
+}
+
+/// The README's table of site settings is the registry's: every key, in its order, with what
+/// it ships with.
+#[test]
+fn the_readme_lists_every_setting_with_its_shipped_value() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let listed: Vec<(String, String)> = readme
+        .lines()
+        .filter_map(|line| {
+            let mut cells = line.strip_prefix("| `")?.splitn(2, "` | `");
+            let key = cells.next()?;
+            let shipped = cells.next()?.split('`').next()?;
+            orchestra::domain::settings::setting(key).map(|_| (key.to_owned(), shipped.to_owned()))
+        })
+        .collect();
+    let registry: Vec<(String, String)> = orchestra::domain::settings::REGISTRY
+        .iter()
+        .map(|s| (s.key.to_owned(), s.shipped()))
+        .collect();
+    assert_eq!(listed, registry, "README.md's table of site settings");
 }
 
 #[tokio::test]
@@ -588,15 +611,20 @@ async fn config_refuses_unknown_keys() {
         "Réglage inconnu : no.such.key. « orchestra config list » les affiche.\n",
     );
     // The record of cron's last run is a stored value, but not a setting.
-    cli.run(&["config", "set", orchestra::status::CRON_LAST_RUN, "1"])
-        .expect(
-            2,
-            "",
-            &format!(
-                "Unknown setting: {}. \"orchestra config list\" shows them.\n",
-                orchestra::status::CRON_LAST_RUN
-            ),
-        );
+    cli.run(&[
+        "config",
+        "set",
+        orchestra::domain::status::CRON_LAST_RUN,
+        "1",
+    ])
+    .expect(
+        2,
+        "",
+        &format!(
+            "Unknown setting: {}. \"orchestra config list\" shows them.\n",
+            orchestra::domain::status::CRON_LAST_RUN
+        ),
+    );
 }
 
 #[tokio::test]
@@ -848,13 +876,23 @@ async fn status_refuses_an_unknown_format() {
 async fn cron_records_its_run_and_removes_what_expired() {
     let cli = cli().await;
     let db = cli.db().await;
-    orchestra::workflow::seed::seed_examples(&db).await.unwrap();
+    orchestra::domain::workflow::seed::seed_examples(&db)
+        .await
+        .unwrap();
     let workflow = store::workflows::by_name(&db, "order_payment")
         .await
         .unwrap()
         .unwrap();
-    let id = store::instances::create(&db, workflow.id, workflow.version_id, "Order 7", "", "t")
+    let new = store::instances::New {
+        workflow_id: workflow.id,
+        version_id: workflow.version_id,
+        title: "Order 7",
+        body: "",
+        token: "t",
+    };
+    let id = store::instances::create(&db, &new, None)
         .await
+        .unwrap()
         .unwrap();
     let now = store::now();
     let payment = |reference| store::payments::NewPayment {
@@ -879,7 +917,7 @@ async fn cron_records_its_run_and_removes_what_expired() {
         .await
         .unwrap();
     assert_eq!(
-        store::settings::get(&db, orchestra::status::CRON_LAST_RUN)
+        store::settings::get(&db, orchestra::domain::status::CRON_LAST_RUN)
             .await
             .unwrap(),
         None
@@ -887,7 +925,7 @@ async fn cron_records_its_run_and_removes_what_expired() {
 
     cli.run(&["cron"]).expect(0, "", "");
 
-    let ran: i64 = store::settings::get(&db, orchestra::status::CRON_LAST_RUN)
+    let ran: i64 = store::settings::get(&db, orchestra::domain::status::CRON_LAST_RUN)
         .await
         .unwrap()
         .expect("cron recorded its run")
@@ -925,7 +963,7 @@ async fn cron_records_its_run_and_removes_what_expired() {
 
 /// The app over the CLI's own database, on the system clock, so CLI-issued links are live.
 async fn serve_over(db: &Db) -> (String, orchestra::http::AppState) {
-    use orchestra::flood::{Backend, Clock, MemoryFlood};
+    use orchestra::limits::flood::{Backend, Clock, MemoryFlood};
     let clock = Clock::system();
     let flood = Arc::new(MemoryFlood::new(1024, clock.clone()));
     let state = orchestra::build_state(db.clone(), flood, Backend::Memory, clock)
@@ -951,7 +989,7 @@ async fn keys_rotate_voids_every_link_issued_before() {
         .line()
         .to_owned();
     let token = url.rsplit('/').next().unwrap();
-    let parsed = orchestra::capability::parse(token).unwrap();
+    let parsed = orchestra::domain::capability::parse(token).unwrap();
     let db = cli.db().await;
     let instance_token = store::instances::by_id(&db, parsed.claims.instance)
         .await
@@ -959,7 +997,7 @@ async fn keys_rotate_voids_every_link_issued_before() {
         .unwrap()
         .token;
     let keys = store::keys::load_or_create(&db).await.unwrap();
-    assert!(orchestra::capability::verify(
+    assert!(orchestra::domain::capability::verify(
         &keys,
         &parsed,
         &instance_token,
@@ -976,7 +1014,7 @@ async fn keys_rotate_voids_every_link_issued_before() {
     );
 
     let keys = store::keys::load_or_create(&db).await.unwrap();
-    assert!(!orchestra::capability::verify(
+    assert!(!orchestra::domain::capability::verify(
         &keys,
         &parsed,
         &instance_token,

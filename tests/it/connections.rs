@@ -997,6 +997,7 @@ async fn a_stop_lets_the_request_in_progress_finish_and_keeps_the_counts() {
         statuses.push(read_one(&mut stream).await.unwrap().status);
     }
     assert_eq!(statuses[3], 429, "{statuses:?}");
+    let refused = Instant::now();
 
     // A post whose body is half sent when the stop comes.
     let mut post = TcpStream::connect(server.addr).await.unwrap();
@@ -1007,6 +1008,8 @@ async fn a_stop_lets_the_request_in_progress_finish_and_keeps_the_counts() {
     .await
     .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
+    // Stopped within a second of the refusal, long before any periodic sync (issue 19).
+    assert!(refused.elapsed() < Duration::from_secs(1));
     server.terminate();
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use orchestra::capability::{self, Claims, Kind};
+use orchestra::domain::capability::{self, Claims, Kind};
 
 use crate::helpers::{
     self, Flood, Page, TestApp, answers, assert_credential_headers, event, events, get, post, read,
@@ -1156,9 +1156,10 @@ async fn a_form_sent_twice_at_once_is_recorded_once() {
 #[tokio::test]
 async fn a_form_sent_again_after_it_was_answered_does_not_answer_the_next_step() {
     let app = spawn(Flood::Memory).await;
-    let definition =
-        orchestra::workflow::Definition::parse("form: Order | Name*\nform: Invoice | Name*\n")
-            .unwrap();
+    let definition = orchestra::domain::workflow::Definition::parse(
+        "form: Order | Name*\nform: Invoice | Name*\n",
+    )
+    .unwrap();
     let workflow = orchestra::store::workflows::create(
         &app.db,
         "two_forms",
@@ -1168,7 +1169,7 @@ async fn a_form_sent_again_after_it_was_answered_does_not_answer_the_next_step()
     .await
     .unwrap()
     .unwrap();
-    let id = orchestra::links::start(&app.db, workflow, "Order 7", "")
+    let id = orchestra::domain::links::start(&app.db, workflow, "Order 7", "", None)
         .await
         .unwrap()
         .unwrap();
@@ -1192,4 +1193,43 @@ async fn a_form_sent_again_after_it_was_answered_does_not_answer_the_next_step()
         next.attr("form input[name=_step]", "value").as_deref(),
         Some("2")
     );
+}
+
+/// With nothing counting, the doorway returns before naming its caller: no keyed hash (an HMAC
+/// over the link) is computed for any request, good link or bad, even with the numbers kept
+/// under a switched-off switch. Switched on, each request names its caller once, so the
+/// silence before means something.
+#[tokio::test]
+async fn with_the_switch_off_a_doorway_request_computes_no_keyed_hash() {
+    let app = spawn(Flood::Memory).await;
+    app.set(&[
+        ("interaction.limits.per_link", "5"),
+        ("interaction.limits.total", "50"),
+    ])
+    .await;
+    let id = app.start("contract_review", "Unhashed").await;
+    let good = app.link(id, Some("legal")).await;
+    let client = app.client();
+    let before = app.state.site.callers_hashed();
+    for _ in 0..5 {
+        assert_eq!(get(&client, &app, &good).await.status, 200);
+        assert_eq!(
+            get(&client, &app, "/interaction/l.999999..1900000000.00")
+                .await
+                .status,
+            404
+        );
+    }
+    assert_eq!(
+        app.state.site.callers_hashed(),
+        before,
+        "a caller was hashed"
+    );
+
+    app.set(&[("orchestra.request_limits.enabled", "true")])
+        .await;
+    for _ in 0..3 {
+        assert_eq!(get(&client, &app, &good).await.status, 200);
+    }
+    assert_eq!(app.state.site.callers_hashed(), before + 3);
 }

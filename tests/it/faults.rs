@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use orchestra::flood::{FloodStore, SqlFlood};
+use orchestra::limits::flood::{FloodStore, SqlFlood};
 
 use crate::helpers::{self, Cluster, Flood, Locker, TestApp, TestDb, is_root, serve};
 
@@ -478,9 +478,11 @@ async fn while_another_process_holds_the_write_lock_pages_that_only_read_answer_
             tokio::spawn(async move {
                 let started = Instant::now();
                 let name = format!("Site {i}");
-                let saved =
-                    orchestra::settings::Settings::save(&db, &[("orchestra.site_name", &name)])
-                        .await;
+                let saved = orchestra::domain::settings::Settings::save(
+                    &db,
+                    &[("orchestra.site_name", &name)],
+                )
+                .await;
                 (saved.is_err(), started.elapsed())
             })
         })

@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use orchestra::flood::{BoxFuture, FloodError, FloodStore, MemoryFlood, SqlFlood, Tier};
+use orchestra::limits::flood::{BoxFuture, FloodError, FloodStore, MemoryFlood, SqlFlood, Tier};
 
 use crate::helpers::{self, Flood, TestApp, spawn};
 
@@ -44,21 +44,6 @@ impl FloodStore for Recording {
         self.inner.try_register(event, tiers, window)
     }
 
-    fn try_register_noting(
-        &self,
-        event: &str,
-        tiers: &[Tier<'_>],
-        window: Duration,
-        note_event: &str,
-        note_keys: &[&str],
-    ) -> Result<(), (usize, bool)> {
-        let ids: Vec<&str> = tiers.iter().map(|t| t.identifier).collect();
-        self.note(format!("try_register {event} {}", ids.join(" ")));
-        self.note(format!("note {note_event} {}", note_keys.join(" ")));
-        self.inner
-            .try_register_noting(event, tiers, window, note_event, note_keys)
-    }
-
     fn clear(&self, event: &str, identifier: &str) {
         self.note(format!("clear {event} {identifier}"));
         self.inner.clear(event, identifier);
@@ -67,6 +52,11 @@ impl FloodStore for Recording {
     fn sync(&self) -> BoxFuture<'_, Result<(), FloodError>> {
         self.note("sync".into());
         self.inner.sync()
+    }
+
+    fn warm_up(&self) -> BoxFuture<'_, Result<usize, FloodError>> {
+        self.note("warm_up".into());
+        self.inner.warm_up()
     }
 
     fn collect_garbage(&self) -> BoxFuture<'_, Result<u64, FloodError>> {
@@ -85,9 +75,14 @@ const BACKENDS: [Backend; 2] = [Backend::Memory, Backend::Sql];
 
 /// An app whose flood store (of the given backend) is wrapped in a recording.
 async fn recorded(backend: Backend) -> (TestApp, Arc<Recording>) {
+    recorded_on(helpers::fresh_database().await, backend).await
+}
+
+/// `recorded`, on a database that may hold settings already.
+async fn recorded_on(database: helpers::TestDb, backend: Backend) -> (TestApp, Arc<Recording>) {
     let slot: Arc<Mutex<Option<Arc<Recording>>>> = Arc::new(Mutex::new(None));
     let put = slot.clone();
-    let app = helpers::spawn_with(move |db, clock| {
+    let app = helpers::spawn_on(database, move |db, clock| {
         let inner: Arc<dyn FloodStore> = match backend {
             Backend::Memory => Arc::new(MemoryFlood::new(4096, clock)),
             Backend::Sql => Arc::new(SqlFlood::new(db.clone(), 4096, clock)),
@@ -200,7 +195,9 @@ async fn what_ships_counts_nothing_and_never_touches_the_flood_store() {
         for _ in 0..10 {
             assert_eq!(status_of(&app, &good).await, 200);
         }
-        let touched: Vec<_> = rec.calls().into_iter().filter(|c| c != "sync").collect();
+        // The sign-in counts as shipped, so the store was read at start (the test below has
+        // nothing counting at all); the doorway's requests touched nothing.
+        let touched: Vec<_> = rec.calls().into_iter().filter(|c| c != "warm_up").collect();
         assert!(
             touched.is_empty(),
             "{backend:?}: the store was touched: {touched:?}"
@@ -213,6 +210,73 @@ async fn what_ships_counts_nothing_and_never_touches_the_flood_store() {
             "{backend:?}: the recording records nothing"
         );
     }
+}
+
+/// Every limit at 0 and the switch off: nothing counts anywhere, the sign-in included (its
+/// limits do not follow the switch).
+const NOTHING_COUNTS: [(&str, &str); 4] = [
+    ("orchestra.request_limits.enabled", "false"),
+    ("login.limits.per_address", "0"),
+    ("login.limits.per_account", "0"),
+    ("login.limits.account_total", "0"),
+];
+
+/// What the recording saw, less cron's removal of expired rows (which may run whatever counts).
+fn touched(rec: &Recording) -> Vec<String> {
+    rec.calls()
+        .into_iter()
+        .filter(|c| c != "collect_garbage")
+        .collect()
+}
+
+#[tokio::test]
+async fn with_nothing_counting_the_store_is_neither_read_at_start_nor_synced_nor_pinged() {
+    let database = helpers::fresh_database().await;
+    let db = orchestra::open(&database.url).await.unwrap();
+    orchestra::domain::settings::Settings::save(&db, &NOTHING_COUNTS)
+        .await
+        .unwrap()
+        .expect("valid settings");
+    drop(db);
+    let (app, rec) = recorded_on(database, Backend::Sql).await;
+    // The server's own timers, ticking every 10 ms (a sync each, which pings the database
+    // when it has nothing to write).
+    let timers = orchestra::spawn_background(app.state.clone(), Duration::from_millis(10));
+    let id = app.start("contract_review", "Untouched").await;
+    let good = app.link(id, Some("legal")).await;
+    for _ in 0..5 {
+        assert_eq!(status_of(&app, &good).await, 200);
+        assert_eq!(status_of(&app, "/admin/login").await, 200);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(touched(&rec), Vec::<String>::new(), "the store was touched");
+
+    // Something starts counting: at the next tick the stored counts are read, once, then the
+    // store is synced at every tick.
+    limits(&app, 2, 0, 3600).await;
+    assert_eq!(status_of(&app, &good).await, 200);
+    let upkeep = || -> Vec<String> {
+        rec.calls()
+            .into_iter()
+            .filter(|c| c == "warm_up" || c == "sync")
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while upkeep().len() < 4 {
+        assert!(std::time::Instant::now() < deadline, "{:?}", rec.calls());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(upkeep()[..4], ["warm_up", "sync", "sync", "sync"]);
+
+    // Nothing counts again: a last sync writes what was counted, then nothing at all.
+    app.set(&NOTHING_COUNTS).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let settled = rec.calls().len();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(rec.calls()[settled..], [] as [String; 0], "touched again");
+    let stored = orchestra::store::flood::identifiers(&app.db).await.unwrap();
+    assert!(!stored.is_empty(), "what was counted was written");
+    timers.abort();
 }
 
 #[tokio::test]
@@ -520,6 +584,138 @@ async fn a_thousand_refusals_of_one_caller_log_once_per_period() {
     }
 }
 
+/// An app on a flood table of 16 cells a row: every key shares its cells with many others.
+async fn on_sixteen_cells(backend: Backend) -> TestApp {
+    helpers::spawn_with(move |db, clock| -> Arc<dyn FloodStore> {
+        match backend {
+            Backend::Memory => Arc::new(MemoryFlood::new(16, clock)),
+            Backend::Sql => Arc::new(SqlFlood::new(db.clone(), 16, clock)),
+        }
+    })
+    .await
+}
+
+/// The first refusal of each caller in a period is the guard's own record, not a second count
+/// in the flood table's shared cells: on 16 cells, where the cells' over-count refuses most of
+/// these links at their first request, each of 200 callers still gets its one line (by its
+/// keyed hash), and its next refusal none.
+#[tokio::test]
+async fn each_of_200_refused_callers_is_logged_once_however_few_the_tables_cells() {
+    for backend in BACKENDS {
+        let app = on_sixteen_cells(backend).await;
+        limits(&app, 1, 0, 3600).await;
+        let snapshot = app.state.site.get().await;
+        let links: Vec<String> = (0..200).map(|n| made_up_link(30_000 + n)).collect();
+        let callers: Vec<String> = links
+            .iter()
+            .map(|l| {
+                let credential = l.trim_start_matches("/interaction/");
+                snapshot.caller_id(credential).as_str().to_owned()
+            })
+            .collect();
+        let client = app.client();
+        let refused = |link: &str| {
+            let client = client.clone();
+            let url = app.url(link);
+            async move {
+                // Answered once at most (its limit), then refused.
+                for _ in 0..2 {
+                    let r = client.get(&url).send().await.unwrap();
+                    if r.status() == 429 {
+                        return;
+                    }
+                }
+                panic!("{url} was never refused");
+            }
+        };
+        for link in &links {
+            refused(link).await;
+        }
+        // Lines per caller, from one copy of the log (it holds every test's lines).
+        let lines = || -> Vec<usize> {
+            let logs = app.logs();
+            let refused: Vec<&str> = logs
+                .lines()
+                .filter(|l| l.contains("doorway request refused"))
+                .collect();
+            callers
+                .iter()
+                .map(|c| refused.iter().filter(|l| l.contains(c.as_str())).count())
+                .collect()
+        };
+        let logged = lines();
+        assert_eq!(
+            logged.iter().filter(|&&n| n == 1).count(),
+            200,
+            "{backend:?}: lines per caller {logged:?}"
+        );
+        // A second refusal of the same callers adds no line.
+        for link in &links[..20] {
+            assert_eq!(status_of(&app, link).await, 429);
+        }
+        assert!(
+            lines().iter().all(|&n| n == 1),
+            "{backend:?}: a second refusal was logged"
+        );
+        let logs = app.logs();
+        assert!(
+            links.iter().all(|l| !logs.contains(l.as_str())),
+            "{backend:?}: a link reached the logs"
+        );
+    }
+}
+
+/// Past `LOGGED_CALLERS` callers in a period, refused callers are not logged one by one; one
+/// line, when the period ends, says how many there were.
+#[tokio::test]
+async fn callers_refused_past_the_logs_bound_are_told_in_one_summary_line() {
+    use orchestra::limits::guard::{Decision, LOGGED_CALLERS, Limits, Policy};
+    let app = spawn(Flood::Memory).await;
+    let limits = Limits {
+        enabled: true,
+        per_caller: 1,
+        total: 0,
+        period: Duration::from_secs(3600),
+    };
+    let guard = &app.state.guard;
+    let mut first = 0;
+    for i in 0..LOGGED_CALLERS + 5 {
+        // Stands for a caller's keyed hash.
+        let caller = format!("{i:064x}");
+        let mut lines = 0;
+        for _ in 0..3 {
+            if let Decision::Refused {
+                first_in_period: true,
+                ..
+            } = guard.check_as("interaction", &caller, &limits, Policy::default())
+            {
+                lines += 1;
+            }
+        }
+        assert!(lines <= 1, "caller {i} logged {lines} times");
+        first += lines;
+    }
+    assert_eq!(first, LOGGED_CALLERS);
+    let summaries = || {
+        app.logs()
+            .lines()
+            .filter(|l| l.contains("callers refused past the log's bound"))
+            .filter(|l| l.contains("event=\"interaction\" callers=5 at_least=false"))
+            .count()
+    };
+    let before = summaries();
+    guard.tick();
+    assert_eq!(summaries(), before, "summarized before the period ended");
+    app.clock.advance(Duration::from_secs(3600));
+    guard.tick();
+    guard.tick();
+    assert_eq!(
+        summaries(),
+        before + 1,
+        "one summary line when the period ended"
+    );
+}
+
 #[tokio::test]
 async fn admin_pages_and_settings_forms_are_never_counted() {
     let (app, rec) = recorded(Backend::Memory).await;
@@ -566,11 +762,14 @@ async fn a_change_of_limits_takes_effect_without_a_restart() {
     assert_eq!(r.status(), 303);
     assert_eq!(futures_collect(&app, &link, 3).await, [404, 404, 429]);
     // From another process (`orchestra config set`): seen within the cache's lifetime.
-    orchestra::settings::Settings::save(&app.db, &[("orchestra.request_limits.enabled", "false")])
-        .await
-        .unwrap()
-        .unwrap();
-    tokio::time::sleep(orchestra::site::CACHE_TTL + Duration::from_millis(300)).await;
+    orchestra::domain::settings::Settings::save(
+        &app.db,
+        &[("orchestra.request_limits.enabled", "false")],
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    tokio::time::sleep(orchestra::domain::site::CACHE_TTL + Duration::from_millis(300)).await;
     // The first request after the expiry starts a read in the background and is decided on
     // the snapshot it has (no request waits on the database); the read lands at once.
     let _ = status_of(&app, &link).await;
@@ -702,14 +901,18 @@ async fn the_limits_forms_refuse_bad_numbers_in_both_languages_and_save_nothing(
             assert!(errors.contains(expected), "{lang}: {errors}");
         }
     }
-    let saved = orchestra::settings::Settings::load(&app.db).await.unwrap();
+    let saved = orchestra::domain::settings::Settings::load(&app.db)
+        .await
+        .unwrap();
     assert_eq!(
         (saved.per_link, saved.total, saved.request_limits_period),
         (7, 70, 600)
     );
     // Switching off keeps the numbers, on the page and in the store.
     save_request_limits(&app, &admin, false, "600").await;
-    let saved = orchestra::settings::Settings::load(&app.db).await.unwrap();
+    let saved = orchestra::domain::settings::Settings::load(&app.db)
+        .await
+        .unwrap();
     assert!(!saved.request_limits_enabled);
     assert_eq!(
         (saved.per_link, saved.total, saved.request_limits_period),

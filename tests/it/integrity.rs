@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use orchestra::interaction::payment;
+use orchestra::domain::interaction::payment;
 use orchestra::store;
 
 use crate::helpers::{
@@ -35,7 +35,7 @@ async fn redefine(app: &TestApp, name: &str, text: &str) {
         .await
         .unwrap()
         .unwrap();
-    let def = orchestra::workflow::Definition::parse(text).unwrap();
+    let def = orchestra::domain::workflow::Definition::parse(text).unwrap();
     store::workflows::save(&app.db, w.id, &w.label, &def.to_json())
         .await
         .unwrap();
@@ -92,7 +92,7 @@ async fn a_definition_edited_mid_flight_leaves_running_and_ended_instances_as_th
     let titles: Vec<String> = history(&app, running)
         .await
         .into_iter()
-        .filter(|h| h.event == "answered")
+        .filter(|h| h.event.as_str() == "answered")
         .map(|h| format!("{}/{}/{}", h.step_title, h.kind, h.participant))
         .collect();
     assert_eq!(
@@ -205,13 +205,13 @@ async fn answer_shown(app: &TestApp, link: &str, page: &Page) -> Page {
 async fn no_participant_can_answer_another_participants_step_in_any_seeded_workflow() {
     let app = spawn(Flood::Memory).await;
     let client = app.client();
-    for (name, _, _) in orchestra::workflow::seed::EXAMPLES {
+    for (name, _, _) in orchestra::domain::workflow::seed::EXAMPLES {
         let id = app.start(name, "Every step").await;
         let w = store::workflows::by_name(&app.db, name)
             .await
             .unwrap()
             .unwrap();
-        let def = orchestra::workflow::Definition::from_json(&w.definition).unwrap();
+        let def = orchestra::domain::workflow::Definition::from_json(&w.definition).unwrap();
         let everyone: Vec<String> = def
             .participants()
             .iter()
@@ -226,12 +226,12 @@ async fn no_participant_can_answer_another_participants_step_in_any_seeded_workf
                 let row = store::instances::by_id(&app.db, id).await.unwrap().unwrap();
                 let foreign = format!(
                     "/interaction/{}",
-                    orchestra::capability::sign(
+                    orchestra::domain::capability::sign(
                         &keys,
-                        &orchestra::capability::Claims {
-                            kind: orchestra::capability::Kind::Link,
+                        &orchestra::domain::capability::Claims {
+                            kind: orchestra::domain::capability::Kind::Link,
                             instance: id,
-                            branch: orchestra::workflow::Participant::parse(other)
+                            branch: orchestra::domain::workflow::Participant::parse(other)
                                 .unwrap()
                                 .claim(),
                             expires: app.clock.now_secs() + 3600,
@@ -416,7 +416,7 @@ async fn links_are_recorded_listed_and_revoked_one_by_one() {
     let said: Vec<String> = history(&app, id)
         .await
         .into_iter()
-        .map(|h| format!("{} {} {}", h.event, h.participant, h.actor))
+        .map(|h| format!("{} {} {}", h.event.as_str(), h.participant, h.actor))
         .collect();
     assert!(said.contains(&format!("link_revoked legal admin:{}", helpers::ADMIN)));
     assert!(said.contains(&"link_issued legal cli".to_owned()));
@@ -757,34 +757,34 @@ async fn notices_are_counted_per_payment_and_in_total_by_the_same_guard() {
         "{refused:?}"
     );
     // The doorway's own limits do not count notices.
-    let status = orchestra::status::build(&app.db, "memory").await;
+    let status = orchestra::domain::status::build(&app.db, "memory").await;
     let line = status
         .checks
         .iter()
         .find(|c| c.id == "notice_limits")
         .unwrap();
-    assert_eq!(line.severity, orchestra::status::Severity::Ok);
+    assert_eq!(line.severity, orchestra::domain::status::Severity::Ok);
 }
 
 #[tokio::test]
 async fn the_status_report_warns_while_the_test_provider_takes_payments_on_an_https_site() {
     let app = spawn(Flood::Memory).await;
-    let line = |r: &orchestra::status::Report| {
+    let line = |r: &orchestra::domain::status::Report| {
         r.checks
             .iter()
             .find(|c| c.id == "payment_provider")
             .unwrap()
             .severity
     };
-    let report = orchestra::status::build(&app.db, "memory").await;
-    assert_eq!(line(&report), orchestra::status::Severity::Ok);
+    let report = orchestra::domain::status::build(&app.db, "memory").await;
+    assert_eq!(line(&report), orchestra::domain::status::Severity::Ok);
     app.set(&[("orchestra.base_url", "https://flows.example.org")])
         .await;
-    let report = orchestra::status::build(&app.db, "memory").await;
-    assert_eq!(line(&report), orchestra::status::Severity::Warning);
+    let report = orchestra::domain::status::build(&app.db, "memory").await;
+    assert_eq!(line(&report), orchestra::domain::status::Severity::Warning);
     app.set(&[("orchestra.test_provider", "false")]).await;
-    let report = orchestra::status::build(&app.db, "memory").await;
-    assert_eq!(line(&report), orchestra::status::Severity::Ok);
+    let report = orchestra::domain::status::build(&app.db, "memory").await;
+    assert_eq!(line(&report), orchestra::domain::status::Severity::Ok);
     // Switched off, the provider's pages are not found and a payment step cannot start.
     let id = app.start("order_payment", "Order").await;
     let payer = app.link(id, Some("payer")).await;
@@ -845,7 +845,7 @@ async fn a_database_made_by_the_previous_schema_upgrades_and_its_links_keep_work
     let pool = previous_schema(&database.url).await;
     // What the previous main wrote: keys, the examples as they were (no participants), an
     // instance half way through each, one ended, their history in the old answer format.
-    let keys = orchestra::keys::SiteKeys::from_bytes([7; 32], [9; 32]);
+    let keys = orchestra::domain::keys::SiteKeys::from_bytes([7; 32], [9; 32]);
     let hex = |b: [u8; 32]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
     exec(
         &pool,
@@ -854,7 +854,7 @@ async fn a_database_made_by_the_previous_schema_upgrades_and_its_links_keep_work
     )
     .await;
     let old = |text: &str| {
-        orchestra::workflow::Definition::parse(text)
+        orchestra::domain::workflow::Definition::parse(text)
             .unwrap()
             .to_json()
     };
@@ -918,16 +918,16 @@ async fn a_database_made_by_the_previous_schema_upgrades_and_its_links_keep_work
     // The new code opens it: the upgrade runs, and the links signed before it still work.
     let url = database.url.clone();
     let app = helpers::spawn_on(database, |_, clock| {
-        Arc::new(orchestra::flood::MemoryFlood::new(4096, clock))
+        Arc::new(orchestra::limits::flood::MemoryFlood::new(4096, clock))
     })
     .await;
     let sign = |instance: i64, branch: Option<&str>, token: &str| {
         format!(
             "/interaction/{}",
-            orchestra::capability::sign(
+            orchestra::domain::capability::sign(
                 &keys,
-                &orchestra::capability::Claims {
-                    kind: orchestra::capability::Kind::Link,
+                &orchestra::domain::capability::Claims {
+                    kind: orchestra::domain::capability::Kind::Link,
                     instance,
                     branch: branch.map(str::to_owned),
                     expires: app.clock.now_secs() + 3600,

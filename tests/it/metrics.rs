@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use orchestra::guard::{DECISION_SAMPLE, Limits, Mode, OnFault, Policy};
-use orchestra::metrics::Metrics;
+use orchestra::limits::guard::{DECISION_SAMPLE, Limits, Mode, OnFault, Policy};
+use orchestra::http::metrics::Metrics;
 
 use crate::helpers::{self, Flood, TestApp, get, http1, read, serve, spawn};
 
@@ -24,7 +24,7 @@ async fn serve_metrics(app: &TestApp) -> String {
         .await
         .expect("bind");
     let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(orchestra::metrics::serve(
+    tokio::spawn(orchestra::http::metrics::serve(
         listener,
         metrics,
         std::future::pending(),
@@ -210,7 +210,7 @@ async fn notices_and_sign_in_attempts_are_counted_under_their_own_addresses() {
     // counted per address only): two for "alice" (her 2 failures from this address spent), one
     // for "bob" (the address's 3 spent), then two more for bob, both refused by the address.
     for name in ["alice", "bob"] {
-        let hash = orchestra::password::hash("her own password").unwrap();
+        let hash = orchestra::domain::password::hash("her own password").unwrap();
         orchestra::store::admins::create(&app.db, name, &hash)
             .await
             .unwrap();

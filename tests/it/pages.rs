@@ -194,7 +194,7 @@ async fn the_login_page_and_its_refusal_are_rendered_in_both_languages() {
 #[tokio::test]
 async fn the_setup_page_is_rendered_in_both_languages() {
     let app = spawn(Flood::Memory).await;
-    let token = orchestra::keys::random_token();
+    let token = orchestra::domain::keys::random_token();
     let keys = app.state.site.get().await.keys.clone();
     orchestra::store::admins::put_setup_token(
         &app.db,

@@ -1,5 +1,5 @@
 //! Two `orchestra serve` processes on one database, `ORCHESTRA_FLOOD=sql`: what
-//! they answer together stays within the limits plus the bound stated in src/flood/sql.rs and
+//! they answer together stays within the limits plus the bound stated in src/limits/flood/sql.rs and
 //! docs/performance.md:
 //! - each process answers at most N of a key in a window, so P processes at most P × N;
 //! - past N, a process answers a key only until its first sync after it first saw that key

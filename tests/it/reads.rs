@@ -59,7 +59,7 @@ async fn signed_requests_past_the_bucket_are_refused_without_reading_the_databas
     ])
     .await;
     let keys = orchestra::store::keys::load(&app.db).await.unwrap();
-    let token = orchestra::api::create_token(&app.db, &keys, "crm", Some(1), Some(2))
+    let token = orchestra::domain::api::create_token(&app.db, &keys, "crm", Some(1), Some(2))
         .await
         .unwrap()
         .unwrap();
@@ -92,5 +92,48 @@ async fn signed_requests_past_the_bucket_are_refused_without_reading_the_databas
         assert_eq!(page.status, 429, "{}", page.body);
     }
     let read = statements_since(&app, mark);
+    assert!(read.is_empty(), "{} statements: {read:#?}", read.len());
+}
+
+/// The doorway counts before it resolves anything: a refused request reads no statement (no
+/// instance, no link record, no version), where the answered request before it read some.
+/// The site's own refresh of its settings and keys, every `CACHE_TTL` whatever the requests,
+/// is left out of the count.
+#[tokio::test]
+async fn a_refused_doorway_request_reads_nothing() {
+    let _turn = ONE_AT_A_TIME.lock().await;
+    let app = spawn(Flood::Memory).await;
+    app.set(&[
+        ("orchestra.request_limits.enabled", "true"),
+        ("interaction.limits.per_link", "1"),
+    ])
+    .await;
+    let id = app.start("order_payment", "Refused").await;
+    let payer = app.link(id, Some("payer")).await;
+    let client = app.client();
+    let by_requests = |mark| -> Vec<String> {
+        statements_since(&app, mark)
+            .into_iter()
+            .filter(|l| !l.contains("FROM settings") && !l.contains("FROM site_keys"))
+            .collect()
+    };
+    let mark = app.logs().len();
+    assert_eq!(get(&client, &app, &payer).await.status, 200);
+    assert!(
+        !by_requests(mark).is_empty(),
+        "the answered request read nothing (else this test counts nothing)"
+    );
+
+    // A made-up link spends its one request too (it reads the newest instance in its place).
+    let made_up = "/interaction/l.999999..1900000000.00";
+    assert_eq!(get(&client, &app, made_up).await.status, 404);
+
+    let mark = app.logs().len();
+    for link in [payer.as_str(), made_up] {
+        for _ in 0..5 {
+            assert_eq!(get(&client, &app, link).await.status, 429, "{link}");
+        }
+    }
+    let read = by_requests(mark);
     assert!(read.is_empty(), "{} statements: {read:#?}", read.len());
 }

@@ -1188,7 +1188,7 @@ async fn an_https_site_sends_strict_transport_security() {
     ])
     .await;
     let keys = orchestra::store::keys::load(&app.db).await.unwrap();
-    let token = orchestra::api::create_token(&app.db, &keys, "hsts", Some(1), Some(1))
+    let token = orchestra::domain::api::create_token(&app.db, &keys, "hsts", Some(1), Some(1))
         .await
         .unwrap()
         .unwrap();
@@ -1416,7 +1416,7 @@ async fn a_nul_anywhere_is_bad_input_never_a_500() {
     );
 
     let keys = orchestra::store::keys::load(&app.db).await.unwrap();
-    let token = orchestra::api::create_token(&app.db, &keys, "crm", None, None)
+    let token = orchestra::domain::api::create_token(&app.db, &keys, "crm", None, None)
         .await
         .unwrap()
         .unwrap();
@@ -1595,7 +1595,9 @@ async fn the_login_limits_are_in_the_request_limits_section_in_both_languages() 
         saved.attr("#login_per_address", "value").as_deref(),
         Some("many")
     );
-    let settings = orchestra::settings::Settings::load(&app.db).await.unwrap();
+    let settings = orchestra::domain::settings::Settings::load(&app.db)
+        .await
+        .unwrap();
     assert_eq!(settings.login_per_account, 5, "nothing saved");
 }
 

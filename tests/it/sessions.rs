@@ -340,7 +340,7 @@ async fn a_database_with_sessions_of_the_old_store_upgrades_signing_everyone_out
     use sha2::Digest;
     let database = helpers::fresh_database().await;
     let pool = helpers::schema_before(&database.url, 6).await;
-    let hash = orchestra::password::hash(PASSWORD).unwrap();
+    let hash = orchestra::domain::password::hash(PASSWORD).unwrap();
     sqlx::query("INSERT INTO admins (name, password_hash, created_at) VALUES ($1, $2, 1700000000)")
         .bind(ADMIN)
         .bind(hash)
@@ -376,7 +376,7 @@ async fn a_database_with_sessions_of_the_old_store_upgrades_signing_everyone_out
     pool.close().await;
 
     let app = helpers::spawn_on(database, |_, clock| {
-        std::sync::Arc::new(orchestra::flood::MemoryFlood::new(4096, clock))
+        std::sync::Arc::new(orchestra::limits::flood::MemoryFlood::new(4096, clock))
     })
     .await;
     // The old cookie opens nothing, and nothing of the old row is left, not even in the

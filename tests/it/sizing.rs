@@ -272,7 +272,7 @@ async fn notices_and_sign_in_attempts_have_charts_of_their_own() {
         // address only), alice (her 2 failures from this address spent: refused by the
         // account), carol twice (the address's 5 spent: refused by the address).
         for name in ["alice", "bob"] {
-            let hash = orchestra::password::hash("her own password").unwrap();
+            let hash = orchestra::domain::password::hash("her own password").unwrap();
             orchestra::store::admins::create(&app.db, name, &hash)
                 .await
                 .unwrap();
@@ -288,7 +288,7 @@ async fn notices_and_sign_in_attempts_have_charts_of_their_own() {
         let keys = app.state.site.get().await.keys.clone();
         let hash = |h: String| h[..16].to_owned();
         let payment = hash(keys.keyed_hash("notice-caller", "p-a"));
-        let address = hash(orchestra::login::address_key(
+        let address = hash(orchestra::domain::login::address_key(
             &keys,
             "127.0.0.1".parse().unwrap(),
         ));
@@ -298,7 +298,8 @@ async fn notices_and_sign_in_attempts_have_charts_of_their_own() {
             .unwrap()
             .id;
         let alice = hash(
-            orchestra::login::account_keys(&keys, alice_id, "127.0.0.1".parse().unwrap()).pair,
+            orchestra::domain::login::account_keys(&keys, alice_id, "127.0.0.1".parse().unwrap())
+                .pair,
         );
         // requests, busiest (hash, count), p99, refused, would refuse.
         let notices = ["6", &payment, "2", "2", "2", "0"].map(String::from);

@@ -4,10 +4,10 @@
 
 use std::collections::BTreeSet;
 
+use orchestra::domain::workflow::InstanceState;
 use orchestra::store::flood::CountRow;
 use orchestra::store::instances::{Answer, Recorded};
 use orchestra::store::{self, Db};
-use orchestra::workflow::InstanceState;
 
 use crate::helpers;
 
@@ -28,15 +28,30 @@ async fn a_workflow(db: &Db, name: &str) -> i64 {
 }
 
 async fn an_instance(db: &Db) -> i64 {
-    let workflow = a_workflow(db, &format!("w_{}", &orchestra::keys::random_token()[..8])).await;
+    let workflow = a_workflow(
+        db,
+        &format!("w_{}", &orchestra::domain::keys::random_token()[..8]),
+    )
+    .await;
     let version = store::workflows::by_id(db, workflow)
         .await
         .unwrap()
         .unwrap()
         .version_id;
-    store::instances::create(db, workflow, version, "The subject", "Its body", "token-1")
-        .await
-        .unwrap()
+    store::instances::create(
+        db,
+        &store::instances::New {
+            workflow_id: workflow,
+            version_id: version,
+            title: "The subject",
+            body: "Its body",
+            token: "token-1",
+        },
+        None,
+    )
+    .await
+    .unwrap()
+    .unwrap()
 }
 
 #[tokio::test]
@@ -97,7 +112,7 @@ async fn settings_are_written_read_and_overwritten() {
 #[tokio::test]
 async fn typed_settings_round_trip_through_the_store() {
     let (db, _d) = empty().await;
-    let saved = orchestra::settings::Settings::save(
+    let saved = orchestra::domain::settings::Settings::save(
         &db,
         &[
             ("orchestra.request_limits.enabled", "on"),
@@ -107,11 +122,13 @@ async fn typed_settings_round_trip_through_the_store() {
     .await
     .unwrap()
     .expect("valid values");
-    let loaded = orchestra::settings::Settings::load(&db).await.unwrap();
+    let loaded = orchestra::domain::settings::Settings::load(&db)
+        .await
+        .unwrap();
     assert_eq!(loaded, saved);
     assert!(loaded.request_limits_enabled);
     assert_eq!(loaded.per_link, 30);
-    let refused = orchestra::settings::Settings::save(
+    let refused = orchestra::domain::settings::Settings::save(
         &db,
         &[
             ("interaction.limits.per_link", "31"),
@@ -122,7 +139,7 @@ async fn typed_settings_round_trip_through_the_store() {
     .unwrap();
     assert!(refused.is_err());
     assert_eq!(
-        orchestra::settings::Settings::load(&db)
+        orchestra::domain::settings::Settings::load(&db)
             .await
             .unwrap()
             .per_link,
@@ -376,8 +393,12 @@ async fn workflows_are_listed_by_label_the_same_way_on_both_backends() {
 #[tokio::test]
 async fn the_examples_are_seeded_once() {
     let (db, _d) = empty().await;
-    orchestra::workflow::seed::seed_examples(&db).await.unwrap();
-    orchestra::workflow::seed::seed_examples(&db).await.unwrap();
+    orchestra::domain::workflow::seed::seed_examples(&db)
+        .await
+        .unwrap();
+    orchestra::domain::workflow::seed::seed_examples(&db)
+        .await
+        .unwrap();
     let names: BTreeSet<String> = store::workflows::list(&db)
         .await
         .unwrap()
@@ -406,14 +427,26 @@ async fn an_instance_keeps_its_subject_and_history() {
         ("The subject", "Its body", "token-1")
     );
     assert_eq!((row.step_index, row.state.as_str()), (0, "active"));
-    store::links::record(&db, id, 0, "hash-1", "legal", 1_900_000_000, "cli")
-        .await
-        .unwrap();
+    store::links::record(
+        &db,
+        &store::links::NewLink {
+            instance: id,
+            step: 0,
+            hash: "hash-1",
+            participant: "legal",
+            expires: 1_900_000_000,
+            issued_by: "cli",
+        },
+        None,
+    )
+    .await
+    .unwrap()
+    .unwrap();
     let history: Vec<(i64, String, String)> = store::instances::history(&db, id)
         .await
         .unwrap()
         .into_iter()
-        .map(|h| (h.step_index, h.branch, h.event))
+        .map(|h| (h.step_index, h.branch, h.event.as_str().to_owned()))
         .collect();
     assert_eq!(
         history,
@@ -501,7 +534,7 @@ async fn a_step_with_two_branches_waits_for_both() {
     let history = store::instances::history(&db, id).await.unwrap();
     let answered: Vec<(i64, &str, &str)> = history
         .iter()
-        .filter(|h| h.event == "answered")
+        .filter(|h| h.event.as_str() == "answered")
         .map(|h| (h.step_index, h.branch.as_str(), h.answer.as_str()))
         .collect();
     assert_eq!(
@@ -603,7 +636,7 @@ async fn the_last_step_completes_and_a_rejection_ends_the_instance() {
         .await
         .unwrap()
         .into_iter()
-        .map(|h| h.event)
+        .map(|h| h.event.as_str().to_owned())
         .collect();
     assert_eq!(events, ["started", "answered", "rejected"]);
 }
@@ -612,16 +645,52 @@ async fn the_last_step_completes_and_a_rejection_ends_the_instance() {
 async fn revoking_all_links_replaces_the_token_and_marks_every_record() {
     let (db, _d) = empty().await;
     let id = an_instance(&db).await;
-    store::links::record(&db, id, 0, "hash-a", "legal", 1_900_000_000, "cli")
-        .await
-        .unwrap();
-    store::links::record(&db, id, 0, "hash-b", "finance", 1_900_000_000, "cli")
-        .await
-        .unwrap();
+    store::links::record(
+        &db,
+        &store::links::NewLink {
+            instance: id,
+            step: 0,
+            hash: "hash-a",
+            participant: "legal",
+            expires: 1_900_000_000,
+            issued_by: "cli",
+        },
+        None,
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    store::links::record(
+        &db,
+        &store::links::NewLink {
+            instance: id,
+            step: 0,
+            hash: "hash-b",
+            participant: "finance",
+            expires: 1_900_000_000,
+            issued_by: "cli",
+        },
+        None,
+    )
+    .await
+    .unwrap()
+    .unwrap();
     // The same link issued twice is one record.
-    store::links::record(&db, id, 0, "hash-b", "finance", 1_900_000_000, "cli")
-        .await
-        .unwrap();
+    store::links::record(
+        &db,
+        &store::links::NewLink {
+            instance: id,
+            step: 0,
+            hash: "hash-b",
+            participant: "finance",
+            expires: 1_900_000_000,
+            issued_by: "cli",
+        },
+        None,
+    )
+    .await
+    .unwrap()
+    .unwrap();
     let links = store::links::list(&db, id).await.unwrap();
     assert_eq!(links.len(), 2);
     assert!(

@@ -7,6 +7,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use tower_sessions::Session;
 
+use crate::domain::login;
 use crate::http::AppState;
 use crate::http::client::ClientAddr;
 use crate::http::context::{ADMIN_KEY, PageContext, SignedIn, html};
@@ -14,7 +15,7 @@ use crate::http::csrf;
 use crate::http::error::{AppError, Result};
 use crate::http::extract::Query;
 use crate::http::form::Form;
-use crate::{login, store};
+use crate::store;
 
 /// Lets signed-in administrators through; sends everyone else to the login page, remembering
 /// where they were going.
@@ -117,7 +118,7 @@ pub async fn login(
         // place in the pool, so made-up names cannot fill it. A full pool is a 503 here too,
         // as it would be for a real name.
         if state.passwords.is_full() {
-            return Err(pool_error(crate::password::PoolError::Busy));
+            return Err(pool_error(crate::domain::password::PoolError::Busy));
         }
         // Nothing of an account to count once the password "fails".
         let _no_account = login::admit(&state.guard, settings, &address, None)
@@ -135,7 +136,7 @@ pub async fn login(
     let password = form.password;
     // argon2 is deliberately slow and takes 19 MiB: on the bounded pool, off the async workers.
     let ok = place
-        .run(move || crate::password::verify(&password, &stored))
+        .run(move || crate::domain::password::verify(&password, &stored))
         .await
         .map_err(pool_error)?;
     if !ok {
@@ -166,13 +167,15 @@ fn failed(ctx: PageContext, name: String, destination: String) -> Response {
 }
 
 /// The password pool's refusal: a 503 page at once when it is full.
-pub fn pool_error(e: crate::password::PoolError) -> AppError {
+pub fn pool_error(e: crate::domain::password::PoolError) -> AppError {
     match e {
-        crate::password::PoolError::Busy => {
+        crate::domain::password::PoolError::Busy => {
             tracing::warn!("password check refused: every worker and the queue are busy");
             AppError::Busy
         }
-        crate::password::PoolError::Failed => AppError::internal("password check failed", "panic"),
+        crate::domain::password::PoolError::Failed => {
+            AppError::internal("password check failed", "panic")
+        }
     }
 }
 

@@ -3,10 +3,10 @@
 use axum::extract::State;
 use axum::response::Response;
 
+use crate::domain::status::Severity;
 use crate::http::AppState;
 use crate::http::context::{PageContext, html};
 use crate::http::error::Result;
-use crate::status::Severity;
 use crate::store;
 
 pub struct InstanceLine {

@@ -11,13 +11,13 @@ use tower_sessions::Session;
 
 use super::workflows::ConfirmPage;
 use super::{FieldErrors, error_for};
+use crate::domain::links::{self, Actor};
 use crate::http::AppState;
 use crate::http::context::{FlashKind, PageContext, flash, flash_as, html};
 use crate::http::error::{AppError, Result};
 use crate::http::form::Form;
 use crate::http::once::{Once, Slot};
 use crate::i18n::{Lang, Message};
-use crate::links::{self, Actor};
 use crate::store::{self, instances::InstanceRow};
 
 pub struct InstanceLine {
@@ -114,7 +114,7 @@ pub async fn start(
     Form(form): Form<NewInstance>,
 ) -> Result<Response> {
     let workflow = form.workflow.parse::<i64>().unwrap_or(0);
-    match links::start(&state.db, workflow, &form.title, &form.body).await? {
+    match links::start(&state.db, workflow, &form.title, &form.body, None).await? {
         Ok(id) => {
             flash(&session, "instance-started").await?;
             Ok(Redirect::to(&format!("/admin/instances/{id}")).into_response())
@@ -122,7 +122,7 @@ pub async fn start(
         Err(errors) => {
             let errors = errors
                 .into_iter()
-                .map(|(k, m)| (k.to_owned(), ctx.msg(&m)))
+                .map(|r| (r.field().to_owned(), ctx.msg(&r.message())))
                 .collect();
             let mut response = html(&NewPage {
                 workflows: workflow_options(&state).await?,
@@ -231,7 +231,7 @@ async fn show_page(state: &AppState, ctx: PageContext, id: i64) -> Result<ShowPa
         .map(|h| HistoryLine {
             at: crate::time::format_utc(h.at),
             step: h.step_title,
-            event: ctx.t(event_message(&h.event)),
+            event: ctx.t(h.event.message_id()),
             actor: if h.actor.is_empty() {
                 String::new()
             } else {
@@ -259,21 +259,6 @@ async fn show_page(state: &AppState, ctx: PageContext, id: i64) -> Result<ShowPa
     })
 }
 
-/// The message naming a history event. Every event written is listed, so the locale parity
-/// test sees each id.
-fn event_message(event: &str) -> &'static str {
-    match event {
-        "started" => "event-started",
-        "answered" => "event-answered",
-        "complete" => "event-complete",
-        "rejected" => "event-rejected",
-        "link_issued" => "event-link-issued",
-        "link_revoked" => "event-link-revoked",
-        "links_revoked" => "event-links-revoked",
-        _ => "event-other",
-    }
-}
-
 fn actor_name(ctx: &PageContext, stored: &str) -> String {
     match Actor::from_stored(stored) {
         Some(Actor::Admin(name)) => name,
@@ -283,7 +268,7 @@ fn actor_name(ctx: &PageContext, stored: &str) -> String {
     }
 }
 
-use crate::workflow::format_amount_for;
+use crate::domain::workflow::format_amount_for;
 
 /// An answer as label/value lines in the visitor's language. Reads the answers recorded today
 /// (labels included) and those recorded before labels were (field names only).
@@ -407,29 +392,32 @@ pub async fn issue_link(
     let by = actor(&ctx);
     let result = match ttl {
         Some(ttl) => {
+            let order = links::Order {
+                participant: &form.participant,
+                ttl,
+                now: state.clock.now_secs(),
+                by: &by,
+                daily_cap: None,
+            };
             links::issue(
                 &state.db,
+                &state.versions,
                 &snapshot.keys,
                 &snapshot.settings.base_url,
                 id,
-                &form.participant,
-                ttl,
-                state.clock.now_secs(),
-                &by,
+                &order,
             )
             .await?
         }
-        None => Err(Message::new("link-ttl-invalid")
-            .arg("min", crate::settings::MIN_TTL.to_string())
-            .arg("max", crate::settings::MAX_TTL.to_string())),
+        None => Err(links::Refusal::TtlInvalid),
     };
     let url = match result {
         Ok(issued) => issued.url,
-        Err(m) => {
+        Err(refusal) => {
             let mut page = show_page(&state, ctx, id).await?;
             page.ttl = form.ttl;
             page.participant = form.participant;
-            page.link_error = Some(page.ctx.msg(&m));
+            page.link_error = Some(page.ctx.msg(&refusal.message()));
             let mut response = html(&page);
             *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
             return Ok(response);

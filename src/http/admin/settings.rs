@@ -11,13 +11,13 @@ use tower_sessions::Session;
 
 use super::sizing::{self, Charted, SizingView};
 use super::{FieldErrors, error_for};
-use crate::guard::{FloodGuard, LimitsState, Mode};
+use crate::domain::settings::{FieldError, Settings};
 use crate::http::AppState;
 use crate::http::context::{PageContext, flash, html};
 use crate::http::error::Result;
 use crate::http::form::Form;
 use crate::i18n::Message;
-use crate::settings::{FieldError, Settings};
+use crate::limits::guard::{FloodGuard, LimitsState, Mode};
 
 /// The charts each settings page draws: those of the limits it sets.
 const LOGIN_CHARTS: [Charted; 2] = [Charted::LoginAddress, Charted::LoginAccount];
@@ -143,7 +143,7 @@ impl SettingsPage {
 fn requests_help(ctx: &PageContext) -> String {
     ctx.msg(&Message::new("limits-requests-help").arg(
         "suggested",
-        crate::workflow::suggested_per_link().to_string(),
+        crate::domain::workflow::suggested_per_link().to_string(),
     ))
 }
 
@@ -163,7 +163,7 @@ pub async fn show(State(state): State<AppState>, ctx: PageContext) -> Result<Res
         enabled: s.request_limits_enabled,
         period: s.request_limits_period.to_string(),
         limits_state: LimitsState::of(&s.interaction_limits()),
-        fix: crate::status::doorway_fix(&s),
+        fix: crate::domain::status::doorway_fix(&s),
         requests_help: requests_help(&ctx),
         on_store_fault: s.on_store_fault.name().to_owned(),
         login: LoginFields::of(&s),
@@ -239,7 +239,7 @@ pub async fn save(
                 enabled: form.enabled.is_some(),
                 period: form.period,
                 limits_state: LimitsState::of(&saved.interaction_limits()),
-                fix: crate::status::doorway_fix(&saved),
+                fix: crate::domain::status::doorway_fix(&saved),
                 requests_help: requests_help(&ctx),
                 on_store_fault: form
                     .on_store_fault
@@ -275,16 +275,34 @@ struct InteractionPage {
     enabled: bool,
     period: u64,
     counting: bool,
-    notices_counting: bool,
     /// Counting and refusing: not in report-only mode.
     refusing: bool,
     notices_refusing: bool,
+    /// The notices box's own words for its state (`notices_state`), never the doorway's.
+    notices_state: &'static str,
     report_only: bool,
     notice_report_only: bool,
     errors: FieldErrors,
     /// The doorway's and the notices' requests per period against their limits
     /// (`admin/sizing.html`).
     sizings: Vec<SizingView>,
+}
+
+/// What the notices' limits do, in the notices' own words: the doorway's state sentences name
+/// the doorway, and the switch's state as the doorway sees it.
+fn notices_state(s: &Settings) -> &'static str {
+    let limits = s.notice_limits();
+    if FloodGuard::is_counting(&limits) && s.notice_mode() == Mode::ReportOnly {
+        return "notices-state-report-only";
+    }
+    match LimitsState::of(&limits) {
+        LimitsState::SwitchOff => "notices-state-switch-off",
+        LimitsState::PeriodZero => "notices-state-period-zero",
+        LimitsState::BothZero => "notices-state-not-counting",
+        LimitsState::PerCallerOnly => "notices-state-per-payment-only",
+        LimitsState::TotalOnly => "notices-state-total-only",
+        LimitsState::Both => "notices-state-counting",
+    }
 }
 
 impl InteractionPage {
@@ -305,9 +323,9 @@ pub async fn interaction_show(State(state): State<AppState>, ctx: PageContext) -
         enabled: s.request_limits_enabled,
         period: s.request_limits_period,
         counting: FloodGuard::is_counting(&s.interaction_limits()),
-        notices_counting: FloodGuard::is_counting(&s.notice_limits()),
         refusing: FloodGuard::is_refusing(&s.interaction_limits(), s.interaction_mode()),
         notices_refusing: FloodGuard::is_refusing(&s.notice_limits(), s.notice_mode()),
+        notices_state: notices_state(&s),
         report_only: s.interaction_mode() == Mode::ReportOnly,
         notice_report_only: s.notice_mode() == Mode::ReportOnly,
         errors: Vec::new(),
@@ -391,9 +409,9 @@ pub async fn interaction_save(
                 enabled: s.request_limits_enabled,
                 period: s.request_limits_period,
                 counting: FloodGuard::is_counting(&s.interaction_limits()),
-                notices_counting: FloodGuard::is_counting(&s.notice_limits()),
                 refusing: FloodGuard::is_refusing(&s.interaction_limits(), s.interaction_mode()),
                 notices_refusing: FloodGuard::is_refusing(&s.notice_limits(), s.notice_mode()),
+                notices_state: notices_state(&s),
                 report_only: form.report_only.is_some(),
                 notice_report_only: if form.notices.is_some() {
                     form.notice_report_only.is_some()

@@ -1,13 +1,13 @@
 //! The sizing charts as the settings pages and the status report draw them: each guarded
-//! address's history (`crate::sizing`) against the limits configured now, laid out here in the
+//! address's history (`crate::limits::sizing`) against the limits configured now, laid out here in the
 //! SVG's own units so the template (`admin/sizing.html`) only places what it is given.
 
-use crate::guard::{FloodGuard, Limits};
+use crate::domain::settings::Settings;
 use crate::http::AppState;
 use crate::http::context::PageContext;
 use crate::i18n::Message;
-use crate::settings::Settings;
-use crate::sizing::{Figures, History, PERIODS};
+use crate::limits::guard::{FloodGuard, Limits};
+use crate::limits::sizing::{Figures, History, PERIODS};
 
 /// A guarded address with a chart of its own: the doorway, provider notices, and the sign-in's
 /// two limits (per client address and per account, each over its own period).
@@ -44,8 +44,8 @@ impl Charted {
         match self {
             Charted::Doorway => crate::http::doorway::EVENT,
             Charted::Notice => crate::http::notice::EVENT,
-            Charted::LoginAddress => crate::login::ADDRESS_EVENT,
-            Charted::LoginAccount => crate::login::ACCOUNT_EVENT,
+            Charted::LoginAddress => crate::domain::login::ADDRESS_EVENT,
+            Charted::LoginAccount => crate::domain::login::ACCOUNT_EVENT,
         }
     }
 
@@ -511,7 +511,10 @@ fn build(charted: Charted, history: &History, limits: &Limits, ctx: &PageContext
         })
         .collect();
     let approximate = periods.iter().any(|p| p.approximate).then(|| {
-        ctx.msg(&msg("sizing-approximate").arg("callers", crate::sizing::MAX_CALLERS.to_string()))
+        ctx.msg(
+            &msg("sizing-approximate")
+                .arg("callers", crate::limits::sizing::MAX_CALLERS.to_string()),
+        )
     });
     SizingView {
         key,

@@ -5,10 +5,10 @@ use axum::extract::State;
 use axum::response::Response;
 
 use super::sizing::{Charted, SizingView};
+use crate::domain::status::{self, RenderedCheck, Report, Severity};
 use crate::http::AppState;
 use crate::http::context::{PageContext, html};
 use crate::i18n::Message;
-use crate::status::{self, RenderedCheck, Report, Severity};
 
 /// A check as the page shows it.
 pub struct Line {
@@ -130,7 +130,7 @@ async fn would_refuse(state: &AppState) -> status::WouldRefuse {
             settings.interaction_limits().period,
         ),
         notice: tally.read(crate::http::notice::EVENT, settings.notice_limits().period),
-        login_address: tally.read(crate::login::ADDRESS_EVENT, address.period),
-        login_account: tally.read(crate::login::ACCOUNT_EVENT, account.period),
+        login_address: tally.read(crate::domain::login::ADDRESS_EVENT, address.period),
+        login_account: tally.read(crate::domain::login::ACCOUNT_EVENT, account.period),
     }
 }

@@ -8,7 +8,7 @@ use tower_sessions::Session;
 
 use super::workflows::ConfirmPage;
 use super::{FieldErrors, error_for};
-use crate::api::scope::{Ability, Reach, Scope};
+use crate::domain::api::scope::{Ability, Reach, Scope};
 use crate::http::AppState;
 use crate::http::context::{PageContext, flash, html};
 use crate::http::error::{AppError, Result};
@@ -213,7 +213,7 @@ impl NewToken {
     }
 
     /// The scope ticked; an error names its fieldset.
-    fn scope(&self) -> std::result::Result<Scope, crate::api::scope::ScopeError> {
+    fn scope(&self) -> std::result::Result<Scope, crate::domain::api::scope::ScopeError> {
         let t = &self.ticked;
         Scope::default().with_words(
             Some(t.abilities.iter().map(String::as_str)),
@@ -221,15 +221,6 @@ impl NewToken {
             Some(t.workflows.iter().map(String::as_str)),
         )
     }
-}
-
-/// A token's name: what the CLI and the list call it.
-pub fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
 }
 
 /// An optional number in a range: empty means the site's default.
@@ -254,7 +245,7 @@ pub async fn create(
     let form = NewToken::from_pairs(pairs);
     let mut errors: FieldErrors = Vec::new();
     let name = form.name.trim();
-    if !valid_name(name) {
+    if !crate::domain::api::valid_name(name) {
         errors.push(("name".into(), ctx.t("token-name-invalid")));
     }
     let range = |field: &str| {
@@ -277,14 +268,15 @@ pub async fn create(
         .ok();
     // Checked whatever else is wrong, so that every error shows at once.
     if error_for(&errors, "workflows").is_none()
-        && let Some(name) = crate::api::unknown_workflow(&state.db, &form.ticked.workflows).await?
+        && let Some(name) =
+            crate::domain::api::unknown_workflow(&state.db, &form.ticked.workflows).await?
     {
         let message = Message::new("token-workflow-unknown").arg("name", name);
         errors.push(("workflows".into(), ctx.msg(&message)));
     }
     if let (true, Some(scope)) = (errors.is_empty(), scope) {
         let keys = state.site.get().await.keys.clone();
-        match crate::api::create_scoped_token(
+        match crate::domain::api::create_scoped_token(
             &state.db,
             &keys,
             name,

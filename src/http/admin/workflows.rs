@@ -10,13 +10,13 @@ use serde::Deserialize;
 use tower_sessions::Session;
 
 use super::{FieldErrors, error_for};
+use crate::domain::workflow::{Definition, Participant};
 use crate::http::AppState;
 use crate::http::context::{PageContext, flash, html};
 use crate::http::error::{AppError, Result};
 use crate::http::form::Form;
 use crate::i18n::Message;
 use crate::store::{self, workflows::Deleted};
-use crate::workflow::{Definition, Participant};
 
 pub struct WorkflowLine {
     pub id: i64,

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use axum::body::Bytes;
 use axum::http::HeaderValue;
 
-use crate::bucket::Policy;
+use crate::limits::bucket::Policy;
 
 /// The policy's name in the RateLimit fields.
 const POLICY_NAME: &str = "token";

@@ -1,12 +1,12 @@
 //! The integrator API, `/api/v1/`: JSON in and out, every error JSON with a stable `error`
 //! code. Callers present `Authorization: Bearer <token>`; each token has a token bucket of its
-//! own (`crate::bucket`), announced on every reply in the IETF RateLimit draft's fields, and a
-//! request signed by a trusted integrator gets a bigger bucket (`crate::api`).
+//! own (`crate::limits::bucket`), announced on every reply in the IETF RateLimit draft's fields, and a
+//! request signed by a trusted integrator gets a bigger bucket (`crate::domain::api`).
 //!
 //! Order of work for every request (`gate`): the token (one keyed hash and an indexed read),
 //! then the bucket, then the signature when one is sent (so a bad signature has spent its
 //! request before its key is looked up), and only then the handler, which checks the call
-//! against the token's scope (`crate::api::scope`). The doorway's guard does not count the API,
+//! against the token's scope (`crate::domain::api::scope`). The doorway's guard does not count the API,
 //! and the API's bucket does not count the doorway.
 
 use std::net::IpAddr;
@@ -26,15 +26,15 @@ use serde_json::{Value, json};
 use super::AppState;
 use super::client::ClientAddr;
 use super::extract::Path;
-use crate::api::scope::Ability;
-use crate::api::{self, Signature, Signed};
-use crate::bucket::{Policy, Verdict};
-use crate::guard::FloodGuard;
+use crate::domain::api::scope::Ability;
+use crate::domain::api::{self, Signature, Signed};
+use crate::domain::links::{self, Actor, Refusal};
+use crate::domain::login;
+use crate::domain::workflow::{Definition, Participant};
 use crate::i18n::{Lang, Message};
-use crate::links::{self, Actor};
-use crate::login;
+use crate::limits::bucket::{Policy, Verdict};
+use crate::limits::guard::FloodGuard;
 use crate::store::{self, api::Reached, api::TokenRow, instances::InstanceRow};
-use crate::workflow::{Definition, Participant};
 
 mod fields;
 pub mod refusal;
@@ -539,43 +539,26 @@ async fn start(
         title: None,
         body: None,
     });
-    let cap = state.site.get().await.settings.api_max_running_instances;
-    // Counting and starting under one lock: two starts cannot both take the last place.
-    let _caps = state.api_caps.lock().await;
-    let running = store::api::running_started_by(&state.db, token.id).await?;
-    if u64::try_from(running).unwrap_or(0) >= cap {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "running_instance_cap",
-            Message::new("api-running-cap")
-                .arg("cap", cap.to_string())
-                .render(lang),
-        ));
-    }
+    let quota = links::Quota {
+        token: token.id,
+        running_cap: state.site.get().await.settings.api_max_running_instances,
+    };
     let title = subject.title.unwrap_or_default();
     let id = match links::start(
         &state.db,
         workflow.id,
         &title,
         &subject.body.unwrap_or_default(),
+        Some(quota),
     )
     .await?
     {
         Ok(id) => id,
-        Err(errors) => {
-            let (field, message) = errors
-                .into_iter()
-                .next()
-                .unwrap_or(("subject", Message::new("api-bad-json")));
-            let field = match field {
-                "title" => "subject.title",
-                "body" => "subject.body",
-                other => other,
-            };
-            return Err(ApiError::invalid(lang, field, &message));
+        Err(refusals) => {
+            let refusal = refusals.into_iter().next().unwrap_or(Refusal::TitleInvalid);
+            return Err(refused(lang, &refusal));
         }
     };
-    store::api::mark_started_by(&state.db, id, token.id).await?;
     let row = store::instances::by_id(&state.db, id)
         .await?
         .ok_or_else(|| ApiError::not_found(lang))?;
@@ -615,7 +598,7 @@ async fn instance_json(state: &AppState, row: InstanceRow) -> Result<Value, ApiE
         .map(|h| {
             json!({
                 "at": h.at,
-                "event": h.event,
+                "event": h.event.as_str(),
                 "step": h.step_index + 1,
                 "step_title": h.step_title,
                 "participant": h.participant,
@@ -665,31 +648,28 @@ async fn issue(
     needs(&token, Ability::Links, lang)?;
     let input: IssueBody = body(lang, &bytes)?;
     let snapshot = state.site.get().await;
-    reached(&state, &token, id, lang).await?;
-    let cap = snapshot.settings.api_max_links_per_instance_per_day;
-    // Counting and issuing under one lock: two issues cannot both take the last place.
-    let _caps = state.api_caps.lock().await;
-    let issued = store::api::links_issued_since(&state.db, id, store::now() - 24 * 3600).await?;
-    if u64::try_from(issued).unwrap_or(0) >= cap {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "link_cap",
-            Message::new("api-link-cap")
-                .arg("cap", cap.to_string())
-                .render(lang),
-        ));
-    }
-    let result = links::issue(
+    let reached = reached(&state, &token, id, lang).await?;
+    let definition = state
+        .versions
+        .get(&state.db, reached.instance.version_id)
+        .await?;
+    let by = Actor::Api(token.name.clone());
+    let order = links::Order {
+        participant: input.participant.as_deref().unwrap_or(""),
+        ttl: input
+            .ttl_seconds
+            .unwrap_or(snapshot.settings.default_link_ttl),
+        now: state.clock.now_secs(),
+        by: &by,
+        daily_cap: Some(snapshot.settings.api_max_links_per_instance_per_day),
+    };
+    let result = links::issue_on(
         &state.db,
         &snapshot.keys,
         &snapshot.settings.base_url,
-        id,
-        input.participant.as_deref().unwrap_or(""),
-        input
-            .ttl_seconds
-            .unwrap_or(snapshot.settings.default_link_ttl),
-        state.clock.now_secs(),
-        &Actor::Api(token.name.clone()),
+        &reached.instance,
+        &definition,
+        &order,
     )
     .await?;
     match result {
@@ -698,17 +678,27 @@ async fn issue(
             Json(json!({ "id": issued.id, "url": issued.url, "expires": issued.expires })),
         )
             .into_response()),
-        Err(m) => {
-            let field = if m.id == "link-ttl-invalid" {
-                "ttl_seconds"
-            } else if m.id.starts_with("link-participant") {
-                "participant"
-            } else {
-                "instance"
-            };
-            Err(ApiError::invalid(lang, field, &m))
-        }
+        Err(refusal) => Err(refused(lang, &refusal)),
     }
+}
+
+/// A refusal of the domain as the API answers it: a hard cap is a 403 with its own code, the
+/// rest a 422 naming the request's field.
+fn refused(lang: Lang, refusal: &Refusal) -> ApiError {
+    let code = match refusal {
+        Refusal::RunningCap(_) => "running_instance_cap",
+        Refusal::LinkCap(_) => "link_cap",
+        _ => {
+            let field = match refusal.field() {
+                "title" => "subject.title",
+                "body" => "subject.body",
+                "ttl" => "ttl_seconds",
+                other => other,
+            };
+            return ApiError::invalid(lang, field, &refusal.message());
+        }
+    };
+    ApiError::new(StatusCode::FORBIDDEN, code, refusal.message().render(lang))
 }
 
 async fn revoke(

@@ -17,10 +17,10 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 
 use super::{KEY_ID_HEADER, fields, rate_headers};
-use crate::api;
-use crate::bucket::{Policy, Verdict};
+use crate::domain::api;
 use crate::http::AppState;
 use crate::http::front::Refusal;
+use crate::limits::bucket::{Policy, Verdict};
 
 /// The one `429` of the API, from this layer and from `gate` alike: `Retry-After` in whole
 /// seconds (never below 1), the same number in the JSON body, and the RateLimit fields.

@@ -11,11 +11,11 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 
 use super::EVENT;
-use crate::guard::{Decision, FloodGuard};
+use crate::domain::site::Snapshot;
 use crate::http::AppState;
 use crate::http::front::Refusal;
 use crate::i18n::{Lang, tr};
-use crate::site::Snapshot;
+use crate::limits::guard::{Decision, FloodGuard};
 
 /// The refusal, one sentence per language, made once. Identical for both tiers and for good
 /// and bad links: it says nothing about either.

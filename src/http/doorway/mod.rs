@@ -8,7 +8,7 @@
 //!
 //! Routing never loads anything, so a refused request costs no instance load, no token check,
 //! no HMAC over the link, no subject, no interaction and no render. The rules (what a link may
-//! answer, what an answer must hold) are the domain's, in `crate::interaction`; this module
+//! answer, what an answer must hold) are the domain's, in `crate::domain::interaction`; this module
 //! only speaks HTTP.
 
 use axum::Router;
@@ -23,12 +23,12 @@ use super::AppState;
 use super::context::PageContext;
 use super::error::AppError;
 use super::form::{holds_nul, pairs};
-use crate::capability::Kind;
+use crate::domain::capability::Kind;
+use crate::domain::interaction::{self, Invalid, Now, Resolved};
+use crate::domain::site::Snapshot;
+use crate::domain::workflow::{InstanceState, Interaction};
 use crate::i18n::Lang;
-use crate::interaction::{self, Invalid, Now, Resolved};
-use crate::site::Snapshot;
 use crate::store::{self, instances::Recorded};
-use crate::workflow::{InstanceState, Interaction};
 
 mod guard;
 mod payment;
@@ -42,6 +42,9 @@ pub const EVENT: &str = "interaction";
 /// Everything under it is the doorway's one route (`ROUTE`), and is counted before routing.
 pub const PREFIX: &str = "/interaction/";
 const ROUTE: &str = "/interaction/{*link}";
+/// Everything under it is the test provider's one route (`http::provider`), counted under the
+/// doorway's guard as the handle it carries (`http::front`).
+pub const PROVIDER_PREFIX: &str = "/test-provider/";
 /// The hidden field naming the step a page showed (1-based). Field names are slugs, which
 /// never start with `_`, so no form field can take this name.
 pub const STEP_FIELD: &str = "_step";
@@ -74,7 +77,7 @@ pub(crate) fn link_of(path: &str) -> &str {
 /// the doorway does (a database read each), so they are counted as the same caller.
 pub(crate) fn guarded_credential(path: &str) -> Option<&str> {
     path.strip_prefix(PREFIX)
-        .or_else(|| path.strip_prefix(crate::http::provider::PREFIX))
+        .or_else(|| path.strip_prefix(PROVIDER_PREFIX))
 }
 
 /// Resolves the request's link, or answers the one refusal.

@@ -5,13 +5,13 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 
 use super::views::{self, Notice};
+use crate::domain::interaction::payment::{self, PaymentState};
+use crate::domain::interaction::{Invalid, Resolved};
+use crate::domain::site::Snapshot;
+use crate::domain::workflow::Step;
 use crate::http::AppState;
 use crate::http::context::PageContext;
 use crate::http::error::AppError;
-use crate::interaction::payment::{self, PaymentState};
-use crate::interaction::{Invalid, Resolved};
-use crate::site::Snapshot;
-use crate::workflow::Step;
 
 /// Starts (or joins) the step's payment and sends the payer to the provider.
 pub async fn start(

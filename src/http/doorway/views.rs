@@ -4,11 +4,11 @@
 use axum::http::StatusCode;
 use axum::response::Response;
 
+use crate::domain::interaction::{Invalid, Now, Resolved};
+use crate::domain::site::Snapshot;
+use crate::domain::workflow::{Field, InstanceState, Interaction, Step};
 use crate::http::context::{PageContext, html};
 use crate::i18n::{Lang, Message};
-use crate::interaction::{Invalid, Now, Resolved};
-use crate::site::Snapshot;
-use crate::workflow::{Field, InstanceState, Interaction, Step};
 
 #[derive(askama::Template)]
 #[template(path = "doorway/refused.html")]
@@ -148,7 +148,7 @@ fn step_page(
         Interaction::Payment {
             amount_cents,
             currency,
-        } => crate::workflow::format_amount_for(ctx.lang, *amount_cents, currency),
+        } => crate::domain::workflow::format_amount_for(ctx.lang, *amount_cents, currency),
         _ => String::new(),
     };
     let notice = notice.map(|n| match n {

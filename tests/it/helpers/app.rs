@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once};
 
-use orchestra::flood::{self, Clock, FloodStore, MemoryFlood, SqlFlood};
 use orchestra::http::AppState;
+use orchestra::limits::flood::{self, Clock, FloodStore, MemoryFlood, SqlFlood};
 use orchestra::store::Db;
 use tracing::field::{Field, Visit};
 use tracing::{Event, Instrument, Subscriber, span};
@@ -37,7 +37,10 @@ pub async fn fresh_database() -> TestDb {
     if let Ok(admin_url) = std::env::var("ORCHESTRA_TEST_POSTGRES_URL") {
         use sqlx::Connection;
         sqlx::any::install_default_drivers();
-        let name = format!("orchestra_test_{}", &orchestra::keys::random_token()[..16]);
+        let name = format!(
+            "orchestra_test_{}",
+            &orchestra::domain::keys::random_token()[..16]
+        );
         let mut conn = sqlx::AnyConnection::connect(&admin_url)
             .await
             .expect("connect to the test PostgreSQL server");
@@ -202,7 +205,7 @@ impl TestApp {
 
     /// Creates the test administrator directly in the store.
     pub async fn create_admin(&self) {
-        let hash = orchestra::password::hash(PASSWORD).unwrap();
+        let hash = orchestra::domain::password::hash(PASSWORD).unwrap();
         orchestra::store::admins::create(&self.db, ADMIN, &hash)
             .await
             .unwrap();
@@ -238,7 +241,7 @@ impl TestApp {
 
     /// Saves settings as `orchestra config set` would, and makes the app see them now.
     pub async fn set(&self, values: &[(&'static str, &str)]) {
-        orchestra::settings::Settings::save(&self.db, values)
+        orchestra::domain::settings::Settings::save(&self.db, values)
             .await
             .unwrap()
             .expect("valid settings");
@@ -251,7 +254,7 @@ impl TestApp {
             .await
             .unwrap()
             .expect("seeded workflow");
-        orchestra::links::start(&self.db, w.id, title, "The body of the subject.")
+        orchestra::domain::links::start(&self.db, w.id, title, "The body of the subject.", None)
             .await
             .unwrap()
             .unwrap()
@@ -267,20 +270,18 @@ impl TestApp {
             Some(p) => p.to_owned(),
             None => self.current_participant(instance).await,
         };
-        orchestra::links::issue(
-            &self.db,
-            &keys,
-            "",
-            instance,
-            &who,
-            3600,
-            self.clock.now_secs(),
-            &orchestra::links::Actor::CommandLine,
-        )
-        .await
-        .unwrap()
-        .unwrap()
-        .url
+        let order = orchestra::domain::links::Order {
+            participant: &who,
+            ttl: 3600,
+            now: self.clock.now_secs(),
+            by: &orchestra::domain::links::Actor::CommandLine,
+            daily_cap: None,
+        };
+        orchestra::domain::links::issue(&self.db, &self.state.versions, &keys, "", instance, &order)
+            .await
+            .unwrap()
+            .unwrap()
+            .url
     }
 
     /// The first participant with something left to answer in an instance.
@@ -295,7 +296,7 @@ impl TestApp {
             .get(&self.db, row.version_id)
             .await
             .unwrap();
-        orchestra::links::participants_left(&self.db, &row, &definition)
+        orchestra::domain::links::participants_left(&self.db, &row, &definition)
             .await
             .unwrap()
             .first()

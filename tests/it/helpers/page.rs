@@ -145,7 +145,7 @@ pub async fn events(app: &TestApp, id: i64) -> Vec<(i64, String, String)> {
         .await
         .unwrap()
         .into_iter()
-        .map(|h| (h.step_index, h.branch, h.event))
+        .map(|h| (h.step_index, h.branch, h.event.as_str().to_owned()))
         .collect()
 }
 
@@ -155,7 +155,7 @@ pub async fn answers(app: &TestApp, id: i64) -> Vec<serde_json::Value> {
         .await
         .unwrap()
         .into_iter()
-        .filter(|h| h.event == "answered")
+        .filter(|h| h.event.as_str() == "answered")
         .map(|h| serde_json::from_str(&h.answer).expect("an answer is JSON"))
         .collect()
 }

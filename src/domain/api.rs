@@ -7,13 +7,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
-use subtle::ConstantTimeEq;
 
-use crate::bucket::Policy;
-use crate::capability::{hex_decode, hex_encode};
+use crate::domain::keys::SiteKeys;
+use crate::domain::settings::Settings;
 use crate::error::Error;
-use crate::keys::SiteKeys;
-use crate::settings::Settings;
+use crate::limits::bucket::Policy;
 use crate::store::{self, Db, api::TokenRow};
 
 pub mod scope;
@@ -38,7 +36,7 @@ fn token_hash(keys: &SiteKeys, text: &str) -> String {
 
 /// The text a token's keyed hash is stored under in the database.
 pub fn stored_hash(key: &TokenKey) -> String {
-    hex_encode(key)
+    hex::encode(key)
 }
 
 /// The credentials of an `Authorization` value in the `Bearer` scheme, whose name is
@@ -55,8 +53,17 @@ pub fn could_be_token(text: &str) -> bool {
     text.starts_with(TOKEN_PREFIX) && text.len() <= 200
 }
 
+/// A token's name: what the CLI and the list call it.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+}
+
 fn random_hex(bytes: usize) -> String {
-    hex_encode(&crate::keys::random_bytes()[..bytes])
+    hex::encode(&crate::domain::keys::random_bytes()[..bytes])
 }
 
 /// A new token with the default scope (`Scope::default`): stored by its keyed hash; its text
@@ -219,15 +226,19 @@ pub enum Signature {
 pub fn signing_input(method: &str, path: &str, body: &[u8], timestamp: &str) -> String {
     format!(
         "{method}\n{path}\n{}\n{timestamp}",
-        hex_encode(&Sha256::digest(body))
+        hex::encode(Sha256::digest(body))
     )
 }
 
 /// The signature an integrator sends: hex HMAC-SHA256 of `signing_input` under its secret.
 pub fn sign(secret: &str, input: &str) -> String {
+    hex::encode(signing_mac(secret, input).finalize().into_bytes())
+}
+
+fn signing_mac(secret: &str, input: &str) -> Hmac<Sha256> {
     let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("any key length");
     mac.update(input.as_bytes());
-    hex_encode(&mac.finalize().into_bytes())
+    mac
 }
 
 pub async fn check_signature(db: &Db, s: &Signed<'_>, now: i64) -> Result<Signature, Error> {
@@ -240,17 +251,17 @@ pub async fn check_signature(db: &Db, s: &Signed<'_>, now: i64) -> Result<Signat
     let Some(secret) = store::api::integrator_secret(db, s.key_id).await? else {
         return Ok(Signature::Refused);
     };
-    let expected = sign(
+    // Compared as bytes in constant time (`verify_slice`), the hex spelling aside.
+    let given = hex::decode(s.signature).unwrap_or_default();
+    let mac = signing_mac(
         &secret,
         &signing_input(s.method, s.path, s.body, s.timestamp),
     );
-    let given = hex_decode(s.signature).unwrap_or_default();
-    let expected = hex_decode(&expected).unwrap_or_default();
-    if !bool::from(expected.ct_eq(&given)) {
+    if mac.verify_slice(&given).is_err() {
         return Ok(Signature::Refused);
     }
     // A signature is good once: recorded until it could no longer pass the age check.
-    let seen = hex_encode(&Sha256::digest(s.signature.as_bytes()));
+    let seen = hex::encode(Sha256::digest(s.signature.as_bytes()));
     if !store::api::first_use_of_signature(db, &seen, at + 2 * SIGNATURE_MAX_AGE).await? {
         return Ok(Signature::Refused);
     }

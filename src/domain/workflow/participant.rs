@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::capability::valid_branch_name;
+use crate::domain::capability::valid_branch_name;
 
 /// A participant's name: the alphabet and length of a link's branch field, which carries it.
 /// The default participant answers the steps that name none; its links carry no branch, so

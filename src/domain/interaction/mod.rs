@@ -9,16 +9,16 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::capability::{self, Claims, Kind};
-use crate::error::Error;
-use crate::i18n::Message;
-use crate::keys::SiteKeys;
-use crate::store::instances::{Answer, InstanceRow, Recorded};
-use crate::store::{self, Db};
-use crate::workflow::versions::Cache;
-use crate::workflow::{
+use crate::domain::capability::{self, Claims, Kind};
+use crate::domain::keys::SiteKeys;
+use crate::domain::workflow::versions::Cache;
+use crate::domain::workflow::{
     Definition, Field, InstanceState, Interaction, Participant, Step, check_form,
 };
+use crate::error::Error;
+use crate::i18n::Message;
+use crate::store::instances::{Answer, InstanceRow, Recorded};
+use crate::store::{self, Db};
 
 pub mod payment;
 

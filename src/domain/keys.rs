@@ -47,7 +47,7 @@ impl SiteKeys {
     }
 
     pub(crate) fn provider_key_hex(&self) -> String {
-        crate::capability::hex_encode(&self.provider_key)
+        hex::encode(self.provider_key)
     }
 
     /// The HMAC key for capability links: private key and hash salt together.
@@ -59,16 +59,15 @@ impl SiteKeys {
     }
 
     pub(crate) fn private_key_hex(&self) -> String {
-        crate::capability::hex_encode(&self.private_key)
+        hex::encode(self.private_key)
     }
 
     pub(crate) fn hash_salt_hex(&self) -> String {
-        crate::capability::hex_encode(&self.hash_salt)
+        hex::encode(self.hash_salt)
     }
 
     pub(crate) fn from_hex(private_key: &str, hash_salt: &str, provider: &str) -> Option<Self> {
-        let decode =
-            |hex: &str| -> Option<[u8; 32]> { crate::capability::hex_decode(hex)?.try_into().ok() };
+        let decode = |hex: &str| -> Option<[u8; 32]> { hex::decode(hex).ok()?.try_into().ok() };
         Some(
             Self::from_bytes(decode(private_key)?, decode(hash_salt)?)
                 .with_provider_key(decode(provider)?),
@@ -80,7 +79,7 @@ impl SiteKeys {
     pub fn keyed_hash(&self, purpose: &str, secret: &str) -> String {
         let mut mac = self.keyed_hasher(purpose);
         mac.update(secret.as_bytes());
-        crate::capability::hex_encode(&mac.finalize().into_bytes())
+        hex::encode(mac.finalize().into_bytes())
     }
 
     /// `keyed_hash` for one purpose, keyed and ready for the secret: cloned per use by a
@@ -104,7 +103,7 @@ pub fn random_bytes() -> [u8; 32] {
 
 /// A random token as 64 hex characters (CSRF tokens, instance tokens, setup tokens).
 pub fn random_token() -> String {
-    crate::capability::hex_encode(&random_bytes())
+    hex::encode(random_bytes())
 }
 
 #[cfg(test)]

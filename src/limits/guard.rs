@@ -16,15 +16,20 @@
 //! - while the flood store fails to sync, the operator's [`OnFault`] decides: count in the
 //!   process (as always), let everything through, or refuse everything ([`StoreHealth`]);
 //! - what each event answered and refused per period is kept for its sizing chart
-//!   ([`FloodGuard::sizing`]), on the answered path only.
+//!   ([`FloodGuard::sizing`]), on the answered path only;
+//! - the first refusal of each caller in a period is the one logged, by the guard's own bounded
+//!   record ([`FirstRefusals`], [`LOGGED_CALLERS`]), never by a count in the flood store.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::flood::{Clock, FloodStore, Tier};
-use crate::sizing::{History, Sizings};
+use crate::limits::flood::{Clock, FloodStore, Tier};
+use crate::limits::sizing::{History, Sizings};
+pub use crate::limits::slots::RECENT_PERIODS;
+use crate::limits::slots::find_slot;
 
 /// The limits a caller of the guard read from its settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -181,7 +186,7 @@ pub enum Decision {
     Refused {
         tier: Refusal,
         /// Whether this is the first refusal of its kind in the period, the one worth a log
-        /// line (see [`FloodGuard::check`]).
+        /// line ([`FirstRefusals`]).
         first_in_period: bool,
     },
     /// Report-only mode: enforcing would have refused this request; it is answered.
@@ -190,9 +195,6 @@ pub enum Decision {
         first_in_period: bool,
     },
 }
-
-/// The event under which the first refusal of each period is noted, so it is logged once.
-pub const REFUSAL_LOGGED: &str = "guard.refusal_logged";
 
 /// The identifier the total tier is counted under.
 pub const TOTAL: &str = "total";
@@ -203,6 +205,12 @@ pub struct FloodGuard {
     health: StoreHealth,
     sizing: Sizings,
     decisions: Decisions,
+    first_refusals: FirstRefusals,
+    /// Whether the flood store read back its stored counts (`warm_up`): once per process.
+    warmed: AtomicBool,
+    /// Set by a counted decision, cleared by `upkeep`: what was counted since then may still
+    /// be in the store's journal, to be written even once nothing counts any more.
+    counted: AtomicBool,
 }
 
 impl FloodGuard {
@@ -216,8 +224,63 @@ impl FloodGuard {
             flood,
             would_refuse: Tally::new(clock.clone()),
             sizing: Sizings::new(clock.clone(), TALLIED_EVENTS),
+            first_refusals: FirstRefusals::new(clock.clone()),
             health: StoreHealth::new(clock),
             decisions: Decisions::default(),
+            warmed: AtomicBool::new(false),
+            counted: AtomicBool::new(false),
+        }
+    }
+
+    /// Reads what the flood store holds for the current periods, so a restart keeps the
+    /// counts: at start when something counts, else when something starts counting
+    /// (`upkeep`). Once per process: a later read would count this process's own writes twice.
+    /// A read that fails is tried again at the next `upkeep` that counts.
+    pub async fn warm_up(&self) {
+        if self.warmed.load(Ordering::Acquire) {
+            return;
+        }
+        match self.flood.warm_up().await {
+            Ok(keys) => {
+                self.warmed.store(true, Ordering::Release);
+                tracing::debug!(keys, "flood store read back the current periods' counts");
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read the stored counts; counting from zero")
+            }
+        }
+    }
+
+    /// The flood store's upkeep, at every sync interval and once at the stop, given whether
+    /// anything counts now (`Settings::anything_counts`). While something counts: the warm-up
+    /// if it has not happened, then a sync (which pings the store when it has nothing to
+    /// write, so a fault is seen while the site only refuses). Once nothing counts: one more
+    /// sync if anything was counted since the last one (until it works), then nothing at all,
+    /// not even a ping. `None` when it did nothing.
+    pub async fn upkeep(
+        &self,
+        counting: bool,
+    ) -> Option<Result<(), crate::limits::flood::FloodError>> {
+        if counting {
+            self.warm_up().await;
+        }
+        let counted = self.counted.swap(false, Ordering::AcqRel);
+        if !counting && !counted {
+            return None;
+        }
+        let result = self.sync().await;
+        if result.is_err() {
+            // The journal keeps what it could not write: try again at the next upkeep.
+            self.counted.store(true, Ordering::Release);
+        }
+        Some(result)
+    }
+
+    /// Notes that something was counted. A read, and a write only the first time after each
+    /// `upkeep`: the refusal path shares the line, it does not fight over it.
+    fn note_counted(&self) {
+        if !self.counted.load(Ordering::Relaxed) {
+            self.counted.store(true, Ordering::Relaxed);
         }
     }
 
@@ -233,7 +296,7 @@ impl FloodGuard {
 
     /// Syncs the flood store and records whether it worked: the one place a store fault
     /// starts and ends.
-    pub async fn sync(&self) -> Result<(), crate::flood::FloodError> {
+    pub async fn sync(&self) -> Result<(), crate::limits::flood::FloodError> {
         let result = self.flood.sync().await;
         self.health.record(result.is_ok());
         result
@@ -244,7 +307,7 @@ impl FloodGuard {
         &self.would_refuse
     }
 
-    /// `event`'s per-period figures for the sizing chart (`crate::sizing`), for periods of
+    /// `event`'s per-period figures for the sizing chart (`crate::limits::sizing`), for periods of
     /// `period`: what it answered, as `check_as` recorded it, and what it refused, from the
     /// decision counters.
     pub fn sizing(&self, event: &'static str, period: Duration) -> History {
@@ -257,12 +320,20 @@ impl FloodGuard {
         }
     }
 
-    /// Closes the sizing charts' periods that ended, off the request path (the server's
-    /// background task, at every sync).
-    pub fn tick_sizing(&self) {
+    /// Closes the periods that ended, off the request path (the server's background task, at
+    /// every sync): the sizing charts', and the log's (the summary line of callers refused
+    /// past [`LOGGED_CALLERS`], [`FirstRefusals::summarize`]).
+    pub fn tick(&self) {
         for (event, sizing) in self.sizing.all() {
             sizing.tick(self.refused(event));
         }
+        self.first_refusals.summarize(false);
+    }
+
+    /// At the stop: the log's summary line for the current periods too, which will not end in
+    /// this process.
+    pub fn close(&self) {
+        self.first_refusals.summarize(true);
     }
 
     /// `event`'s refusals since the process started, both tiers.
@@ -329,6 +400,7 @@ impl FloodGuard {
         if !Self::is_counting(limits) {
             return;
         }
+        self.note_counted();
         for (identifier, limit) in [(caller, limits.per_caller), (total, limits.total)] {
             if limit > 0 {
                 self.flood.register(event, identifier, limits.period);
@@ -336,24 +408,15 @@ impl FloodGuard {
         }
     }
 
-    fn allows(&self, event: &str, caller: &str, total: &str, limits: &Limits) -> Decision {
+    fn allows(&self, event: &'static str, caller: &str, total: &str, limits: &Limits) -> Decision {
         for (tier, identifier, limit) in [
             (Refusal::PerCaller, caller, limits.per_caller),
             (Refusal::Total, total, limits.total),
         ] {
             if limit > 0 && self.flood.count(event, identifier, limits.period) >= limit {
-                // The log throttle, as `check` keeps it: one note per refused key and period.
-                let note = [Tier {
-                    identifier,
-                    limit: 1,
-                }];
-                let first_in_period = self
-                    .flood
-                    .try_register(REFUSAL_LOGGED, &note, limits.period)
-                    .is_ok();
                 return Decision::Refused {
                     tier,
-                    first_in_period,
+                    first_in_period: self.first_refusals.first(event, identifier, limits.period),
                 };
             }
         }
@@ -372,6 +435,7 @@ impl FloodGuard {
         if !Self::is_counting(limits) {
             return Decision::Allowed;
         }
+        self.note_counted();
         // One relaxed increment per counted decision, and, with the metrics endpoint on, the
         // time of one decision in DECISION_SAMPLE (`Decisions`).
         let slot = self.decisions.slot(event, true);
@@ -423,11 +487,11 @@ impl FloodGuard {
 
     /// Counts one request of `caller` to `event` and decides whether it may be answered.
     ///
-    /// A refusal is logged once per period: per caller for the per-caller tier (a caller
-    /// must have been answered `per_caller` times to get there, so these lines are bounded by
-    /// the total), and once for the whole event for the total tier, so no flood of fresh
-    /// identifiers can turn the log into a second flood.
-    pub fn check(&self, event: &str, caller: &str, limits: &Limits) -> Decision {
+    /// A refusal is logged once per period ([`FirstRefusals`]): per caller for the per-caller
+    /// tier (a caller must have been answered `per_caller` times to get there, so these lines
+    /// are bounded by the total), and once for the whole event for the total tier, so no flood
+    /// of fresh identifiers can turn the log into a second flood.
+    pub fn check(&self, event: &'static str, caller: &str, limits: &Limits) -> Decision {
         if !Self::is_counting(limits) {
             return Decision::Allowed;
         }
@@ -450,26 +514,230 @@ impl FloodGuard {
                     (&tiers[..1], &[Refusal::Total])
                 }
             };
-        // The log throttle is one more count in the same store, under its own event and in the
-        // same step: per caller for the per-caller tier, per event for the total.
-        // No allocation.
-        let notes = [caller, event];
-        let notes = if kinds[0] == Refusal::Total {
-            &notes[1..]
-        } else {
-            &notes[..]
-        };
-        match self
-            .flood
-            .try_register_noting(event, tiers, limits.period, REFUSAL_LOGGED, notes)
-        {
+        match self.flood.try_register(event, tiers, limits.period) {
             Ok(()) => Decision::Allowed,
-            Err((index, first_in_period)) => {
+            Err(index) => {
+                // Per caller for the per-caller tier, per event (`TOTAL`) for the total.
                 let tier = kinds[index];
                 Decision::Refused {
                     tier,
-                    first_in_period,
+                    first_in_period: self.first_refusals.first(
+                        event,
+                        tiers[index].identifier,
+                        limits.period,
+                    ),
                 }
+            }
+        }
+    }
+}
+
+/// Callers whose first refusal in a period is logged, per event and period at most. Past it,
+/// refused callers are counted rather than logged, and one summary line a period says how
+/// many ([`FirstRefusals::summarize`]).
+pub const LOGGED_CALLERS: usize = 32_768;
+/// Callers an event remembers per period, logged or not: the summary's count is exact up to
+/// `TRACKED_CALLERS - LOGGED_CALLERS` callers past the bound, and says "at least" beyond.
+const TRACKED_CALLERS: usize = 98_304;
+/// Places in an event's set, a power of two: kept at most three quarters full, so a lookup
+/// reads a few neighbouring words. 8 bytes each: 1 MiB per event, allocated zeroed at its first
+/// refusal (the pages are touched as callers arrive).
+const CALLER_SLOTS: usize = 131_072;
+/// Places a lookup reads at most; a caller past them is counted as past the bound.
+const MAX_PROBES: usize = 64;
+
+/// Which callers were refused already in the current period, per event: the guard's own state,
+/// never the flood store's (whose cells are shared between keys, so a second count there
+/// loses callers to collisions). An open-addressed set of words, each a caller's keyed hash
+/// (32 bits of its own hash of it, never the caller itself) tagged with its period, so a new
+/// period starts empty without clearing anything. Fixed memory.
+///
+/// A refusal of a caller already seen reads a few words and writes none, and takes no lock: the
+/// usual request of a flood. A caller's first refusal takes its event's lock once, to count it
+/// against the bound (what the flood store's table lock was before). Two callers' hashes that
+/// agree in all 49 bits the set compares (17 of place, 32 stored) share a line: about one in
+/// 2^32 of lookups that meet another caller, for the rest of that period.
+pub struct FirstRefusals {
+    clock: Clock,
+    hasher: foldhash::quality::RandomState,
+    events: [EventRefusals; TALLIED_EVENTS],
+}
+
+#[derive(Default)]
+struct EventRefusals {
+    event: OnceLock<&'static str>,
+    slots: OnceLock<Box<[AtomicU64]>>,
+    /// The number of the period in which the bound was reached (plus one; 0: not reached):
+    /// past it, refusals of callers not yet seen are answered from this one word.
+    full_in: AtomicI64,
+    period: std::sync::Mutex<PeriodLog>,
+}
+
+impl EventRefusals {
+    /// The log of period `number` (of `period_ms`), locked: the one before it, when it ended
+    /// with callers unlogged, is summarized first.
+    fn current(
+        &self,
+        event: &str,
+        number: i64,
+        period_ms: i64,
+    ) -> std::sync::MutexGuard<'_, PeriodLog> {
+        let mut period_log = self.period.lock().unwrap_or_else(|e| e.into_inner());
+        if number > period_log.number || period_ms != period_log.period_ms {
+            if let Some(ended) = period_log.roll(number, period_ms) {
+                summary_line(event, ended);
+            }
+        }
+        period_log
+    }
+}
+
+/// An event's log in its current period: taken on a caller's first refusal only.
+#[derive(Default)]
+struct PeriodLog {
+    /// The period's number since the epoch, and its length.
+    number: i64,
+    period_ms: i64,
+    logged: usize,
+    /// Callers refused past the bound, each counted once (while they fit in the set).
+    unlogged: usize,
+    /// Whether callers past the set's room went uncounted: `unlogged` is then a floor.
+    at_least: bool,
+}
+
+impl PeriodLog {
+    /// Starts period `number` (of `period_ms`), returning the one that ended with callers left
+    /// unlogged, for its summary line.
+    fn roll(&mut self, number: i64, period_ms: i64) -> Option<(usize, bool)> {
+        let ended = (self.unlogged > 0 || self.at_least).then_some((self.unlogged, self.at_least));
+        *self = PeriodLog {
+            number,
+            period_ms,
+            ..PeriodLog::default()
+        };
+        ended
+    }
+}
+
+/// `n` words, zeroed by the allocator: the pages are not touched until a caller lands on them.
+fn zeroed_words(n: usize) -> Box<[AtomicU64]> {
+    let layout = std::alloc::Layout::array::<AtomicU64>(n).expect("a set of this size");
+    assert!(layout.size() > 0);
+    // SAFETY: the layout is non-empty; all-zero bytes are a valid `AtomicU64` (0); the pointer
+    // comes from the global allocator with this very layout, as `Box<[AtomicU64]>` frees it.
+    unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout).cast::<AtomicU64>();
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, n))
+    }
+}
+
+/// The tag a period's words carry: never 0, so an empty place (0) is never a current caller.
+fn period_tag(number: i64) -> u64 {
+    number.rem_euclid(i64::from(u32::MAX)) as u64 + 1
+}
+
+fn summary_line(event: &str, (callers, at_least): (usize, bool)) {
+    tracing::warn!(
+        event,
+        callers,
+        at_least,
+        logged = LOGGED_CALLERS,
+        "callers refused past the log's bound in a period, not logged one by one"
+    );
+}
+
+impl FirstRefusals {
+    pub fn new(clock: Clock) -> Self {
+        Self {
+            clock,
+            hasher: foldhash::quality::RandomState::default(),
+            events: Default::default(),
+        }
+    }
+
+    /// Whether this is `key`'s first refusal under `event` in the current period of length
+    /// `period`, and within the bound: the one worth a log line. `key` is a keyed hash already
+    /// (a caller, or `TOTAL` for the total tier).
+    pub fn first(&self, event: &'static str, key: &str, period: Duration) -> bool {
+        let Some(log) = find_slot(&self.events, event, true, |e| &e.event) else {
+            return false;
+        };
+        let period_ms = (period.as_millis() as i64).max(1);
+        let number = self.clock.now_ms().div_euclid(period_ms);
+        let tag = period_tag(number);
+        let hash = self.hasher.hash_one(key);
+        let word = (tag << 32) | (hash >> 32);
+        let slots = log.slots.get_or_init(|| zeroed_words(CALLER_SLOTS));
+        let mut place = hash as usize & (CALLER_SLOTS - 1);
+        let mut probes = 0;
+        while probes < MAX_PROBES {
+            let seen = slots[place].load(Ordering::Acquire);
+            if seen == word {
+                return false;
+            }
+            if seen >> 32 == tag {
+                // Another caller of this period: it was here before this one could be.
+                place = (place + 1) & (CALLER_SLOTS - 1);
+                probes += 1;
+                continue;
+            }
+            // Empty, or an earlier period's: this caller's place, unless another takes it first.
+            if log.full_in.load(Ordering::Acquire) == number + 1 {
+                return false;
+            }
+            let mut period_log = log.current(event, number, period_ms);
+            if period_log.logged + period_log.unlogged >= TRACKED_CALLERS {
+                period_log.at_least = true;
+                log.full_in.store(number + 1, Ordering::Release);
+                return false;
+            }
+            if slots[place]
+                .compare_exchange(seen, word, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
+                // Taken meanwhile: read it again (it may be this very caller).
+                continue;
+            }
+            if period_log.logged < LOGGED_CALLERS {
+                period_log.logged += 1;
+                return true;
+            }
+            period_log.unlogged += 1;
+            return false;
+        }
+        log.current(event, number, period_ms).at_least = true;
+        false
+    }
+
+    /// Writes the summary line of each event whose period ended with callers refused past the
+    /// bound (`all`: of the current periods too, at the stop), once per period.
+    pub fn summarize(&self, all: bool) {
+        let now = self.clock.now_ms();
+        for log in &self.events {
+            let Some(event) = log.event.get() else {
+                break;
+            };
+            let mut period_log = log.period.lock().unwrap_or_else(|e| e.into_inner());
+            if period_log.period_ms == 0 {
+                continue;
+            }
+            let number = now.div_euclid(period_log.period_ms);
+            if !all && number <= period_log.number {
+                continue;
+            }
+            if period_log.unlogged > 0 || period_log.at_least {
+                summary_line(event, (period_log.unlogged, period_log.at_least));
+            }
+            if all {
+                // The current period goes on: its callers stay seen, its summary is written.
+                period_log.unlogged = 0;
+                period_log.at_least = false;
+            } else {
+                let period_ms = period_log.period_ms;
+                period_log.roll(number, period_ms);
             }
         }
     }
@@ -549,8 +817,6 @@ impl StoreHealth {
     }
 }
 
-/// Periods a [`Tally`] remembers, the current one included.
-pub const RECENT_PERIODS: usize = 24;
 /// Events a [`Tally`] keeps apart; a further event is not tallied.
 const TALLIED_EVENTS: usize = 8;
 
@@ -646,29 +912,6 @@ impl Tally {
     }
 }
 
-/// The slot of `event` among fixed ones, claiming a free one when `claim` says so: no lock,
-/// no allocation; `None` once every slot belongs to another event.
-pub(crate) fn find_slot<'a, T>(
-    slots: &'a [T],
-    event: &'static str,
-    claim: bool,
-    name: impl Fn(&T) -> &OnceLock<&'static str>,
-) -> Option<&'a T> {
-    for slot in slots {
-        match name(slot).get() {
-            Some(e) if std::ptr::eq(*e, event) || *e == event => return Some(slot),
-            Some(_) => continue,
-            None if !claim => return None,
-            None => {
-                if *name(slot).get_or_init(|| event) == event {
-                    return Some(slot);
-                }
-            }
-        }
-    }
-    None
-}
-
 /// Counters the refusal path spreads over, one per thread modulo this, each on its own line.
 pub(crate) const SHARDS: usize = 16;
 
@@ -702,7 +945,7 @@ thread_local! {
 
 /// Per event, what the guard decided since the process started: fixed memory and atomics, no
 /// lock, one relaxed increment per counted decision. The metrics endpoint copies these into
-/// its counters when it is scraped (`crate::metrics`), so the refusal path never looks a
+/// its counters when it is scraped (`crate::http::metrics`), so the refusal path never looks a
 /// metric up.
 #[derive(Default)]
 pub struct Decisions {
@@ -799,7 +1042,7 @@ impl Decisions {
     }
 
     /// One more request under `event`, for a caller whose request is made of several decisions
-    /// (a sign-in attempt: one per limit, `crate::login`).
+    /// (a sign-in attempt: one per limit, `crate::domain::login`).
     pub fn count_request(&self, event: &'static str) {
         if let Some(slot) = self.slot(event, true) {
             slot.requests.fetch_add(1, Ordering::Relaxed);

@@ -186,10 +186,6 @@ impl Drop for Writing<'_> {
     }
 }
 
-/// What `try_register_noting` decided: `Ok`, or the full tier's index and, when the refusal's
-/// note was taken, the note key's hash.
-pub type Noted = Result<(), (usize, Option<u64>)>;
-
 /// A fixed-capacity, conservative, rolling-window counter. All methods are cheap and
 /// synchronous: one hash, two cells, one short lock; a refusal that changes nothing takes no
 /// lock at all.
@@ -294,20 +290,19 @@ impl CountTable {
         }
     }
 
-    /// Whether a key with these cells is refused by a registration that would change nothing:
-    /// its own count already at `limit` and its note (if any) already taken, read without the
-    /// lock. Under a flood of one link every worker asks this, and none of them writes a word
-    /// another core reads. `false` means "ask under the lock", never "allowed".
+    /// Whether a key with these cells is refused by a registration, read without the lock: its
+    /// own count already at `limit`. Under a flood of one link every worker asks this, and none
+    /// of them writes a word another core reads. `false` means "ask under the lock", never
+    /// "allowed".
     ///
     /// Exact, not an approximation: counts only grow within a bucket, and what other processes
     /// counted (`remote`) only adds, so if this process's own counts refuse, the count under the
-    /// lock refuses too, with the same note; and the first tier has no tier before it that
-    /// could have refused instead.
+    /// lock refuses too; and the first tier has no tier before it that could have refused
+    /// instead.
     fn refused_as_it_stands(
         &self,
         cells: [usize; ROWS],
         limit: u64,
-        note: Option<[usize; ROWS]>,
         now_b: i64,
         width: i64,
     ) -> bool {
@@ -316,10 +311,9 @@ impl CountTable {
             return false;
         }
         let full = self.local(cells, now_b, width) >= limit;
-        let noted = full && note.is_none_or(|note| self.local(note, now_b, width) >= 1);
         // The cells read above were all written before `seq` was read again unchanged.
         fence(Ordering::Acquire);
-        noted && self.seq.load(Ordering::Relaxed) == start
+        full && self.seq.load(Ordering::Relaxed) == start
     }
 
     pub fn register(&self, event: &str, identifier: &str, window: Duration) {
@@ -338,29 +332,26 @@ impl CountTable {
         self.estimate(&inner, self.cells(hash), hash, now_b, width)
     }
 
+    /// In one step: when every tier has fewer than its limit of events in `window`, registers
+    /// one event for each and returns `Ok`; otherwise registers nothing and returns the index
+    /// of the first full tier (`FloodStore::try_register`).
     pub fn try_register(
         &self,
         event: &str,
         tiers: &[Tier<'_>],
         window: Duration,
     ) -> Result<(), usize> {
-        let (outcome, _) = self.try_register_noting(event, tiers, window, "", &[]);
-        outcome.map_err(|(index, _)| index)
+        self.try_register_hashed(event, tiers, window).0
     }
 
-    /// `try_register`; on a refusal, also the refusal's note under the same lock
-    /// (`FloodStore::try_register_noting`): one event of `note_keys[index]` under `note_event`,
-    /// limit 1. Gives back each tier's key hash too, so a caller that journals the keys (the
-    /// SQL backend) need not hash them again, and on a refusal whose note was taken, the note
-    /// key's hash.
-    pub fn try_register_noting(
+    /// `try_register`, giving back each tier's key hash too, so a caller that journals the
+    /// keys (the SQL backend) need not hash them again.
+    pub fn try_register_hashed(
         &self,
         event: &str,
         tiers: &[Tier<'_>],
         window: Duration,
-        note_event: &str,
-        note_keys: &[&str],
-    ) -> (Noted, [u64; MAX_TIERS]) {
+    ) -> (Result<(), usize>, [u64; MAX_TIERS]) {
         let (now_b, width) = bucket_of(self.clock.now_ms(), window);
         let mut keys = [(0u64, [0usize; ROWS]); MAX_TIERS];
         let tiers = &tiers[..tiers.len().min(keys.len())];
@@ -369,14 +360,11 @@ impl CountTable {
         };
         let hash = self.key_hash(event, first.identifier);
         keys[0] = (hash, self.cells(hash));
-        // The flood's usual request: the first tier full and its refusal already noted.
-        let note = note_keys
-            .first()
-            .map(|key| self.cells(self.key_hash(note_event, key)));
-        if self.refused_as_it_stands(keys[0].1, first.limit, note, now_b, width) {
+        // The flood's usual request: the first tier full.
+        if self.refused_as_it_stands(keys[0].1, first.limit, now_b, width) {
             let mut hashes = [0; MAX_TIERS];
             hashes[0] = hash;
-            return (Err((0, None)), hashes);
+            return (Err(0), hashes);
         }
         for (key, tier) in keys.iter_mut().zip(tiers).skip(1) {
             let hash = self.key_hash(event, tier.identifier);
@@ -387,18 +375,7 @@ impl CountTable {
         let inner = &writing.inner;
         for (index, (tier, (hash, cells))) in tiers.iter().zip(keys).enumerate() {
             if self.estimate(inner, cells, hash, now_b, width) >= tier.limit {
-                let noted = note_keys.get(index).and_then(|key| {
-                    let hash = self.key_hash(note_event, key);
-                    let cells = self.cells(hash);
-                    if self.estimate(inner, cells, hash, now_b, width) >= 1 {
-                        return None;
-                    }
-                    for i in cells {
-                        self.rows[i].add(now_b, width, 1);
-                    }
-                    Some(hash)
-                });
-                return (Err((index, noted)), hashes);
+                return (Err(index), hashes);
             }
         }
         for (_, cells) in &keys[..tiers.len()] {
@@ -447,74 +424,6 @@ mod tests {
 
     fn tier(identifier: &str, limit: u64) -> Tier<'_> {
         Tier { identifier, limit }
-    }
-
-    #[test]
-    fn a_refusal_is_noted_once_a_window_and_charges_no_tier() {
-        let clock = Clock::manual(1_000_000_000);
-        let table = CountTable::new(1024, clock.clone());
-        let note = ("noted", &["k", "total"][..]);
-        let tiers = [tier("k", 1), tier("total", 100)];
-        assert_eq!(
-            table
-                .try_register_noting("e", &tiers, HOUR, note.0, note.1)
-                .0,
-            Ok(())
-        );
-        let first = table
-            .try_register_noting("e", &tiers, HOUR, note.0, note.1)
-            .0;
-        assert!(matches!(first, Err((0, Some(_)))), "first refusal noted");
-        for _ in 0..10 {
-            let again = table
-                .try_register_noting("e", &tiers, HOUR, note.0, note.1)
-                .0;
-            assert_eq!(again, Err((0, None)), "noted again inside the window");
-        }
-        assert_eq!(
-            table.count("e", "total", HOUR),
-            1,
-            "refusals charged the total"
-        );
-        assert_eq!(table.count("noted", "k", HOUR), 1);
-        assert_eq!(table.count("noted", "total", HOUR), 0);
-        clock.advance(HOUR + HOUR / 10);
-        assert_eq!(
-            table
-                .try_register_noting("e", &tiers, HOUR, note.0, note.1)
-                .0,
-            Ok(())
-        );
-        let next = table
-            .try_register_noting("e", &tiers, HOUR, note.0, note.1)
-            .0;
-        assert!(matches!(next, Err((0, Some(_)))), "noted again next window");
-    }
-
-    #[test]
-    fn a_refusal_by_the_second_tier_is_noted_under_its_own_key() {
-        let clock = Clock::manual(1_000_000_000);
-        let table = CountTable::new(1024, clock);
-        let note = ("noted", &["caller", "event"][..]);
-        let tiers = |id| [tier(id, 5), tier("total", 2)];
-        for id in ["a", "b"] {
-            assert_eq!(
-                table
-                    .try_register_noting("e", &tiers(id), HOUR, note.0, note.1)
-                    .0,
-                Ok(())
-            );
-        }
-        let refused = table
-            .try_register_noting("e", &tiers("c"), HOUR, note.0, note.1)
-            .0;
-        assert!(matches!(refused, Err((1, Some(_)))), "{refused:?}");
-        assert_eq!(table.count("noted", "event", HOUR), 1);
-        assert_eq!(table.count("noted", "caller", HOUR), 0);
-        let again = table
-            .try_register_noting("e", &tiers("d"), HOUR, note.0, note.1)
-            .0;
-        assert_eq!(again, Err((1, None)));
     }
 
     #[test]

@@ -2,16 +2,19 @@
 //! speaks the operator's language (`ORCHESTRA_LANG`, else `LANG`). Output meant for scripts
 //! (an id, a URL, a value) goes alone on standard output; everything else on standard error.
 
+pub mod args;
+
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::api::scope::Scope;
-use crate::cli_args::{Parsed, ScopeArgs};
+use crate::cli::args::{Parsed, ScopeArgs};
 use crate::config::Config;
+use crate::domain::api::scope::Scope;
+use crate::domain::settings::{self, Settings};
+use crate::domain::status;
 use crate::i18n::{Lang, Message};
-use crate::settings::{KEYS, Settings};
+use crate::limits::flood;
 use crate::store::{self, Db};
-use crate::{flood, status};
 
 /// Exit status for a command used wrongly or given a bad value.
 pub const USAGE: i32 = 2;
@@ -43,7 +46,7 @@ pub async fn run(args: Vec<String>) -> i32 {
         lang: Lang::from_env(),
     };
     // Parsed before the database is opened, so a mistyped command creates no file.
-    let parsed = match crate::cli_args::parse(out.lang, &args) {
+    let parsed = match crate::cli::args::parse(out.lang, &args) {
         Ok(p) => p,
         Err(m) => return out.err(m),
     };
@@ -61,7 +64,7 @@ pub async fn run(args: Vec<String>) -> i32 {
             return 0;
         }
         Parsed::Completions(shell) => {
-            return match crate::cli_args::completions(out.lang, &shell) {
+            return match crate::cli::args::completions(out.lang, &shell) {
                 Some(script) => {
                     print!("{script}");
                     0
@@ -245,7 +248,7 @@ async fn serve(out: &Out, config: &Config, bind: Option<&str>) -> i32 {
                 .render(out.lang)
         );
     }
-    if !crate::guard::FloodGuard::is_counting(&snapshot.settings.interaction_limits()) {
+    if !crate::limits::guard::FloodGuard::is_counting(&snapshot.settings.interaction_limits()) {
         eprintln!("{}", Message::new("cli-doorway-uncapped").render(out.lang));
     }
     match crate::serve(listener, metrics, state, config).await {
@@ -276,7 +279,7 @@ fn base_mismatch(base_url: &str, listening: SocketAddr) -> Option<String> {
 /// On an empty site, a fresh one-time setup URL (valid a day). Printed, never logged.
 async fn setup_url(
     db: &Db,
-    snapshot: &crate::site::Snapshot,
+    snapshot: &crate::domain::site::Snapshot,
     local: &str,
 ) -> Result<Option<String>, sqlx::Error> {
     if store::admins::count(db).await? > 0 {
@@ -287,7 +290,7 @@ async fn setup_url(
         Some(_) => snapshot.settings.base_url.clone(),
         None => format!("http://{local}"),
     };
-    let token = crate::keys::random_token();
+    let token = crate::domain::keys::random_token();
     store::admins::put_setup_token(
         db,
         &snapshot.keys.keyed_hash("setup", &token),
@@ -309,11 +312,11 @@ async fn admin_create(out: &Out, db: &Db, name: &str) -> Result<i32, sqlx::Error
             input.trim_end_matches(['\r', '\n']).to_owned()
         }
     };
-    let errors = crate::login::check_new_admin(name, &password, None);
+    let errors = crate::domain::login::check_new_admin(name, &password, None);
     if let Some((_, m)) = errors.into_iter().next() {
         return Ok(out.err(m));
     }
-    let hash = match crate::password::hash(&password) {
+    let hash = match crate::domain::password::hash(&password) {
         Ok(h) => h,
         Err(e) => return Ok(out.fail(e)),
     };
@@ -334,8 +337,8 @@ async fn admin_create(out: &Out, db: &Db, name: &str) -> Result<i32, sqlx::Error
 
 async fn workflow_list(db: &Db) -> Result<i32, sqlx::Error> {
     for w in store::workflows::list(db).await? {
-        let steps =
-            crate::workflow::Definition::from_json(&w.definition).map_or(0, |d| d.steps.len());
+        let steps = crate::domain::workflow::Definition::from_json(&w.definition)
+            .map_or(0, |d| d.steps.len());
         println!("{}\t{}\t{}\t{steps}\t{}", w.id, w.name, w.label, w.version);
     }
     Ok(0)
@@ -359,7 +362,7 @@ async fn instance_start(
     };
     let subject = subject.map_or_else(|| row.label.clone(), str::to_owned);
     let body = body.unwrap_or("");
-    match crate::links::start(db, row.id, &subject, body).await? {
+    match crate::domain::links::start(db, row.id, &subject, body, None).await? {
         Ok(id) => {
             println!("{id}");
             Ok(0)
@@ -368,8 +371,7 @@ async fn instance_start(
             errors
                 .into_iter()
                 .next()
-                .map(|(_, m)| m)
-                .unwrap_or(Message::new("cli-failed")),
+                .map_or(Message::new("cli-failed"), |r| r.message()),
         )),
     }
 }
@@ -390,33 +392,26 @@ async fn link_issue(
         None => settings.default_link_ttl,
         Some(t) => match crate::time::parse_duration(t) {
             Some(t) => t,
-            None => {
-                return Ok(out.err(
-                    Message::new("link-ttl-invalid")
-                        .arg("min", crate::settings::MIN_TTL.to_string())
-                        .arg("max", crate::settings::MAX_TTL.to_string()),
-                ));
-            }
+            None => return Ok(out.err(crate::domain::links::Refusal::TtlInvalid.message())),
         },
     };
     let keys = store::keys::load_or_create(db).await?;
-    match crate::links::issue(
-        db,
-        &keys,
-        &settings.base_url,
-        instance,
+    let order = crate::domain::links::Order {
         participant,
         ttl,
-        store::now(),
-        &crate::links::Actor::CommandLine,
-    )
-    .await
+        now: store::now(),
+        by: &crate::domain::links::Actor::CommandLine,
+        daily_cap: None,
+    };
+    let versions = crate::domain::workflow::versions::Cache::default();
+    match crate::domain::links::issue(db, &versions, &keys, &settings.base_url, instance, &order)
+        .await
     {
         Ok(Ok(issued)) => {
             println!("{}", issued.url);
             Ok(0)
         }
-        Ok(Err(m)) => Ok(out.err(m)),
+        Ok(Err(refusal)) => Ok(out.err(refusal.message())),
         Err(e) => Ok(out.fail(e)),
     }
 }
@@ -436,7 +431,7 @@ async fn config_set(out: &Out, db: &Db, pairs: &[&str]) -> Result<i32, sqlx::Err
     let mut values = Vec::new();
     for pair in pairs.chunks(2) {
         let [key, value] = pair else { continue };
-        let Some(key) = KEYS.iter().copied().find(|k| k == key) else {
+        let Some(key) = settings::setting(key).map(|s| s.key) else {
             return Ok(out.err(Message::new("config-unknown-key").arg("key", (*key).to_owned())));
         };
         values.push((key, *value));
@@ -469,8 +464,8 @@ async fn config_set(out: &Out, db: &Db, pairs: &[&str]) -> Result<i32, sqlx::Err
 
 async fn config_list(db: &Db) -> Result<i32, sqlx::Error> {
     let settings = Settings::load(db).await?;
-    for key in KEYS {
-        println!("{key} = {}", settings.get(key).unwrap_or_default());
+    for setting in settings::REGISTRY {
+        println!("{} = {}", setting.key, setting.get(&settings));
     }
     Ok(0)
 }
@@ -580,7 +575,7 @@ async fn scope_of(
         Err(e) => return Ok(Err(out.err(e.message))),
     };
     let named = scope.workflows.as_deref().unwrap_or_default();
-    match crate::api::unknown_workflow(db, named).await {
+    match crate::domain::api::unknown_workflow(db, named).await {
         Ok(None) => Ok(Ok(scope)),
         Ok(Some(name)) => Ok(Err(
             out.err(Message::new("token-workflow-unknown").arg("name", name))
@@ -599,7 +594,7 @@ async fn token_create(
     burst: Option<&str>,
     scope: &ScopeArgs,
 ) -> Result<i32, sqlx::Error> {
-    if !crate::http::admin::tokens::valid_name(name) {
+    if !crate::domain::api::valid_name(name) {
         return Ok(out.err(Message::new("token-name-invalid")));
     }
     let (rate, burst) = match (
@@ -614,7 +609,7 @@ async fn token_create(
         Err(code) => return Ok(code),
     };
     let keys = store::keys::load(db).await?;
-    match crate::api::create_scoped_token(db, &keys, name, rate, burst, &scope).await {
+    match crate::domain::api::create_scoped_token(db, &keys, name, rate, burst, &scope).await {
         Ok(Some(text)) => {
             println!("{text}");
             eprintln!(
@@ -706,10 +701,10 @@ async fn token_revoke(out: &Out, db: &Db, name: &str) -> Result<i32, sqlx::Error
 /// `orchestra integrator-key create NAME`: a new signing key (replacing NAME's old one),
 /// printed once: the key id, then the secret.
 async fn integrator_key_create(out: &Out, db: &Db, name: &str) -> Result<i32, sqlx::Error> {
-    if !crate::http::admin::tokens::valid_name(name) {
+    if !crate::domain::api::valid_name(name) {
         return Ok(out.err(Message::new("token-name-invalid")));
     }
-    match crate::api::create_integrator_key(db, name).await {
+    match crate::domain::api::create_integrator_key(db, name).await {
         Ok((key_id, secret)) => {
             println!("{key_id}\n{secret}");
             Ok(0)

@@ -4,10 +4,10 @@
 //! The text is the `metrics-exporter-prometheus` crate's, from a recorder of this server's own
 //! (never installed as the process's global one, so several servers in one test process keep
 //! their figures apart). Almost nothing is added to a request's work: the guard already keeps
-//! its figures in atomics ([`crate::guard::Decisions`], [`crate::guard::StoreHealth`]), and a
+//! its figures in atomics ([`crate::limits::guard::Decisions`], [`crate::limits::guard::StoreHealth`]), and a
 //! scrape copies them into the recorder's counters before rendering. The one figure measured
 //! on the way is the guard's decision time, sampled (one decision in
-//! [`crate::guard::DECISION_SAMPLE`]); the process figures are read from `/proc/self` at scrape
+//! [`crate::limits::guard::DECISION_SAMPLE`]); the process figures are read from `/proc/self` at scrape
 //! time. See docs/operations.md, Metrics.
 
 use std::sync::Arc;
@@ -21,7 +21,7 @@ use axum::routing::get;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tokio::net::TcpListener;
 
-use crate::guard::FloodGuard;
+use crate::limits::guard::FloodGuard;
 
 /// The path the figures are served on.
 pub const PATH: &str = "/metrics";
@@ -60,10 +60,16 @@ const GUARDED: [Guarded; 3] = [
         address: "login",
         // Sign-in limits have no total tier; a refusal while the store fails is under `total`.
         events: &[
-            (crate::login::ADDRESS_EVENT, ["per_address", "total"]),
-            (crate::login::ACCOUNT_EVENT, ["per_account", "total"]),
+            (
+                crate::domain::login::ADDRESS_EVENT,
+                ["per_address", "total"],
+            ),
+            (
+                crate::domain::login::ACCOUNT_EVENT,
+                ["per_account", "total"],
+            ),
         ],
-        requests: Some(crate::login::ATTEMPT_EVENT),
+        requests: Some(crate::domain::login::ATTEMPT_EVENT),
     },
 ];
 
@@ -100,7 +106,7 @@ pub struct Metrics {
 
 impl Metrics {
     /// A recorder for this guard's figures; from now on one decision in
-    /// [`crate::guard::DECISION_SAMPLE`] is timed.
+    /// [`crate::limits::guard::DECISION_SAMPLE`] is timed.
     pub fn new(guard: Arc<FloodGuard>) -> Self {
         let recorder = PrometheusBuilder::new()
             .set_buckets_for_metric(Matcher::Full(DECISION_SECONDS.to_owned()), DECISION_BUCKETS)

@@ -18,10 +18,10 @@
 
 use std::net::IpAddr;
 
-use crate::guard::{Decision, FloodGuard};
+use crate::domain::keys::SiteKeys;
+use crate::domain::settings::Settings;
 use crate::i18n::Message;
-use crate::keys::SiteKeys;
-use crate::settings::Settings;
+use crate::limits::guard::{Decision, FloodGuard};
 
 pub const ADDRESS_EVENT: &str = "login.address";
 pub const ACCOUNT_EVENT: &str = "login.account";
@@ -94,8 +94,8 @@ pub fn admit(
             policy,
         );
         let refused = |tier| match tier {
-            crate::guard::Refusal::PerCaller => Refused::AccountFromAddress,
-            crate::guard::Refusal::Total => Refused::Account,
+            crate::limits::guard::Refusal::PerCaller => Refused::AccountFromAddress,
+            crate::limits::guard::Refusal::Total => Refused::Account,
         };
         match decision {
             Decision::Allowed => {}
@@ -212,7 +212,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::flood::{Clock, FloodStore, MemoryFlood};
+    use crate::limits::flood::{Clock, FloodStore, MemoryFlood};
 
     const HOURS_6: Duration = Duration::from_secs(6 * 3600);
 

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::i18n::Message;
 
+pub mod history;
 pub mod seed;
 pub mod versions;
 

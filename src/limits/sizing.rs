@@ -17,10 +17,10 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use crate::flood::Clock;
+use crate::limits::flood::Clock;
 
 /// Periods kept, the current one included: the guard's tally remembers as many.
-pub const PERIODS: usize = crate::guard::RECENT_PERIODS;
+pub const PERIODS: usize = crate::limits::slots::RECENT_PERIODS;
 /// Callers told apart in one period; further callers' requests are still counted, as callers
 /// of one request each (what a flood of fresh links is), and the period is marked approximate.
 pub const MAX_CALLERS: usize = 10_000;
@@ -295,7 +295,7 @@ fn advance(inner: &mut Inner, number: i64, refused: u64) {
 }
 
 /// The sizing histories of the guard's events, one each: fixed slots claimed by event name
-/// (`guard::find_slot`), so a request finds its event's history without a lock or a map.
+/// (`slots::find_slot`), so a request finds its event's history without a lock or a map.
 pub struct Sizings {
     slots: Box<[SizingSlot]>,
 }
@@ -319,7 +319,7 @@ impl Sizings {
 
     /// `event`'s history; claimed when `claim` says so and a slot is free.
     pub fn of(&self, event: &'static str, claim: bool) -> Option<&Sizing> {
-        crate::guard::find_slot(&self.slots, event, claim, |s| &s.event).map(|s| &s.sizing)
+        crate::limits::slots::find_slot(&self.slots, event, claim, |s| &s.event).map(|s| &s.sizing)
     }
 
     /// Every event with a history, and the history.

@@ -7,9 +7,8 @@
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
-use subtle::ConstantTimeEq;
 
-use crate::keys::SiteKeys;
+use crate::domain::keys::SiteKeys;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -86,7 +85,7 @@ pub fn sign(keys: &SiteKeys, claims: &Claims, instance_token: &str) -> String {
         claims.instance,
         claims.branch.as_deref().unwrap_or(""),
         claims.expires,
-        hex_encode(&signature)
+        hex::encode(signature)
     )
 }
 
@@ -126,10 +125,9 @@ pub fn parse(token: &str) -> Option<Parsed> {
 /// Checks the signature in constant time, then the expiry. The caller must treat every `false`
 /// the same way: the visitor is never told why a link was refused.
 pub fn verify(keys: &SiteKeys, parsed: &Parsed, instance_token: &str, now: i64) -> bool {
-    let expected = mac(keys, &parsed.claims, instance_token)
-        .finalize()
-        .into_bytes();
-    let signature_ok: bool = expected.as_slice().ct_eq(&parsed.signature).into();
+    let signature_ok = mac(keys, &parsed.claims, instance_token)
+        .verify_slice(&parsed.signature)
+        .is_ok();
     signature_ok && now < parsed.claims.expires
 }
 
@@ -145,40 +143,20 @@ fn parse_decimal(s: &str) -> Option<i64> {
     s.parse().ok()
 }
 
-/// A byte as two lower-case hex digits.
-pub(crate) fn hex_pair(b: u8) -> [u8; 2] {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    [DIGITS[(b >> 4) as usize], DIGITS[(b & 0xf) as usize]]
-}
-
-pub(crate) fn hex_encode(bytes: &[u8]) -> String {
-    bytes
-        .iter()
-        .flat_map(|&b| hex_pair(b))
-        .map(char::from)
-        .collect()
-}
-
-pub(crate) fn hex_decode(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
-        return None;
-    }
-    let nibble = |c: u8| match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        _ => None,
-    };
-    s.as_bytes()
-        .chunks(2)
-        .map(|pair| Some(nibble(pair[0])? << 4 | nibble(pair[1])?))
-        .collect()
-}
-
+/// 64 lower-case hex digits as 32 bytes. Upper case is refused: one link has one spelling, so
+/// its keyed hash identifies it (the `hex` crate alone would take both cases).
 fn hex_decode_32(s: &str) -> Option<[u8; 32]> {
-    if s.len() != 64 {
+    if !only_lower_hex(s) {
         return None;
     }
-    hex_decode(s)?.try_into().ok()
+    let mut bytes = [0u8; 32];
+    hex::decode_to_slice(s, &mut bytes).ok()?;
+    Some(bytes)
+}
+
+/// Whether `s` is spelled in lower-case hex digits only.
+pub(crate) fn only_lower_hex(s: &str) -> bool {
+    s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 #[cfg(test)]
@@ -275,5 +253,15 @@ mod tests {
             assert!(parse(bad).is_none(), "{bad:?} parsed");
         }
         assert!(parse(&"l".repeat(MAX_TOKEN_LEN + 1)).is_none());
+    }
+
+    #[test]
+    fn a_link_has_one_spelling_its_signature_in_upper_case_is_no_link() {
+        let token = sign(&keys(), &claims(), "t");
+        assert!(parse(&token).is_some());
+        let (head, signature) = token.rsplit_once('.').unwrap();
+        let upper = format!("{head}.{}", signature.to_ascii_uppercase());
+        assert_ne!(upper, token, "the signature has letters to raise");
+        assert!(parse(&upper).is_none());
     }
 }

@@ -43,8 +43,9 @@ pub struct Tier<'a> {
     pub limit: u64,
 }
 
-/// The flood service's interface. Identifiers must already be keyed hashes: a store may keep
-/// them, print them in diagnostics and share them with other processes.
+/// The flood service's interface: counting, and nothing else (what the guard logs, say, is the
+/// guard's own state). Identifiers must already be keyed hashes: a store may keep them, print
+/// them in diagnostics and share them with other processes.
 pub trait FloodStore: Send + Sync + 'static {
     /// Registers one event of `identifier` under `event`, counted for `window`.
     fn register(&self, event: &str, identifier: &str, window: Duration);
@@ -55,24 +56,7 @@ pub trait FloodStore: Send + Sync + 'static {
     /// In one step: when every tier has fewer than its limit of events in `window`, registers
     /// one event for each and returns `Ok`; otherwise registers nothing and returns the index
     /// of the first full tier. Two concurrent callers can never both take the last place.
-    fn try_register(&self, event: &str, tiers: &[Tier<'_>], window: Duration) -> Result<(), usize> {
-        self.try_register_noting(event, tiers, window, "", &[])
-            .map_err(|(index, _)| index)
-    }
-
-    /// `try_register`, and when it refuses, a note of the refusal in the same step: one event
-    /// of `note_keys[index]` under `note_event`, with a limit of 1, where `index` is the full
-    /// tier's (a tier without a note key is not noted). Returns `Err((index, first))`, `first`
-    /// telling whether the note was taken, that is, whether this is the first refusal so noted
-    /// in `window`. The guard's log throttle: a refusal costs one lock and no second lookup.
-    fn try_register_noting(
-        &self,
-        event: &str,
-        tiers: &[Tier<'_>],
-        window: Duration,
-        note_event: &str,
-        note_keys: &[&str],
-    ) -> Result<(), (usize, bool)>;
+    fn try_register(&self, event: &str, tiers: &[Tier<'_>], window: Duration) -> Result<(), usize>;
 
     /// Forgets every event of `identifier` under `event`.
     fn clear(&self, event: &str, identifier: &str);
@@ -162,18 +146,8 @@ impl FloodStore for MemoryFlood {
         self.table.count(event, identifier, window)
     }
 
-    fn try_register_noting(
-        &self,
-        event: &str,
-        tiers: &[Tier<'_>],
-        window: Duration,
-        note_event: &str,
-        note_keys: &[&str],
-    ) -> Result<(), (usize, bool)> {
-        let (outcome, _) = self
-            .table
-            .try_register_noting(event, tiers, window, note_event, note_keys);
-        outcome.map_err(|(index, noted)| (index, noted.is_some()))
+    fn try_register(&self, event: &str, tiers: &[Tier<'_>], window: Duration) -> Result<(), usize> {
+        self.table.try_register(event, tiers, window)
     }
 
     fn clear(&self, event: &str, identifier: &str) {

@@ -9,7 +9,7 @@ use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, Salt
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 pub fn hash(password: &str) -> Result<String, argon2::password_hash::Error> {
-    let salt = SaltString::encode_b64(&crate::keys::random_bytes()[..16])?;
+    let salt = SaltString::encode_b64(&crate::domain::keys::random_bytes()[..16])?;
     Ok(Argon2::default()
         .hash_password(password.as_bytes(), &salt)?
         .to_string())

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::flood::Clock;
+use crate::limits::flood::Clock;
 
 /// One caller's allowance.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -52,7 +52,7 @@ impl SqlFlood {
         Self {
             table: CountTable::new(cells_per_row, clock),
             db,
-            node: crate::keys::random_token()[..16].to_owned(),
+            node: crate::domain::keys::random_token()[..16].to_owned(),
             journal: Mutex::new(Journal::default()),
         }
     }
@@ -178,37 +178,18 @@ impl FloodStore for SqlFlood {
         self.table.count(event, identifier, window)
     }
 
-    fn try_register_noting(
-        &self,
-        event: &str,
-        tiers: &[Tier<'_>],
-        window: Duration,
-        note_event: &str,
-        note_keys: &[&str],
-    ) -> Result<(), (usize, bool)> {
-        let (outcome, hashes) = self
-            .table
-            .try_register_noting(event, tiers, window, note_event, note_keys);
-        match outcome {
-            Ok(()) => {
-                let mut journal = self.journal();
-                for (tier, &hash) in tiers.iter().zip(&hashes) {
-                    self.journal_event(&mut journal, hash, event, tier.identifier, window);
-                }
-                Ok(())
+    fn try_register(&self, event: &str, tiers: &[Tier<'_>], window: Duration) -> Result<(), usize> {
+        let (outcome, hashes) = self.table.try_register_hashed(event, tiers, window);
+        if outcome.is_ok() {
+            let mut journal = self.journal();
+            for (tier, &hash) in tiers.iter().zip(&hashes) {
+                self.journal_event(&mut journal, hash, event, tier.identifier, window);
             }
-            // A refusal leaves the journal alone: a refused key is at its limit here already,
-            // and other processes' counts can only add to that. It is watched again from its
-            // next answered request, so the refusal path takes one lock, the table's. Only a
-            // note that was taken is written, once a period, so other processes see the
-            // refusal logged.
-            Err((index, Some(hash))) => {
-                let mut journal = self.journal();
-                self.journal_event(&mut journal, hash, note_event, note_keys[index], window);
-                Err((index, true))
-            }
-            Err((index, None)) => Err((index, false)),
         }
+        // A refusal leaves the journal alone: a refused key is at its limit here already, and
+        // other processes' counts can only add to that. It is watched again from its next
+        // answered request, so the refusal path takes one lock at most, the table's.
+        outcome
     }
 
     fn clear(&self, event: &str, identifier: &str) {

@@ -2,9 +2,9 @@
 
 use serde::Serialize;
 
-use crate::guard::{FloodGuard, LimitsState, Mode, RECENT_PERIODS, Recent};
+use crate::domain::settings::Settings;
 use crate::i18n::{Lang, Message};
-use crate::settings::Settings;
+use crate::limits::guard::{FloodGuard, LimitsState, Mode, RECENT_PERIODS, Recent};
 use crate::store::{self, Db};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -629,7 +629,7 @@ pub fn doorway_fix(settings: &Settings) -> String {
     if limits.per_caller == 0 {
         pairs.push(format!(
             "interaction.limits.per_link {}",
-            crate::workflow::suggested_per_link()
+            crate::domain::workflow::suggested_per_link()
         ));
     }
     if limits.total == 0 {

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-use crate::keys::SiteKeys;
-use crate::settings::Settings;
+use crate::domain::keys::SiteKeys;
+use crate::domain::settings::Settings;
 use crate::store::{self, Db};
 
 /// How long a process keeps settings and keys before reading them again. The process that
@@ -26,6 +26,30 @@ pub struct Snapshot {
     caller_hasher: Hmac<Sha256>,
     /// `keys.keyed_hash(api::TOKEN_PURPOSE, ..)`, keyed once: the API's fast refusal.
     token_hasher: Hmac<Sha256>,
+    /// Callers named by `caller_id`, over every snapshot of the site (`Site::callers_hashed`).
+    hashed: Arc<HashCount>,
+}
+
+/// How many doorway callers were named by their keyed hash, an HMAC each: what the doorway's
+/// off-state saves, made visible. One cache line per thread's shard, so the refusal path adds
+/// one relaxed increment to a line no other core writes.
+#[derive(Default)]
+pub struct HashCount([ShardLine; crate::limits::guard::SHARDS]);
+
+#[repr(align(128))]
+#[derive(Default)]
+struct ShardLine(AtomicU64);
+
+impl HashCount {
+    fn add(&self) {
+        self.0[crate::limits::guard::shard_index()]
+            .0
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn read(&self) -> u64 {
+        self.0.iter().map(|l| l.0.load(Ordering::Relaxed)).sum()
+    }
 }
 
 impl Snapshot {
@@ -33,20 +57,21 @@ impl Snapshot {
         let caller_hasher =
             Hmac::<Sha256>::new_from_slice(keys.keyed_hash("doorway-caller", "").as_bytes())
                 .expect("HMAC takes any key length");
-        let token_hasher = keys.keyed_hasher(crate::api::TOKEN_PURPOSE);
+        let token_hasher = keys.keyed_hasher(crate::domain::api::TOKEN_PURPOSE);
         Self {
             settings,
             keys,
             caller_hasher,
             token_hasher,
+            hashed: Arc::default(),
         }
     }
 
     /// The keyed hash an API token's text is stored under (`api::bearer_hash`), as its bytes;
     /// `None` for a text that cannot be a token. The API's fast refusal and `gate` both name a
     /// token by this, so `api::Seen` holds what the refusal looks for.
-    pub fn token_key(&self, text: &str) -> Option<crate::api::TokenKey> {
-        if !crate::api::could_be_token(text) {
+    pub fn token_key(&self, text: &str) -> Option<crate::domain::api::TokenKey> {
+        if !crate::domain::api::could_be_token(text) {
             return None;
         }
         let mut mac = self.token_hasher.clone();
@@ -56,6 +81,7 @@ impl Snapshot {
 
     /// The flood identifier of a doorway caller: a keyed hash of its whole link, full length.
     pub fn caller_id(&self, link: &str) -> CallerId {
+        self.hashed.add();
         let mut mac = self.caller_hasher.clone();
         mac.update(link.as_bytes());
         hex64(&mac.finalize().into_bytes())
@@ -65,9 +91,7 @@ impl Snapshot {
 /// 32 bytes as 64 hex digits, on the stack.
 fn hex64(digest: &[u8]) -> CallerId {
     let mut hex = [0u8; 64];
-    for (pair, &b) in hex.chunks_exact_mut(2).zip(digest.iter()) {
-        pair.copy_from_slice(&crate::capability::hex_pair(b));
-    }
+    hex::encode_to_slice(digest, &mut hex).expect("a 32-byte digest fills 64 digits");
     CallerId(hex)
 }
 
@@ -109,6 +133,8 @@ struct Shared {
     id: u64,
     /// Moved on by every new snapshot: a thread's copy of an older one is out of date.
     generation: AtomicU64,
+    /// What every snapshot of this site counts its callers' hashes into.
+    hashed: Arc<HashCount>,
 }
 
 /// Sites made so far in this process.
@@ -132,13 +158,15 @@ impl Drop for ClearOnDrop<'_> {
 
 impl Site {
     pub async fn load(db: Db) -> Result<Self, sqlx::Error> {
-        let snapshot = Self::read(&db).await?;
+        let hashed = Arc::<HashCount>::default();
+        let snapshot = Self::read(&db, &hashed).await?;
         let shared = Arc::new(Shared {
             db,
             current: RwLock::new((Arc::new(snapshot), Instant::now())),
             refreshing: AtomicBool::new(false),
             id: SITES.fetch_add(1, Ordering::Relaxed),
             generation: AtomicU64::new(0),
+            hashed,
         });
         // Every `CACHE_TTL`, read again in the background, so that the doorway's guard, which
         // reads a thread's copy (`with_snapshot`) and no clock, sees other processes' changes.
@@ -193,15 +221,23 @@ impl Site {
         f(&snapshot)
     }
 
-    async fn read(db: &Db) -> Result<Snapshot, sqlx::Error> {
+    async fn read(db: &Db, hashed: &Arc<HashCount>) -> Result<Snapshot, sqlx::Error> {
         let settings = Settings::load(db).await?;
         // Read only: the keys are made once, by `crate::open`, not on every refresh.
         let keys = store::keys::load(db).await?;
-        Ok(Snapshot::new(settings, keys))
+        let mut snapshot = Snapshot::new(settings, keys);
+        snapshot.hashed = hashed.clone();
+        Ok(snapshot)
     }
 
     pub fn db(&self) -> &Db {
         &self.shared.db
+    }
+
+    /// How many doorway callers this site named by their keyed hash since it was loaded: with
+    /// nothing counting, the doorway names none (tests/doorway.rs).
+    pub fn callers_hashed(&self) -> u64 {
+        self.shared.hashed.read()
     }
 
     /// The settings and keys, never waiting on the database: when they are older than
@@ -251,7 +287,7 @@ impl Site {
 
 impl Shared {
     async fn refresh(&self) -> Arc<Snapshot> {
-        match Site::read(&self.db).await {
+        match Site::read(&self.db, &self.hashed).await {
             Ok(fresh) => {
                 let fresh = Arc::new(fresh);
                 *self.current.write().unwrap_or_else(|e| e.into_inner()) =
@@ -282,10 +318,7 @@ mod tests {
             Hmac::<Sha256>::new_from_slice(keys.keyed_hash("doorway-caller", "").as_bytes())
                 .unwrap();
         mac.update(b"l.1..9.abc");
-        assert_eq!(
-            id.as_str(),
-            crate::capability::hex_encode(&mac.finalize().into_bytes())
-        );
+        assert_eq!(id.as_str(), hex::encode(mac.finalize().into_bytes()));
         assert_ne!(id, snapshot.caller_id("l.1..9.abd"));
         let other_salt = Snapshot::new(Settings::default(), SiteKeys::from_bytes([1; 32], [3; 32]));
         assert_ne!(id, other_salt.caller_id("l.1..9.abc"));
@@ -299,8 +332,8 @@ mod tests {
         assert_eq!(
             snapshot
                 .token_key(text)
-                .map(|k| crate::api::stored_hash(&k)),
-            crate::api::bearer_hash(&keys, text)
+                .map(|k| crate::domain::api::stored_hash(&k)),
+            crate::domain::api::bearer_hash(&keys, text)
         );
         assert!(snapshot.token_key("not a token").is_none());
         assert!(

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use crate::guard::{Limits, Mode, OnFault, Policy};
 use crate::i18n::Message;
+use crate::limits::guard::{FloodGuard, Limits, Mode, OnFault, Policy};
 use crate::store::{self, Db};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,33 +88,271 @@ impl Default for Settings {
     }
 }
 
-/// Every key `orchestra config` and the forms know, in display order.
-pub const KEYS: &[&str] = &[
-    "orchestra.site_name",
-    "orchestra.base_url",
-    "orchestra.default_link_ttl",
-    "orchestra.request_limits.enabled",
-    "orchestra.request_limits.period",
-    "orchestra.request_limits.on_store_fault",
-    "interaction.limits.per_link",
-    "interaction.limits.total",
-    "interaction.limits.report_only",
-    "orchestra.test_provider",
-    "notice.limits.per_payment",
-    "notice.limits.total",
-    "api.limits.rate_per_minute",
-    "api.limits.burst",
-    "api.limits.signed_multiplier",
-    "api.caps.running_instances_per_token",
-    "api.caps.links_per_instance_per_day",
-    "notice.limits.report_only",
-    "login.limits.per_address",
-    "login.limits.address_period",
-    "login.limits.per_account",
-    "login.limits.account_total",
-    "login.limits.account_period",
-    "login.limits.report_only",
+/// One setting: its key, and what it holds (its type, bounds and field of [`Settings`]).
+/// [`REGISTRY`] lists them all; `get`, `set`, `load`, the forms, `orchestra config` and the
+/// README's table (a test compares them) read it, so a key is written once.
+pub struct Setting {
+    pub key: &'static str,
+    pub kind: Kind,
+}
+
+/// What a setting holds, and how its text is read and checked.
+pub enum Kind {
+    /// A whole number within `min..=max`.
+    Number {
+        min: u64,
+        max: u64,
+        get: fn(&Settings) -> u64,
+        put: fn(&mut Settings, u64),
+    },
+    /// On or off (`true`/`false`, `on`/`off`, `yes`/`no`, `1`/`0`).
+    Switch {
+        get: fn(&Settings) -> bool,
+        put: fn(&mut Settings, bool),
+    },
+    /// Text, made canonical by `check` or refused with the message `refused`.
+    Text {
+        check: fn(&str) -> Option<String>,
+        refused: &'static str,
+        get: fn(&Settings) -> &str,
+        put: fn(&mut Settings, String),
+    },
+    /// What the guarded addresses do while the flood store fails (`guard::OnFault`).
+    StoreFault,
+}
+
+impl Setting {
+    /// Its value in `settings`, as text.
+    pub fn get(&self, settings: &Settings) -> String {
+        match &self.kind {
+            Kind::Number { get, .. } => get(settings).to_string(),
+            Kind::Switch { get, .. } => get(settings).to_string(),
+            Kind::Text { get, .. } => get(settings).to_owned(),
+            Kind::StoreFault => settings.on_store_fault.name().to_owned(),
+        }
+    }
+
+    /// The value as shipped.
+    pub fn shipped(&self) -> String {
+        self.get(&Settings::default())
+    }
+
+    /// Reads and checks `raw` (trimmed) and, when good, sets it; nothing changes on an error.
+    fn set(&self, settings: &mut Settings, raw: &str) -> Result<(), Message> {
+        match &self.kind {
+            Kind::Number { min, max, put, .. } => put(settings, number(raw, *min, *max)?),
+            Kind::Switch { put, .. } => put(settings, boolean(raw)?),
+            Kind::Text {
+                check,
+                refused,
+                put,
+                ..
+            } => put(settings, check(raw).ok_or_else(|| Message::new(refused))?),
+            Kind::StoreFault => {
+                settings.on_store_fault = OnFault::parse(&raw.to_ascii_lowercase())
+                    .ok_or_else(|| Message::new("setting-on-store-fault"))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+const fn number_of(
+    key: &'static str,
+    min: u64,
+    max: u64,
+    get: fn(&Settings) -> u64,
+    put: fn(&mut Settings, u64),
+) -> Setting {
+    Setting {
+        key,
+        kind: Kind::Number { min, max, get, put },
+    }
+}
+
+const fn switch(
+    key: &'static str,
+    get: fn(&Settings) -> bool,
+    put: fn(&mut Settings, bool),
+) -> Setting {
+    Setting {
+        key,
+        kind: Kind::Switch { get, put },
+    }
+}
+
+/// Every setting `orchestra config` and the forms know, in display order.
+pub const REGISTRY: &[Setting] = &[
+    Setting {
+        key: "orchestra.site_name",
+        kind: Kind::Text {
+            check: valid_site_name,
+            refused: "setting-site-name",
+            get: |s| &s.site_name,
+            put: |s, v| s.site_name = v,
+        },
+    },
+    Setting {
+        key: "orchestra.base_url",
+        kind: Kind::Text {
+            check: valid_base_url,
+            refused: "setting-base-url",
+            get: |s| &s.base_url,
+            put: |s, v| s.base_url = v,
+        },
+    },
+    number_of(
+        "orchestra.default_link_ttl",
+        MIN_TTL,
+        MAX_TTL,
+        |s| s.default_link_ttl,
+        |s, v| s.default_link_ttl = v,
+    ),
+    switch(
+        "orchestra.request_limits.enabled",
+        |s| s.request_limits_enabled,
+        |s, v| s.request_limits_enabled = v,
+    ),
+    number_of(
+        "orchestra.request_limits.period",
+        1,
+        MAX_PERIOD,
+        |s| s.request_limits_period,
+        |s, v| s.request_limits_period = v,
+    ),
+    Setting {
+        key: "orchestra.request_limits.on_store_fault",
+        kind: Kind::StoreFault,
+    },
+    number_of(
+        "interaction.limits.per_link",
+        0,
+        MAX_PER_LINK,
+        |s| s.per_link,
+        |s, v| s.per_link = v,
+    ),
+    number_of(
+        "interaction.limits.total",
+        0,
+        MAX_TOTAL,
+        |s| s.total,
+        |s, v| s.total = v,
+    ),
+    switch(
+        "interaction.limits.report_only",
+        |s| s.interaction_report_only,
+        |s, v| s.interaction_report_only = v,
+    ),
+    switch(
+        "orchestra.test_provider",
+        |s| s.test_provider,
+        |s, v| s.test_provider = v,
+    ),
+    number_of(
+        "notice.limits.per_payment",
+        0,
+        MAX_PER_LINK,
+        |s| s.notice_per_payment,
+        |s, v| s.notice_per_payment = v,
+    ),
+    number_of(
+        "notice.limits.total",
+        0,
+        MAX_TOTAL,
+        |s| s.notice_total,
+        |s, v| s.notice_total = v,
+    ),
+    number_of(
+        "api.limits.rate_per_minute",
+        1,
+        1_000_000,
+        |s| s.api_rate_per_minute,
+        |s, v| s.api_rate_per_minute = v,
+    ),
+    number_of(
+        "api.limits.burst",
+        1,
+        1_000_000,
+        |s| s.api_burst,
+        |s, v| s.api_burst = v,
+    ),
+    number_of(
+        "api.limits.signed_multiplier",
+        1,
+        100,
+        |s| s.api_signed_multiplier,
+        |s, v| s.api_signed_multiplier = v,
+    ),
+    number_of(
+        "api.caps.running_instances_per_token",
+        1,
+        10_000_000,
+        |s| s.api_max_running_instances,
+        |s, v| s.api_max_running_instances = v,
+    ),
+    number_of(
+        "api.caps.links_per_instance_per_day",
+        1,
+        1_000_000,
+        |s| s.api_max_links_per_instance_per_day,
+        |s, v| s.api_max_links_per_instance_per_day = v,
+    ),
+    switch(
+        "notice.limits.report_only",
+        |s| s.notice_report_only,
+        |s, v| s.notice_report_only = v,
+    ),
+    number_of(
+        "login.limits.per_address",
+        0,
+        MAX_LOGIN_ATTEMPTS,
+        |s| s.login_per_address,
+        |s, v| s.login_per_address = v,
+    ),
+    number_of(
+        "login.limits.address_period",
+        MIN_LOGIN_PERIOD,
+        MAX_PERIOD,
+        |s| s.login_address_period,
+        |s, v| s.login_address_period = v,
+    ),
+    number_of(
+        "login.limits.per_account",
+        0,
+        MAX_LOGIN_ATTEMPTS,
+        |s| s.login_per_account,
+        |s, v| s.login_per_account = v,
+    ),
+    number_of(
+        "login.limits.account_total",
+        0,
+        MAX_LOGIN_ATTEMPTS,
+        |s| s.login_account_total,
+        |s, v| s.login_account_total = v,
+    ),
+    number_of(
+        "login.limits.account_period",
+        MIN_LOGIN_PERIOD,
+        MAX_PERIOD,
+        |s| s.login_account_period,
+        |s, v| s.login_account_period = v,
+    ),
+    switch(
+        "login.limits.report_only",
+        |s| s.login_report_only,
+        |s, v| s.login_report_only = v,
+    ),
 ];
+
+/// The setting named `key`, if there is one.
+pub fn setting(key: &str) -> Option<&'static Setting> {
+    REGISTRY.iter().find(|s| s.key == key)
+}
+
+/// Every key, in display order.
+pub fn keys() -> impl Iterator<Item = &'static str> {
+    REGISTRY.iter().map(|s| s.key)
+}
 
 pub const MAX_PERIOD: u64 = 7 * 24 * 3600;
 pub const MAX_PER_LINK: u64 = 1_000_000;
@@ -134,133 +372,19 @@ pub struct FieldError {
 impl Settings {
     /// The value of a key as text, as `config get` prints it and the forms show it.
     pub fn get(&self, key: &str) -> Option<String> {
-        Some(match key {
-            "orchestra.site_name" => self.site_name.clone(),
-            "orchestra.base_url" => self.base_url.clone(),
-            "orchestra.default_link_ttl" => self.default_link_ttl.to_string(),
-            "orchestra.request_limits.enabled" => self.request_limits_enabled.to_string(),
-            "orchestra.request_limits.period" => self.request_limits_period.to_string(),
-            "interaction.limits.per_link" => self.per_link.to_string(),
-            "interaction.limits.total" => self.total.to_string(),
-            "orchestra.request_limits.on_store_fault" => self.on_store_fault.name().to_owned(),
-            "interaction.limits.report_only" => self.interaction_report_only.to_string(),
-            "notice.limits.report_only" => self.notice_report_only.to_string(),
-            "login.limits.report_only" => self.login_report_only.to_string(),
-            "orchestra.test_provider" => self.test_provider.to_string(),
-            "notice.limits.per_payment" => self.notice_per_payment.to_string(),
-            "notice.limits.total" => self.notice_total.to_string(),
-            "api.limits.rate_per_minute" => self.api_rate_per_minute.to_string(),
-            "api.limits.burst" => self.api_burst.to_string(),
-            "api.limits.signed_multiplier" => self.api_signed_multiplier.to_string(),
-            "api.caps.running_instances_per_token" => self.api_max_running_instances.to_string(),
-            "api.caps.links_per_instance_per_day" => {
-                self.api_max_links_per_instance_per_day.to_string()
-            }
-            "login.limits.per_address" => self.login_per_address.to_string(),
-            "login.limits.address_period" => self.login_address_period.to_string(),
-            "login.limits.per_account" => self.login_per_account.to_string(),
-            "login.limits.account_total" => self.login_account_total.to_string(),
-            "login.limits.account_period" => self.login_account_period.to_string(),
-            _ => return None,
-        })
+        setting(key).map(|s| s.get(self))
     }
 
     /// Checks a typed value and, when good, sets it. Nothing changes on an error.
     pub fn set(&mut self, key: &str, raw: &str) -> Result<(), FieldError> {
-        let key = KEYS
-            .iter()
-            .copied()
-            .find(|k| *k == key)
-            .ok_or_else(|| FieldError {
-                key: "",
-                message: Message::new("config-unknown-key").arg("key", key.to_owned()),
-            })?;
-        let fail = |message: Message| FieldError { key, message };
-        let raw = raw.trim();
-        match key {
-            "orchestra.site_name" => {
-                if raw.is_empty() || raw.chars().count() > 100 {
-                    return Err(fail(Message::new("setting-site-name")));
-                }
-                self.site_name = raw.to_owned();
-            }
-            "orchestra.base_url" => {
-                self.base_url =
-                    valid_base_url(raw).ok_or_else(|| fail(Message::new("setting-base-url")))?;
-            }
-            "orchestra.default_link_ttl" => {
-                self.default_link_ttl = number(raw, MIN_TTL, MAX_TTL).map_err(fail)?;
-            }
-            "orchestra.request_limits.enabled" => {
-                self.request_limits_enabled = boolean(raw).map_err(fail)?;
-            }
-            "orchestra.test_provider" => {
-                self.test_provider = boolean(raw).map_err(fail)?;
-            }
-            "orchestra.request_limits.on_store_fault" => {
-                self.on_store_fault = OnFault::parse(&raw.to_ascii_lowercase())
-                    .ok_or_else(|| fail(Message::new("setting-on-store-fault")))?;
-            }
-            "interaction.limits.report_only" => {
-                self.interaction_report_only = boolean(raw).map_err(fail)?;
-            }
-            "notice.limits.report_only" => {
-                self.notice_report_only = boolean(raw).map_err(fail)?;
-            }
-            "login.limits.report_only" => {
-                self.login_report_only = boolean(raw).map_err(fail)?;
-            }
-            "notice.limits.per_payment" => {
-                self.notice_per_payment = number(raw, 0, MAX_PER_LINK).map_err(fail)?;
-            }
-            "notice.limits.total" => {
-                self.notice_total = number(raw, 0, MAX_TOTAL).map_err(fail)?;
-            }
-            "api.limits.rate_per_minute" => {
-                self.api_rate_per_minute = number(raw, 1, 1_000_000).map_err(fail)?;
-            }
-            "api.limits.burst" => {
-                self.api_burst = number(raw, 1, 1_000_000).map_err(fail)?;
-            }
-            "api.limits.signed_multiplier" => {
-                self.api_signed_multiplier = number(raw, 1, 100).map_err(fail)?;
-            }
-            "api.caps.running_instances_per_token" => {
-                self.api_max_running_instances = number(raw, 1, 10_000_000).map_err(fail)?;
-            }
-            "api.caps.links_per_instance_per_day" => {
-                self.api_max_links_per_instance_per_day =
-                    number(raw, 1, 1_000_000).map_err(fail)?;
-            }
-            "orchestra.request_limits.period" => {
-                self.request_limits_period = number(raw, 1, MAX_PERIOD).map_err(fail)?;
-            }
-            "interaction.limits.per_link" => {
-                self.per_link = number(raw, 0, MAX_PER_LINK).map_err(fail)?;
-            }
-            "interaction.limits.total" => {
-                self.total = number(raw, 0, MAX_TOTAL).map_err(fail)?;
-            }
-            "login.limits.per_address" => {
-                self.login_per_address = number(raw, 0, MAX_LOGIN_ATTEMPTS).map_err(fail)?;
-            }
-            "login.limits.address_period" => {
-                self.login_address_period =
-                    number(raw, MIN_LOGIN_PERIOD, MAX_PERIOD).map_err(fail)?;
-            }
-            "login.limits.per_account" => {
-                self.login_per_account = number(raw, 0, MAX_LOGIN_ATTEMPTS).map_err(fail)?;
-            }
-            "login.limits.account_total" => {
-                self.login_account_total = number(raw, 0, MAX_LOGIN_ATTEMPTS).map_err(fail)?;
-            }
-            "login.limits.account_period" => {
-                self.login_account_period =
-                    number(raw, MIN_LOGIN_PERIOD, MAX_PERIOD).map_err(fail)?;
-            }
-            _ => unreachable!("every key in KEYS is matched"),
-        }
-        Ok(())
+        let setting = setting(key).ok_or_else(|| FieldError {
+            key: "",
+            message: Message::new("config-unknown-key").arg("key", key.to_owned()),
+        })?;
+        setting.set(self, raw.trim()).map_err(|message| FieldError {
+            key: setting.key,
+            message,
+        })
     }
 
     /// Applies a whole form: every field is checked, and all errors come back together.
@@ -353,12 +477,28 @@ impl Settings {
         )
     }
 
+    /// Whether any address behind the guard counts anything (the doorway, the notices, the
+    /// sign-in and the API's failed tokens, which count under the sign-in's per-address limit).
+    /// While none does, the flood store is not touched: not read at start, not synced, not
+    /// pinged (`FloodGuard::upkeep`).
+    pub fn anything_counts(&self) -> bool {
+        let (per_address, per_account) = self.login_limits();
+        [
+            self.interaction_limits(),
+            self.notice_limits(),
+            per_address,
+            per_account,
+        ]
+        .iter()
+        .any(FloodGuard::is_counting)
+    }
+
     /// Reads the stored settings over the defaults. A stored value that no longer validates
     /// (written by hand, say) is ignored with a warning rather than taking the site down.
     pub async fn load(db: &Db) -> Result<Self, sqlx::Error> {
         let mut settings = Settings::default();
         for (name, value) in store::settings::all(db).await? {
-            if KEYS.contains(&name.as_str()) && settings.set(&name, &value).is_err() {
+            if setting(&name).is_some() && settings.set(&name, &value).is_err() {
                 tracing::warn!(setting = %name, "ignoring a stored setting that does not validate");
             }
         }
@@ -414,6 +554,10 @@ fn number(raw: &str, min: u64, max: u64) -> Result<u64, Message> {
     }
 }
 
+fn valid_site_name(raw: &str) -> Option<String> {
+    (!raw.is_empty() && raw.chars().count() <= 100).then(|| raw.to_owned())
+}
+
 fn valid_base_url(raw: &str) -> Option<String> {
     let url = raw.trim_end_matches('/');
     let rest = url
@@ -436,8 +580,8 @@ mod tests {
     #[test]
     fn what_ships_counts_nothing() {
         let limits = Settings::default().interaction_limits();
-        assert!(!crate::guard::FloodGuard::is_counting(&limits));
-        assert!(!crate::guard::FloodGuard::is_counting(
+        assert!(!crate::limits::guard::FloodGuard::is_counting(&limits));
+        assert!(!crate::limits::guard::FloodGuard::is_counting(
             &Settings::default().notice_limits()
         ));
         assert_eq!(limits.period, Duration::from_secs(3600));
@@ -487,7 +631,7 @@ mod tests {
         assert_eq!(s.interaction_mode(), Mode::ReportOnly);
         assert_eq!(s.notice_mode(), Mode::Enforce);
         assert_eq!(s.get("interaction.limits.report_only").unwrap(), "true");
-        for key in KEYS {
+        for key in keys() {
             assert!(s.get(key).is_some(), "{key} cannot be read");
         }
     }

@@ -10,17 +10,16 @@
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
-use subtle::ConstantTimeEq;
 
 use super::Resolved;
-use crate::capability::{self, Claims, Kind};
+use crate::domain::capability::{self, Claims, Kind};
+use crate::domain::keys::SiteKeys;
+use crate::domain::workflow::versions::Cache;
+use crate::domain::workflow::{Interaction, Step, format_amount};
 use crate::error::Error;
-use crate::keys::SiteKeys;
 use crate::store::instances::{Answer, Recorded};
 use crate::store::payments::NewPayment;
 use crate::store::{self, Db};
-use crate::workflow::versions::Cache;
-use crate::workflow::{Interaction, Step, format_amount};
 
 /// How long a continuation handle lives.
 pub const HANDLE_TTL: i64 = 30 * 60;
@@ -85,7 +84,7 @@ pub async fn start(
         expires,
     };
     let handle = capability::sign(keys, &claims, &resolved.instance.token);
-    let reference = crate::keys::random_token();
+    let reference = crate::domain::keys::random_token();
     store::payments::start(
         db,
         &NewPayment {
@@ -130,7 +129,7 @@ pub fn payment_named(body: &[u8]) -> Option<String> {
 
 /// The signature of a notice body, as the provider sends it.
 pub fn sign(keys: &SiteKeys, body: &[u8]) -> String {
-    capability::hex_encode(&mac(keys, body).finalize().into_bytes())
+    hex::encode(mac(keys, body).finalize().into_bytes())
 }
 
 fn mac(keys: &SiteKeys, body: &[u8]) -> Hmac<Sha256> {
@@ -158,9 +157,8 @@ pub async fn receive(
     signature: &str,
     now: i64,
 ) -> Result<Option<Applied>, Error> {
-    let expected = mac(keys, body).finalize().into_bytes();
-    let given = capability::hex_decode(signature.trim()).unwrap_or_default();
-    if !bool::from(expected.as_slice().ct_eq(&given)) {
+    let given = hex::decode(signature.trim()).unwrap_or_default();
+    if mac(keys, body).verify_slice(&given).is_err() {
         return Ok(None);
     }
     let Ok(notice) = serde_json::from_slice::<Notice>(body) else {

@@ -1,0 +1,366 @@
+//! Operations on instances shared by the admin pages and the CLI: start one, issue a link for a
+//! participant, list and revoke links. Each validates its input the same way for both.
+
+use crate::domain::capability::{self, Claims, Kind};
+use crate::domain::keys::SiteKeys;
+use crate::domain::settings::{MAX_TTL, MIN_TTL};
+use crate::domain::workflow::versions::Cache;
+use crate::domain::workflow::{Definition, Participant};
+use crate::error::Error;
+use crate::i18n::Message;
+use crate::store::instances::InstanceRow;
+use crate::store::links::LinkRow;
+use crate::store::{self, Db};
+
+/// Why starting an instance or issuing a link was refused: each knows the field it is about and
+/// says why in the reader's language, so the admin form, the CLI and the API read one answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    WorkflowUnknown,
+    TitleInvalid,
+    BodyTooLong,
+    InstanceUnknown(i64),
+    InstanceOver,
+    TtlInvalid,
+    ParticipantMissing {
+        participants: String,
+    },
+    ParticipantUnknown {
+        participant: String,
+        participants: String,
+    },
+    ParticipantDone(String),
+    /// An API token runs as many instances as its site allows (the hard cap).
+    RunningCap(u64),
+    /// An instance had as many links issued through the API in a day as the site allows.
+    LinkCap(u64),
+}
+
+impl Refusal {
+    /// The field of the form (or the request) it is about.
+    pub fn field(&self) -> &'static str {
+        match self {
+            Refusal::WorkflowUnknown | Refusal::RunningCap(_) => "workflow",
+            Refusal::TitleInvalid => "title",
+            Refusal::BodyTooLong => "body",
+            Refusal::InstanceUnknown(_) | Refusal::InstanceOver | Refusal::LinkCap(_) => "instance",
+            Refusal::TtlInvalid => "ttl",
+            Refusal::ParticipantMissing { .. }
+            | Refusal::ParticipantUnknown { .. }
+            | Refusal::ParticipantDone(_) => "participant",
+        }
+    }
+
+    pub fn message(&self) -> Message {
+        match self {
+            Refusal::WorkflowUnknown => Message::new("instance-workflow-unknown"),
+            Refusal::TitleInvalid => {
+                Message::new("instance-title-invalid").arg("max", MAX_TITLE.to_string())
+            }
+            Refusal::BodyTooLong => Message::new("field-too-long").arg("max", MAX_BODY.to_string()),
+            Refusal::InstanceUnknown(id) => {
+                Message::new("link-instance-unknown").arg("id", id.to_string())
+            }
+            Refusal::InstanceOver => Message::new("link-instance-over"),
+            Refusal::TtlInvalid => Message::new("link-ttl-invalid")
+                .arg("min", MIN_TTL.to_string())
+                .arg("max", MAX_TTL.to_string()),
+            Refusal::ParticipantMissing { participants } => {
+                Message::new("link-participant-missing").arg("participants", participants.clone())
+            }
+            Refusal::ParticipantUnknown {
+                participant,
+                participants,
+            } => Message::new("link-participant-unknown")
+                .arg("participant", participant.clone())
+                .arg("participants", participants.clone()),
+            Refusal::ParticipantDone(participant) => {
+                Message::new("link-participant-done").arg("participant", participant.clone())
+            }
+            Refusal::RunningCap(cap) => Message::new("api-running-cap").arg("cap", cap.to_string()),
+            Refusal::LinkCap(cap) => Message::new("api-link-cap").arg("cap", cap.to_string()),
+        }
+    }
+}
+
+pub const MAX_TITLE: usize = 200;
+pub const MAX_BODY: usize = 10_000;
+
+pub use crate::domain::workflow::history::Actor;
+pub use crate::store::instances::Quota;
+
+/// Starts an instance of a workflow, on its newest version, about a subject; returns its id.
+/// Started for an API token, the token's running cap is counted and the instance taken in one
+/// transaction (`store::instances::create`), so no two starts both take the last place, in one
+/// process or several.
+pub async fn start(
+    db: &Db,
+    workflow_id: i64,
+    title: &str,
+    body: &str,
+    quota: Option<Quota>,
+) -> Result<Result<i64, Vec<Refusal>>, sqlx::Error> {
+    let mut errors = Vec::new();
+    let workflow = store::workflows::by_id(db, workflow_id).await?;
+    if workflow.is_none() {
+        errors.push(Refusal::WorkflowUnknown);
+    }
+    let title = title.trim();
+    if title.is_empty() || title.chars().count() > MAX_TITLE {
+        errors.push(Refusal::TitleInvalid);
+    }
+    if body.chars().count() > MAX_BODY {
+        errors.push(Refusal::BodyTooLong);
+    }
+    let Some(workflow) = workflow.filter(|_| errors.is_empty()) else {
+        return Ok(Err(errors));
+    };
+    let started = store::instances::create(
+        db,
+        &store::instances::New {
+            workflow_id: workflow.id,
+            version_id: workflow.version_id,
+            title,
+            body: body.trim(),
+            token: &crate::domain::keys::random_token(),
+        },
+        quota,
+    )
+    .await?;
+    let Ok(id) = started else {
+        let cap = quota.map_or(0, |q| q.running_cap);
+        return Ok(Err(vec![Refusal::RunningCap(cap)]));
+    };
+    tracing::info!(
+        instance = id,
+        workflow = workflow_id,
+        version = workflow.version,
+        "instance started"
+    );
+    Ok(Ok(id))
+}
+
+/// The participants of an instance's version who still have something to answer, in the order
+/// they answer. A participant of a parallel step who has answered it waits for a later step.
+pub async fn participants_left(
+    db: &Db,
+    instance: &store::instances::InstanceRow,
+    definition: &Definition,
+) -> Result<Vec<Participant>, sqlx::Error> {
+    if instance.state.is_over() {
+        return Ok(Vec::new());
+    }
+    let current = instance.step_index as usize;
+    let answered =
+        store::instances::answered_branches(db, instance.id, instance.step_index).await?;
+    let mut left: Vec<Participant> = Vec::new();
+    for (i, step) in definition.steps.iter().enumerate().skip(current) {
+        for p in step.participants() {
+            let done_here = i == current
+                && step
+                    .branch_of(p)
+                    .is_some_and(|b| answered.iter().any(|a| a == b));
+            if !done_here && !left.contains(p) {
+                left.push(p.clone());
+            }
+        }
+    }
+    Ok(left)
+}
+
+/// An issued link: its URL (shown once) and its record's id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Issued {
+    pub url: String,
+    pub id: i64,
+    pub expires: i64,
+}
+
+/// What a link is issued with: for whom, for how long, by whom, and under which daily cap (the
+/// API's; `None` from the admin pages and the CLI).
+#[derive(Clone, Debug)]
+pub struct Order<'a> {
+    pub participant: &'a str,
+    pub ttl: u64,
+    pub now: i64,
+    pub by: &'a Actor,
+    pub daily_cap: Option<u64>,
+}
+
+/// Signs a link for a participant of an instance, that lives `ttl` seconds, records it (by a
+/// keyed hash) and returns its URL on `base_url`.
+pub async fn issue(
+    db: &Db,
+    versions: &Cache,
+    keys: &SiteKeys,
+    base_url: &str,
+    instance_id: i64,
+    order: &Order<'_>,
+) -> Result<Result<Issued, Refusal>, Error> {
+    let Some(instance) = store::instances::by_id(db, instance_id).await? else {
+        return Ok(Err(Refusal::InstanceUnknown(instance_id)));
+    };
+    let definition = versions.get(db, instance.version_id).await?;
+    issue_on(db, keys, base_url, &instance, &definition, order).await
+}
+
+/// `issue` on an instance already read (the API reads it once, to check its reach).
+pub async fn issue_on(
+    db: &Db,
+    keys: &SiteKeys,
+    base_url: &str,
+    instance: &InstanceRow,
+    definition: &Definition,
+    order: &Order<'_>,
+) -> Result<Result<Issued, Refusal>, Error> {
+    if !(MIN_TTL..=MAX_TTL).contains(&order.ttl) {
+        return Ok(Err(Refusal::TtlInvalid));
+    }
+    if instance.state.is_over() {
+        return Ok(Err(Refusal::InstanceOver));
+    }
+    let participant = order.participant.trim();
+    let names = || {
+        definition
+            .participants()
+            .iter()
+            .map(|p| p.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let who = if participant.is_empty() {
+        if !definition.participants().contains(&&Participant::default()) {
+            return Ok(Err(Refusal::ParticipantMissing {
+                participants: names(),
+            }));
+        }
+        Participant::default()
+    } else {
+        match Participant::parse(participant) {
+            Some(p) if definition.participants().contains(&&p) => p,
+            _ => {
+                return Ok(Err(Refusal::ParticipantUnknown {
+                    participant: participant.chars().take(40).collect(),
+                    participants: names(),
+                }));
+            }
+        }
+    };
+    if !participants_left(db, instance, definition)
+        .await?
+        .contains(&who)
+    {
+        return Ok(Err(Refusal::ParticipantDone(who.as_str().to_owned())));
+    }
+    let claims = Claims {
+        kind: Kind::Link,
+        instance: instance.id,
+        branch: who.claim(),
+        expires: order.now + order.ttl as i64,
+    };
+    let token = capability::sign(keys, &claims, &instance.token);
+    let recorded = store::links::record(
+        db,
+        &store::links::NewLink {
+            instance: instance.id,
+            step: instance.step_index,
+            hash: &keys.keyed_hash("link", &token),
+            participant: who.as_str(),
+            expires: claims.expires,
+            issued_by: &order.by.stored(),
+        },
+        order.daily_cap,
+    )
+    .await?;
+    let Ok(id) = recorded else {
+        return Ok(Err(Refusal::LinkCap(order.daily_cap.unwrap_or(0))));
+    };
+    tracing::info!(instance = instance.id, participant = %who, "link issued");
+    Ok(Ok(Issued {
+        url: format!("{}/interaction/{token}", base_url.trim_end_matches('/')),
+        id,
+        expires: claims.expires,
+    }))
+}
+
+/// An issued link's state, as the instance page lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkState {
+    Active,
+    Expired,
+    Revoked,
+    /// Its participant has nothing left to answer.
+    UsedUp,
+}
+
+impl LinkState {
+    pub fn message_id(self) -> &'static str {
+        match self {
+            LinkState::Active => "link-state-active",
+            LinkState::Expired => "link-state-expired",
+            LinkState::Revoked => "link-state-revoked",
+            LinkState::UsedUp => "link-state-used-up",
+        }
+    }
+}
+
+/// An instance's issued links, newest first, each with its state now.
+pub async fn list(
+    db: &Db,
+    instance: &store::instances::InstanceRow,
+    definition: &Definition,
+    now: i64,
+) -> Result<Vec<(LinkRow, LinkState)>, sqlx::Error> {
+    let left = participants_left(db, instance, definition).await?;
+    Ok(store::links::list(db, instance.id)
+        .await?
+        .into_iter()
+        .map(|l| {
+            let state = if l.revoked_at.is_some() {
+                LinkState::Revoked
+            } else if l.expires <= now {
+                LinkState::Expired
+            } else if !left.iter().any(|p| p.as_str() == l.participant) {
+                LinkState::UsedUp
+            } else {
+                LinkState::Active
+            };
+            (l, state)
+        })
+        .collect())
+}
+
+/// Revokes one link of an instance; `false` when there is no such live link.
+pub async fn revoke_one(
+    db: &Db,
+    instance_id: i64,
+    link: i64,
+    by: &Actor,
+) -> Result<bool, sqlx::Error> {
+    let Some(instance) = store::instances::by_id(db, instance_id).await? else {
+        return Ok(false);
+    };
+    let done =
+        store::links::revoke(db, instance.id, instance.step_index, link, &by.stored()).await?;
+    if done {
+        tracing::info!(instance = instance.id, link, "link revoked");
+    }
+    Ok(done)
+}
+
+/// Rotates the instance's token: every link and handle issued for it stops working.
+pub async fn revoke(db: &Db, instance_id: i64, by: &Actor) -> Result<bool, sqlx::Error> {
+    let Some(instance) = store::instances::by_id(db, instance_id).await? else {
+        return Ok(false);
+    };
+    store::links::revoke_all(
+        db,
+        instance.id,
+        instance.step_index,
+        &crate::domain::keys::random_token(),
+        &by.stored(),
+    )
+    .await?;
+    tracing::info!(instance = instance.id, "links revoked");
+    Ok(true)
+}

@@ -1,0 +1,17 @@
+//! What Orchestra is about, apart from how it is reached: workflows and their instances, the
+//! capability links that answer them, the site's settings and keys, the sign-in and the API's
+//! tokens, and the status report. Nothing here knows axum; the web (`crate::http`) and the
+//! command line (`crate::cli`) call in, and the domain reaches the database through
+//! `crate::store`.
+
+pub mod api;
+pub mod capability;
+pub mod interaction;
+pub mod keys;
+pub mod links;
+pub mod login;
+pub mod password;
+pub mod settings;
+pub mod site;
+pub mod status;
+pub mod workflow;
