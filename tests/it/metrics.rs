@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use orchestra::limits::guard::{DECISION_SAMPLE, Limits, Mode, OnFault, Policy};
 use orchestra::http::metrics::Metrics;
+use orchestra::limits::guard::{DECISION_SAMPLE, Limits, Mode, OnFault, Policy};
 
 use crate::helpers::{self, Flood, TestApp, get, http1, read, serve, spawn};
 

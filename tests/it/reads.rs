@@ -101,7 +101,6 @@ async fn signed_requests_past_the_bucket_are_refused_without_reading_the_databas
 /// is left out of the count.
 #[tokio::test]
 async fn a_refused_doorway_request_reads_nothing() {
-    let _turn = ONE_AT_A_TIME.lock().await;
     let app = spawn(Flood::Memory).await;
     app.set(&[
         ("orchestra.request_limits.enabled", "true"),
