@@ -157,12 +157,22 @@ fn bundle(lang: Lang) -> FluentBundle<FluentResource> {
 /// Translates `id` with string arguments. A missing message shows its id rather than failing:
 /// the test of both locales keeps that from shipping.
 pub fn tr(lang: Lang, id: &str, args: &[(&str, &str)]) -> String {
+    format(lang, id, args).0
+}
+
+/// `tr`, with what Fluent could not resolve (a missing variable, message or term): shown in
+/// the text as Fluent shows it, and failed on by the locale test.
+fn format(
+    lang: Lang,
+    id: &str,
+    args: &[(&str, &str)],
+) -> (String, Vec<fluent_bundle::FluentError>) {
     let bundle = match lang {
         Lang::En => &BUNDLES.en,
         Lang::Fr => &BUNDLES.fr,
     };
     let Some(pattern) = bundle.get_message(id).and_then(|m| m.value()) else {
-        return id.to_owned();
+        return (id.to_owned(), Vec::new());
     };
     let mut fluent_args = FluentArgs::new();
     for (k, v) in args {
@@ -173,13 +183,14 @@ pub fn tr(lang: Lang, id: &str, args: &[(&str, &str)]) -> String {
         }
     }
     let mut errors = Vec::new();
-    bundle
+    let text = bundle
         .format_pattern(
             pattern,
             (!args.is_empty()).then_some(&fluent_args),
             &mut errors,
         )
-        .into_owned()
+        .into_owned();
+    (text, errors)
 }
 
 /// The message ids a language defines (the locale test compares them).
@@ -214,11 +225,71 @@ mod tests {
         assert!(en.len() > 50);
     }
 
+    /// The variables a message's value uses (`{ $name }`, in selectors and function calls too).
+    fn variables(source: &str, id: &str) -> Vec<String> {
+        use fluent_syntax::ast::{Expression, InlineExpression, Pattern, PatternElement};
+        fn inline(e: &InlineExpression<&str>, out: &mut Vec<String>) {
+            match e {
+                InlineExpression::VariableReference { id } => out.push(id.name.to_owned()),
+                InlineExpression::FunctionReference { arguments, .. } => {
+                    for a in &arguments.positional {
+                        inline(a, out);
+                    }
+                    for a in &arguments.named {
+                        inline(&a.value, out);
+                    }
+                }
+                InlineExpression::Placeable { expression } => expr(expression, out),
+                _ => {}
+            }
+        }
+        fn expr(e: &Expression<&str>, out: &mut Vec<String>) {
+            match e {
+                Expression::Inline(e) => inline(e, out),
+                Expression::Select { selector, variants } => {
+                    inline(selector, out);
+                    for v in variants {
+                        pattern(&v.value, out);
+                    }
+                }
+            }
+        }
+        fn pattern(p: &Pattern<&str>, out: &mut Vec<String>) {
+            for element in &p.elements {
+                if let PatternElement::Placeable { expression } = element {
+                    expr(expression, out);
+                }
+            }
+        }
+        let resource = fluent_syntax::parser::parse(source).unwrap_or_else(|(r, _)| r);
+        let mut out = Vec::new();
+        for entry in &resource.body {
+            if let fluent_syntax::ast::Entry::Message(m) = entry
+                && m.id.name == id
+                && let Some(value) = &m.value
+            {
+                pattern(value, &mut out);
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Every message, given a value for each variable it uses, formats with no error from
+    /// Fluent: no missing message or term it refers to, no variable it reads but is not given.
     #[test]
     fn every_message_formats_without_errors_in_both_languages() {
         for lang in Lang::ALL {
             for id in message_ids(lang) {
-                let text = tr(lang, &id, &[]);
+                let names: Vec<String> = FILES
+                    .iter()
+                    .filter(|(l, _, _)| *l == lang)
+                    .flat_map(|(_, _, source)| variables(source, &id))
+                    .collect();
+                let args: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "1")).collect();
+                let (text, errors) = format(lang, &id, &args);
+                assert!(errors.is_empty(), "{id} in {lang:?}: {errors:?}");
                 assert!(!text.trim().is_empty(), "{id} is empty in {lang:?}");
             }
         }
