@@ -95,14 +95,14 @@ pub async fn build_state(
 
 /// Periodic maintenance: expired sessions, handles and flood events. Records its run for the
 /// status report. Returns how many records went, by kind.
-pub async fn run_cron(db: &Db, flood: &dyn FloodStore) -> Result<(u64, u64, u64), sqlx::Error> {
+pub async fn run_cron(db: &Db, guard: &FloodGuard) -> Result<(u64, u64, u64), sqlx::Error> {
     let now = store::now();
     let sessions = store::sessions::delete_expired(db, now).await?;
     let handles = store::payments::delete_expired_handles(db, now).await?;
     store::api::delete_expired_signatures(db, now).await?;
     // No sync here: the server's upkeep writes its counts (and only while something counts),
     // and `orchestra cron`'s own store has counted nothing.
-    let events = flood.collect_garbage().await.unwrap_or_else(|e| {
+    let events = guard.collect_garbage().await.unwrap_or_else(|e| {
         tracing::warn!(error = %e, "cron could not collect expired flood events");
         0
     });
@@ -194,7 +194,7 @@ pub fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::J
                     state.guard.tick();
                 }
                 _ = cron.tick(), if !state.db.vanished() => {
-                    if let Err(e) = run_cron(&state.db, state.guard.flood().as_ref()).await {
+                    if let Err(e) = run_cron(&state.db, &state.guard).await {
                         tracing::error!(error = %e, "cron failed");
                     }
                 }

@@ -530,8 +530,12 @@ fn print_report(out: &Out, report: &status::Report, format: &str) -> i32 {
 }
 
 async fn cron(config: &Config, db: &Db) -> Result<i32, sqlx::Error> {
-    let flood = crate::flood_store(config, db, flood::Clock::system());
-    crate::run_cron(db, flood.as_ref()).await?;
+    let guard = crate::limits::guard::FloodGuard::new(crate::flood_store(
+        config,
+        db,
+        flood::Clock::system(),
+    ));
+    crate::run_cron(db, &guard).await?;
     Ok(0)
 }
 

@@ -341,7 +341,15 @@ impl FloodGuard {
         self.decisions.read(event).refused.iter().sum()
     }
 
-    pub fn flood(&self) -> &Arc<dyn FloodStore> {
+    /// Removes the flood store's expired counts (cron's chore): the one thing besides counting
+    /// anyone asks of the store, and it goes through the guard like the counting does.
+    pub async fn collect_garbage(&self) -> Result<u64, crate::limits::flood::FloodError> {
+        self.flood.collect_garbage().await
+    }
+
+    /// The store itself, for the unit tests that read what the guard counted.
+    #[cfg(test)]
+    pub(crate) fn flood(&self) -> &Arc<dyn FloodStore> {
         &self.flood
     }
 

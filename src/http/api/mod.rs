@@ -33,7 +33,7 @@ use crate::domain::login;
 use crate::domain::workflow::{Definition, Participant};
 use crate::i18n::{Lang, Message};
 use crate::limits::bucket::{Policy, Verdict};
-use crate::limits::guard::FloodGuard;
+use crate::limits::guard::{Decision, FloodGuard, Limits, TOTAL};
 use crate::store::{self, api::Reached, api::TokenRow, instances::InstanceRow};
 
 mod fields;
@@ -249,8 +249,16 @@ async fn admit(
     // counted per client address under the sign-in's per-address limit, and past it a caller is
     // refused before the read, unless its token is one this process already let in (so a
     // neighbour's failures behind one address do not lock out a working integrator).
+    // Counted by the guard like the sign-in's failures (`FloodGuard::allows_as` before the
+    // read, `failed` once a token is found wrong): so report-only, store faults, the metrics
+    // and the sizing chart apply to them as to every other guarded address.
     let (per_address, _) = snapshot.settings.login_limits();
-    let counting = FloodGuard::is_counting(&per_address);
+    let limits = Limits {
+        total: 0,
+        ..per_address
+    };
+    let policy = snapshot.settings.login_policy();
+    let counting = FloodGuard::is_counting(&limits);
     let address_of = || login::address_key(&snapshot.keys, client);
     // Named as the fast refusal names it (`refusal::refuse`), so `api_seen` holds what it seeks.
     let key = snapshot.token_key(bearer);
@@ -258,12 +266,11 @@ async fn admit(
     // A token this process let in costs no address hash and no count.
     let address = (counting && !known).then(address_of);
     if let Some(address) = &address {
-        let failures = state
+        let decision = state
             .guard
-            .flood()
-            .count(AUTH_FAILURE_EVENT, address, per_address.period);
-        if failures >= per_address.per_caller {
-            return Err(too_many_failures(lang, per_address.period));
+            .allows_as(AUTH_FAILURE_EVENT, address, TOTAL, &limits, policy);
+        if let Decision::Refused { .. } = decision {
+            return Err(too_many_failures(lang, limits.period));
         }
     }
     let failed = |refusal: Response| {
@@ -271,8 +278,7 @@ async fn admit(
             let address = address.clone().unwrap_or_else(address_of);
             state
                 .guard
-                .flood()
-                .register(AUTH_FAILURE_EVENT, &address, per_address.period);
+                .failed(AUTH_FAILURE_EVENT, &address, TOTAL, &limits);
         }
         refusal
     };
