@@ -523,7 +523,7 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
             b.goto(&format!("{path}?lang={lang}")).await;
             if matches!(
                 *name,
-                "dashboard" | "status" | "instance" | "settings" | "tokens"
+                "dashboard" | "status" | "instance" | "settings" | "tokens" | "interaction"
             ) {
                 b.screenshot(&format!("{name}-{lang}")).await;
             }
@@ -537,6 +537,11 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
             );
         }
         b.screenshot(&format!("status-phone-{lang}")).await;
+        b.goto(&format!("/admin/config/orchestra/interaction?lang={lang}"))
+            .await;
+        b.script("document.querySelector('#payment-notices').scrollIntoView(); return true;")
+            .await;
+        b.screenshot(&format!("interaction-phone-{lang}")).await;
         b.goto(&format!("/admin/config/api?lang={lang}")).await;
         // The token's scope, below the fold on a phone.
         b.script("document.querySelector('fieldset').scrollIntoView(); return true;")
