@@ -18,7 +18,7 @@ use orchestra::domain::keys::SiteKeys;
 use orchestra::domain::settings::Settings;
 use orchestra::domain::site::Snapshot;
 use orchestra::limits::flood::{Backend, Clock, MemoryFlood};
-use orchestra::limits::guard::{FloodGuard, Limits};
+use orchestra::limits::guard::{Address, FloodGuard, Limits};
 use tower::ServiceExt;
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -33,7 +33,7 @@ fn guard(c: &mut Criterion) {
     };
     let caller = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
     c.bench_function("guard decision, allowed (memory)", |b| {
-        b.iter(|| guard.check(black_box("interaction"), black_box(caller), &open))
+        b.iter(|| guard.check(black_box(Address::Doorway), black_box(caller), &open))
     });
     let tight = Limits {
         per_caller: 5,
@@ -41,10 +41,10 @@ fn guard(c: &mut Criterion) {
     };
     let hammered = "0f0e0d0c0b0a09080706050403020100f0e0d0c0b0a09080706050403020100f";
     for _ in 0..10 {
-        guard.check("interaction", hammered, &tight);
+        guard.check(Address::Doorway, hammered, &tight);
     }
     c.bench_function("guard decision, hammered link refused (memory)", |b| {
-        b.iter(|| guard.check(black_box("interaction"), black_box(hammered), &tight))
+        b.iter(|| guard.check(black_box(Address::Doorway), black_box(hammered), &tight))
     });
 
     let snapshot = Snapshot::new(Settings::default(), SiteKeys::generate());

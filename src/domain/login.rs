@@ -21,13 +21,7 @@ use std::net::IpAddr;
 use crate::domain::keys::SiteKeys;
 use crate::domain::settings::Settings;
 use crate::i18n::Message;
-use crate::limits::guard::{Decision, FloodGuard};
-
-pub const ADDRESS_EVENT: &str = "login.address";
-pub const ACCOUNT_EVENT: &str = "login.account";
-/// The attempts counted under either limit, one per attempt (the metrics endpoint's count of
-/// sign-in requests; each limit's decisions are under its own event).
-pub const ATTEMPT_EVENT: &str = "login";
+use crate::limits::guard::{Address, Decision, FloodGuard};
 
 /// The flood identifier of a client address (IPv6 by its /64): a keyed hash, never the address.
 pub fn address_key(keys: &SiteKeys, ip: IpAddr) -> String {
@@ -79,15 +73,16 @@ pub fn admit(
     address: &str,
     account: Option<&AccountKeys>,
 ) -> Result<Admitted, Refused> {
-    let (per_address, per_account) = settings.login_limits();
-    let policy = settings.login_policy();
+    let per_address = settings.limits_of(Address::SignInAddress);
+    let per_account = settings.limits_of(Address::SignInAccount);
+    let policy = settings.policy_of(Address::SignInAddress);
     let account_counts = account.is_some() && FloodGuard::is_counting(&per_account);
     if FloodGuard::is_counting(&per_address) || account_counts {
-        guard.decisions().count_request(ATTEMPT_EVENT);
+        guard.decisions().count_request(Address::SignInAddress);
     }
     if let Some(keys) = account {
         let decision = guard.allows_as(
-            ACCOUNT_EVENT,
+            Address::SignInAccount,
             &keys.pair,
             &keys.account,
             &per_account,
@@ -121,7 +116,7 @@ pub fn admit(
             }
         }
     }
-    match guard.check_as(ADDRESS_EVENT, address, &per_address, policy) {
+    match guard.check_as(Address::SignInAddress, address, &per_address, policy) {
         Decision::Allowed => Ok(Admitted {
             counts_failure: true,
         }),
@@ -170,8 +165,13 @@ fn log_refusal(limit: Refused, key: &str, first_in_period: bool, enforced: bool)
 /// for the account from this address, and one for the account.
 pub fn failed(guard: &FloodGuard, settings: &Settings, account: &AccountKeys, admitted: Admitted) {
     if admitted.counts_failure {
-        let (_, per_account) = settings.login_limits();
-        guard.failed(ACCOUNT_EVENT, &account.pair, &account.account, &per_account);
+        let per_account = settings.limits_of(Address::SignInAccount);
+        guard.failed(
+            Address::SignInAccount,
+            &account.pair,
+            &account.account,
+            &per_account,
+        );
     }
 }
 
@@ -231,8 +231,8 @@ mod tests {
         account_keys(&SiteKeys::generate(), account, from.parse().unwrap())
     }
 
-    fn count(guard: &FloodGuard, event: &str, key: &str, window: Duration) -> u64 {
-        guard.flood().count(event, key, window)
+    fn count(guard: &FloodGuard, address: Address, key: &str, window: Duration) -> u64 {
+        guard.flood().count(address.event(), key, window)
     }
 
     #[test]
@@ -243,13 +243,22 @@ mod tests {
             // Three successes: nothing counted per account.
             let _ = admit(&guard, &settings, "addr", Some(&keys)).unwrap();
         }
-        assert_eq!(count(&guard, ACCOUNT_EVENT, &keys.pair, HOURS_6), 0);
+        assert_eq!(
+            count(&guard, Address::SignInAccount, &keys.pair, HOURS_6),
+            0
+        );
         for _ in 0..2 {
             let admitted = admit(&guard, &settings, "addr", Some(&keys)).unwrap();
             failed(&guard, &settings, &keys, admitted);
         }
-        assert_eq!(count(&guard, ACCOUNT_EVENT, &keys.pair, HOURS_6), 2);
-        assert_eq!(count(&guard, ACCOUNT_EVENT, &keys.account, HOURS_6), 2);
+        assert_eq!(
+            count(&guard, Address::SignInAccount, &keys.pair, HOURS_6),
+            2
+        );
+        assert_eq!(
+            count(&guard, Address::SignInAccount, &keys.account, HOURS_6),
+            2
+        );
         assert_eq!(
             admit(&guard, &settings, "addr", Some(&keys)),
             Err(Refused::AccountFromAddress)
@@ -263,16 +272,19 @@ mod tests {
         let admitted = admit(&guard, &settings, "addr", Some(&keys)).unwrap();
         failed(&guard, &settings, &keys, admitted);
         let hour = Duration::from_secs(3600);
-        assert_eq!(count(&guard, ADDRESS_EVENT, "addr", hour), 1);
+        assert_eq!(count(&guard, Address::SignInAddress, "addr", hour), 1);
         for _ in 0..5 {
             assert!(admit(&guard, &settings, "addr", Some(&keys)).is_err());
         }
         assert_eq!(
-            count(&guard, ADDRESS_EVENT, "addr", hour),
+            count(&guard, Address::SignInAddress, "addr", hour),
             1,
             "refusals counted"
         );
-        assert_eq!(count(&guard, ACCOUNT_EVENT, &keys.pair, HOURS_6), 1);
+        assert_eq!(
+            count(&guard, Address::SignInAccount, &keys.pair, HOURS_6),
+            1
+        );
     }
 
     #[test]
@@ -325,11 +337,11 @@ mod tests {
             failed(&guard, &settings, &keys, admitted);
         }
         assert_eq!(
-            count(&guard, ACCOUNT_EVENT, &keys.pair, HOURS_6),
+            count(&guard, Address::SignInAccount, &keys.pair, HOURS_6),
             1,
             "enforcing would have checked only the first"
         );
-        let seen = guard.would_refuse().read(ACCOUNT_EVENT, HOURS_6);
+        let seen = guard.would_refuse(Address::SignInAccount, HOURS_6);
         assert_eq!(seen.current, [3, 0]);
     }
 

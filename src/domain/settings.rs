@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::i18n::Message;
-use crate::limits::guard::{FloodGuard, Limits, Mode, OnFault, Policy};
+use crate::limits::guard::{Address, FloodGuard, Limits, Mode, OnFault, Policy};
 use crate::store::{self, Db};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -477,20 +477,41 @@ impl Settings {
         )
     }
 
+    /// `address`'s limits as the guard takes them: the one place an address finds its
+    /// settings. API authentication failures count under the sign-in's per-address limit.
+    pub fn limits_of(&self, address: Address) -> Limits {
+        match address {
+            Address::Doorway => self.interaction_limits(),
+            Address::Notice => self.notice_limits(),
+            Address::SignInAddress | Address::ApiAuthFailure => self.login_limits().0,
+            Address::SignInAccount => self.login_limits().1,
+        }
+    }
+
+    /// Whether `address` refuses or only reports.
+    pub fn mode_of(&self, address: Address) -> Mode {
+        match address {
+            Address::Doorway => self.interaction_mode(),
+            Address::Notice => self.notice_mode(),
+            Address::SignInAddress | Address::SignInAccount | Address::ApiAuthFailure => {
+                self.login_mode()
+            }
+        }
+    }
+
+    /// How `address` applies its limits: its mode and the store-fault choice.
+    pub fn policy_of(&self, address: Address) -> Policy {
+        self.policy(self.mode_of(address))
+    }
+
     /// Whether any address behind the guard counts anything (the doorway, the notices, the
     /// sign-in and the API's failed tokens, which count under the sign-in's per-address limit).
     /// While none does, the flood store is not touched: not read at start, not synced, not
     /// pinged (`FloodGuard::upkeep`).
     pub fn anything_counts(&self) -> bool {
-        let (per_address, per_account) = self.login_limits();
-        [
-            self.interaction_limits(),
-            self.notice_limits(),
-            per_address,
-            per_account,
-        ]
-        .iter()
-        .any(FloodGuard::is_counting)
+        Address::ALL
+            .iter()
+            .any(|&address| FloodGuard::is_counting(&self.limits_of(address)))
     }
 
     /// Reads the stored settings over the defaults. A stored value that no longer validates

@@ -196,7 +196,7 @@ pub fn flood_store_check(view: StoreView, settings: Option<&Settings>, backend: 
     }
 }
 
-/// Per guarded address, the guard's tally of would-be refusals (`guard::Tally`).
+/// Per guarded address, what the guard would have refused (`FloodGuard::would_refuse`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct WouldRefuse {
     pub doorway: Recent,

@@ -21,7 +21,7 @@ use axum::routing::get;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tokio::net::TcpListener;
 
-use crate::limits::guard::FloodGuard;
+use crate::limits::guard::{Address, FloodGuard};
 
 /// The path the figures are served on.
 pub const PATH: &str = "/metrics";
@@ -35,59 +35,24 @@ pub const DECISION_BUCKETS: &[f64] = &[
     1e-7, 2.5e-7, 5e-7, 1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 1e-4, 1e-3, 1e-2,
 ];
 
-/// One guarded address as its figures are labelled: the guard's events behind it, each with
-/// the names its two tiers have in the settings.
-struct Guarded {
-    address: &'static str,
-    events: &'static [(&'static str, [&'static str; 2])],
-    /// An event whose own count of requests is this address's, when one request is several
-    /// decisions (a sign-in attempt is one per limit); otherwise each decision is a request.
-    requests: Option<&'static str>,
-}
-
-const GUARDED: [Guarded; 3] = [
-    Guarded {
-        address: "doorway",
-        events: &[(crate::http::doorway::EVENT, ["per_link", "total"])],
-        requests: None,
-    },
-    Guarded {
-        address: "notice",
-        events: &[(crate::http::notice::EVENT, ["per_payment", "total"])],
-        requests: None,
-    },
-    Guarded {
-        address: "login",
-        // Sign-in limits have no total tier; a refusal while the store fails is under `total`.
-        events: &[
-            (
-                crate::domain::login::ADDRESS_EVENT,
-                ["per_address", "total"],
-            ),
-            (
-                crate::domain::login::ACCOUNT_EVENT,
-                ["per_account", "total"],
-            ),
-        ],
-        requests: Some(crate::domain::login::ATTEMPT_EVENT),
-    },
-];
-
 static METADATA: Metadata<'static> =
     Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
 
 /// One address's counters, and where each one's value comes from.
+/// One `address` label's counters: the guard's addresses behind it ([`Address::metric`]; the
+/// sign-in's two limits are one label, as they are one request), each tier under the name it
+/// has in the settings ([`Address::tiers`]).
 struct AddressCounters {
-    guarded: &'static Guarded,
+    addresses: Vec<Address>,
     requests: Counter,
-    /// Per tier name: refused, would have been refused, and the (event, tier index) behind it.
+    /// Per tier name: refused, would have been refused, and the (address, tier index) behind it.
     tiers: Vec<TierCounters>,
 }
 
 struct TierCounters {
     refused: Counter,
     would_refuse: Counter,
-    sources: Vec<(&'static str, usize)>,
+    sources: Vec<(Address, usize)>,
 }
 
 /// The recorder of one server and the handles a scrape copies the guard's figures into.
@@ -165,16 +130,25 @@ impl Metrics {
             "The guard's decision time (one decision in 64 is timed), by address.".into(),
         );
 
-        let addresses = GUARDED
-            .iter()
-            .map(|guarded| {
-                let address = guarded.address;
+        let mut labels: Vec<&'static str> = Vec::new();
+        for guarded in Address::ALL {
+            if !labels.contains(&guarded.metric()) {
+                labels.push(guarded.metric());
+            }
+        }
+        let addresses = labels
+            .into_iter()
+            .map(|address| {
+                let guarded: Vec<Address> = Address::ALL
+                    .into_iter()
+                    .filter(|a| a.metric() == address)
+                    .collect();
                 let histogram = recorder
                     .register_histogram(&key(DECISION_SECONDS, &[("address", address)]), &METADATA);
                 let mut tiers: Vec<(&'static str, TierCounters)> = Vec::new();
-                for &(event, names) in guarded.events {
+                for &event in &guarded {
                     guard.decisions().time_with(event, histogram.clone());
-                    for (index, tier) in names.into_iter().enumerate() {
+                    for (index, tier) in event.tiers().into_iter().enumerate() {
                         match tiers.iter_mut().find(|(name, _)| *name == tier) {
                             Some((_, t)) => t.sources.push((event, index)),
                             None => tiers.push((
@@ -195,7 +169,7 @@ impl Metrics {
                     }
                 }
                 AddressCounters {
-                    guarded,
+                    addresses: guarded,
                     requests: counter("orchestra_guard_requests_total", &[("address", address)]),
                     tiers: tiers.into_iter().map(|(_, t)| t).collect(),
                 }
@@ -237,13 +211,14 @@ impl Metrics {
     pub fn render(&self) -> String {
         let decisions = self.guard.decisions();
         for a in &self.addresses {
-            let requests = match a.guarded.requests {
-                Some(event) => decisions.read(event).requests,
+            // A request of several decisions is counted apart (`Address::counts_requests`);
+            // otherwise each decision is a request.
+            let requests = match a.addresses.iter().find(|a| a.counts_requests()) {
+                Some(&address) => decisions.read(address).requests,
                 None => a
-                    .guarded
-                    .events
+                    .addresses
                     .iter()
-                    .map(|(event, _)| decisions.read(event).decided())
+                    .map(|&address| decisions.read(address).decided())
                     .sum(),
             };
             a.requests.absolute(requests);

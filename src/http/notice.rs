@@ -20,10 +20,8 @@ use super::AppState;
 use super::error::AppError;
 use crate::domain::interaction::payment::{self, Applied, MAX_NOTICE_BYTES, SIGNATURE_HEADER};
 use crate::domain::site::Snapshot;
-use crate::limits::guard::Decision;
+use crate::limits::guard::{Address, Decision};
 
-/// The event the notices are counted under.
-pub const EVENT: &str = "notice";
 /// A notice body that takes longer than this to arrive is dropped.
 const READ_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -102,15 +100,17 @@ pub async fn deliver(
     body: &Bytes,
     signature: &str,
 ) -> Result<Received, AppError> {
-    let limits = snapshot.settings.notice_limits();
+    let limits = snapshot.settings.limits_of(Address::Notice);
     // Counted per payment by a keyed hash of the reference the body claims (a body that names
     // none shares one identifier), before the signature or the database is looked at.
     let named = payment::payment_named(body).unwrap_or_default();
     let caller = snapshot.keys.keyed_hash("notice-caller", &named);
-    match state
-        .guard
-        .check_as(EVENT, &caller, &limits, snapshot.settings.notice_policy())
-    {
+    match state.guard.check_as(
+        Address::Notice,
+        &caller,
+        &limits,
+        snapshot.settings.policy_of(Address::Notice),
+    ) {
         Decision::Allowed => {}
         Decision::Refused {
             tier,

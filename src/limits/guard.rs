@@ -1,8 +1,10 @@
 //! The two-tier request guard: per caller and in total, over one rolling period.
 //!
-//! It holds no limits of its own. Whoever calls it passes the event name, the caller's
-//! identifier (a keyed hash, never the secret itself) and the limits read from its own
-//! settings, so any public address can stand behind one.
+//! It holds no limits of its own. Whoever calls it passes the [`Address`], the caller's
+//! identifier (a keyed hash, never the secret itself) and the limits read from the address's
+//! settings (`Address::limits`). Per address it keeps one set of decision counters
+//! ([`Decisions`]): the metrics, the sizing chart, report-only's tally and the status report
+//! all read them, so an outcome is counted once.
 //!
 //! Rules, each with a test that fails without it (tests/guard.rs):
 //! - every request is counted, answered or not, before any expensive work; a limit on
@@ -12,7 +14,8 @@
 //!   cannot spend the number every other visitor shares;
 //! - a limit of 0 turns its tier off; when nothing counts, the flood store is never touched;
 //! - in report-only mode ([`Mode::ReportOnly`]) a request counts exactly as it would when
-//!   enforcing, and what would have been refused is answered and tallied ([`Tally`]);
+//!   enforcing, and what would have been refused is answered and tallied
+//!   ([`FloodGuard::would_refuse`]);
 //! - while the flood store fails to sync, the operator's [`OnFault`] decides: count in the
 //!   process (as always), let everything through, or refuse everything ([`StoreHealth`]);
 //! - what each event answered and refused per period is kept for its sizing chart
@@ -26,10 +29,10 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+pub use crate::limits::address::Address;
+pub use crate::limits::counts::{DecisionCounts, RECENT_PERIODS, Recent};
 use crate::limits::flood::{Clock, FloodStore, Tier};
 use crate::limits::sizing::{History, Sizings};
-pub use crate::limits::slots::RECENT_PERIODS;
-use crate::limits::slots::find_slot;
 
 /// The limits a caller of the guard read from its settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,7 +125,7 @@ impl Refusal {
 }
 
 impl Refusal {
-    /// The tier's place in a [`Tally`]: the per-caller tier first.
+    /// The tier's place in the decision counters: the per-caller tier first.
     pub fn index(self) -> usize {
         match self {
             Refusal::PerCaller => 0,
@@ -201,7 +204,6 @@ pub const TOTAL: &str = "total";
 
 pub struct FloodGuard {
     flood: Arc<dyn FloodStore>,
-    would_refuse: Tally,
     health: StoreHealth,
     sizing: Sizings,
     decisions: Decisions,
@@ -222,8 +224,7 @@ impl FloodGuard {
     pub fn with_clock(flood: Arc<dyn FloodStore>, clock: Clock) -> Self {
         Self {
             flood,
-            would_refuse: Tally::new(clock.clone()),
-            sizing: Sizings::new(clock.clone(), TALLIED_EVENTS),
+            sizing: Sizings::new(clock.clone()),
             first_refusals: FirstRefusals::new(clock.clone()),
             health: StoreHealth::new(clock),
             decisions: Decisions::default(),
@@ -284,7 +285,8 @@ impl FloodGuard {
         }
     }
 
-    /// What the guard decided per event since the process started (the metrics endpoint).
+    /// What the guard decided per address since the process started: the one count of each
+    /// outcome, which the metrics endpoint, the sizing chart and the tally read.
     pub fn decisions(&self) -> &Decisions {
         &self.decisions
     }
@@ -302,30 +304,27 @@ impl FloodGuard {
         result
     }
 
-    /// What report-only addresses would have refused, per period.
-    pub fn would_refuse(&self) -> &Tally {
-        &self.would_refuse
+    /// What `address` would have refused in report-only mode, per tier, in the current period
+    /// of `period` and the recent ones: its sizing history's figures.
+    pub fn would_refuse(&self, address: Address, period: Duration) -> Recent {
+        self.sizing(address, period).would_refuse()
     }
 
-    /// `event`'s per-period figures for the sizing chart (`crate::limits::sizing`), for periods of
-    /// `period`: what it answered, as `check_as` recorded it, and what it refused, from the
-    /// decision counters.
-    pub fn sizing(&self, event: &'static str, period: Duration) -> History {
-        match self.sizing.of(event, true) {
-            Some(sizing) => sizing.history(period, self.refused(event)),
-            None => History {
-                period,
-                periods: Vec::new(),
-            },
-        }
+    /// `address`'s per-period figures for the sizing chart (`crate::limits::sizing`), for
+    /// periods of `period`: its decision counters as they stood at each period's end, and the
+    /// callers `check_as` saw answered.
+    pub fn sizing(&self, address: Address, period: Duration) -> History {
+        self.sizing
+            .of(address)
+            .history(period, self.decisions.read(address))
     }
 
     /// Closes the periods that ended, off the request path (the server's background task, at
     /// every sync): the sizing charts', and the log's (the summary line of callers refused
     /// past [`LOGGED_CALLERS`], [`FirstRefusals::summarize`]).
     pub fn tick(&self) {
-        for (event, sizing) in self.sizing.all() {
-            sizing.tick(self.refused(event));
+        for address in Address::ALL {
+            self.sizing.of(address).tick(self.decisions.read(address));
         }
         self.first_refusals.summarize(false);
     }
@@ -334,11 +333,6 @@ impl FloodGuard {
     /// this process.
     pub fn close(&self) {
         self.first_refusals.summarize(true);
-    }
-
-    /// `event`'s refusals since the process started, both tiers.
-    fn refused(&self, event: &'static str) -> u64 {
-        self.decisions.read(event).refused.iter().sum()
     }
 
     /// Removes the flood store's expired counts (cron's chore): the one thing besides counting
@@ -366,20 +360,20 @@ impl FloodGuard {
     }
 
     /// `check` under a mode. Enforcing, it is `check` itself; in report-only mode a refusal
-    /// becomes [`Decision::WouldRefuse`], tallied under `event`. Either way the counts are the
+    /// becomes [`Decision::WouldRefuse`], counted as such under `address`. Either way the counts are the
     /// same, so switching from report-only to enforcing keeps them.
     ///
     /// While the store fails (one atomic read to know), `policy.on_fault` decides; each
     /// counted request then is a decision made without the store, and is tallied as such.
     pub fn check_as(
         &self,
-        event: &'static str,
+        address: Address,
         caller: &str,
         limits: &Limits,
         policy: Policy,
     ) -> Decision {
-        self.decide_as(event, caller, limits, policy, || {
-            self.check(event, caller, limits)
+        self.decide_as(address, caller, limits, policy, || {
+            self.check(address, caller, limits)
         })
     }
 
@@ -392,39 +386,42 @@ impl FloodGuard {
     /// a caller can reach its limit plus what runs concurrently (the password pool bounds that).
     pub fn allows_as(
         &self,
-        event: &'static str,
+        address: Address,
         caller: &str,
         total: &str,
         limits: &Limits,
         policy: Policy,
     ) -> Decision {
-        self.decide_as(event, caller, limits, policy, || {
-            self.allows(event, caller, total, limits)
+        self.decide_as(address, caller, limits, policy, || {
+            self.allows(address, caller, total, limits)
         })
     }
 
-    /// One failure of `caller`, and of `total`, under `event` (see [`FloodGuard::allows_as`]).
-    pub fn failed(&self, event: &str, caller: &str, total: &str, limits: &Limits) {
+    /// One failure of `caller`, and of `total`, at `address` (see [`FloodGuard::allows_as`]).
+    pub fn failed(&self, address: Address, caller: &str, total: &str, limits: &Limits) {
         if !Self::is_counting(limits) {
             return;
         }
         self.note_counted();
         for (identifier, limit) in [(caller, limits.per_caller), (total, limits.total)] {
             if limit > 0 {
-                self.flood.register(event, identifier, limits.period);
+                self.flood
+                    .register(address.event(), identifier, limits.period);
             }
         }
     }
 
-    fn allows(&self, event: &'static str, caller: &str, total: &str, limits: &Limits) -> Decision {
+    fn allows(&self, address: Address, caller: &str, total: &str, limits: &Limits) -> Decision {
         for (tier, identifier, limit) in [
             (Refusal::PerCaller, caller, limits.per_caller),
             (Refusal::Total, total, limits.total),
         ] {
-            if limit > 0 && self.flood.count(event, identifier, limits.period) >= limit {
+            if limit > 0 && self.flood.count(address.event(), identifier, limits.period) >= limit {
                 return Decision::Refused {
                     tier,
-                    first_in_period: self.first_refusals.first(event, identifier, limits.period),
+                    first_in_period: self
+                        .first_refusals
+                        .first(address, identifier, limits.period),
                 };
             }
         }
@@ -434,7 +431,7 @@ impl FloodGuard {
     /// What `check_as` and `allows_as` share around their decision (`decide`).
     fn decide_as(
         &self,
-        event: &'static str,
+        address: Address,
         caller: &str,
         limits: &Limits,
         policy: Policy,
@@ -446,8 +443,8 @@ impl FloodGuard {
         self.note_counted();
         // One relaxed increment per counted decision, and, with the metrics endpoint on, the
         // time of one decision in DECISION_SAMPLE (`Decisions`).
-        let slot = self.decisions.slot(event, true);
-        let started = slot.and_then(DecisionSlot::start);
+        let slot = self.decisions.slot(address);
+        let started = slot.start();
         let decision = if self.health.failing() {
             self.health.without_store.fetch_add(1, Ordering::Relaxed);
             match policy.on_fault {
@@ -468,28 +465,21 @@ impl FloodGuard {
                     first_in_period,
                 },
                 Mode::ReportOnly,
-            ) => {
-                self.would_refuse.record(event, tier, limits.period);
-                Decision::WouldRefuse {
-                    tier,
-                    first_in_period,
-                }
-            }
+            ) => Decision::WouldRefuse {
+                tier,
+                first_in_period,
+            },
             (decision, _) => decision,
         };
-        if let Some(slot) = slot {
-            slot.record(decision, started);
+        // Who was answered, for the sizing chart, on the answered path only (which renders a
+        // page, checks a password or a notice anyway); before the outcome is counted, so a
+        // period this request closes is closed without it.
+        if !matches!(decision, Decision::Refused { .. }) {
+            self.sizing
+                .of(address)
+                .answered(caller, limits.period, || self.decisions.read(address));
         }
-        // The sizing chart's figures, on the answered path only (which renders a page, checks
-        // a password or a notice anyway): a refusal is in the decision counters just written.
-        let would_refuse = match decision {
-            Decision::Allowed => false,
-            Decision::WouldRefuse { .. } => true,
-            Decision::Refused { .. } => return decision,
-        };
-        if let Some(sizing) = self.sizing.of(event, true) {
-            sizing.answered(caller, limits.period, would_refuse, || self.refused(event));
-        }
+        slot.record(decision, started);
         decision
     }
 
@@ -499,7 +489,7 @@ impl FloodGuard {
     /// tier (a caller must have been answered `per_caller` times to get there, so these lines
     /// are bounded by the total), and once for the whole event for the total tier, so no flood
     /// of fresh identifiers can turn the log into a second flood.
-    pub fn check(&self, event: &'static str, caller: &str, limits: &Limits) -> Decision {
+    pub fn check(&self, address: Address, caller: &str, limits: &Limits) -> Decision {
         if !Self::is_counting(limits) {
             return Decision::Allowed;
         }
@@ -522,7 +512,10 @@ impl FloodGuard {
                     (&tiers[..1], &[Refusal::Total])
                 }
             };
-        match self.flood.try_register(event, tiers, limits.period) {
+        match self
+            .flood
+            .try_register(address.event(), tiers, limits.period)
+        {
             Ok(()) => Decision::Allowed,
             Err(index) => {
                 // Per caller for the per-caller tier, per event (`TOTAL`) for the total.
@@ -530,7 +523,7 @@ impl FloodGuard {
                 Decision::Refused {
                     tier,
                     first_in_period: self.first_refusals.first(
-                        event,
+                        address,
                         tiers[index].identifier,
                         limits.period,
                     ),
@@ -568,12 +561,11 @@ const MAX_PROBES: usize = 64;
 pub struct FirstRefusals {
     clock: Clock,
     hasher: foldhash::quality::RandomState,
-    events: [EventRefusals; TALLIED_EVENTS],
+    events: [EventRefusals; Address::COUNT],
 }
 
 #[derive(Default)]
 struct EventRefusals {
-    event: OnceLock<&'static str>,
     slots: OnceLock<Box<[AtomicU64]>>,
     /// The number of the period in which the bound was reached (plus one; 0: not reached):
     /// past it, refusals of callers not yet seen are answered from this one word.
@@ -669,10 +661,9 @@ impl FirstRefusals {
     /// Whether this is `key`'s first refusal under `event` in the current period of length
     /// `period`, and within the bound: the one worth a log line. `key` is a keyed hash already
     /// (a caller, or `TOTAL` for the total tier).
-    pub fn first(&self, event: &'static str, key: &str, period: Duration) -> bool {
-        let Some(log) = find_slot(&self.events, event, true, |e| &e.event) else {
-            return false;
-        };
+    pub fn first(&self, address: Address, key: &str, period: Duration) -> bool {
+        let log = &self.events[address.index()];
+        let event = address.event();
         let period_ms = (period.as_millis() as i64).max(1);
         let number = self.clock.now_ms().div_euclid(period_ms);
         let tag = period_tag(number);
@@ -724,10 +715,9 @@ impl FirstRefusals {
     /// bound (`all`: of the current periods too, at the stop), once per period.
     pub fn summarize(&self, all: bool) {
         let now = self.clock.now_ms();
-        for log in &self.events {
-            let Some(event) = log.event.get() else {
-                break;
-            };
+        for address in Address::ALL {
+            let log = &self.events[address.index()];
+            let event = address.event();
             let mut period_log = log.period.lock().unwrap_or_else(|e| e.into_inner());
             if period_log.period_ms == 0 {
                 continue;
@@ -825,101 +815,6 @@ impl StoreHealth {
     }
 }
 
-/// Events a [`Tally`] keeps apart; a further event is not tallied.
-const TALLIED_EVENTS: usize = 8;
-
-/// Per event and tier, how many requests fell in each of the last [`RECENT_PERIODS`]
-/// periods: fixed memory and atomics, no lock. Per process: a running server's status page
-/// reads it.
-pub struct Tally {
-    clock: Clock,
-    slots: [TallySlot; TALLIED_EVENTS],
-}
-
-#[derive(Default)]
-struct TallySlot {
-    event: OnceLock<&'static str>,
-    periods: [TallyPeriod; RECENT_PERIODS],
-}
-
-#[derive(Default)]
-struct TallyPeriod {
-    /// The period's number since the epoch (time / period length), plus one: 0 is unused.
-    number: AtomicI64,
-    tiers: [AtomicU64; 2],
-}
-
-/// One event's tally as read: per tier, the current period and the recent ones together.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Recent {
-    pub current: [u64; 2],
-    pub recent: [u64; 2],
-}
-
-impl Tally {
-    pub fn new(clock: Clock) -> Self {
-        Self {
-            clock,
-            slots: Default::default(),
-        }
-    }
-
-    fn slot(&self, event: &'static str, claim: bool) -> Option<&TallySlot> {
-        find_slot(&self.slots, event, claim, |s| &s.event)
-    }
-
-    fn number(&self, period: Duration) -> i64 {
-        let ms = (period.as_millis() as i64).max(1);
-        self.clock.now_ms().div_euclid(ms)
-    }
-
-    /// One more under `event` and `tier` in the current period of length `period`.
-    pub fn record(&self, event: &'static str, tier: Refusal, period: Duration) {
-        let Some(slot) = self.slot(event, true) else {
-            return;
-        };
-        let number = self.number(period) + 1;
-        let entry = &slot.periods[number.rem_euclid(RECENT_PERIODS as i64) as usize];
-        let seen = entry.number.load(Ordering::Acquire);
-        if seen != number
-            && entry
-                .number
-                .compare_exchange(seen, number, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-        {
-            // An old period's place, taken for this one. Two racing first counts may lose one
-            // between them: a report's figure, not a limit.
-            for t in &entry.tiers {
-                t.store(0, Ordering::Release);
-            }
-        }
-        entry.tiers[tier.index()].fetch_add(1, Ordering::AcqRel);
-    }
-
-    /// What `event` tallied, for periods of length `period`.
-    pub fn read(&self, event: &'static str, period: Duration) -> Recent {
-        let mut out = Recent::default();
-        let Some(slot) = self.slot(event, false) else {
-            return out;
-        };
-        let now = self.number(period) + 1;
-        for entry in &slot.periods {
-            let number = entry.number.load(Ordering::Acquire);
-            if number <= 0 || number > now || now - number >= RECENT_PERIODS as i64 {
-                continue;
-            }
-            for (i, t) in entry.tiers.iter().enumerate() {
-                let n = t.load(Ordering::Acquire);
-                out.recent[i] += n;
-                if number == now {
-                    out.current[i] += n;
-                }
-            }
-        }
-        out
-    }
-}
-
 /// Counters the refusal path spreads over, one per thread modulo this, each on its own line.
 pub(crate) const SHARDS: usize = 16;
 
@@ -951,13 +846,13 @@ thread_local! {
     static UNTIMED: Cell<u32> = const { Cell::new(0) };
 }
 
-/// Per event, what the guard decided since the process started: fixed memory and atomics, no
+/// Per address, what the guard decided since the process started: fixed memory and atomics, no
 /// lock, one relaxed increment per counted decision. The metrics endpoint copies these into
 /// its counters when it is scraped (`crate::http::metrics`), so the refusal path never looks a
 /// metric up.
 #[derive(Default)]
 pub struct Decisions {
-    slots: [DecisionSlot; TALLIED_EVENTS],
+    slots: [DecisionSlot; Address::COUNT],
 }
 
 #[repr(align(128))]
@@ -966,7 +861,6 @@ struct Outcomes([AtomicU64; 5]);
 
 #[derive(Default)]
 struct DecisionSlot {
-    event: OnceLock<&'static str>,
     /// Allowed; refused per caller, in total; would have been refused per caller, in total.
     /// One set per thread's shard ([`shard_index`]): on the refusal path each thread writes
     /// only its own cache line.
@@ -1006,35 +900,14 @@ impl DecisionSlot {
     }
 }
 
-/// One event's decisions as read, since the process started.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DecisionCounts {
-    pub allowed: u64,
-    /// Per tier, in [`Refusal::index`] order.
-    pub refused: [u64; 2],
-    /// Per tier: report-only decisions that enforcing would have refused.
-    pub would_refuse: [u64; 2],
-    /// What [`Decisions::count_request`] counted.
-    pub requests: u64,
-}
-
-impl DecisionCounts {
-    /// Every counted decision, whatever it was.
-    pub fn decided(&self) -> u64 {
-        self.allowed + self.refused.iter().sum::<u64>() + self.would_refuse.iter().sum::<u64>()
-    }
-}
-
 impl Decisions {
-    fn slot(&self, event: &'static str, claim: bool) -> Option<&DecisionSlot> {
-        find_slot(&self.slots, event, claim, |s| &s.event)
+    fn slot(&self, address: Address) -> &DecisionSlot {
+        &self.slots[address.index()]
     }
 
-    /// What the guard decided under `event`.
-    pub fn read(&self, event: &'static str) -> DecisionCounts {
-        let Some(slot) = self.slot(event, false) else {
-            return DecisionCounts::default();
-        };
+    /// What the guard decided at `address`.
+    pub fn read(&self, address: Address) -> DecisionCounts {
+        let slot = self.slot(address);
         let [allowed, r0, r1, w0, w1] = std::array::from_fn(|i| {
             slot.outcomes
                 .iter()
@@ -1049,56 +922,16 @@ impl Decisions {
         }
     }
 
-    /// One more request under `event`, for a caller whose request is made of several decisions
-    /// (a sign-in attempt: one per limit, `crate::domain::login`).
-    pub fn count_request(&self, event: &'static str) {
-        if let Some(slot) = self.slot(event, true) {
-            slot.requests.fetch_add(1, Ordering::Relaxed);
-        }
+    /// One more request at `address`, for a caller whose request is made of several decisions
+    /// (a sign-in attempt: one per limit, `crate::domain::login`; see
+    /// [`Address::counts_requests`]).
+    pub fn count_request(&self, address: Address) {
+        self.slot(address).requests.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Times one decision in [`DECISION_SAMPLE`] under `event` into `histogram`, in seconds.
-    /// Once per event and guard: a later call is ignored.
-    pub fn time_with(&self, event: &'static str, histogram: ::metrics::Histogram) {
-        if let Some(slot) = self.slot(event, true) {
-            let _ = slot.timer.set(histogram);
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_tally_keeps_recent_periods_apart_and_forgets_old_ones() {
-        let clock = Clock::manual(1_000_000);
-        let tally = Tally::new(clock.clone());
-        let hour = Duration::from_secs(3600);
-        tally.record("a", Refusal::PerCaller, hour);
-        tally.record("a", Refusal::Total, hour);
-        tally.record("b", Refusal::Total, hour);
-        assert_eq!(
-            tally.read("a", hour),
-            Recent {
-                current: [1, 1],
-                recent: [1, 1]
-            }
-        );
-        clock.advance(hour);
-        tally.record("a", Refusal::PerCaller, hour);
-        assert_eq!(
-            tally.read("a", hour),
-            Recent {
-                current: [1, 0],
-                recent: [2, 1]
-            }
-        );
-        assert_eq!(tally.read("b", hour).recent, [0, 1]);
-        assert_eq!(tally.read("c", hour), Recent::default());
-        clock.advance(hour * RECENT_PERIODS as u32);
-        assert_eq!(tally.read("a", hour), Recent::default());
-        tally.record("a", Refusal::Total, hour);
-        assert_eq!(tally.read("a", hour).recent, [0, 1]);
+    /// Times one decision in [`DECISION_SAMPLE`] at `address` into `histogram`, in seconds.
+    /// Once per address and guard: a later call is ignored.
+    pub fn time_with(&self, address: Address, histogram: ::metrics::Histogram) {
+        let _ = self.slot(address).timer.set(histogram);
     }
 }

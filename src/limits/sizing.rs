@@ -7,20 +7,25 @@
 //! would-be. Bounded: at most [`MAX_CALLERS`] callers are told apart in a period,
 //! [`PERIODS`] periods are kept, and [`Sizings`] keeps as many events as the guard tallies.
 //!
-//! The refusal path pays nothing here: refusals are the guard's own decision counters
-//! (`guard::Decisions`), read when a period is closed. Everything else happens on requests that
-//! are answered anyway (which already cost a page, or a password check), or off the request
-//! path: a period's busiest caller and percentile are worked out once, when it closes, which
-//! the server's background task usually does within a second of its end.
+//! Nothing here counts an outcome: a period's requests, refusals and would-be refusals are the
+//! guard's own decision counters (`guard::Decisions`, the one count of each outcome), read as a
+//! period closes and given to it as the difference since the last reading ([`DecisionCounts`]).
+//! What the history adds is who was answered, on requests answered anyway (which already cost
+//! a page, or a password check); the refusal path pays nothing here. A period's busiest caller
+//! and percentile are worked out once, when it closes, which the server's background task
+//! usually does within a second of its end: a decision made in that second is given to the
+//! period that just closed.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::limits::address::Address;
+use crate::limits::counts::{DecisionCounts, Recent};
 use crate::limits::flood::Clock;
 
-/// Periods kept, the current one included: the guard's tally remembers as many.
-pub const PERIODS: usize = crate::limits::slots::RECENT_PERIODS;
+/// Periods kept, the current one included.
+pub const PERIODS: usize = crate::limits::counts::RECENT_PERIODS;
 /// Callers told apart in one period; further callers' requests are still counted, as callers
 /// of one request each (what a flood of fresh links is), and the period is marked approximate.
 pub const MAX_CALLERS: usize = 10_000;
@@ -42,6 +47,8 @@ pub struct Figures {
     pub refused: u64,
     /// Requests report-only mode would have refused (and answered).
     pub would_refuse: u64,
+    /// The same, per tier (the per-caller tier first).
+    pub would_refuse_tiers: [u64; 2],
     /// Callers seen, counting the ones past [`MAX_CALLERS`] as one request each.
     pub callers: u64,
     /// More callers came than are told apart: busiest and percentile are estimates.
@@ -76,6 +83,21 @@ impl History {
     pub fn is_empty(&self) -> bool {
         self.periods.iter().all(|p| p.requests == 0)
     }
+
+    /// What report-only mode would have refused, per tier: in the current period, and in all
+    /// the periods kept.
+    pub fn would_refuse(&self) -> Recent {
+        let mut seen = Recent::default();
+        for p in &self.periods {
+            for tier in 0..2 {
+                seen.recent[tier] += p.would_refuse_tiers[tier];
+                if p.current {
+                    seen.current[tier] += p.would_refuse_tiers[tier];
+                }
+            }
+        }
+        seen
+    }
 }
 
 type CallerKey = [u8; CALLER_CHARS];
@@ -85,11 +107,10 @@ type CallerKey = [u8; CALLER_CHARS];
 struct Live {
     number: i64,
     callers: HashMap<CallerKey, u32>,
-    answered: u64,
-    would_refuse: u64,
     /// Answered requests of callers past `MAX_CALLERS`.
     untracked: u64,
-    refused: u64,
+    /// The decisions given to this period so far.
+    counts: DecisionCounts,
 }
 
 impl Live {
@@ -112,13 +133,15 @@ impl Live {
                 count: u64::from(count),
             });
         let callers = self.callers.len() as u64 + self.untracked;
+        let counts = &self.counts;
         Figures {
             start_ms: self.number * period_ms,
-            requests: self.answered + self.refused,
+            requests: counts.decided(),
             busiest,
             p99: self.p99(callers),
-            refused: self.refused,
-            would_refuse: self.would_refuse,
+            refused: counts.refused.iter().sum(),
+            would_refuse: counts.would_refuse.iter().sum(),
+            would_refuse_tiers: counts.would_refuse,
             callers,
             approximate: self.untracked > 0,
             current,
@@ -148,11 +171,11 @@ struct Inner {
     live: Live,
     /// Closed periods, oldest first.
     closed: VecDeque<Figures>,
-    /// How much of the event's refusal count has been given to a period.
-    refused_seen: u64,
+    /// The decision counters as last given to a period.
+    seen: DecisionCounts,
 }
 
-/// One event's sizing history, per process (like the guard's tally).
+/// One address's sizing history, per process.
 pub struct Sizing {
     clock: Clock,
     inner: Mutex<Inner>,
@@ -170,7 +193,7 @@ impl Sizing {
                 period_ms: 0,
                 live: Live::default(),
                 closed: VecDeque::new(),
-                refused_seen: 0,
+                seen: DecisionCounts::default(),
             }),
         }
     }
@@ -180,16 +203,15 @@ impl Sizing {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// One answered request of `caller` (its keyed hash, in hex) while the event counts over
-    /// periods of `period`; `would_refuse` when report-only mode would have refused it.
-    /// `refused` reads the event's refusals so far (as for [`Sizing::tick`]); it is called only
-    /// when this request closes a period, so the answered path reads no counters otherwise.
+    /// One answered request of `caller` (its keyed hash, in hex) while the address counts over
+    /// periods of `period`, before the guard counts its outcome. `counts` reads the address's
+    /// decision counters (as for [`Sizing::tick`]); it is called only when this request closes
+    /// a period, so the answered path reads no counters otherwise.
     pub fn answered(
         &self,
         caller: &str,
         period: Duration,
-        would_refuse: bool,
-        refused: impl FnOnce() -> u64,
+        counts: impl FnOnce() -> DecisionCounts,
     ) {
         let ms = period_ms(period);
         let number = self.clock.now_ms().div_euclid(ms);
@@ -199,21 +221,19 @@ impl Sizing {
         }
         let mut inner = self.lock();
         if inner.period_ms != ms {
-            // A new period length: the old figures are not comparable, start again. Refusals
+            // A new period length: the old figures are not comparable, start again. Decisions
             // before the very first answer are this period's (counts a restart kept refuse
             // from the first request); those under an old length are not.
             if inner.period_ms != 0 {
-                inner.refused_seen = refused();
+                inner.seen = counts();
             }
             inner.period_ms = ms;
             inner.live = Live::new(number);
             inner.closed.clear();
         } else if number > inner.live.number {
-            advance(&mut inner, number, refused());
+            advance(&mut inner, number, counts());
         }
         let live = &mut inner.live;
-        live.answered += 1;
-        live.would_refuse += u64::from(would_refuse);
         let full = live.callers.len() >= MAX_CALLERS;
         match live.callers.get_mut(&key) {
             Some(count) => *count = count.saturating_add(1),
@@ -224,36 +244,36 @@ impl Sizing {
         }
     }
 
-    /// Closes the periods that ended (working out their figures) and gives the refusals counted
-    /// since to the period they fell in: `refused` is the event's refusals since the process
-    /// started (`guard::Decisions`). The server's background task calls it at every sync, so a
-    /// period is closed, and its refusals placed, within about a second of its end.
-    pub fn tick(&self, refused: u64) {
-        self.tick_in(&mut self.lock(), refused);
+    /// Closes the periods that ended (working out their figures) and gives the decisions counted
+    /// since to the period they fell in: `counts` is the address's decision counters since the
+    /// process started (`guard::Decisions`). The server's background task calls it at every
+    /// sync, so a period is closed, and its decisions placed, within about a second of its end.
+    pub fn tick(&self, counts: DecisionCounts) {
+        self.tick_in(&mut self.lock(), counts);
     }
 
-    fn tick_in(&self, inner: &mut Inner, refused: u64) {
+    fn tick_in(&self, inner: &mut Inner, counts: DecisionCounts) {
         if inner.period_ms == 0 {
-            // Nothing answered yet: refusals wait for the history to start (`history`).
+            // Nothing answered yet: decisions wait for the history to start (`history`).
             return;
         }
         let number = self.clock.now_ms().div_euclid(inner.period_ms);
-        advance(inner, number, refused);
-        take_refusals(inner, refused);
+        advance(inner, number, counts);
+        take(inner, counts);
     }
 
     /// The history kept for periods of `period`, the current one last; empty when the
-    /// event counted over another period length, or has not counted yet. `refused` as for
+    /// address counted over another period length, or has not counted yet. `counts` as for
     /// [`Sizing::tick`].
-    pub fn history(&self, period: Duration, refused: u64) -> History {
+    pub fn history(&self, period: Duration, counts: DecisionCounts) -> History {
         let ms = period_ms(period);
         let mut inner = self.lock();
-        if inner.period_ms == 0 && refused > inner.refused_seen {
-            // Refused before any was answered (counts a restart kept): they start it.
+        if inner.period_ms == 0 && counts.decided() > inner.seen.decided() {
+            // Decided before any was answered (refusals of counts a restart kept): they start it.
             inner.period_ms = ms;
             inner.live = Live::new(self.clock.now_ms().div_euclid(ms));
         }
-        self.tick_in(&mut inner, refused);
+        self.tick_in(&mut inner, counts);
         if inner.period_ms != ms {
             return History {
                 period,
@@ -266,17 +286,19 @@ impl Sizing {
     }
 }
 
-fn take_refusals(inner: &mut Inner, refused: u64) {
-    inner.live.refused += refused.saturating_sub(inner.refused_seen);
-    inner.refused_seen = refused;
+/// Gives the live period what was decided since the last reading.
+fn take(inner: &mut Inner, counts: DecisionCounts) {
+    let since = counts.since(&inner.seen);
+    inner.live.counts.add(&since);
+    inner.seen = counts;
 }
 
 /// Moves the history on to period `number`, closing the live one and any gap between.
-fn advance(inner: &mut Inner, number: i64, refused: u64) {
+fn advance(inner: &mut Inner, number: i64, counts: DecisionCounts) {
     if number <= inner.live.number {
         return;
     }
-    take_refusals(inner, refused);
+    take(inner, counts);
     let ms = inner.period_ms;
     let closed = inner.live.figures(ms, false);
     push(&mut inner.closed, closed);
@@ -294,39 +316,21 @@ fn advance(inner: &mut Inner, number: i64, refused: u64) {
     inner.live = Live::new(number);
 }
 
-/// The sizing histories of the guard's events, one each: fixed slots claimed by event name
-/// (`slots::find_slot`), so a request finds its event's history without a lock or a map.
+/// The sizing histories of the guarded addresses, one each, indexed by [`Address::index`].
 pub struct Sizings {
-    slots: Box<[SizingSlot]>,
-}
-
-struct SizingSlot {
-    event: OnceLock<&'static str>,
-    sizing: Sizing,
+    addresses: [Sizing; Address::COUNT],
 }
 
 impl Sizings {
-    pub fn new(clock: Clock, events: usize) -> Self {
+    pub fn new(clock: Clock) -> Self {
         Self {
-            slots: (0..events)
-                .map(|_| SizingSlot {
-                    event: OnceLock::new(),
-                    sizing: Sizing::new(clock.clone()),
-                })
-                .collect(),
+            addresses: std::array::from_fn(|_| Sizing::new(clock.clone())),
         }
     }
 
-    /// `event`'s history; claimed when `claim` says so and a slot is free.
-    pub fn of(&self, event: &'static str, claim: bool) -> Option<&Sizing> {
-        crate::limits::slots::find_slot(&self.slots, event, claim, |s| &s.event).map(|s| &s.sizing)
-    }
-
-    /// Every event with a history, and the history.
-    pub fn all(&self) -> impl Iterator<Item = (&'static str, &Sizing)> {
-        self.slots
-            .iter()
-            .filter_map(|s| s.event.get().map(|e| (*e, &s.sizing)))
+    /// `address`'s history.
+    pub fn of(&self, address: Address) -> &Sizing {
+        &self.addresses[address.index()]
     }
 }
 
@@ -348,22 +352,33 @@ mod tests {
         format!("{n:016x}{}", "f".repeat(48))
     }
 
+    /// One answered request, as the guard makes it: the history first, then the counters.
+    fn answer(sizing: &Sizing, counts: &mut DecisionCounts, caller: &str, would_refuse: bool) {
+        let seen = *counts;
+        sizing.answered(caller, HOUR, || seen);
+        if would_refuse {
+            counts.would_refuse[0] += 1;
+        } else {
+            counts.allowed += 1;
+        }
+    }
+
     #[test]
     fn a_period_s_figures_are_its_requests_busiest_percentile_and_refusals() {
         let clock = Clock::manual(3_600_000 * 1000);
         let sizing = Sizing::new(clock.clone());
-        let mut refused = 0;
+        let mut counts = DecisionCounts::default();
         for _ in 0..7 {
-            sizing.answered(&caller(1), HOUR, false, || refused);
+            answer(&sizing, &mut counts, &caller(1), false);
         }
         for i in 0..3 {
-            sizing.answered(&caller(2), HOUR, i == 2, || refused);
+            answer(&sizing, &mut counts, &caller(2), i == 2);
         }
         for n in 0..148 {
-            sizing.answered(&caller(100 + n), HOUR, false, || refused);
+            answer(&sizing, &mut counts, &caller(100 + n), false);
         }
-        refused += 2;
-        let history = sizing.history(HOUR, refused);
+        counts.refused[0] += 2;
+        let history = sizing.history(HOUR, counts);
         assert_eq!(history.periods.len(), 1);
         let now = &history.periods[0];
         assert_eq!(now.requests, 160);
@@ -380,13 +395,13 @@ mod tests {
         assert!(now.current && !now.approximate);
 
         // A refusal late in the period, placed when the next answer closes it.
-        refused += 1;
+        counts.refused[1] += 1;
         clock.advance(HOUR * 3);
-        sizing.answered(&caller(1), HOUR, false, || refused);
-        let history = sizing.history(HOUR, refused);
-        let counts: Vec<u64> = history.periods.iter().map(|p| p.requests).collect();
+        answer(&sizing, &mut counts, &caller(1), false);
+        let history = sizing.history(HOUR, counts);
+        let requests: Vec<u64> = history.periods.iter().map(|p| p.requests).collect();
         assert_eq!(
-            counts,
+            requests,
             [161, 0, 0, 1],
             "closed (with its late refusal), two empty, current"
         );
@@ -398,7 +413,7 @@ mod tests {
         assert_eq!(history.periods[3].refused, 0);
         assert!(
             sizing
-                .history(Duration::from_secs(60), refused)
+                .history(Duration::from_secs(60), counts)
                 .periods
                 .is_empty()
         );
@@ -408,16 +423,19 @@ mod tests {
     fn the_history_is_bounded_in_periods_and_callers() {
         let clock = Clock::manual(0);
         let sizing = Sizing::new(clock.clone());
+        let mut counts = DecisionCounts::default();
         for _ in 0..(PERIODS * 3) {
-            sizing.answered(&caller(1), HOUR, false, || 0);
+            answer(&sizing, &mut counts, &caller(1), false);
             clock.advance(HOUR);
         }
-        assert_eq!(sizing.history(HOUR, 0).periods.len(), PERIODS);
+        assert_eq!(sizing.history(HOUR, counts).periods.len(), PERIODS);
+        let before = counts;
         for n in 0..(MAX_CALLERS as u32 + 500) {
-            sizing.answered(&caller(n), HOUR, false, || 0);
+            answer(&sizing, &mut counts, &caller(n), false);
         }
-        sizing.answered(&caller(7), HOUR, false, || 0);
-        let history = sizing.history(HOUR, 0);
+        answer(&sizing, &mut counts, &caller(7), false);
+        let history = sizing.history(HOUR, counts);
+        assert_eq!(counts.since(&before).allowed, MAX_CALLERS as u64 + 501);
         let now = history.periods.last().unwrap();
         assert_eq!(sizing.lock().live.callers.len(), MAX_CALLERS);
         assert_eq!(now.callers, MAX_CALLERS as u64 + 500);
@@ -431,12 +449,54 @@ mod tests {
     fn refusals_before_any_answer_start_the_history() {
         let clock = Clock::manual(0);
         let sizing = Sizing::new(clock);
-        assert!(sizing.history(HOUR, 0).periods.is_empty());
-        let history = sizing.history(HOUR, 5);
+        assert!(
+            sizing
+                .history(HOUR, DecisionCounts::default())
+                .periods
+                .is_empty()
+        );
+        let refused = DecisionCounts {
+            refused: [5, 0],
+            ..DecisionCounts::default()
+        };
+        let history = sizing.history(HOUR, refused);
         assert_eq!(history.periods.len(), 1);
         assert_eq!(
             (history.periods[0].requests, history.periods[0].refused),
             (5, 5)
         );
+    }
+
+    #[test]
+    fn would_be_refusals_are_kept_per_tier_for_the_recent_periods_and_then_forgotten() {
+        let clock = Clock::manual(1_000_000);
+        let sizing = Sizing::new(clock.clone());
+        let mut counts = DecisionCounts::default();
+        answer(&sizing, &mut counts, &caller(1), false);
+        counts.would_refuse = [1, 1];
+        let seen = sizing.history(HOUR, counts).would_refuse();
+        assert_eq!(
+            seen,
+            Recent {
+                current: [1, 1],
+                recent: [1, 1]
+            }
+        );
+        clock.advance(HOUR);
+        answer(&sizing, &mut counts, &caller(1), true);
+        assert_eq!(
+            sizing.history(HOUR, counts).would_refuse(),
+            Recent {
+                current: [1, 0],
+                recent: [2, 1]
+            }
+        );
+        clock.advance(HOUR * PERIODS as u32);
+        assert_eq!(
+            sizing.history(HOUR, counts).would_refuse(),
+            Recent::default()
+        );
+        counts.would_refuse[1] += 1;
+        assert_eq!(sizing.history(HOUR, counts).would_refuse().recent, [0, 1]);
     }
 }

@@ -687,8 +687,12 @@ async fn callers_refused_past_the_logs_bound_are_told_in_one_summary_line() {
             if let Decision::Refused {
                 first_in_period: true,
                 ..
-            } = guard.check_as("interaction", &caller, &limits, Policy::default())
-            {
+            } = guard.check_as(
+                orchestra::limits::guard::Address::Doorway,
+                &caller,
+                &limits,
+                Policy::default(),
+            ) {
                 lines += 1;
             }
         }
@@ -1161,7 +1165,10 @@ async fn report_only_answers_everyone_yet_records_what_it_would_refuse_and_enfor
             );
         }
         let period = Duration::from_secs(3600);
-        let seen = app.state.guard.would_refuse().read("interaction", period);
+        let seen = app
+            .state
+            .guard
+            .would_refuse(orchestra::limits::guard::Address::Doorway, period);
         assert_eq!(
             seen.current,
             [4, 0],
@@ -1203,8 +1210,7 @@ async fn report_only_answers_everyone_yet_records_what_it_would_refuse_and_enfor
         assert_eq!(
             app.state
                 .guard
-                .would_refuse()
-                .read("interaction", period)
+                .would_refuse(orchestra::limits::guard::Address::Doorway, period)
                 .current,
             [4, 0]
         );
@@ -1235,11 +1241,10 @@ async fn report_only_notices_are_all_answered_and_tallied_per_tier() {
             "notice {n}: refused as bad, never as too many"
         );
     }
-    let seen = app
-        .state
-        .guard
-        .would_refuse()
-        .read("notice", Duration::from_secs(3600));
+    let seen = app.state.guard.would_refuse(
+        orchestra::limits::guard::Address::Notice,
+        Duration::from_secs(3600),
+    );
     assert_eq!(seen.current, [0, 3]);
     app.set(&[("notice.limits.report_only", "false")]).await;
     let r = client

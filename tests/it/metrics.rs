@@ -312,9 +312,12 @@ async fn the_decision_time_is_a_histogram_of_one_decision_in_the_sample() {
     std::thread::scope(|s| {
         s.spawn(|| {
             for _ in 0..n {
-                app.state
-                    .guard
-                    .check_as(orchestra::http::notice::EVENT, "caller", &limits, policy);
+                app.state.guard.check_as(
+                    orchestra::limits::guard::Address::Notice,
+                    "caller",
+                    &limits,
+                    policy,
+                );
             }
         });
     });

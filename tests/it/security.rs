@@ -465,11 +465,10 @@ async fn report_only_sign_ins_check_every_password_yet_tally_what_would_have_bee
     }
     // Past the limit, the right password still signs in: nothing is refused.
     assert_eq!(attempt(&client, &app, ADMIN, PASSWORD).await.status, 303);
-    let seen = app
-        .state
-        .guard
-        .would_refuse()
-        .read("login.address", Duration::from_secs(3600));
+    let seen = app.state.guard.would_refuse(
+        orchestra::limits::guard::Address::SignInAddress,
+        Duration::from_secs(3600),
+    );
     assert_eq!(
         seen.current,
         [3, 0],

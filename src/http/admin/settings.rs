@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use tower_sessions::Session;
 
-use super::sizing::{self, Charted, SizingView};
+use super::sizing::{self, SizingView};
 use super::{FieldErrors, error_for};
 use crate::domain::settings::{FieldError, Settings};
 use crate::http::AppState;
@@ -17,11 +17,11 @@ use crate::http::context::{PageContext, flash, html};
 use crate::http::error::Result;
 use crate::http::form::Form;
 use crate::i18n::Message;
-use crate::limits::guard::{FloodGuard, LimitsState, Mode};
+use crate::limits::guard::{Address, FloodGuard, LimitsState, Mode};
 
 /// The charts each settings page draws: those of the limits it sets.
-const LOGIN_CHARTS: [Charted; 2] = [Charted::LoginAddress, Charted::LoginAccount];
-const INTERACTION_CHARTS: [Charted; 2] = [Charted::Doorway, Charted::Notice];
+const LOGIN_CHARTS: [Address; 2] = [Address::SignInAddress, Address::SignInAccount];
+const INTERACTION_CHARTS: [Address; 2] = [Address::Doorway, Address::Notice];
 
 #[derive(askama::Template)]
 #[template(path = "admin/settings.html")]

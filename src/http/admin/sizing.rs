@@ -6,59 +6,8 @@ use crate::domain::settings::Settings;
 use crate::http::AppState;
 use crate::http::context::PageContext;
 use crate::i18n::Message;
-use crate::limits::guard::{FloodGuard, Limits};
+use crate::limits::guard::{Address, FloodGuard, Limits};
 use crate::limits::sizing::{Figures, History, PERIODS};
-
-/// A guarded address with a chart of its own: the doorway, provider notices, and the sign-in's
-/// two limits (per client address and per account, each over its own period).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Charted {
-    Doorway,
-    Notice,
-    LoginAddress,
-    LoginAccount,
-}
-
-impl Charted {
-    /// The status report's charts, in its order.
-    pub const ALL: [Charted; 4] = [
-        Charted::Doorway,
-        Charted::Notice,
-        Charted::LoginAddress,
-        Charted::LoginAccount,
-    ];
-
-    /// The element ids' middle (`sizing-{key}-…`) and the messages' `$address`, which picks
-    /// the words that name a caller (a link, a payment, a client address, an account).
-    pub fn key(self) -> &'static str {
-        match self {
-            Charted::Doorway => "doorway",
-            Charted::Notice => "notice",
-            Charted::LoginAddress => "login-address",
-            Charted::LoginAccount => "login-account",
-        }
-    }
-
-    /// The guard's event the chart draws.
-    pub fn event(self) -> &'static str {
-        match self {
-            Charted::Doorway => crate::http::doorway::EVENT,
-            Charted::Notice => crate::http::notice::EVENT,
-            Charted::LoginAddress => crate::domain::login::ADDRESS_EVENT,
-            Charted::LoginAccount => crate::domain::login::ACCOUNT_EVENT,
-        }
-    }
-
-    /// The limits the settings name now for this address.
-    pub fn limits(self, settings: &Settings) -> Limits {
-        match self {
-            Charted::Doorway => settings.interaction_limits(),
-            Charted::Notice => settings.notice_limits(),
-            Charted::LoginAddress => settings.login_limits().0,
-            Charted::LoginAccount => settings.login_limits().1,
-        }
-    }
-}
 
 /// The SVG's coordinate system: the chart scales to its box, so these are proportions. Text is
 /// 14 units high, about 12 px at a phone's 390 px.
@@ -74,7 +23,7 @@ const LABEL_EVERY: usize = 10;
 /// What a page shows for one address's history: a chart, or, while nothing came yet, words.
 /// An address that does not count has none (`views` leaves it out).
 pub struct SizingView {
-    /// [`Charted::key`]: the element ids are `sizing-{key}-…`.
+    /// [`Address::chart`]: the element ids are `sizing-{key}-…`.
     pub key: &'static str,
     pub title: String,
     /// It counts, but nothing came yet: said in words.
@@ -165,15 +114,15 @@ pub struct Row {
 pub fn views(
     state: &AppState,
     settings: &Settings,
-    charted: &[Charted],
+    charted: &[Address],
     ctx: &PageContext,
 ) -> Vec<SizingView> {
     charted
         .iter()
         .filter_map(|&charted| {
-            let limits = charted.limits(settings);
+            let limits = settings.limits_of(charted);
             FloodGuard::is_counting(&limits).then(|| {
-                let history = state.guard.sizing(charted.event(), limits.period);
+                let history = state.guard.sizing(charted, limits.period);
                 build(charted, &history, &limits, ctx)
             })
         })
@@ -347,8 +296,8 @@ fn bar(frame: &Frame, index: usize, class: &'static str, from: u64, to: u64, tip
 }
 
 /// Lays one address's history out.
-fn build(charted: Charted, history: &History, limits: &Limits, ctx: &PageContext) -> SizingView {
-    let key = charted.key();
+fn build(charted: Address, history: &History, limits: &Limits, ctx: &PageContext) -> SizingView {
+    let key = charted.chart();
     // Every message names the address, whose words some of them choose by it.
     let msg = |id: &'static str| Message::new(id).arg("address", key);
     let period = history.period.as_secs().to_string();

@@ -4,11 +4,12 @@
 use axum::extract::State;
 use axum::response::Response;
 
-use super::sizing::{Charted, SizingView};
+use super::sizing::SizingView;
 use crate::domain::status::{self, RenderedCheck, Report, Severity};
 use crate::http::AppState;
 use crate::http::context::{PageContext, html};
 use crate::i18n::Message;
+use crate::limits::guard::Address;
 
 /// A check as the page shows it.
 pub struct Line {
@@ -110,7 +111,7 @@ pub async fn show(State(state): State<AppState>, ctx: PageContext) -> Response {
     let report = report(&state).await;
     let snapshot = state.site.get().await;
     html(&StatusPage {
-        sizings: super::sizing::views(&state, &snapshot.settings, &Charted::ALL, &ctx),
+        sizings: super::sizing::views(&state, &snapshot.settings, &Address::CHARTED, &ctx),
         summary: summary(&report, &ctx),
         lines: lines(&report, &ctx),
         ctx,
@@ -122,15 +123,15 @@ pub async fn show(State(state): State<AppState>, ctx: PageContext) -> Response {
 async fn would_refuse(state: &AppState) -> status::WouldRefuse {
     let snapshot = state.site.get().await;
     let settings = &snapshot.settings;
-    let tally = state.guard.would_refuse();
-    let (address, account) = settings.login_limits();
+    let read = |address| {
+        state
+            .guard
+            .would_refuse(address, settings.limits_of(address).period)
+    };
     status::WouldRefuse {
-        doorway: tally.read(
-            crate::http::doorway::EVENT,
-            settings.interaction_limits().period,
-        ),
-        notice: tally.read(crate::http::notice::EVENT, settings.notice_limits().period),
-        login_address: tally.read(crate::domain::login::ADDRESS_EVENT, address.period),
-        login_account: tally.read(crate::domain::login::ACCOUNT_EVENT, account.period),
+        doorway: read(Address::Doorway),
+        notice: read(Address::Notice),
+        login_address: read(Address::SignInAddress),
+        login_account: read(Address::SignInAccount),
     }
 }

@@ -33,7 +33,7 @@ use crate::domain::login;
 use crate::domain::workflow::{Definition, Participant};
 use crate::i18n::{Lang, Message};
 use crate::limits::bucket::{Policy, Verdict};
-use crate::limits::guard::{Decision, FloodGuard, Limits, TOTAL};
+use crate::limits::guard::{Address, Decision, FloodGuard, TOTAL};
 use crate::store::{self, api::Reached, api::TokenRow, instances::InstanceRow};
 
 mod fields;
@@ -224,9 +224,6 @@ async fn gate(
     }
 }
 
-/// Failed authentications are counted under this event, per client address.
-pub const AUTH_FAILURE_EVENT: &str = "api.auth_failure";
-
 async fn admit(
     state: &AppState,
     lang: Lang,
@@ -252,12 +249,8 @@ async fn admit(
     // Counted by the guard like the sign-in's failures (`FloodGuard::allows_as` before the
     // read, `failed` once a token is found wrong): so report-only, store faults, the metrics
     // and the sizing chart apply to them as to every other guarded address.
-    let (per_address, _) = snapshot.settings.login_limits();
-    let limits = Limits {
-        total: 0,
-        ..per_address
-    };
-    let policy = snapshot.settings.login_policy();
+    let limits = snapshot.settings.limits_of(Address::ApiAuthFailure);
+    let policy = snapshot.settings.policy_of(Address::ApiAuthFailure);
     let counting = FloodGuard::is_counting(&limits);
     let address_of = || login::address_key(&snapshot.keys, client);
     // Named as the fast refusal names it (`refusal::refuse`), so `api_seen` holds what it seeks.
@@ -266,9 +259,10 @@ async fn admit(
     // A token this process let in costs no address hash and no count.
     let address = (counting && !known).then(address_of);
     if let Some(address) = &address {
-        let decision = state
-            .guard
-            .allows_as(AUTH_FAILURE_EVENT, address, TOTAL, &limits, policy);
+        let decision =
+            state
+                .guard
+                .allows_as(Address::ApiAuthFailure, address, TOTAL, &limits, policy);
         if let Decision::Refused { .. } = decision {
             return Err(too_many_failures(lang, limits.period));
         }
@@ -278,7 +272,7 @@ async fn admit(
             let address = address.clone().unwrap_or_else(address_of);
             state
                 .guard
-                .failed(AUTH_FAILURE_EVENT, &address, TOTAL, &limits);
+                .failed(Address::ApiAuthFailure, &address, TOTAL, &limits);
         }
         refusal
     };

@@ -10,12 +10,11 @@ use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, REFERRER_POLICY};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 
-use super::EVENT;
 use crate::domain::site::Snapshot;
 use crate::http::AppState;
 use crate::http::front::Refusal;
 use crate::i18n::{Lang, tr};
-use crate::limits::guard::{Decision, FloodGuard};
+use crate::limits::guard::{Address, Decision, FloodGuard};
 
 /// The refusal, one sentence per language, made once. Identical for both tiers and for good
 /// and bad links: it says nothing about either.
@@ -61,17 +60,17 @@ enum Verdict {
 /// in-memory count. It runs before the tracing span and the language middleware: a refusal
 /// works out the visitor's language itself, and only when it refuses.
 fn decide(state: &AppState, snapshot: &Snapshot, request: &Request, credential: &str) -> Verdict {
-    let limits = snapshot.settings.interaction_limits();
+    let limits = snapshot.settings.limits_of(Address::Doorway);
     if !FloodGuard::is_counting(&limits) {
         return Verdict::Pass;
     }
     let caller = snapshot.caller_id(credential);
     // The sizing chart's figures are kept by `check_as`, on the answered path.
     match state.guard.check_as(
-        EVENT,
+        Address::Doorway,
         caller.as_str(),
         &limits,
-        snapshot.settings.interaction_policy(),
+        snapshot.settings.policy_of(Address::Doorway),
     ) {
         Decision::Allowed => Verdict::Pass,
         // Report only: counted and tallied by the guard, answered as if nothing caught it.

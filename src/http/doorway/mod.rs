@@ -37,8 +37,6 @@ mod views;
 pub use guard::{guard, refusal};
 pub use views::refused;
 
-/// The event the doorway's requests are counted under.
-pub const EVENT: &str = "interaction";
 /// Everything under it is the doorway's one route (`ROUTE`), and is counted before routing.
 pub const PREFIX: &str = "/interaction/";
 const ROUTE: &str = "/interaction/{*link}";
