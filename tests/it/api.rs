@@ -902,6 +902,72 @@ async fn failed_authentications_from_one_address_are_refused_before_the_database
     );
 }
 
+/// The API's failed tokens are counted by the guard under the sign-in's per-address limit, so
+/// they follow its mode: in report-only mode every one is answered (401), and what enforcing
+/// would have refused is tallied under their own address.
+#[tokio::test]
+async fn failed_authentications_in_report_only_mode_are_answered_and_tallied() {
+    use orchestra::limits::guard::Address;
+    let app = spawn(Flood::Memory).await;
+    app.set(&[
+        ("login.limits.per_address", "2"),
+        ("login.limits.address_period", "600"),
+        ("login.limits.report_only", "true"),
+    ])
+    .await;
+    for n in 0..4 {
+        let page = call(&app, "GET", "/api/v1/workflows", "orc_not_a_token", None).await;
+        assert_eq!(page.status, 401, "attempt {n} is answered, not refused");
+    }
+    let seen = app
+        .state
+        .guard
+        .would_refuse(Address::ApiAuthFailure, Duration::from_secs(600));
+    assert_eq!(seen.current, [2, 0], "two past a limit of 2");
+    let decisions = app.state.guard.decisions().read(Address::ApiAuthFailure);
+    assert_eq!((decisions.allowed, decisions.refused), (2, [0, 0]));
+    // The sign-in's own counters saw none of it.
+    assert_eq!(
+        app.state.guard.decisions().read(Address::SignInAddress),
+        Default::default()
+    );
+    // Enforcing, the counts are kept: the next one is refused.
+    app.set(&[("login.limits.report_only", "false")]).await;
+    let page = call(&app, "GET", "/api/v1/workflows", "orc_not_a_token", None).await;
+    assert_eq!(page.status, 429);
+}
+
+/// While the flood store fails and the site chose `on_store_fault = refuse`, a token that
+/// this process has not let in is refused (429) before the database, as a sign-in is.
+#[tokio::test]
+async fn failed_authentications_are_refused_while_the_store_fails_under_refuse() {
+    use orchestra::limits::guard::Address;
+    let app = spawn(Flood::Sql).await;
+    app.set(&[
+        ("login.limits.per_address", "5"),
+        ("orchestra.request_limits.on_store_fault", "refuse"),
+    ])
+    .await;
+    let page = call(&app, "GET", "/api/v1/workflows", "orc_not_a_token", None).await;
+    assert_eq!(page.status, 401, "the store works: a plain 401");
+    let file = app.database.url.trim_start_matches("sqlite:").to_owned();
+    let lock = helpers::Locker::hold(std::path::Path::new(&file));
+    assert!(
+        app.state.guard.sync().await.is_err(),
+        "a locked file fails the sync"
+    );
+    let page = call(&app, "GET", "/api/v1/workflows", "orc_not_a_token", None).await;
+    assert_eq!(page.status, 429, "{}", page.body);
+    assert_eq!(json(&page)["error"], "too_many_failures");
+    let decisions = app.state.guard.decisions().read(Address::ApiAuthFailure);
+    assert_eq!(decisions.refused, [0, 1], "refused under the total tier");
+    assert_eq!(app.state.guard.health().decisions_without_store(), 1);
+    drop(lock);
+    app.state.guard.sync().await.expect("the store is back");
+    let page = call(&app, "GET", "/api/v1/workflows", "orc_not_a_token", None).await;
+    assert_eq!(page.status, 401, "counting through the store again");
+}
+
 /// A token with the scope named as the CLI writes it (`None`: that part's default).
 async fn scoped(
     app: &TestApp,

@@ -254,6 +254,32 @@ async fn notices_and_sign_in_attempts_are_counted_under_their_own_addresses() {
     assert_eq!(s.requests("doorway"), 0.0);
 }
 
+/// API requests with a wrong token are counted under their own address, `api_auth`, with
+/// the sign-in's tier names: not under `login`, whose requests are sign-in attempts.
+#[tokio::test]
+async fn failed_api_authentications_are_counted_under_their_own_address() {
+    let app = spawn(Flood::Memory).await;
+    let metrics = serve_metrics(&app).await;
+    app.set(&[("login.limits.per_address", "2")]).await;
+    let client = app.client();
+    let mut statuses = Vec::new();
+    for _ in 0..3 {
+        let page = read(
+            client
+                .get(app.url("/api/v1/workflows"))
+                .header("authorization", "Bearer orc_not_a_token"),
+        )
+        .await;
+        statuses.push(page.status);
+    }
+    assert_eq!(statuses, [401, 401, 429]);
+    let s = scrape(&metrics).await;
+    assert_eq!(s.requests("api_auth"), 3.0);
+    assert_eq!(s.refused("api_auth", "per_address"), 1.0);
+    assert_eq!(s.refused("api_auth", "total"), 0.0);
+    assert_eq!(s.requests("login"), 0.0);
+}
+
 #[tokio::test]
 async fn the_endpoint_is_not_on_the_apps_address_and_carries_no_app_route() {
     let app = spawn(Flood::Memory).await;
