@@ -221,6 +221,7 @@ status-notice = Payment notice request limits
 status-notice-on = { $per_payment } per payment and { $total } in total every { $period } s (flood store: { $backend })
 status-notice-off-switch = Off: the site-wide switch is off
 status-notice-off-zero = Off: both notice limits are 0
+status-notice-off-period = Off: the period is 0 seconds
 status-notice-off-description = Nothing caps the payment provider's notices (POST /notice/test-provider). Set them under Settings › Interaction, or: orchestra config set notice.limits.total 10000
 status-provider = Payment provider
 status-provider-test = Test provider (no money moves)

@@ -221,6 +221,7 @@ status-notice = Limites des avis de paiement
 status-notice-on = { $per_payment } par paiement et { $total } au total toutes les { $period } s (stockage : { $backend })
 status-notice-off-switch = Désactivées : l'interrupteur général est coupé
 status-notice-off-zero = Désactivées : les deux limites des avis valent 0
+status-notice-off-period = Désactivées : la période vaut 0 seconde
 status-notice-off-description = Rien ne limite les avis du prestataire de paiement (POST /notice/test-provider). Réglez-les sous Réglages › Réglages d'interaction, ou : orchestra config set notice.limits.total 10000
 status-provider = Prestataire de paiement
 status-provider-test = Prestataire de test (aucun argent ne circule)

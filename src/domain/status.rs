@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::domain::settings::Settings;
 use crate::i18n::{Lang, Message};
-use crate::limits::guard::{FloodGuard, LimitsState, Mode, RECENT_PERIODS, Recent};
+use crate::limits::guard::{Address, FloodGuard, LimitsState, Mode, RECENT_PERIODS, Recent};
 use crate::store::{self, Db};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -362,16 +362,12 @@ pub async fn build_with(db: &Db, flood_backend: &str, env: Environment) -> Repor
         Ok(settings) => {
             checks.push(provider_check(&settings));
             let seen = env.would_refuse;
-            checks.push(notice_check(
-                &settings,
-                flood_backend,
-                seen.map(|s| s.notice),
-            ));
-            checks.push(doorway_check(
-                &settings,
-                flood_backend,
-                seen.map(|s| s.doorway),
-            ));
+            for (address, seen) in [
+                (Address::Notice, seen.map(|s| s.notice)),
+                (Address::Doorway, seen.map(|s| s.doorway)),
+            ] {
+                checks.extend(limits_check(address, &settings, flood_backend, seen));
+            }
             checks.push(login_check(
                 &settings,
                 seen.map(|s| (s.login_address, s.login_account)),
@@ -464,126 +460,141 @@ pub fn proxy_check(env: Environment) -> Check {
     }
 }
 
-/// "Interaction doorway request limits": a warning whenever the guard would count nothing.
-/// It asks the guard's own `is_counting`, so the report and the counting cannot drift.
-///
-/// Report only is a warning too: it counts, but caps nothing. `seen` is the running server's
-/// tally of what it would have refused.
-pub fn doorway_check(settings: &Settings, flood_backend: &str, seen: Option<Recent>) -> Check {
-    let limits = settings.interaction_limits();
-    let title = Message::new("status-doorway");
-    if FloodGuard::is_counting(&limits)
-        && !FloodGuard::is_refusing(&limits, settings.interaction_mode())
-    {
-        return Check {
-            id: "doorway_limits",
-            title,
-            value: Message::new("status-doorway-report-only")
-                .arg("per_link", limits.per_caller.to_string())
-                .arg("total", limits.total.to_string())
-                .arg("period", limits.period.as_secs().to_string())
-                .arg("backend", flood_backend),
-            severity: Severity::Warning,
-            description: Some(match seen {
-                Some(seen) => {
-                    would_refuse_description("status-doorway-would-refuse", tiers_of(seen))
-                }
-                None => Message::new("status-would-refuse-elsewhere"),
-            }),
-        };
-    }
-    let fix = doorway_fix(settings);
-    let state = LimitsState::of(&limits);
-    let (severity, description) = match state {
-        LimitsState::Both => (Severity::Ok, Message::new("status-doorway-on-description")),
-        // Counting, but one tier is off: worth knowing, not a warning.
-        LimitsState::PerCallerOnly => (
-            Severity::Note,
-            Message::new("status-doorway-no-total-description").arg("fix", fix),
-        ),
-        LimitsState::TotalOnly => (
-            Severity::Note,
-            Message::new("status-doorway-no-per-link-description").arg("fix", fix),
-        ),
-        LimitsState::SwitchOff => (
-            Severity::Warning,
-            Message::new("status-doorway-off-switch-description").arg("fix", fix),
-        ),
-        LimitsState::BothZero | LimitsState::PeriodZero => (
-            Severity::Warning,
-            Message::new("status-doorway-off-zero-description").arg("fix", fix),
-        ),
-    };
-    let value = match state {
-        LimitsState::Both | LimitsState::PerCallerOnly | LimitsState::TotalOnly => {
-            Message::new("status-doorway-on")
-                .arg("per_link", limits.per_caller.to_string())
-                .arg("total", limits.total.to_string())
-                .arg("period", limits.period.as_secs().to_string())
-                .arg("backend", flood_backend)
-        }
-        LimitsState::SwitchOff => Message::new("status-doorway-off-switch"),
-        LimitsState::PeriodZero => Message::new("status-doorway-off-period"),
-        LimitsState::BothZero => Message::new("status-doorway-off-zero"),
-    };
-    Check {
-        id: "doorway_limits",
-        title,
-        value,
-        severity,
-        description: Some(description),
+/// How one counted address's status line reads: its check id and message ids, and what each
+/// state of its limits means there. The doorway's line and the provider notices' are one check
+/// ([`limits_check`]) over two of these; the sign-in's two limits are one line of their own
+/// ([`login_check`]), and the API's failed tokens count under the sign-in's per-address limit.
+struct LimitsLines {
+    id: &'static str,
+    title: &'static str,
+    on: &'static str,
+    report_only: &'static str,
+    would_refuse: &'static str,
+    off_switch: &'static str,
+    off_zero: &'static str,
+    off_period: &'static str,
+    /// The severity and description of each enforcing or uncounting state.
+    state: fn(LimitsState, &Settings) -> (Severity, Option<Message>),
+}
+
+/// The status line of `address`, when it has one of its own ([`LimitsLines`]).
+fn lines_of(address: Address) -> Option<&'static LimitsLines> {
+    match address {
+        Address::Doorway => Some(&DOORWAY),
+        Address::Notice => Some(&NOTICE),
+        Address::SignInAddress | Address::SignInAccount | Address::ApiAuthFailure => None,
     }
 }
 
-/// "Payment notice request limits": the provider notices' own line, asking the same
-/// `is_counting` for their limits. Uncapped is a note, not a warning: a bad notice costs one
+/// "Interaction doorway request limits": a warning whenever the guard would count nothing,
+/// with the one `orchestra config` line that fixes it.
+const DOORWAY: LimitsLines = LimitsLines {
+    id: "doorway_limits",
+    title: "status-doorway",
+    on: "status-doorway-on",
+    report_only: "status-doorway-report-only",
+    would_refuse: "status-doorway-would-refuse",
+    off_switch: "status-doorway-off-switch",
+    off_zero: "status-doorway-off-zero",
+    off_period: "status-doorway-off-period",
+    state: |state, settings| {
+        let fix = doorway_fix(settings);
+        let (severity, description) = match state {
+            LimitsState::Both => (Severity::Ok, Message::new("status-doorway-on-description")),
+            // Counting, but one tier is off: worth knowing, not a warning.
+            LimitsState::PerCallerOnly => (
+                Severity::Note,
+                Message::new("status-doorway-no-total-description").arg("fix", fix),
+            ),
+            LimitsState::TotalOnly => (
+                Severity::Note,
+                Message::new("status-doorway-no-per-link-description").arg("fix", fix),
+            ),
+            LimitsState::SwitchOff => (
+                Severity::Warning,
+                Message::new("status-doorway-off-switch-description").arg("fix", fix),
+            ),
+            LimitsState::BothZero | LimitsState::PeriodZero => (
+                Severity::Warning,
+                Message::new("status-doorway-off-zero-description").arg("fix", fix),
+            ),
+        };
+        (severity, Some(description))
+    },
+};
+
+/// "Payment notice request limits". Uncapped is a note, not a warning: a bad notice costs one
 /// HMAC over at most 4 KiB and touches no database, and only the provider can make a good one.
-pub fn notice_check(settings: &Settings, flood_backend: &str, seen: Option<Recent>) -> Check {
-    let limits = settings.notice_limits();
-    let title = Message::new("status-notice");
-    if FloodGuard::is_counting(&limits) && !FloodGuard::is_refusing(&limits, settings.notice_mode())
-    {
-        Check {
-            id: "notice_limits",
+const NOTICE: LimitsLines = LimitsLines {
+    id: "notice_limits",
+    title: "status-notice",
+    on: "status-notice-on",
+    report_only: "status-notice-report-only",
+    would_refuse: "status-notice-would-refuse",
+    off_switch: "status-notice-off-switch",
+    off_zero: "status-notice-off-zero",
+    off_period: "status-notice-off-period",
+    state: |state, _| {
+        if state.is_counting() {
+            (Severity::Ok, None)
+        } else {
+            (
+                Severity::Note,
+                Some(Message::new("status-notice-off-description")),
+            )
+        }
+    },
+};
+
+/// The status line of a counted address (the doorway, the provider notices): it asks the
+/// guard's own `is_counting` and `is_refusing` for the address's limits, so the report and the
+/// counting cannot drift. Report only is a warning: it counts, but caps nothing; `seen` is
+/// the running server's tally of what it would have refused.
+pub fn limits_check(
+    address: Address,
+    settings: &Settings,
+    flood_backend: &str,
+    seen: Option<Recent>,
+) -> Option<Check> {
+    let lines = lines_of(address)?;
+    let limits = settings.limits_of(address);
+    let title = Message::new(lines.title);
+    let figures = |id| {
+        Message::new(id)
+            .arg(address.tiers()[0], limits.per_caller.to_string())
+            .arg("total", limits.total.to_string())
+            .arg("period", limits.period.as_secs().to_string())
+            .arg("backend", flood_backend)
+    };
+    let state = LimitsState::of(&limits);
+    if state.is_counting() && !FloodGuard::is_refusing(&limits, settings.mode_of(address)) {
+        return Some(Check {
+            id: lines.id,
             title,
-            value: Message::new("status-notice-report-only")
-                .arg("per_payment", limits.per_caller.to_string())
-                .arg("total", limits.total.to_string())
-                .arg("period", limits.period.as_secs().to_string())
-                .arg("backend", flood_backend),
+            value: figures(lines.report_only),
             severity: Severity::Warning,
             description: Some(match seen {
-                Some(seen) => {
-                    would_refuse_description("status-notice-would-refuse", tiers_of(seen))
-                }
+                Some(seen) => would_refuse_description(lines.would_refuse, tiers_of(seen)),
                 None => Message::new("status-would-refuse-elsewhere"),
             }),
-        }
-    } else if FloodGuard::is_counting(&limits) {
-        Check {
-            id: "notice_limits",
-            title,
-            value: Message::new("status-notice-on")
-                .arg("per_payment", limits.per_caller.to_string())
-                .arg("total", limits.total.to_string())
-                .arg("period", limits.period.as_secs().to_string())
-                .arg("backend", flood_backend),
-            severity: Severity::Ok,
-            description: None,
-        }
-    } else {
-        Check {
-            id: "notice_limits",
-            title,
-            value: Message::new(if limits.enabled {
-                "status-notice-off-zero"
-            } else {
-                "status-notice-off-switch"
-            }),
-            severity: Severity::Note,
-            description: Some(Message::new("status-notice-off-description")),
-        }
+        });
     }
+    let value = match state {
+        LimitsState::Both | LimitsState::PerCallerOnly | LimitsState::TotalOnly => {
+            figures(lines.on)
+        }
+        LimitsState::SwitchOff => Message::new(lines.off_switch),
+        LimitsState::PeriodZero => Message::new(lines.off_period),
+        LimitsState::BothZero => Message::new(lines.off_zero),
+    };
+    let (severity, description) = (lines.state)(state, settings);
+    Some(Check {
+        id: lines.id,
+        title,
+        value,
+        severity,
+        description,
+    })
 }
 
 /// "Payment provider": a warning while the test provider takes payments on a public (https)
@@ -647,3 +658,62 @@ pub fn doorway_fix(settings: &Settings) -> String {
 /// The total the fix suggests: far above a busy day of the seeded examples, low enough that a
 /// flood of fresh links is refused within one period.
 pub const SUGGESTED_TOTAL: u64 = 10000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(f: impl FnOnce(&mut Settings)) -> Settings {
+        let mut s = Settings {
+            request_limits_enabled: true,
+            per_link: 30,
+            total: 1000,
+            notice_per_payment: 5,
+            notice_total: 100,
+            ..Settings::default()
+        };
+        f(&mut s);
+        s
+    }
+
+    fn line(address: Address, s: &Settings) -> Check {
+        limits_check(address, s, "memory", None).expect("a line of its own")
+    }
+
+    #[test]
+    fn the_doorway_and_the_notices_read_each_state_in_their_own_words() {
+        for (address, on, off_period, uncapped) in [
+            (
+                Address::Doorway,
+                "status-doorway-on",
+                "status-doorway-off-period",
+                Severity::Warning,
+            ),
+            (
+                Address::Notice,
+                "status-notice-on",
+                "status-notice-off-period",
+                Severity::Note,
+            ),
+        ] {
+            let c = line(address, &settings(|_| {}));
+            assert_eq!((c.value.id, c.severity), (on, Severity::Ok));
+            // The caller tier's figure under its own name (per link, per payment).
+            assert!(
+                c.value.args.iter().any(|(k, _)| *k == address.tiers()[0]),
+                "{:?}",
+                c.value
+            );
+            let c = line(address, &settings(|s| s.request_limits_period = 0));
+            assert_eq!((c.value.id, c.severity), (off_period, uncapped));
+            let c = line(address, &settings(|s| s.request_limits_enabled = false));
+            assert_eq!(c.severity, uncapped);
+        }
+        let c = line(Address::Notice, &settings(|s| s.notice_report_only = true));
+        assert_eq!(
+            (c.value.id, c.severity),
+            ("status-notice-report-only", Severity::Warning)
+        );
+        assert!(limits_check(Address::SignInAddress, &settings(|_| {}), "memory", None).is_none());
+    }
+}
