@@ -283,6 +283,22 @@ impl Site {
     pub async fn refresh(&self) -> Arc<Snapshot> {
         self.shared.refresh().await
     }
+
+    /// The settings `Settings::save` just stored, in place of the current ones, with the
+    /// current keys: a save is answered without reading back what it wrote.
+    pub fn saved(&self, settings: Settings) -> Arc<Snapshot> {
+        let mut current = self
+            .shared
+            .current
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        let mut fresh = Snapshot::new(settings, current.0.keys.clone());
+        fresh.hashed = self.shared.hashed.clone();
+        let fresh = Arc::new(fresh);
+        *current = (fresh.clone(), Instant::now());
+        self.shared.generation.fetch_add(1, Ordering::Release);
+        fresh
+    }
 }
 
 impl Shared {

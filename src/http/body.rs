@@ -200,9 +200,17 @@ fn kib(bytes: usize) -> usize {
     bytes.div_ceil(1024)
 }
 
+/// How a refusal of this layer is answered, by the request's language and path: the router
+/// that places the layer knows which routes answer in which shape (`crate::http::refused_body`),
+/// so this layer needs to know none of them.
+pub type Answer = fn(Refused, Lang, &str) -> Response;
+
 /// The layer: see the module's documentation.
 #[derive(Clone)]
-pub struct Limit(pub Arc<Bodies>);
+pub struct Limit {
+    pub bodies: Arc<Bodies>,
+    pub answer: Answer,
+}
 
 impl<S> tower::Layer<S> for Limit {
     type Service = LimitService<S>;
@@ -210,7 +218,8 @@ impl<S> tower::Layer<S> for Limit {
     fn layer(&self, inner: S) -> Self::Service {
         LimitService {
             inner,
-            bodies: self.0.clone(),
+            bodies: self.bodies.clone(),
+            answer: self.answer,
         }
     }
 }
@@ -219,6 +228,7 @@ impl<S> tower::Layer<S> for Limit {
 pub struct LimitService<S> {
     inner: S,
     bodies: Arc<Bodies>,
+    answer: Answer,
 }
 
 type Boxed = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
@@ -277,7 +287,7 @@ where
                 .get::<Lang>()
                 .copied()
                 .unwrap_or_default();
-            LimitFuture::Refused(Some(refusal(refused, lang, request.uri().path())))
+            LimitFuture::Refused(Some((self.answer)(refused, lang, request.uri().path())))
         };
         // The cheapest check of all, before a byte of the body is read.
         if declared.is_some_and(|n| n > cap as u64) {
@@ -303,19 +313,6 @@ where
             drop(permit);
             answer
         }))
-    }
-}
-
-/// A refusal of this layer as the caller sees it: the themed page, the API's JSON error, or
-/// for a provider's notice too large its one plain refusal (`notice::Received::Refused`),
-/// which says nothing of why; a full budget stays a 503, which the provider retries.
-fn refusal(refused: Refused, lang: Lang, path: &str) -> Response {
-    if path.starts_with(super::api::PREFIX) {
-        super::api::body_refused(lang, refused)
-    } else if path == super::notice::ROUTE && refused != Refused::Busy {
-        super::notice::Received::Refused.into_response()
-    } else {
-        AppError::from(refused).into_response()
     }
 }
 

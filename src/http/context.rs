@@ -57,7 +57,9 @@ impl FromRequestParts<AppState> for PageContext {
             query,
             ..PageContext::default()
         };
-        if let Some(nonce) = parts.extensions.get::<super::csrf::Nonce>() {
+        if let Some(checked) = parts.extensions.get::<super::csrf::Checked>() {
+            ctx.csrf = checked.0.clone();
+        } else if let Some(nonce) = parts.extensions.get::<super::csrf::Nonce>() {
             ctx.csrf = super::csrf::token(&snapshot.keys, nonce);
         }
         if let Ok(session) = Session::from_request_parts(parts, state).await {

@@ -8,7 +8,7 @@
 
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::header::{COOKIE, SET_COOKIE};
+use axum::http::header::SET_COOKIE;
 use axum::http::{HeaderMap, HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -16,7 +16,7 @@ use subtle::ConstantTimeEq;
 
 use super::AppState;
 use super::error::AppError;
-use super::form::{holds_nul, pairs};
+use super::form::holds_nul;
 use crate::domain::keys::SiteKeys;
 
 pub const COOKIE_NAME: &str = "orchestra_csrf";
@@ -37,13 +37,22 @@ pub fn token(keys: &SiteKeys, nonce: &Nonce) -> String {
     keys.keyed_hash("csrf", &nonce.value)
 }
 
+/// The token [`check`] computed and found in the form, handed on in the request's extensions:
+/// a page drawn in answer to the POST (a rejected form, shown again) carries it without
+/// computing it twice.
+#[derive(Clone, Debug)]
+pub struct Checked(pub String);
+
+/// The raw value of the body's `csrf` field: a scan for it, not a decoding of the body, which
+/// the handler's `Form` does once. A token is hex, so its value needs no decoding; a field
+/// spelled any other way (percent escapes in it or its name) is not a browser's and fails.
+fn sent_token(body: &[u8]) -> Option<&[u8]> {
+    body.split(|&b| b == b'&')
+        .find_map(|pair| pair.strip_prefix(b"csrf="))
+}
+
 fn from_cookie(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get_all(COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .find_map(|c| c.trim().strip_prefix(COOKIE_NAME)?.strip_prefix('='))
+    super::headers::cookie(headers, COOKIE_NAME)
         .filter(|v| v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()))
         .map(str::to_owned)
 }
@@ -110,21 +119,33 @@ pub async fn check(State(state): State<AppState>, request: Request, next: Next) 
     if holds_nul(&bytes) {
         return AppError::BadRequest.into_response();
     }
-    let sent = pairs(&bytes)
-        .into_iter()
-        .find(|(k, _)| k == "csrf")
-        .map(|(_, v)| v);
-    let ok = match sent {
+    let checked = match sent_token(&bytes) {
         Some(sent) => {
             let expected = token(&state.site.get().await.keys, &nonce);
-            bool::from(sent.as_bytes().ct_eq(expected.as_bytes()))
+            bool::from(sent.ct_eq(expected.as_bytes())).then_some(expected)
         }
-        None => false,
+        None => None,
     };
-    if !ok {
+    let Some(expected) = checked else {
         tracing::info!("refused a form without a valid CSRF token");
         return AppError::Forbidden.into_response();
-    }
+    };
+    let mut parts = parts;
+    parts.extensions.insert(Checked(expected));
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sent_token;
+
+    #[test]
+    fn the_token_is_found_by_its_field_alone() {
+        assert_eq!(sent_token(b"name=a&csrf=ab12&x=1"), Some(&b"ab12"[..]));
+        assert_eq!(sent_token(b"csrf=ab12"), Some(&b"ab12"[..]));
+        assert_eq!(sent_token(b"xcsrf=ab12&csrf2=cd"), None);
+        assert_eq!(sent_token(b"name=csrf%3Dab12"), None);
+        assert_eq!(sent_token(b""), None);
+    }
 }

@@ -22,7 +22,8 @@ use std::task::{Context, Poll};
 use axum::extract::Request;
 use axum::response::Response;
 
-use super::{AppState, api, doorway, priority};
+use super::priority::{self, Refusal};
+use super::{AppState, api, doorway};
 
 /// The app as served: the router behind the refusals that run before it.
 #[derive(Clone)]
@@ -45,12 +46,6 @@ impl<S> Front<S> {
             shared: Arc::new(Shared { state, https }),
         }
     }
-}
-
-/// A refusal decided before routing, and whether it lets the site's work in progress go first.
-pub struct Refusal {
-    pub response: Response,
-    pub defer: bool,
 }
 
 type BoxedResponse = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
@@ -89,13 +84,12 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request) -> FrontFuture {
+    fn call(&mut self, mut request: Request) -> FrontFuture {
         let Shared { state, https } = &*self.shared;
-        let path = request.uri().path();
-        let refusal = if let Some(credential) = doorway::guarded_credential(path) {
+        let refusal = if let Some(credential) = doorway::guarded_credential(request.uri().path()) {
             doorway::guard(state, *https, &request, credential)
-        } else if path.starts_with(api::PREFIX) {
-            api::refusal::refuse(state, *https, &request)
+        } else if request.uri().path().starts_with(api::PREFIX) {
+            api::refusal::refuse(state, *https, &mut request)
         } else {
             None
         };

@@ -72,3 +72,19 @@ pub fn insert_static(headers: &mut HeaderMap, https: bool) {
         headers.insert(STRICT_TRANSPORT_SECURITY, HeaderValue::from_static(HSTS));
     }
 }
+
+/// The cookies a request sent, as the `cookie` crate reads the `Cookie` headers: the one parser
+/// of them (the CSRF nonce, the language, the one-time cookies), borrowing from the headers.
+pub fn cookies(headers: &HeaderMap) -> impl Iterator<Item = cookie::Cookie<'_>> {
+    headers
+        .get_all(axum::http::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(cookie::Cookie::split_parse)
+        .filter_map(Result::ok)
+}
+
+/// The value of the first cookie named `name` a request sent.
+pub fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    cookies(headers).find_map(|c| (c.name_raw()? == name).then_some(c.value_raw()?))
+}

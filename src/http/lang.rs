@@ -3,7 +3,7 @@
 //! a refusal is in the visitor's language too; it costs a few string comparisons.
 
 use axum::extract::{FromRequestParts, Request};
-use axum::http::header::{ACCEPT_LANGUAGE, COOKIE, SET_COOKIE};
+use axum::http::header::{ACCEPT_LANGUAGE, SET_COOKIE};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, Uri, header};
 use axum::middleware::Next;
@@ -49,13 +49,7 @@ pub fn pick(uri: &Uri, headers: &header::HeaderMap) -> (Lang, Option<Lang>) {
 }
 
 fn from_cookie(headers: &header::HeaderMap) -> Option<Lang> {
-    headers
-        .get_all(COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .find_map(|c| c.trim().strip_prefix(COOKIE_NAME)?.strip_prefix('='))
-        .and_then(Lang::from_code)
+    super::headers::cookie(headers, COOKIE_NAME).and_then(Lang::from_code)
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Lang {

@@ -6,9 +6,11 @@ use std::sync::atomic::AtomicBool;
 
 use axum::Router;
 use axum::extract::FromRef;
+use axum::response::{IntoResponse, Response};
 use tower_sessions::{Expiry, SessionManagerLayer};
 
 use crate::domain::site::Site;
+use crate::i18n::Lang;
 use crate::limits::flood::{self, Clock};
 use crate::limits::guard::FloodGuard;
 use crate::store::Db;
@@ -165,7 +167,10 @@ fn with_common_layers(
             state.db.clone(),
             refuse_writes_without_database,
         ))
-        .layer(body::Limit(state.bodies.clone()))
+        .layer(body::Limit {
+            bodies: state.bodies.clone(),
+            answer: refused_body,
+        })
         .layer(axum::middleware::from_fn(error::render_error_pages))
         .layer(axum::middleware::from_fn(lang::negotiate))
         .layer(axum::middleware::from_fn(trace))
@@ -186,8 +191,7 @@ async fn refuse_writes_without_database(
     axum::extract::State(db): axum::extract::State<Db>,
     request: axum::extract::Request,
     next: axum::middleware::Next,
-) -> axum::response::Response {
-    use axum::response::IntoResponse;
+) -> Response {
     let reads = matches!(
         *request.method(),
         axum::http::Method::GET | axum::http::Method::HEAD
@@ -239,6 +243,19 @@ fn unmatched(path: &str) -> String {
     match AREAS.iter().find(|a| path.starts_with(*a)) {
         Some(area) => format!("{area}… (no route)"),
         None => "(no route)".to_owned(),
+    }
+}
+
+/// A refusal of `body::Limit` as the caller sees it: the themed page, the API's JSON error, or
+/// for a provider's notice too large its one plain refusal (`notice::Received::Refused`),
+/// which says nothing of why; a full budget stays a 503, which the provider retries.
+fn refused_body(refused: body::Refused, lang: Lang, path: &str) -> Response {
+    if path.starts_with(api::PREFIX) {
+        api::body_refused(lang, refused)
+    } else if path == notice::ROUTE && refused != body::Refused::Busy {
+        notice::Received::Refused.into_response()
+    } else {
+        error::AppError::from(refused).into_response()
     }
 }
 

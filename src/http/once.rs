@@ -5,7 +5,7 @@
 //! of them is written to the database, so no copy of it, nor of its WAL, holds them.
 
 use axum::extract::FromRequestParts;
-use axum::http::header::{COOKIE, SET_COOKIE};
+use axum::http::header::SET_COOKIE;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::Response;
@@ -76,17 +76,9 @@ fn key(keys: &SiteKeys) -> Key {
 }
 
 fn sent(headers: &HeaderMap) -> Vec<Cookie<'static>> {
-    headers
-        .get_all(COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .map(str::trim)
-        .filter(|c| {
-            c.split_once('=')
-                .is_some_and(|(name, _)| name == TOKEN_COOKIE || name == LINK_COOKIE)
-        })
-        .filter_map(|c| Cookie::parse(c.to_owned()).ok())
+    super::headers::cookies(headers)
+        .filter(|c| c.name() == TOKEN_COOKIE || c.name() == LINK_COOKIE)
+        .map(Cookie::into_owned)
         .collect()
 }
 

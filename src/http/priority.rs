@@ -93,6 +93,14 @@ pub async fn track(State(work): State<Arc<InProgress>>, request: Request, next: 
     next.run(request).await
 }
 
+/// A refusal decided before routing (`crate::http::front`), and whether it lets the site's
+/// work in progress go first: here, beside what it defers to, so that the doorway's guard and
+/// the API's fast refusal make one without importing the front that calls them.
+pub struct Refusal {
+    pub response: Response,
+    pub defer: bool,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -134,15 +134,6 @@ pub async fn current_counts(
         .collect()
 }
 
-pub async fn delete_key(db: &Db, event: &str, identifier: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM flood WHERE event = $1 AND identifier = $2")
-        .bind(event)
-        .bind(identifier)
-        .execute(&db.pool)
-        .await
-        .map(|_| ())
-}
-
 pub async fn delete_expired(db: &Db, now_ms: i64) -> Result<u64, sqlx::Error> {
     sqlx::query("DELETE FROM flood WHERE expiration <= $1")
         .bind(now_ms)

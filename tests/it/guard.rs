@@ -44,11 +44,6 @@ impl FloodStore for Recording {
         self.inner.try_register(event, tiers, window)
     }
 
-    fn clear(&self, event: &str, identifier: &str) {
-        self.note(format!("clear {event} {identifier}"));
-        self.inner.clear(event, identifier);
-    }
-
     fn sync(&self) -> BoxFuture<'_, Result<(), FloodError>> {
         self.note("sync".into());
         self.inner.sync()

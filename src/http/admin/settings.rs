@@ -224,13 +224,14 @@ pub async fn save(
         values.push(("api.limits.burst", burst.as_str()));
     }
     match Settings::save(&state.db, &values).await? {
-        Ok(_) => {
-            state.site.refresh().await;
+        Ok(saved) => {
+            state.site.saved(saved);
             flash(&session, "settings-saved").await?;
             Ok(Redirect::to("/admin/config/orchestra").into_response())
         }
         Err(errors) => {
-            let saved = Settings::load(&state.db).await?;
+            // What this server holds (no read back): the fields the form did not send.
+            let saved = state.site.get().await.settings.clone();
             let mut response = html(&SettingsPage {
                 errors: field_errors(&ctx, errors),
                 site_name: form.site_name,
@@ -379,13 +380,13 @@ pub async fn interaction_save(
         ]);
     }
     match Settings::save(&state.db, &values).await? {
-        Ok(_) => {
-            state.site.refresh().await;
+        Ok(saved) => {
+            state.site.saved(saved);
             flash(&session, "settings-saved").await?;
             Ok(Redirect::to("/admin/config/orchestra/interaction").into_response())
         }
         Err(errors) => {
-            let s = Settings::load(&state.db).await?;
+            let s = state.site.get().await.settings.clone();
             let mut response = html(&InteractionPage {
                 sizings: sizing::views(&state, &s, &INTERACTION_CHARTS, &ctx),
                 errors: field_errors(&ctx, errors),

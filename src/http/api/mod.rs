@@ -30,6 +30,7 @@ use crate::domain::api::scope::Ability;
 use crate::domain::api::{self, Signature, Signed};
 use crate::domain::links::{self, Actor, Refusal};
 use crate::domain::login;
+use crate::domain::site::Snapshot;
 use crate::domain::workflow::{Definition, Participant};
 use crate::i18n::{Lang, Message};
 use crate::limits::bucket::{Policy, Verdict};
@@ -167,9 +168,10 @@ impl From<sqlx::Error> for ApiError {
 
 type ApiResult = Result<Response, ApiError>;
 
-/// Who is calling: put in the request by `gate`.
+/// Who is calling, and the settings and keys `gate` decided under: put in the request by
+/// `gate`, so a handler reads the snapshot `gate` read rather than a second one.
 #[derive(Clone)]
-struct Caller(Arc<TokenRow>);
+struct Caller(Arc<TokenRow>, Arc<Snapshot>);
 
 /// Too many failed authentications from one client address: `429`, its own `error` code, and a
 /// `Retry-After` of the limit's whole period (the count is rolling, so that is when it surely has
@@ -253,8 +255,12 @@ async fn admit(
     let policy = snapshot.settings.policy_of(Address::ApiAuthFailure);
     let counting = FloodGuard::is_counting(&limits);
     let address_of = || login::address_key(&snapshot.keys, client);
-    // Named as the fast refusal names it (`refusal::refuse`), so `api_seen` holds what it seeks.
-    let key = snapshot.token_key(bearer);
+    // Named as the fast refusal names it (`refusal::refuse`), so `api_seen` holds what it
+    // seeks; by the very hash it computed, when it did.
+    let key = match request.extensions().get::<refusal::NamedToken>() {
+        Some(named) => Some(named.0),
+        None => snapshot.token_key(bearer),
+    };
     let known = key.is_some_and(|key| state.api_seen.read(&key, |_| ()).is_some());
     // A token this process let in costs no address hash and no count.
     let address = (counting && !known).then(address_of);
@@ -345,7 +351,7 @@ async fn admit(
         tracing::warn!(error = %e, "could not note an API token's use");
     }
     let mut request = request;
-    request.extensions_mut().insert(Caller(token));
+    request.extensions_mut().insert(Caller(token, snapshot));
     Ok((request, limited))
 }
 
@@ -353,6 +359,16 @@ fn caller(request_caller: &Option<axum::Extension<Caller>>) -> Result<Arc<TokenR
     request_caller
         .as_ref()
         .map(|c| c.0.0.clone())
+        .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", ""))
+}
+
+/// The snapshot `gate` decided under (see [`Caller`]).
+fn snapshot_of(
+    request_caller: &Option<axum::Extension<Caller>>,
+) -> Result<Arc<Snapshot>, ApiError> {
+    request_caller
+        .as_ref()
+        .map(|c| c.0.1.clone())
         .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", ""))
 }
 
@@ -541,7 +557,7 @@ async fn start(
     });
     let quota = links::Quota {
         token: token.id,
-        running_cap: state.site.get().await.settings.api_max_running_instances,
+        running_cap: snapshot_of(&who)?.settings.api_max_running_instances,
     };
     let title = subject.title.unwrap_or_default();
     let id = match links::start(
@@ -647,7 +663,7 @@ async fn issue(
     let token = caller(&who)?;
     needs(&token, Ability::Links, lang)?;
     let input: IssueBody = body(lang, &bytes)?;
-    let snapshot = state.site.get().await;
+    let snapshot = snapshot_of(&who)?;
     let reached = reached(&state, &token, id, lang).await?;
     let definition = state
         .versions

@@ -19,7 +19,7 @@ use axum::response::Response;
 use super::{KEY_ID_HEADER, fields, rate_headers};
 use crate::domain::api;
 use crate::http::AppState;
-use crate::http::front::Refusal;
+use crate::http::priority::Refusal;
 use crate::limits::bucket::{Policy, Verdict};
 
 /// The one `429` of the API, from this layer and from `gate` alike: `Retry-After` in whole
@@ -40,10 +40,17 @@ pub fn rate_limited(policy: Policy, verdict: Verdict, https: bool) -> Response {
     response
 }
 
+/// The keyed hash of the request's token as [`refuse`] computed it, handed on in the request's
+/// extensions: `gate` names the token by it without hashing it again.
+#[derive(Clone, Copy)]
+pub struct NamedToken(pub crate::domain::api::TokenKey);
+
 /// The refusal, when the caller is a token this process knows and its bucket is empty. Before
-/// routing, on every path under `api::PREFIX` (`http::front`).
-pub fn refuse(state: &AppState, https: bool, request: &Request) -> Option<Refusal> {
-    state.site.with_snapshot(|snapshot| {
+/// routing, on every path under `api::PREFIX` (`http::front`). A request it lets through
+/// carries the token's keyed hash on ([`NamedToken`]).
+pub fn refuse(state: &AppState, https: bool, request: &mut Request) -> Option<Refusal> {
+    let mut named = None;
+    let refusal = state.site.with_snapshot(|snapshot| {
         let settings = &snapshot.settings;
         if !settings.request_limits_enabled {
             return None;
@@ -51,6 +58,7 @@ pub fn refuse(state: &AppState, https: bool, request: &Request) -> Option<Refusa
         let headers = request.headers();
         let bearer = api::bearer_credentials(headers.get(AUTHORIZATION)?.to_str().ok()?)?;
         let key = snapshot.token_key(bearer)?;
+        named = Some(key);
         // Whatever its signature turns out to be (`gate` takes this bucket before it looks).
         let signed = headers.contains_key(KEY_ID_HEADER);
         let (id, policy) = state.api_seen.read(&key, |token| {
@@ -62,5 +70,11 @@ pub fn refuse(state: &AppState, https: bool, request: &Request) -> Option<Refusa
             // An API client obeys `Retry-After`; only the doorway's people are let go first.
             defer: false,
         })
-    })
+    });
+    if refusal.is_none()
+        && let Some(key) = named
+    {
+        request.extensions_mut().insert(NamedToken(key));
+    }
+    refusal
 }

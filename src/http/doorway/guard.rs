@@ -12,7 +12,7 @@ use axum::response::Response;
 
 use crate::domain::site::Snapshot;
 use crate::http::AppState;
-use crate::http::front::Refusal;
+use crate::http::priority::Refusal;
 use crate::i18n::{Lang, tr};
 use crate::limits::guard::{Address, Decision, FloodGuard};
 

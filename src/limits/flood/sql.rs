@@ -13,8 +13,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use super::clock::Clock;
+use super::store::{BoxFuture, FloodError, FloodStore, Tier};
 use super::table::{CountTable, bucket_of};
-use super::{BoxFuture, Clock, FloodError, FloodStore, Tier};
 use crate::store::Db;
 
 /// Pending rows kept between syncs at most; past that, new keys' events are counted locally
@@ -37,7 +38,6 @@ struct Watched {
 struct Journal {
     pending: HashMap<(u64, i64), PendingRow>,
     watched: HashMap<u64, Watched>,
-    cleared: Vec<(String, String)>,
 }
 
 pub struct SqlFlood {
@@ -102,24 +102,18 @@ impl SqlFlood {
     }
 
     async fn sync_now(&self) -> Result<(), FloodError> {
-        let (pending, watched, cleared) = {
+        let (pending, watched) = {
             let mut journal = self.journal();
             (
                 std::mem::take(&mut journal.pending),
                 std::mem::take(&mut journal.watched),
-                std::mem::take(&mut journal.cleared),
             )
         };
         let err = |e: sqlx::Error| FloodError(e.to_string());
-        if pending.is_empty() && cleared.is_empty() && watched.is_empty() {
+        if pending.is_empty() && watched.is_empty() {
             // Nothing to write or read: ask the database anyway, so that a fault is seen (and
             // reported) while the site is quiet or only refusing, not at the next answer.
             return self.db.ping().await.map_err(err);
-        }
-        for (event, identifier) in &cleared {
-            crate::store::flood::delete_key(&self.db, event, identifier)
-                .await
-                .map_err(err)?;
         }
         let rows: Vec<((u64, i64), PendingRow)> = pending.into_iter().collect();
         let result =
@@ -190,16 +184,6 @@ impl FloodStore for SqlFlood {
         // other processes' counts can only add to that. It is watched again from its next
         // answered request, so the refusal path takes one lock at most, the table's.
         outcome
-    }
-
-    fn clear(&self, event: &str, identifier: &str) {
-        self.table.clear(event, identifier);
-        let hash = self.table.key_hash(event, identifier);
-        let mut journal = self.journal();
-        journal.pending.retain(|(h, _), _| *h != hash);
-        journal
-            .cleared
-            .push((event.to_owned(), identifier.to_owned()));
     }
 
     fn sync(&self) -> BoxFuture<'_, Result<(), FloodError>> {

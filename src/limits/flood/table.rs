@@ -18,7 +18,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering, fence};
 use std::time::Duration;
 
-use super::{Clock, Tier};
+use super::clock::Clock;
+use super::store::Tier;
 
 /// Buckets a window is cut into: the finer, the sooner a count falls after the window.
 pub const BUCKETS: i64 = 10;
@@ -384,17 +385,6 @@ impl CountTable {
             }
         }
         (Ok(()), hashes)
-    }
-
-    /// Forgets a key. Its cells may be shared, so other keys on them are forgotten too: the one
-    /// place the table can count low, which is why the guard never clears.
-    pub fn clear(&self, event: &str, identifier: &str) {
-        let hash = self.key_hash(event, identifier);
-        let mut writing = self.write();
-        for i in self.cells(hash) {
-            self.rows[i].store(&Cell::default());
-        }
-        writing.inner.remote.remove(&hash);
     }
 
     /// Replaces what other processes counted for a key: `(bucket start in ms, count)` pairs.
