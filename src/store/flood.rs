@@ -29,25 +29,11 @@ pub async fn add_counts<'a>(
     let mut tx = db.pool.begin().await?;
     for chunk in rows.chunks(ROWS_PER_STATEMENT) {
         // Only placeholders are generated here; every value is bound.
-        let values: Vec<String> = (0..chunk.len())
-            .map(|i| {
-                let p = i * 6;
-                format!(
-                    "(${}, ${}, ${}, ${}, ${}, ${})",
-                    p + 1,
-                    p + 2,
-                    p + 3,
-                    p + 4,
-                    p + 5,
-                    p + 6
-                )
-            })
-            .collect();
         let sql = format!(
             "INSERT INTO flood (event, identifier, node, bucket_start, expiration, count) VALUES {} \
              ON CONFLICT (event, identifier, node, bucket_start) \
              DO UPDATE SET count = flood.count + excluded.count",
-            values.join(", ")
+            super::placeholders(1, chunk.len(), 6)
         );
         let mut query = sqlx::query(&sql);
         for row in chunk {
@@ -76,11 +62,10 @@ pub async fn others_counts(
 ) -> Result<Vec<CountRow>, sqlx::Error> {
     let mut out = Vec::new();
     for chunk in keys.chunks(KEYS_PER_STATEMENT) {
-        let placeholders: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 3)).collect();
         let sql = format!(
             "SELECT event, identifier, bucket_start, expiration, count FROM flood \
              WHERE node <> $1 AND expiration > $2 AND identifier IN ({})",
-            placeholders.join(", ")
+            super::placeholders(3, chunk.len(), 1)
         );
         let asked: std::collections::HashSet<(&str, &str)> = chunk.iter().copied().collect();
         let mut query = sqlx::query(&sql).bind(node).bind(now_ms);

@@ -657,3 +657,41 @@ pub fn now() -> i64 {
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
 }
+
+/// Numbered placeholders for `rows` rows of `columns` values each, from `$first` on:
+/// `($1, $2), ($3, $4)`, or `$3, $4, $5` for one column. Statements of many rows are the one
+/// place SQL text is generated; every value is still bound. Not `sqlx::QueryBuilder`: over the
+/// `Any` driver it writes `?` placeholders (`AnyArguments::format_placeholder`), which
+/// PostgreSQL refuses and the driver does not rewrite.
+pub(crate) fn placeholders(first: usize, rows: usize, columns: usize) -> String {
+    use std::fmt::Write;
+    let mut sql = String::with_capacity(rows * columns * 6);
+    for row in 0..rows {
+        if row > 0 {
+            sql.push_str(", ");
+        }
+        if columns > 1 {
+            sql.push('(');
+        }
+        for column in 0..columns {
+            if column > 0 {
+                sql.push_str(", ");
+            }
+            let _ = write!(sql, "${}", first + row * columns + column);
+        }
+        if columns > 1 {
+            sql.push(')');
+        }
+    }
+    sql
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn placeholders_are_numbered_across_rows() {
+        assert_eq!(super::placeholders(1, 2, 2), "($1, $2), ($3, $4)");
+        assert_eq!(super::placeholders(3, 3, 1), "$3, $4, $5");
+        assert_eq!(super::placeholders(1, 0, 6), "");
+    }
+}
