@@ -3,8 +3,9 @@
 //! An [`Address`] is what a reader looks up to find everything about one guarded address: the
 //! name its counts are kept under in the flood store ([`Address::event`]), the names of its two
 //! tiers ([`Address::tiers`]), the metrics it is reported under ([`Address::metric`]), its
-//! sizing chart ([`Address::chart`]); its settings are `Address::limits` and `Address::policy`
-//! (`crate::domain::settings`), its status check `Address::check` (`crate::domain::status`).
+//! sizing chart ([`Address::chart`]); its settings are `Settings::limits_of` and
+//! `Settings::policy_of` (`crate::domain::settings`), its status line `status::limits_check`
+//! (`crate::domain::status`; the sign-in's two limits share `status::login_check`).
 //! The guard keeps one set of counters per address, indexed by [`Address::index`]: the decision
 //! counters every reader (metrics, the sizing chart, report-only's tally, the status report)
 //! reads, so the outcome of a request is counted once (`crate::limits::guard`).

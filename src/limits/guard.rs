@@ -2,7 +2,7 @@
 //!
 //! It holds no limits of its own. Whoever calls it passes the [`Address`], the caller's
 //! identifier (a keyed hash, never the secret itself) and the limits read from the address's
-//! settings (`Address::limits`). Per address it keeps one set of decision counters
+//! settings (`Settings::limits_of`). Per address it keeps one set of decision counters
 //! ([`Decisions`]): the metrics, the sizing chart, report-only's tally and the status report
 //! all read them, so an outcome is counted once.
 //!
@@ -360,8 +360,8 @@ impl FloodGuard {
     }
 
     /// `check` under a mode. Enforcing, it is `check` itself; in report-only mode a refusal
-    /// becomes [`Decision::WouldRefuse`], counted as such under `address`. Either way the counts are the
-    /// same, so switching from report-only to enforcing keeps them.
+    /// becomes [`Decision::WouldRefuse`], counted as such under `address`. Either way the
+    /// counts are the same, so switching from report-only to enforcing keeps them.
     ///
     /// While the store fails (one atomic read to know), `policy.on_fault` decides; each
     /// counted request then is a decision made without the store, and is tallied as such.
