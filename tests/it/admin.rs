@@ -271,6 +271,75 @@ async fn a_post_without_a_csrf_token_is_refused_and_saves_nothing() {
     assert_eq!(get(&admin, &app, "/admin").await.status, 200);
 }
 
+/// The CSRF check finds the token by its field, without decoding the body: the right token
+/// under another name, percent-escaped, or after a wrong `csrf` field does not pass, and saves
+/// nothing. A rejected form drawn again carries the token the check computed, which passes.
+#[tokio::test]
+async fn only_the_csrf_field_as_a_browser_sends_it_passes() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let token = get(&admin, &app, "/admin/config/orchestra").await.csrf();
+    let escaped: String = token.bytes().map(|b| format!("%{b:02X}")).collect();
+    let settings = |csrf_part: String| {
+        format!(
+            "{csrf_part}&site_name=Forged&base_url=https%3A%2F%2Fforged.example&default_link_ttl=3600&period=60"
+        )
+    };
+    for body in [
+        settings(format!("xcsrf={token}")),
+        settings(format!("csrf={escaped}")),
+        settings(format!("%63srf={token}")),
+        settings(format!("csrf=wrong&csrf={token}")),
+    ] {
+        let page = read(
+            admin
+                .post(app.url("/admin/config/orchestra"))
+                .header("content-type", "application/x-www-form-urlencoded")
+                .header("sec-fetch-site", "same-origin")
+                .body(body.clone()),
+        )
+        .await;
+        assert_eq!(page.status, 403, "{body}");
+    }
+    let saved = orchestra::domain::settings::Settings::load(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(saved.site_name, "Orchestra");
+    // A form the settings reject is drawn again, keeping what was typed, with a token that
+    // passes the next time.
+    let rejected = post(
+        &admin,
+        &app,
+        "/admin/config/orchestra",
+        &[
+            ("csrf", token.as_str()),
+            ("site_name", "Kept"),
+            ("base_url", "not a url"),
+            ("default_link_ttl", "3600"),
+            ("period", "60"),
+        ],
+    )
+    .await;
+    assert_eq!(rejected.status, 422);
+    assert_eq!(rejected.csrf(), token);
+    assert!(rejected.body.contains("Kept"));
+    let saved = post(
+        &admin,
+        &app,
+        "/admin/config/orchestra",
+        &[
+            ("csrf", rejected.csrf().as_str()),
+            ("site_name", "Kept"),
+            ("base_url", "https://kept.example"),
+            ("default_link_ttl", "3600"),
+            ("period", "60"),
+        ],
+    )
+    .await;
+    assert_eq!(saved.status, 303);
+    assert_eq!(app.state.site.get().await.settings.site_name, "Kept");
+}
+
 #[tokio::test]
 async fn a_csrf_token_from_another_session_is_refused() {
     let app = spawn(Flood::Memory).await;
