@@ -536,6 +536,8 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
                 "{name} ({lang}) scrolls sideways at 390 px"
             );
         }
+        // The status report itself: the loop above ends on another page.
+        b.goto(&format!("/admin/reports/status?lang={lang}")).await;
         b.screenshot(&format!("status-phone-{lang}")).await;
         b.goto(&format!("/admin/config/orchestra/interaction?lang={lang}"))
             .await;
