@@ -68,12 +68,32 @@ impl Page {
 }
 
 pub async fn read(request: RequestBuilder) -> Page {
-    let response = request.send().await.expect("the app answers");
+    let response = match request.send().await {
+        Ok(response) => response,
+        // The whole chain (reqwest's Display stops at its own words): which OS error, or what
+        // hyper saw of the connection.
+        Err(e) => panic!("the app did not answer: {}", chain(&e)),
+    };
     Page {
         status: response.status().as_u16(),
         headers: response.headers().clone(),
-        body: response.text().await.expect("a body"),
+        body: match response.text().await {
+            Ok(body) => body,
+            Err(e) => panic!("the answer's body did not arrive: {}", chain(&e)),
+        },
     }
+}
+
+/// An error and its sources, one after another.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut words = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        words.push_str(": ");
+        words.push_str(&s.to_string());
+        source = s.source();
+    }
+    words
 }
 
 pub async fn get(client: &Client, app: &TestApp, path: &str) -> Page {
