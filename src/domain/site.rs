@@ -126,7 +126,10 @@ pub struct Site {
 /// What the background refresh shares with the requests that read the snapshot.
 struct Shared {
     db: Db,
-    current: RwLock<(Arc<Snapshot>, Instant)>,
+    current: RwLock<Current>,
+    /// Tickets handed to reads of the database and to saves, in the order they began: a
+    /// snapshot is installed only over one of an earlier ticket (`Shared::install`).
+    tickets: AtomicU64,
     /// Set while a background task reads the settings again.
     refreshing: AtomicBool,
     /// This site among others in the process (tests run several), for the threads' copies.
@@ -135,6 +138,14 @@ struct Shared {
     generation: AtomicU64,
     /// What every snapshot of this site counts its callers' hashes into.
     hashed: Arc<HashCount>,
+}
+
+/// The snapshot in force, when it was installed, and the ticket of the read or save that made
+/// it.
+struct Current {
+    snapshot: Arc<Snapshot>,
+    at: Instant,
+    ticket: u64,
 }
 
 /// Sites made so far in this process.
@@ -162,7 +173,12 @@ impl Site {
         let snapshot = Self::read(&db, &hashed).await?;
         let shared = Arc::new(Shared {
             db,
-            current: RwLock::new((Arc::new(snapshot), Instant::now())),
+            current: RwLock::new(Current {
+                snapshot: Arc::new(snapshot),
+                at: Instant::now(),
+                ticket: 0,
+            }),
+            tickets: AtomicU64::new(1),
             refreshing: AtomicBool::new(false),
             id: SITES.fetch_add(1, Ordering::Relaxed),
             generation: AtomicU64::new(0),
@@ -255,7 +271,7 @@ impl Site {
                 .current
                 .read()
                 .unwrap_or_else(|e| e.into_inner());
-            (current.0.clone(), current.1.elapsed() >= CACHE_TTL)
+            (current.snapshot.clone(), current.at.elapsed() >= CACHE_TTL)
         };
         if stale
             && self
@@ -287,37 +303,57 @@ impl Site {
     /// The settings `Settings::save` just stored, in place of the current ones, with the
     /// current keys: a save is answered without reading back what it wrote.
     pub fn saved(&self, settings: Settings) -> Arc<Snapshot> {
-        let mut current = self
-            .shared
-            .current
-            .write()
-            .unwrap_or_else(|e| e.into_inner());
-        let mut fresh = Snapshot::new(settings, current.0.keys.clone());
+        // The save is committed: any read that begins after this ticket sees it.
+        let ticket = self.shared.ticket();
+        let keys = self.shared.read_current().snapshot.keys.clone();
+        let mut fresh = Snapshot::new(settings, keys);
         fresh.hashed = self.shared.hashed.clone();
-        let fresh = Arc::new(fresh);
-        *current = (fresh.clone(), Instant::now());
-        self.shared.generation.fetch_add(1, Ordering::Release);
-        fresh
+        self.shared.install(ticket, Arc::new(fresh))
     }
 }
 
 impl Shared {
     async fn refresh(&self) -> Arc<Snapshot> {
+        let ticket = self.ticket();
         match Site::read(&self.db, &self.hashed).await {
-            Ok(fresh) => {
-                let fresh = Arc::new(fresh);
-                *self.current.write().unwrap_or_else(|e| e.into_inner()) =
-                    (fresh.clone(), Instant::now());
-                self.generation.fetch_add(1, Ordering::Release);
-                fresh
-            }
+            Ok(fresh) => self.install(ticket, Arc::new(fresh)),
             Err(e) => {
                 tracing::error!(error = %e, "could not read settings and keys; keeping the previous ones");
-                let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
-                current.1 = Instant::now();
-                current.0.clone()
+                let mut current = self.write_current();
+                current.at = Instant::now();
+                current.snapshot.clone()
             }
         }
+    }
+
+    fn ticket(&self) -> u64 {
+        self.tickets.fetch_add(1, Ordering::AcqRel)
+    }
+
+    /// Puts `fresh` in force unless a snapshot of a later ticket already is: a background read
+    /// that began before a save and ends after it must not put the old settings back (it did,
+    /// for up to `CACHE_TTL`). What is in force is returned either way.
+    fn install(&self, ticket: u64, fresh: Arc<Snapshot>) -> Arc<Snapshot> {
+        let mut current = self.write_current();
+        if ticket < current.ticket {
+            return current.snapshot.clone();
+        }
+        *current = Current {
+            snapshot: fresh.clone(),
+            at: Instant::now(),
+            ticket,
+        };
+        // Moved on while the lock is held, so a thread's copy never outlives what it copied.
+        self.generation.fetch_add(1, Ordering::Release);
+        fresh
+    }
+
+    fn read_current(&self) -> std::sync::RwLockReadGuard<'_, Current> {
+        self.current.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write_current(&self) -> std::sync::RwLockWriteGuard<'_, Current> {
+        self.current.write().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -338,6 +374,35 @@ mod tests {
         assert_ne!(id, snapshot.caller_id("l.1..9.abd"));
         let other_salt = Snapshot::new(Settings::default(), SiteKeys::from_bytes([1; 32], [3; 32]));
         assert_ne!(id, other_salt.caller_id("l.1..9.abc"));
+    }
+
+    /// A read that began before a save and ends after it is older than the save: it must not
+    /// put the old settings back in force (it did, until the next refresh, `CACHE_TTL` later).
+    #[tokio::test]
+    async fn a_read_that_began_before_a_save_does_not_undo_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite:{}", dir.path().join("site.db").display());
+        let db = crate::open(&url).await.unwrap();
+        let site = Site::load(db.clone()).await.unwrap();
+        let before = site.get().await.settings.site_name.clone();
+        // The background refresh takes its ticket and reads the settings as they are...
+        let ticket = site.shared.ticket();
+        let stale = Arc::new(Site::read(&db, &site.shared.hashed).await.unwrap());
+        // ...an administrator saves meanwhile...
+        let saved = Settings::save(&db, &[("orchestra.site_name", "Renamed")])
+            .await
+            .unwrap()
+            .expect("a valid name");
+        site.saved(saved);
+        // ...and the refresh ends after the save.
+        let in_force = site.shared.install(ticket, stale);
+        assert_eq!(in_force.settings.site_name, "Renamed", "was {before}");
+        assert_eq!(site.get().await.settings.site_name, "Renamed");
+        // A read that begins after the save is newer, and is installed.
+        let fresh = site.refresh().await;
+        assert_eq!(fresh.settings.site_name, "Renamed");
+        let n = site.shared.read_current().ticket;
+        assert!(n > ticket, "the fresh read's ticket is in force");
     }
 
     #[test]

@@ -1,9 +1,8 @@
 //! Faults made for real, for the fault and soak tests: a throwaway PostgreSQL cluster that may
-//! be stopped and started, and another process holding a SQLite file's write lock.
+//! be stopped and started, and a connection holding a SQLite file's write lock.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 /// A throwaway PostgreSQL cluster this test may stop and start: never the shared one.
 pub struct Cluster {
@@ -135,39 +134,89 @@ pub fn postgres_installed() -> bool {
     })
 }
 
-/// Holds the write lock of a SQLite file from another process until dropped.
-pub struct Locker(Child);
+/// Holds the write lock of a SQLite file until dropped, on a connection of its own, as another
+/// process would: SQLite's locks hold between connections of one process as between processes.
+/// It was a `sqlite3` shell, which twice ended in CI before it said it held the lock, with
+/// nothing to say why; here a failure says which error, and a busy file is tried again.
+pub struct Locker {
+    release: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
 
 impl Locker {
     pub fn hold(file: &Path) -> Self {
-        let mut child = Command::new("sqlite3")
-            .arg(file)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the sqlite3 command-line shell");
-        let stdin = child.stdin.as_mut().unwrap();
-        writeln!(
-            stdin,
-            "PRAGMA busy_timeout = 5000;\nBEGIN EXCLUSIVE;\nSELECT 'locked';"
-        )
-        .unwrap();
-        stdin.flush().unwrap();
-        let mut out = BufReader::new(child.stdout.as_mut().unwrap());
-        let mut line = String::new();
-        while line.trim() != "locked" {
-            line.clear();
-            assert!(out.read_line(&mut line).unwrap() > 0, "sqlite3 ended early");
+        let file = file.to_owned();
+        let (locked, held) = std::sync::mpsc::channel::<Result<(), String>>();
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        // A thread and a runtime of its own: callers hold it from async tests and plain
+        // threads alike, and its connection must outlive neither.
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let connection = runtime.block_on(exclusive(&file));
+            let connection = match connection {
+                Ok(c) => {
+                    let _ = locked.send(Ok(()));
+                    c
+                }
+                Err(e) => {
+                    let _ = locked.send(Err(e));
+                    return;
+                }
+            };
+            // Until dropped (or the test ends): then the transaction goes with the connection.
+            let _ = released.recv();
+            runtime.block_on(async move {
+                use sqlx::Connection;
+                let mut connection = connection;
+                let _ = sqlx::Executor::execute(&mut connection, "ROLLBACK").await;
+                let _ = connection.close().await;
+            });
+        });
+        match held.recv() {
+            Ok(Ok(())) => Self {
+                release: Some(release),
+                thread: Some(thread),
+            },
+            Ok(Err(e)) => panic!("could not take the SQLite file's write lock: {e}"),
+            Err(_) => panic!("the thread holding the SQLite file's write lock ended early"),
         }
-        Self(child)
+    }
+}
+
+/// A connection to `file` inside `BEGIN EXCLUSIVE`; a busy file (the app writing) is tried
+/// again for up to 30 s.
+async fn exclusive(file: &Path) -> Result<sqlx::SqliteConnection, String> {
+    use sqlx::ConnectOptions;
+    let options = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(file)
+        .create_if_missing(false)
+        .busy_timeout(std::time::Duration::from_secs(5));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let attempt = async {
+            let mut connection = options.connect().await?;
+            sqlx::Executor::execute(&mut connection, "BEGIN EXCLUSIVE").await?;
+            Ok::<_, sqlx::Error>(connection)
+        };
+        match attempt.await {
+            Ok(connection) => return Ok(connection),
+            Err(e) if std::time::Instant::now() < deadline => {
+                eprintln!("the SQLite file's write lock, tried again after: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            Err(e) => return Err(e.to_string()),
+        }
     }
 }
 
 impl Drop for Locker {
     fn drop(&mut self) {
-        // Closing its input ends the shell, and its transaction with it.
-        drop(self.0.stdin.take());
-        let _ = self.0.wait();
+        drop(self.release.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 }
