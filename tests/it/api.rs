@@ -33,7 +33,9 @@ async fn call(app: &TestApp, method: &str, path: &str, token: &str, body: Option
             .header("content-type", "application/json")
             .body(b.to_owned());
     }
-    read(req).await
+    let page = read(req).await;
+    described::holds(method, path, &page);
+    page
 }
 
 /// Deletes every token behind the server's back, as another process could: only a request
@@ -660,7 +662,7 @@ async fn the_openapi_description_matches_the_routes() {
     let page = call(&app, "GET", "/api/v1/openapi.json", "", None).await;
     assert_eq!(page.status, 200);
     let doc = json(&page);
-    assert_eq!(doc["openapi"], "3.0.3");
+    assert_eq!(doc["openapi"], "3.1.0");
     let mut described = Vec::new();
     for (path, item) in doc["paths"].as_object().unwrap() {
         for method in item.as_object().unwrap().keys() {
@@ -686,6 +688,69 @@ async fn the_openapi_description_matches_the_routes() {
             page.body
         );
     }
+}
+
+/// Every answer these tests get is held to the description (`described::holds`, in `call`);
+/// here, answers no other test asks for, and the check itself refusing what it must.
+#[tokio::test]
+async fn every_answer_is_as_the_description_says_and_the_check_can_fail() {
+    let app = spawn(Flood::Memory).await;
+    let t = token(&app, "crm", None, None).await;
+    let big = format!(r#"{{"workflow":"{}"}}"#, "x".repeat(70 * 1024));
+    let page = call(&app, "POST", "/api/v1/instances", &t, Some(&big)).await;
+    assert_eq!(page.status, 413);
+    let page = call(&app, "GET", "/api/v1/instances/not-a-number", &t, None).await;
+    assert_eq!(
+        (page.status, json(&page)["error"].as_str()),
+        (404, Some("not_found"))
+    );
+
+    let doc: serde_json::Value = serde_json::from_str(orchestra::http::api::description()).unwrap();
+    let as_json = |status: u16, body: &str| {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert("content-type", "application/json".parse().unwrap());
+        Page {
+            status,
+            headers,
+            body: body.to_owned(),
+        }
+    };
+    let link = r#"{"id":1,"url":"https://example.org/i/x","expires":9}"#;
+    let path = "/api/v1/instances/7/links";
+    assert_eq!(
+        described::check(&doc, "POST", path, &as_json(201, link)),
+        Ok(())
+    );
+    for (status, body, why) in [
+        (
+            201,
+            r#"{"id":1,"url":"u","expires":9,"secret":"x"}"#,
+            "secret is sent but not described",
+        ),
+        (
+            201,
+            r#"{"id":1,"expires":9}"#,
+            "the required url is missing",
+        ),
+        (201, r#"{"id":"1","url":"u","expires":9}"#, "is not of type"),
+        (418, link, "lists no 418"),
+        (
+            403,
+            r#"{"error":"forbidden_scope"}"#,
+            "the required message is missing",
+        ),
+    ] {
+        let said = described::check(&doc, "POST", path, &as_json(status, body)).unwrap_err();
+        assert!(said.contains(why), "{said}");
+    }
+    let instance = r#"{"id":1,"workflow":null,"version":1,"state":"paused","subject":{"title":"","body":""},"current_step":null,"steps":1,"participants_left":[],"history":[]}"#;
+    let said = described::check(&doc, "GET", "/api/v1/instances/1", &as_json(200, instance));
+    assert!(said.unwrap_err().contains("not one of"), "an unknown state");
+    let mut html = as_json(404, "<p>gone</p>");
+    html.headers
+        .insert("content-type", "text/html".parse().unwrap());
+    let said = described::check(&doc, "GET", "/api/v1/instances/1", &html).unwrap_err();
+    assert!(said.contains("content type"), "{said}");
 }
 
 #[tokio::test]
@@ -1476,4 +1541,164 @@ async fn an_administrator_chooses_a_tokens_scope_and_the_list_shows_it() {
     assert_eq!(fr.first("fieldset#reach legend"), "Quelles instances");
     let refused = call(&app, "POST", "/api/v1/instances", &text, Some(START)).await;
     assert_eq!(json(&refused)["error"], "forbidden_scope");
+}
+
+/// Every answer of these tests is held to the OpenAPI description the server serves: its status
+/// is one the operation lists, its body has the listed type and fits the listed schema, with no
+/// field the schema does not name. So the description cannot drift from what the server sends
+/// (the schemas are generated from the handlers' own types, and this checks the handlers send
+/// what they say).
+mod described {
+    use std::sync::LazyLock;
+
+    use serde_json::Value;
+
+    use crate::helpers::Page;
+
+    static DOC: LazyLock<Value> = LazyLock::new(|| {
+        serde_json::from_str(orchestra::http::api::description()).expect("the description is JSON")
+    });
+
+    /// Panics, saying why, unless `page` is an answer the description lists for this call.
+    pub fn holds(method: &str, path: &str, page: &Page) {
+        if let Err(e) = check(&DOC, method, path, page) {
+            panic!(
+                "{method} {path} answered {}, not as described: {e}\n{}",
+                page.status, page.body
+            );
+        }
+    }
+
+    pub fn check(doc: &Value, method: &str, path: &str, page: &Page) -> Result<(), String> {
+        let path = path.split('?').next().unwrap_or(path);
+        let Some(template) = doc["paths"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .find(|t| matches(t, path))
+        else {
+            return Err("no such path in the description".into());
+        };
+        let operation = &doc["paths"][template][method.to_lowercase()];
+        if operation.is_null() {
+            return Err(format!("{template} has no {method}"));
+        }
+        let response = &operation["responses"][page.status.to_string()];
+        if response.is_null() {
+            return Err(format!("{method} {template} lists no {}", page.status));
+        }
+        let Some(content) = response["content"].as_object() else {
+            return match page.body.is_empty() {
+                true => Ok(()),
+                false => Err("a body where the description lists none".into()),
+            };
+        };
+        let kind = page.header("content-type").unwrap_or_default();
+        let Some(media) = content.get(kind) else {
+            return Err(format!(
+                "content type {kind:?}, not one of {:?}",
+                content.keys()
+            ));
+        };
+        let Some(schema) = media.get("schema") else {
+            return Ok(());
+        };
+        let body: Value = serde_json::from_str(&page.body).map_err(|e| format!("not JSON: {e}"))?;
+        fits(doc, schema, &body, "body")
+    }
+
+    fn matches(template: &str, path: &str) -> bool {
+        let (t, p): (Vec<_>, Vec<_>) = (template.split('/').collect(), path.split('/').collect());
+        t.len() == p.len()
+            && t.iter()
+                .zip(&p)
+                .all(|(t, p)| t == p || (t.starts_with('{') && !p.is_empty()))
+    }
+
+    /// Whether `value` fits `schema`, for the part of JSON Schema the description uses.
+    pub fn fits(doc: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), String> {
+        if let Some(reference) = schema["$ref"].as_str() {
+            let name = reference.trim_start_matches("#/components/schemas/");
+            let target = &doc["components"]["schemas"][name];
+            if target.is_null() {
+                return Err(format!("{at}: {reference} names no schema"));
+            }
+            return fits(doc, target, value, at);
+        }
+        if let Some(alternatives) = schema["oneOf"].as_array() {
+            let fitting = alternatives
+                .iter()
+                .filter(|a| fits(doc, a, value, at).is_ok())
+                .count();
+            return match fitting {
+                1 => Ok(()),
+                n => Err(format!(
+                    "{at}: fits {n} of oneOf's {} schemas: {value}",
+                    alternatives.len()
+                )),
+            };
+        }
+        let types: Vec<&str> = match &schema["type"] {
+            Value::String(t) => vec![t.as_str()],
+            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => vec![],
+        };
+        let is = |t: &str| match t {
+            "null" => value.is_null(),
+            "object" => value.is_object(),
+            "array" => value.is_array(),
+            "string" => value.is_string(),
+            "boolean" => value.is_boolean(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            _ => false,
+        };
+        if !types.is_empty() && !types.iter().any(|t| is(t)) {
+            return Err(format!("{at}: {value} is not of type {types:?}"));
+        }
+        if let Some(allowed) = schema["enum"].as_array() {
+            if !allowed.contains(value) {
+                return Err(format!("{at}: {value} is not one of {allowed:?}"));
+            }
+        }
+        if let (Some(min), Some(n)) = (schema["minimum"].as_f64(), value.as_f64()) {
+            if n < min {
+                return Err(format!("{at}: {n} is below {min}"));
+            }
+        }
+        if let (Some(max), Some(n)) = (schema["maximum"].as_f64(), value.as_f64()) {
+            if n > max {
+                return Err(format!("{at}: {n} is above {max}"));
+            }
+        }
+        if let (Some(max), Some(s)) = (schema["maxLength"].as_u64(), value.as_str()) {
+            if s.chars().count() as u64 > max {
+                return Err(format!("{at}: longer than {max} characters"));
+            }
+        }
+        if let Some(object) = value.as_object() {
+            let properties = schema["properties"].as_object();
+            for name in schema["required"].as_array().into_iter().flatten() {
+                let name = name.as_str().unwrap_or_default();
+                if !object.contains_key(name) {
+                    return Err(format!("{at}: the required {name} is missing"));
+                }
+            }
+            // A schema that names no properties (a form's answer) takes any.
+            if let Some(properties) = properties {
+                for (name, field) in object {
+                    let Some(described) = properties.get(name) else {
+                        return Err(format!("{at}: {name} is sent but not described"));
+                    };
+                    fits(doc, described, field, &format!("{at}.{name}"))?;
+                }
+            }
+        }
+        if let (Some(items), Some(array)) = (schema.get("items"), value.as_array()) {
+            for (i, item) in array.iter().enumerate() {
+                fits(doc, items, item, &format!("{at}[{i}]"))?;
+            }
+        }
+        Ok(())
+    }
 }

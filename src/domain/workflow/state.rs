@@ -10,6 +10,8 @@ pub enum InstanceState {
 }
 
 impl InstanceState {
+    pub const ALL: [InstanceState; 3] = [Self::Active, Self::Complete, Self::Rejected];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Active => "active",

@@ -21,11 +21,10 @@ use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::AppState;
 use super::client::ClientAddr;
-use super::extract::Path;
 use crate::domain::api::scope::Ability;
 use crate::domain::api::{self, Signature, Signed};
 use crate::domain::links::{self, Actor, Refusal};
@@ -37,8 +36,10 @@ use crate::limits::bucket::{Policy, Verdict};
 use crate::limits::guard::{Address, Decision, FloodGuard, TOTAL};
 use crate::store::{self, api::Reached, api::TokenRow, instances::InstanceRow};
 
+mod doc;
 mod fields;
 pub mod refusal;
+mod wire;
 
 /// Every API route is under it (a test checks `ROUTES`); the fast refusal runs before routing
 /// on every path under it (`http::front`).
@@ -130,10 +131,11 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut body = json!({ "error": self.code, "message": self.message });
-        if let Some(f) = self.field {
-            body["field"] = json!(f);
-        }
+        let body = wire::Error {
+            error: self.code,
+            message: self.message,
+            field: self.field,
+        };
         (self.status, Json(body)).into_response()
     }
 }
@@ -355,6 +357,29 @@ async fn admit(
     Ok((request, limited))
 }
 
+/// The ids in the path. One that is not a number names nothing: the API's JSON 404, as a
+/// missing instance gets, where the site's `Path` answers its 404 page.
+struct Id<T>(T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned + Send> axum::extract::FromRequestParts<S>
+    for Id<T>
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, ApiError> {
+        match super::extract::Path::<T>::from_request_parts(parts, state).await {
+            Ok(super::extract::Path(value)) => Ok(Id(value)),
+            Err(_) => {
+                let lang = parts.extensions.get::<Lang>().copied().unwrap_or_default();
+                Err(ApiError::not_found(lang))
+            }
+        }
+    }
+}
+
 fn caller(request_caller: &Option<axum::Extension<Caller>>) -> Result<Arc<TokenRow>, ApiError> {
     request_caller
         .as_ref()
@@ -469,58 +494,70 @@ fn json_holds_nul(json: &[u8]) -> bool {
     })
 }
 
-fn definition_json(definition: &Definition) -> Value {
-    Value::Array(
-        definition
-            .steps
-            .iter()
-            .map(|s| {
-                json!({
-                    "title": s.title,
-                    "kind": s.interaction.kind(),
-                    "participants": s.participants().iter().map(Participant::as_str).collect::<Vec<_>>(),
-                })
-            })
-            .collect(),
-    )
+fn steps_of(definition: &Definition) -> Vec<wire::Step> {
+    definition
+        .steps
+        .iter()
+        .map(|s| wire::Step {
+            title: s.title.clone(),
+            kind: s.interaction.kind(),
+            participants: names(s.participants()),
+        })
+        .collect()
+}
+
+fn names<'a>(participants: impl IntoIterator<Item = &'a Participant>) -> Vec<String> {
+    participants
+        .into_iter()
+        .map(|p| p.as_str().to_owned())
+        .collect()
 }
 
 /// The workflows the token's scope covers.
+#[utoipa::path(
+    get,
+    path = "/api/v1/workflows",
+    operation_id = "listWorkflows",
+    summary = "List workflows",
+    description = "Needs no ability; lists only the workflows the token's scope covers.",
+    responses((status = 200, description = "the workflows", body = wire::Workflows))
+)]
 async fn workflows(
     State(state): State<AppState>,
     who: Option<axum::Extension<Caller>>,
 ) -> ApiResult {
     let token = caller(&who)?;
-    let list: Vec<Value> = store::workflows::list(&state.db)
+    let workflows = store::workflows::list(&state.db)
         .await?
         .into_iter()
         .filter(|w| token.scope.covers(&w.name))
         .map(|w| {
             let d = Definition::from_json(&w.definition).unwrap_or(Definition { steps: vec![] });
-            json!({
-                "name": w.name,
-                "label": w.label,
-                "version": w.version,
-                "participants": d.participants().iter().map(|p| p.as_str()).collect::<Vec<_>>(),
-                "steps": definition_json(&d),
-            })
+            wire::Workflow {
+                participants: names(d.participants()),
+                steps: steps_of(&d),
+                name: w.name,
+                label: w.label,
+                version: w.version,
+            }
         })
         .collect();
-    Ok(Json(json!({ "workflows": list })).into_response())
+    Ok(Json(wire::Workflows { workflows }).into_response())
 }
 
-#[derive(Deserialize)]
-struct StartBody {
-    workflow: Option<String>,
-    subject: Option<Subject>,
-}
-
-#[derive(Deserialize)]
-struct Subject {
-    title: Option<String>,
-    body: Option<String>,
-}
-
+#[utoipa::path(
+    post,
+    path = "/api/v1/instances",
+    operation_id = "startInstance",
+    summary = "Start an instance of a workflow about a subject",
+    description = "Needs the start ability, and the workflow among the token's workflows.",
+    request_body = wire::StartInstance,
+    responses(
+        (status = 201, description = "the instance", body = wire::Instance),
+        (status = 403, description = "the token's scope lacks start or this workflow (error: forbidden_scope), or its cap of running instances is reached (error: running_instance_cap)", body = wire::Error),
+        (status = 422, description = "bad input; `field` names it (error: invalid)", body = wire::Error),
+    )
+)]
 async fn start(
     State(state): State<AppState>,
     lang: Lang,
@@ -529,7 +566,7 @@ async fn start(
 ) -> ApiResult {
     let token = caller(&who)?;
     needs(&token, Ability::Start, lang)?;
-    let input: StartBody = body(lang, &bytes)?;
+    let input: wire::StartInstance = body(lang, &bytes)?;
     let Some(name) = input.workflow.filter(|w| !w.is_empty()) else {
         return Err(ApiError::invalid(
             lang,
@@ -551,7 +588,7 @@ async fn start(
             &Message::new("instance-workflow-unknown"),
         ));
     };
-    let subject = input.subject.unwrap_or(Subject {
+    let subject = input.subject.unwrap_or(wire::Subject {
         title: None,
         body: None,
     });
@@ -578,91 +615,108 @@ async fn start(
     let row = store::instances::by_id(&state.db, id)
         .await?
         .ok_or_else(|| ApiError::not_found(lang))?;
-    Ok((StatusCode::CREATED, Json(instance_json(&state, row).await?)).into_response())
+    Ok((StatusCode::CREATED, Json(instance_of(&state, row).await?)).into_response())
 }
 
-async fn instance_json(state: &AppState, row: InstanceRow) -> Result<Value, ApiError> {
+async fn instance_of(state: &AppState, row: InstanceRow) -> Result<wire::Instance, ApiError> {
     let id = row.id;
     let definition = state.versions.get(&state.db, row.version_id).await?;
     let version = store::workflows::version(&state.db, row.version_id)
         .await?
         .map_or(0, |v| v.number);
     let workflow = store::workflows::label(&state.db, row.workflow_id).await?;
-    let current = if row.state.is_over() {
-        Value::Null
+    let current_step = if row.state.is_over() {
+        None
     } else {
         definition
             .steps
             .get(row.step_index as usize)
-            .map_or(Value::Null, |s| {
-                json!({
-                    "number": row.step_index + 1,
-                    "title": s.title,
-                    "kind": s.interaction.kind(),
-                    "participants": s.participants().iter().map(Participant::as_str).collect::<Vec<_>>(),
-                })
+            .map(|s| wire::CurrentStep {
+                number: row.step_index + 1,
+                title: s.title.clone(),
+                kind: s.interaction.kind(),
+                participants: names(s.participants()),
             })
     };
-    let left: Vec<String> = links::participants_left(&state.db, &row, &definition)
+    let participants_left = names(&links::participants_left(&state.db, &row, &definition).await?);
+    let history = store::instances::history(&state.db, id)
         .await?
         .into_iter()
-        .map(|p| p.as_str().to_owned())
-        .collect();
-    let history: Vec<Value> = store::instances::history(&state.db, id)
-        .await?
-        .into_iter()
-        .map(|h| {
-            json!({
-                "at": h.at,
-                "event": h.event.as_str(),
-                "step": h.step_index + 1,
-                "step_title": h.step_title,
-                "participant": h.participant,
-                "answer": serde_json::from_str::<Value>(&h.answer).unwrap_or(Value::Null),
-            })
+        .map(|h| wire::HistoryEntry {
+            at: h.at,
+            event: h.event.as_str(),
+            step: h.step_index + 1,
+            step_title: h.step_title,
+            participant: h.participant,
+            answer: serde_json::from_str::<Value>(&h.answer).unwrap_or(Value::Null),
         })
         .collect();
-    Ok(json!({
-        "id": row.id,
-        "workflow": workflow,
-        "version": version,
-        "state": row.state.as_str(),
-        "subject": { "title": row.subject_title, "body": row.subject_body },
-        "current_step": current,
-        "steps": definition.steps.len(),
-        "participants_left": left,
-        "history": history,
-    }))
+    Ok(wire::Instance {
+        id: row.id,
+        workflow,
+        version,
+        state: row.state.as_str(),
+        subject: wire::ShownSubject {
+            title: row.subject_title,
+            body: row.subject_body,
+        },
+        current_step,
+        steps: definition.steps.len(),
+        participants_left,
+        history,
+    })
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/instances/{id}",
+    operation_id = "readInstance",
+    summary = "Read an instance: state, current step, participants, history",
+    description = "Needs the read ability; an instance beyond the token's reach is 404, as a missing one is.",
+    params(("id" = i64, Path, description = "the instance")),
+    responses(
+        (status = 200, description = "the instance", body = wire::Instance),
+        (status = 403, description = "the token's scope lacks read (error: forbidden_scope)", body = wire::Error),
+        (status = 404, description = "no such instance, or one beyond the token's reach (error: not_found)", body = wire::Error),
+    )
+)]
 async fn instance(
     State(state): State<AppState>,
     lang: Lang,
     who: Option<axum::Extension<Caller>>,
-    Path(id): Path<i64>,
+    Id(id): Id<i64>,
 ) -> ApiResult {
     let token = caller(&who)?;
     needs(&token, Ability::Read, lang)?;
     let reached = reached(&state, &token, id, lang).await?;
-    Ok(Json(instance_json(&state, reached.instance).await?).into_response())
+    Ok(Json(instance_of(&state, reached.instance).await?).into_response())
 }
 
-#[derive(Deserialize)]
-struct IssueBody {
-    participant: Option<String>,
-    ttl_seconds: Option<u64>,
-}
-
+#[utoipa::path(
+    post,
+    path = "/api/v1/instances/{id}/links",
+    operation_id = "issueLink",
+    summary = "Issue a link for a participant; the URL is returned once",
+    description = "Needs the links ability; an instance beyond the token's reach is 404, as a missing one is.",
+    params(("id" = i64, Path, description = "the instance")),
+    request_body = wire::IssueLink,
+    responses(
+        (status = 201, description = "the link", body = wire::Link),
+        (status = 403, description = "the token's scope lacks links (error: forbidden_scope), or the instance's daily cap of links is reached (error: link_cap)", body = wire::Error),
+        (status = 404, description = "no such instance, or one beyond the token's reach (error: not_found)", body = wire::Error),
+        (status = 422, description = "bad input; `field` names it (error: invalid)", body = wire::Error),
+    )
+)]
 async fn issue(
     State(state): State<AppState>,
     lang: Lang,
     who: Option<axum::Extension<Caller>>,
-    Path(id): Path<i64>,
+    Id(id): Id<i64>,
     Read(bytes): Read,
 ) -> ApiResult {
     let token = caller(&who)?;
     needs(&token, Ability::Links, lang)?;
-    let input: IssueBody = body(lang, &bytes)?;
+    let input: wire::IssueLink = body(lang, &bytes)?;
     let snapshot = snapshot_of(&who)?;
     let reached = reached(&state, &token, id, lang).await?;
     let definition = state
@@ -691,7 +745,11 @@ async fn issue(
     match result {
         Ok(issued) => Ok((
             StatusCode::CREATED,
-            Json(json!({ "id": issued.id, "url": issued.url, "expires": issued.expires })),
+            Json(wire::Link {
+                id: issued.id,
+                url: issued.url,
+                expires: issued.expires,
+            }),
         )
             .into_response()),
         Err(refusal) => Err(refused(lang, &refusal)),
@@ -717,11 +775,27 @@ fn refused(lang: Lang, refusal: &Refusal) -> ApiError {
     ApiError::new(StatusCode::FORBIDDEN, code, refusal.message().render(lang))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/instances/{id}/links/{link}",
+    operation_id = "revokeLink",
+    summary = "Revoke one link",
+    description = "Needs the links ability; a link of an instance beyond the token's reach is 404, as a missing one is.",
+    params(
+        ("id" = i64, Path, description = "the instance"),
+        ("link" = i64, Path, description = "the link, as its issue answered"),
+    ),
+    responses(
+        (status = 204, description = "revoked"),
+        (status = 403, description = "the token's scope lacks links (error: forbidden_scope)", body = wire::Error),
+        (status = 404, description = "no such live link, or its instance is beyond the token's reach (error: not_found)", body = wire::Error),
+    )
+)]
 async fn revoke(
     State(state): State<AppState>,
     lang: Lang,
     who: Option<axum::Extension<Caller>>,
-    Path((id, link)): Path<(i64, i64)>,
+    Id((id, link)): Id<(i64, i64)>,
 ) -> ApiResult {
     let token = caller(&who)?;
     needs(&token, Ability::Links, lang)?;
@@ -732,16 +806,27 @@ async fn revoke(
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-/// The OpenAPI 3 description, as written in `openapi.json` beside this file.
+/// This description (`doc`): public, as a token is not needed to learn how to use one.
+#[utoipa::path(
+    get,
+    path = "/api/v1/openapi.json",
+    operation_id = "openapi",
+    summary = "This description",
+    security(()),
+    responses((status = 200, description = "OpenAPI 3.1", content_type = "application/json"))
+)]
 async fn openapi() -> Response {
     (
         [(axum::http::header::CONTENT_TYPE, "application/json")],
-        OPENAPI,
+        doc::document(),
     )
         .into_response()
 }
 
-pub const OPENAPI: &str = include_str!("openapi.json");
+/// The OpenAPI description as served (the tests hold every answer to it).
+pub fn description() -> &'static str {
+    doc::document()
+}
 
 #[cfg(test)]
 mod tests {

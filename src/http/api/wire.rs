@@ -1,0 +1,211 @@
+//! What the API reads and sends, as types: the handlers read and build these, and the OpenAPI
+//! description (`doc`) is derived from the same types, so a field cannot be sent that the
+//! description does not name, nor named and never sent.
+//!
+//! Fields a caller may leave out are `Option`s, so that their absence is the API's own `422`
+//! naming the field rather than serde's message; the description still marks what a call needs
+//! (`required = true`).
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use utoipa::openapi::schema::{Object, Type};
+
+use crate::domain::workflow::InstanceState;
+use crate::domain::workflow::history::Event;
+
+/// `POST /api/v1/instances`.
+#[derive(Deserialize, ToSchema)]
+pub struct StartInstance {
+    /// The workflow's machine name.
+    #[schema(required = true)]
+    pub workflow: Option<String>,
+    #[schema(required = true)]
+    pub subject: Option<Subject>,
+}
+
+/// What an instance is about, as the administrator's pages show it.
+#[derive(Deserialize, Serialize, ToSchema)]
+pub struct Subject {
+    /// Up to 200 characters.
+    // `links::MAX_TITLE`: a test below holds the two together.
+    #[schema(required = true, max_length = 200)]
+    pub title: Option<String>,
+    /// Up to 10,000 characters.
+    // `links::MAX_BODY`: a test below holds the two together.
+    #[schema(max_length = 10000)]
+    pub body: Option<String>,
+}
+
+/// `POST /api/v1/instances/{id}/links`.
+#[derive(Deserialize, ToSchema)]
+pub struct IssueLink {
+    /// One of the current step's participants who has not answered; the only one when left out.
+    pub participant: Option<String>,
+    /// The link's lifetime; the site's default when left out.
+    #[schema(minimum = 60, maximum = 31536000)]
+    pub ttl_seconds: Option<u64>,
+}
+
+/// A link just issued: its URL is shown this once.
+#[derive(Serialize, ToSchema)]
+pub struct Link {
+    pub id: i64,
+    pub url: String,
+    /// Unix seconds.
+    pub expires: i64,
+}
+
+/// `GET /api/v1/workflows`: those the token's scope covers.
+#[derive(Serialize, ToSchema)]
+pub struct Workflows {
+    pub workflows: Vec<Workflow>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Workflow {
+    /// The machine name a start names.
+    pub name: String,
+    pub label: String,
+    /// The newest version: what a start runs.
+    pub version: i64,
+    pub participants: Vec<String>,
+    pub steps: Vec<Step>,
+}
+
+/// A step of a definition.
+#[derive(Serialize, ToSchema)]
+pub struct Step {
+    pub title: String,
+    /// `form`, `review` or `payment`.
+    pub kind: &'static str,
+    pub participants: Vec<String>,
+}
+
+/// An instance: its state, the step it waits on, who has still to answer, and its history.
+#[derive(Serialize, ToSchema)]
+pub struct Instance {
+    pub id: i64,
+    /// The workflow's label; null once the workflow itself is gone.
+    pub workflow: Option<String>,
+    /// The version of the definition it runs on.
+    pub version: i64,
+    #[schema(schema_with = instance_states)]
+    pub state: &'static str,
+    pub subject: ShownSubject,
+    /// The step it waits on; null once it has ended.
+    pub current_step: Option<CurrentStep>,
+    /// How many steps its definition has.
+    pub steps: usize,
+    /// The current step's participants who have not answered yet.
+    pub participants_left: Vec<String>,
+    /// Oldest first.
+    pub history: Vec<HistoryEntry>,
+}
+
+/// The subject as stored: both texts, empty when none was given.
+#[derive(Serialize, ToSchema)]
+pub struct ShownSubject {
+    pub title: String,
+    pub body: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct CurrentStep {
+    /// From 1.
+    pub number: i64,
+    pub title: String,
+    /// `form`, `review` or `payment`.
+    pub kind: &'static str,
+    pub participants: Vec<String>,
+}
+
+/// One event of an instance's history.
+#[derive(Serialize, ToSchema)]
+pub struct HistoryEntry {
+    /// Unix seconds.
+    pub at: i64,
+    #[schema(schema_with = events)]
+    pub event: &'static str,
+    /// The step it happened at, from 1.
+    pub step: i64,
+    pub step_title: String,
+    /// Empty for events of the whole instance.
+    pub participant: String,
+    /// What the participant answered (a form's fields, a review's decision); null otherwise.
+    #[schema(value_type = Option<Object>)]
+    pub answer: serde_json::Value,
+}
+
+/// Every error but the bucket's: a stable code, a message in the caller's language and, for bad
+/// input, the field.
+#[derive(Serialize, ToSchema)]
+pub struct Error {
+    /// A stable code: unauthorized, bad_signature, invalid, forbidden_scope, not_found,
+    /// too_many_failures, running_instance_cap, link_cap, too_large, timeout, busy, bad_request,
+    /// internal.
+    pub error: &'static str,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<&'static str>,
+}
+
+/// The token's bucket is empty.
+// Written as bytes by `fields::refusal`; a test below checks they parse as this.
+#[derive(Serialize, Deserialize, ToSchema)]
+pub struct RateLimited {
+    /// Always `rate_limited`.
+    #[schema(pattern = "^rate_limited$")]
+    pub error: String,
+    #[schema(minimum = 1)]
+    pub retry_after_seconds: u64,
+}
+
+/// The states as the API names them, from the domain's own list.
+fn instance_states() -> Object {
+    string_of(InstanceState::ALL.iter().map(|s| s.as_str()))
+}
+
+/// The history's events as the API names them, from the domain's own list.
+fn events() -> Object {
+    string_of(Event::ALL.iter().map(|e| e.as_str()))
+}
+
+fn string_of<'a>(values: impl Iterator<Item = &'a str>) -> Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(values))
+        .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{links, settings};
+
+    /// The limits the description states are the domain's (attributes take literals only).
+    #[test]
+    fn the_described_limits_are_the_domains() {
+        let json: serde_json::Value = serde_json::from_str(super::super::doc::document()).unwrap();
+        let schemas = &json["components"]["schemas"];
+        assert_eq!(
+            schemas["Subject"]["properties"]["title"]["maxLength"],
+            links::MAX_TITLE
+        );
+        assert_eq!(
+            schemas["Subject"]["properties"]["body"]["maxLength"],
+            links::MAX_BODY
+        );
+        let ttl = &schemas["IssueLink"]["properties"]["ttl_seconds"];
+        assert_eq!(ttl["minimum"], settings::MIN_TTL);
+        assert_eq!(ttl["maximum"], settings::MAX_TTL);
+    }
+
+    /// The bucket's refusal is written as bytes, not through `RateLimited`: they are the same.
+    #[test]
+    fn the_buckets_bytes_are_a_rate_limited() {
+        let (bytes, _) = super::super::fields::refusal(7);
+        let read: RateLimited = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(read.error, "rate_limited");
+        assert_eq!(read.retry_after_seconds, 7);
+    }
+}
