@@ -17,6 +17,7 @@ mod doorway;
 mod faults;
 mod guard;
 mod integrity;
+mod layout;
 mod memory;
 mod metrics;
 mod pages;

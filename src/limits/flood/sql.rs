@@ -47,12 +47,20 @@ pub struct SqlFlood {
     journal: Mutex<Journal>,
 }
 
+/// This process's name among those sharing the flood table: 16 random hex digits. (Not
+/// `domain::keys`: the limiter sits below the domain and imports nothing of it.)
+fn node_name() -> String {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).expect("the operating system's random source is unavailable");
+    hex::encode(bytes)
+}
+
 impl SqlFlood {
     pub fn new(db: Db, cells_per_row: usize, clock: Clock) -> Self {
         Self {
             table: CountTable::new(cells_per_row, clock),
             db,
-            node: crate::domain::keys::random_token()[..16].to_owned(),
+            node: node_name(),
             journal: Mutex::new(Journal::default()),
         }
     }
