@@ -351,7 +351,9 @@ async fn bad_input_is_a_422_naming_the_field_never_a_500() {
         (r#"{"participant":"marketing"}"#, "participant"),
         (r#"{}"#, "participant"),
         (r#"{"participant":"legal","ttl_seconds":5}"#, "ttl_seconds"),
-        (r#"{"participant":"legal","ttl_seconds":-5}"#, "body"),
+        // A number no lifetime can be is the field's error (issue 20: a type error names its
+        // field); it was `body` while serde's errors were not read.
+        (r#"{"participant":"legal","ttl_seconds":-5}"#, "ttl_seconds"),
     ] {
         let page = call(&app, "POST", &links, &t, Some(body)).await;
         assert_eq!(page.status, 422, "{body}: {}", page.body);
@@ -751,6 +753,125 @@ async fn every_answer_is_as_the_description_says_and_the_check_can_fail() {
         .insert("content-type", "text/html".parse().unwrap());
     let said = described::check(&doc, "GET", "/api/v1/instances/1", &html).unwrap_err();
     assert!(said.contains("content type"), "{said}");
+}
+
+/// Under `/api/v1/` every answer is the API's JSON, with the site's security headers: a path no
+/// route has (with a token or without), a method a route does not take (with its `Allow`), in
+/// the caller's language.
+#[tokio::test]
+async fn a_path_or_a_method_the_api_does_not_have_is_answered_in_json() {
+    let app = spawn(Flood::Memory).await;
+    let t = token(&app, "crm", None, None).await;
+    let client = app.client();
+    for (method, path, with_token) in [
+        ("GET", "/api/v1/nothing/here", false),
+        ("GET", "/api/v1/nothing/here", true),
+        ("POST", "/api/v1/instances/1/nothing", true),
+        ("GET", "/api/v1/workflows/", true),
+    ] {
+        let mut request = client.request(method.parse().unwrap(), app.url(path));
+        if with_token {
+            request = request.header("authorization", format!("Bearer {t}"));
+        }
+        let page = read(request).await;
+        assert_eq!(page.status, 404, "{method} {path}: {}", page.body);
+        assert_eq!(page.header("content-type"), Some("application/json"));
+        assert_eq!(json(&page)["error"], "not_found");
+        assert_eq!(page.header("x-content-type-options"), Some("nosniff"));
+    }
+    let page = read(
+        client
+            .put(app.url("/api/v1/workflows"))
+            .header("authorization", format!("Bearer {t}")),
+    )
+    .await;
+    assert_eq!(page.status, 405, "{}", page.body);
+    assert_eq!(page.header("content-type"), Some("application/json"));
+    assert_eq!(json(&page)["error"], "method_not_allowed");
+    assert!(
+        page.header("allow").is_some_and(|a| a.contains("GET")),
+        "{:?}",
+        page.headers
+    );
+    let french = read(
+        client
+            .delete(app.url("/api/v1/instances"))
+            .header("authorization", format!("Bearer {t}"))
+            .header("accept-language", "fr"),
+    )
+    .await;
+    assert_eq!(french.status, 405);
+    assert!(
+        json(&french)["message"]
+            .as_str()
+            .unwrap()
+            .contains("méthode"),
+        "{}",
+        french.body
+    );
+}
+
+/// A body of the wrong shape names what is wrong: the field whose type is wrong (a nested one by
+/// its dotted path), or `body` when it is no JSON or not an object.
+#[tokio::test]
+async fn a_wrong_type_names_its_field() {
+    let app = spawn(Flood::Memory).await;
+    let t = token(&app, "crm", None, None).await;
+    for (body, field) in [
+        (r#"{"workflow":2}"#, "workflow"),
+        (
+            r#"{"workflow":"contract_review","subject":{"title":5}}"#,
+            "subject.title",
+        ),
+        (
+            r#"{"workflow":"contract_review","subject":"Lease"}"#,
+            "subject",
+        ),
+        (r#"{"workflow":"#, "body"),
+        ("[1]", "body"),
+    ] {
+        let page = call(&app, "POST", "/api/v1/instances", &t, Some(body)).await;
+        assert_eq!(page.status, 422, "{body}: {}", page.body);
+        assert_eq!(json(&page)["field"], field, "{body}");
+    }
+    let page = call(
+        &app,
+        "POST",
+        "/api/v1/instances/1/links",
+        &t,
+        Some(r#"{"ttl_seconds":"an hour"}"#),
+    )
+    .await;
+    assert_eq!(
+        (page.status, json(&page)["field"].as_str()),
+        (422, Some("ttl_seconds"))
+    );
+}
+
+/// A `201` says where what it made lives: the instance's path, which reads it; the link's, which
+/// revokes it.
+#[tokio::test]
+async fn what_a_call_makes_is_answered_with_its_location() {
+    let app = spawn(Flood::Memory).await;
+    let t = token(&app, "crm", None, None).await;
+    let made = call(&app, "POST", "/api/v1/instances", &t, Some(START)).await;
+    assert_eq!(made.status, 201);
+    let id = json(&made)["id"].as_i64().unwrap();
+    let location = made.header("location").unwrap().to_owned();
+    assert_eq!(location, format!("/api/v1/instances/{id}"));
+    assert_eq!(call(&app, "GET", &location, &t, None).await.status, 200);
+    let issued = call(
+        &app,
+        "POST",
+        &format!("{location}/links"),
+        &t,
+        Some(r#"{"participant":"legal"}"#),
+    )
+    .await;
+    assert_eq!(issued.status, 201, "{}", issued.body);
+    let link = issued.header("location").unwrap().to_owned();
+    assert_eq!(link, format!("{location}/links/{}", json(&issued)["id"]));
+    assert_eq!(call(&app, "DELETE", &link, &t, None).await.status, 204);
 }
 
 #[tokio::test]

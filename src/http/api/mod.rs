@@ -9,6 +9,7 @@
 //! against the token's scope (`crate::domain::api::scope`). The doorway's guard does not count the API,
 //! and the API's bucket does not count the doorway.
 
+use std::borrow::Cow;
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -19,7 +20,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, StatusCode};
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post};
+use axum::routing::{any, delete, get, post};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -81,6 +82,35 @@ pub fn router(state: AppState) -> Router<AppState> {
     Router::new()
         .route(ROUTES[0].1, get(openapi))
         .merge(guarded.route_layer(from_fn_with_state(state, gate)))
+        // Every other path under the prefix is the API's JSON 404, not the site's page; no
+        // token needed to learn that nothing is there, and nothing is read.
+        .route("/api/v1/{*rest}", any(unknown_path))
+        .layer(axum::middleware::from_fn(json_method_not_allowed))
+}
+
+async fn unknown_path(lang: Lang) -> ApiError {
+    ApiError::not_found(lang)
+}
+
+/// The router's `405` for a method a route does not take, as the API's JSON, with its `Allow`.
+async fn json_method_not_allowed(lang: Lang, request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    if response.status() != StatusCode::METHOD_NOT_ALLOWED {
+        return response;
+    }
+    let allow = response.headers().get(axum::http::header::ALLOW).cloned();
+    let mut answer = ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        Message::new("api-method-not-allowed").render(lang),
+    )
+    .into_response();
+    if let Some(allow) = allow {
+        answer
+            .headers_mut()
+            .insert(axum::http::header::ALLOW, allow);
+    }
+    answer
 }
 
 /// An API error: a status, a stable code and a message (plus the field for bad input).
@@ -88,7 +118,8 @@ pub struct ApiError {
     status: StatusCode,
     code: &'static str,
     message: String,
-    field: Option<&'static str>,
+    /// The input that is wrong: a field's name, a nested one's dotted path, or `body`.
+    field: Option<Cow<'static, str>>,
 }
 
 impl ApiError {
@@ -101,9 +132,9 @@ impl ApiError {
         }
     }
 
-    fn invalid(lang: Lang, field: &'static str, message: &Message) -> Self {
+    fn invalid(lang: Lang, field: impl Into<Cow<'static, str>>, message: &Message) -> Self {
         Self {
-            field: Some(field),
+            field: Some(field.into()),
             ..Self::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "invalid",
@@ -480,8 +511,19 @@ fn body<T: for<'de> Deserialize<'de>>(lang: Lang, bytes: &Bytes) -> Result<T, Ap
     if json_holds_nul(bytes) {
         return Err(ApiError::invalid(lang, "body", &Message::new("api-nul")));
     }
-    serde_json::from_slice(bytes)
-        .map_err(|_| ApiError::invalid(lang, "body", &Message::new("api-bad-json")))
+    // serde's own error says where, not which field, and in English: the path is read as it
+    // goes (serde_path_to_error, already in the tree through axum's Json), the words are ours.
+    let reader = &mut serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(reader).map_err(|e| {
+        let path = e.path().to_string();
+        match e.inner().classify() {
+            // A path from an array (`[0]`) is a body that is not an object at all.
+            serde_json::error::Category::Data if path != "." && !path.starts_with('[') => {
+                ApiError::invalid(lang, path, &Message::new("api-field-type"))
+            }
+            _ => ApiError::invalid(lang, "body", &Message::new("api-bad-json")),
+        }
+    })
 }
 
 /// Whether a JSON text holds a NUL in a string: JSON has no raw control characters in
@@ -553,7 +595,8 @@ async fn workflows(
     description = "Needs the start ability, and the workflow among the token's workflows.",
     request_body = wire::StartInstance,
     responses(
-        (status = 201, description = "the instance", body = wire::Instance),
+        (status = 201, description = "the instance", body = wire::Instance,
+            headers(("Location" = String, description = "the instance's own path, /api/v1/instances/{id}"))),
         (status = 403, description = "the token's scope lacks start or this workflow (error: forbidden_scope), or its cap of running instances is reached (error: running_instance_cap)", body = wire::Error),
         (status = 422, description = "bad input; `field` names it (error: invalid)", body = wire::Error),
     )
@@ -615,7 +658,13 @@ async fn start(
     let row = store::instances::by_id(&state.db, id)
         .await?
         .ok_or_else(|| ApiError::not_found(lang))?;
-    Ok((StatusCode::CREATED, Json(instance_of(&state, row).await?)).into_response())
+    let location = format!("/api/v1/instances/{id}");
+    Ok((
+        StatusCode::CREATED,
+        [(axum::http::header::LOCATION, location)],
+        Json(instance_of(&state, row).await?),
+    )
+        .into_response())
 }
 
 async fn instance_of(state: &AppState, row: InstanceRow) -> Result<wire::Instance, ApiError> {
@@ -701,7 +750,8 @@ async fn instance(
     params(("id" = i64, Path, description = "the instance")),
     request_body = wire::IssueLink,
     responses(
-        (status = 201, description = "the link", body = wire::Link),
+        (status = 201, description = "the link", body = wire::Link,
+            headers(("Location" = String, description = "the link's own path, where it is revoked: /api/v1/instances/{id}/links/{link}"))),
         (status = 403, description = "the token's scope lacks links (error: forbidden_scope), or the instance's daily cap of links is reached (error: link_cap)", body = wire::Error),
         (status = 404, description = "no such instance, or one beyond the token's reach (error: not_found)", body = wire::Error),
         (status = 422, description = "bad input; `field` names it (error: invalid)", body = wire::Error),
@@ -745,6 +795,11 @@ async fn issue(
     match result {
         Ok(issued) => Ok((
             StatusCode::CREATED,
+            // Where it is revoked: a link's URL is shown once, its resource is not the URL.
+            [(
+                axum::http::header::LOCATION,
+                format!("/api/v1/instances/{id}/links/{}", issued.id),
+            )],
             Json(wire::Link {
                 id: issued.id,
                 url: issued.url,

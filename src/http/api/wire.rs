@@ -142,11 +142,13 @@ pub struct HistoryEntry {
 pub struct Error {
     /// A stable code: unauthorized, bad_signature, invalid, forbidden_scope, not_found,
     /// too_many_failures, running_instance_cap, link_cap, too_large, timeout, busy, bad_request,
-    /// internal.
+    /// method_not_allowed, internal.
     pub error: &'static str,
     pub message: String,
+    /// The input that is wrong: a field's name, a nested field's dotted path
+    /// (`subject.title`), or `body` for the body as a whole.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub field: Option<&'static str>,
+    pub field: Option<std::borrow::Cow<'static, str>>,
 }
 
 /// The token's bucket is empty.
