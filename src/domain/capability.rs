@@ -1,9 +1,13 @@
 //! Capability links and continuation handles: signing and verifying, nothing else.
 //!
-//! A link is `{kind}.{instance}.{branch}.{expires}.{signature}`, one URL path segment. The
-//! signature is HMAC-SHA256 over every other field and the instance's current token, keyed with
-//! the site's private key and hash salt, so rotating either the keys or the instance token voids
-//! every outstanding link. Pure: no database, no HTTP.
+//! A link is `{kind}.{instance}.{branch}.{expires}.{nonce}.{signature}`, one URL path segment.
+//! The signature is HMAC-SHA256 over every other field and the instance's current token, keyed
+//! with the site's private key and hash salt, so rotating either the keys or the instance token
+//! voids every outstanding link. The nonce (8 random bytes) makes every link issued distinct,
+//! whatever the clock says: two links for one participant with one expiry were one text, so
+//! revoking one revoked the other, and the next issued was the revoked one. Links signed before
+//! the nonce (`{kind}.{instance}.{branch}.{expires}.{signature}`) keep working. Pure: no
+//! database, no HTTP.
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -48,8 +52,13 @@ pub struct Claims {
 #[derive(Clone, Debug)]
 pub struct Parsed {
     pub claims: Claims,
+    /// `None` for a link signed before links had one.
+    nonce: Option<[u8; NONCE_BYTES]>,
     signature: [u8; 32],
 }
+
+/// Random bytes in every link signed now, spelled as twice as many lower-case hex digits.
+const NONCE_BYTES: usize = 8;
 
 /// Whether `name` may be used as a branch name (and so inside a link).
 pub fn valid_branch_name(name: &str) -> bool {
@@ -60,10 +69,23 @@ pub fn valid_branch_name(name: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
-fn mac(keys: &SiteKeys, claims: &Claims, instance_token: &str) -> HmacSha256 {
+fn mac(
+    keys: &SiteKeys,
+    claims: &Claims,
+    nonce: Option<&[u8; NONCE_BYTES]>,
+    instance_token: &str,
+) -> HmacSha256 {
     let mut mac = HmacSha256::new_from_slice(&keys.link_key()).expect("HMAC takes any key length");
-    // Length-free fields separated by NUL, which none of them can contain.
-    mac.update(b"orchestra-capability\0");
+    // Length-free fields separated by NUL, which none of them can contain. A link with a nonce
+    // is signed under a name of its own, so neither form can pass for the other.
+    match nonce {
+        None => mac.update(b"orchestra-capability\0"),
+        Some(nonce) => {
+            mac.update(b"orchestra-capability-2\0");
+            mac.update(nonce);
+            mac.update(b"\0");
+        }
+    }
     mac.update(claims.kind.tag().as_bytes());
     mac.update(b"\0");
     mac.update(claims.instance.to_string().as_bytes());
@@ -78,7 +100,29 @@ fn mac(keys: &SiteKeys, claims: &Claims, instance_token: &str) -> HmacSha256 {
 
 /// Signs `claims` for an instance whose current token is `instance_token`.
 pub fn sign(keys: &SiteKeys, claims: &Claims, instance_token: &str) -> String {
-    let signature = mac(keys, claims, instance_token).finalize().into_bytes();
+    let mut nonce = [0u8; NONCE_BYTES];
+    getrandom::fill(&mut nonce).expect("the operating system's random source is unavailable");
+    let signature = mac(keys, claims, Some(&nonce), instance_token)
+        .finalize()
+        .into_bytes();
+    format!(
+        "{}.{}.{}.{}.{}.{}",
+        claims.kind.tag(),
+        claims.instance,
+        claims.branch.as_deref().unwrap_or(""),
+        claims.expires,
+        hex::encode(nonce),
+        hex::encode(signature)
+    )
+}
+
+/// A link as signed before links had a nonce: what the links already sent out look like. They
+/// are still verified; nothing signs them any more but tests showing that they still work.
+#[doc(hidden)]
+pub fn sign_without_nonce(keys: &SiteKeys, claims: &Claims, instance_token: &str) -> String {
+    let signature = mac(keys, claims, None, instance_token)
+        .finalize()
+        .into_bytes();
     format!(
         "{}.{}.{}.{}.{}",
         claims.kind.tag(),
@@ -107,7 +151,12 @@ pub fn parse(token: &str) -> Option<Parsed> {
         _ => return None,
     };
     let expires = parse_decimal(parts.next()?)?;
-    let signature = hex_decode_32(parts.next()?)?;
+    let next = parts.next()?;
+    let (nonce, signature) = if next.len() == NONCE_BYTES * 2 {
+        (Some(hex_decode(next)?), hex_decode(parts.next()?)?)
+    } else {
+        (None, hex_decode(next)?)
+    };
     if parts.next().is_some() {
         return None;
     }
@@ -118,6 +167,7 @@ pub fn parse(token: &str) -> Option<Parsed> {
             branch,
             expires,
         },
+        nonce,
         signature,
     })
 }
@@ -125,7 +175,7 @@ pub fn parse(token: &str) -> Option<Parsed> {
 /// Checks the signature in constant time, then the expiry. The caller must treat every `false`
 /// the same way: the visitor is never told why a link was refused.
 pub fn verify(keys: &SiteKeys, parsed: &Parsed, instance_token: &str, now: i64) -> bool {
-    let signature_ok = mac(keys, &parsed.claims, instance_token)
+    let signature_ok = mac(keys, &parsed.claims, parsed.nonce.as_ref(), instance_token)
         .verify_slice(&parsed.signature)
         .is_ok();
     signature_ok && now < parsed.claims.expires
@@ -143,13 +193,13 @@ fn parse_decimal(s: &str) -> Option<i64> {
     s.parse().ok()
 }
 
-/// 64 lower-case hex digits as 32 bytes. Upper case is refused: one link has one spelling, so
-/// its keyed hash identifies it (the `hex` crate alone would take both cases).
-fn hex_decode_32(s: &str) -> Option<[u8; 32]> {
-    if !only_lower_hex(s) {
+/// Exactly twice `N` lower-case hex digits as `N` bytes. Upper case is refused: one link has one
+/// spelling, so its keyed hash identifies it (the `hex` crate alone would take both cases).
+fn hex_decode<const N: usize>(s: &str) -> Option<[u8; N]> {
+    if s.len() != N * 2 || !only_lower_hex(s) {
         return None;
     }
-    let mut bytes = [0u8; 32];
+    let mut bytes = [0u8; N];
     hex::decode_to_slice(s, &mut bytes).ok()?;
     Some(bytes)
 }
@@ -253,6 +303,45 @@ mod tests {
             assert!(parse(bad).is_none(), "{bad:?} parsed");
         }
         assert!(parse(&"l".repeat(MAX_TOKEN_LEN + 1)).is_none());
+    }
+
+    #[test]
+    fn two_links_signed_alike_differ_and_both_verify() {
+        let (first, second) = (sign(&keys(), &claims(), "t"), sign(&keys(), &claims(), "t"));
+        assert_ne!(first, second, "same claims, same second: still two links");
+        for link in [&first, &second] {
+            let parsed = parse(link).unwrap();
+            assert_eq!(parsed.claims, claims());
+            assert!(verify(&keys(), &parsed, "t", 0));
+        }
+    }
+
+    /// Links sent before the nonce keep working, and neither form passes for the other: a
+    /// nonce taken out of a new link, or put into an old one, is no link.
+    #[test]
+    fn a_link_signed_before_the_nonce_still_verifies_and_the_forms_do_not_mix() {
+        let old = sign_without_nonce(&keys(), &claims(), "t");
+        assert_eq!(old.split('.').count(), 5);
+        assert!(verify(&keys(), &parse(&old).unwrap(), "t", 0));
+        assert!(
+            !verify(&keys(), &parse(&old).unwrap(), "t", 1_000),
+            "it still expires"
+        );
+        let new = sign(&keys(), &claims(), "t");
+        let fields: Vec<&str> = new.split('.').collect();
+        assert_eq!(fields.len(), 6);
+        let without = format!(
+            "{}.{}.{}.{}.{}",
+            fields[0], fields[1], fields[2], fields[3], fields[5]
+        );
+        assert!(!verify(&keys(), &parse(&without).unwrap(), "t", 0));
+        let (head, signature) = old.rsplit_once('.').unwrap();
+        let with = format!("{head}.{}.{signature}", fields[4]);
+        assert!(!verify(&keys(), &parse(&with).unwrap(), "t", 0));
+        let upper = new.replace(fields[4], &fields[4].to_ascii_uppercase());
+        if upper != new {
+            assert!(parse(&upper).is_none(), "one spelling for the nonce too");
+        }
     }
 
     #[test]

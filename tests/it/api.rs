@@ -874,6 +874,34 @@ async fn what_a_call_makes_is_answered_with_its_location() {
     assert_eq!(call(&app, "DELETE", &link, &t, None).await.status, 204);
 }
 
+/// Issue 20's "a revoked link comes back": a participant's link revoked and a new one issued
+/// with the same lifetime in the same second (the test's clock does not move) were one text, so
+/// the new one was the revoked one and refused. Every issued link is distinct now.
+#[tokio::test]
+async fn a_link_issued_after_a_revoke_in_the_same_second_is_new_and_the_revoked_one_stays_refused()
+{
+    let app = spawn(Flood::Memory).await;
+    let t = token(&app, "crm", None, None).await;
+    let id = started_by(&app, &t, "contract_review").await;
+    let (first_id, first) = issued_by(&app, &t, id).await;
+    let revoke = format!("/api/v1/instances/{id}/links/{first_id}");
+    assert_eq!(call(&app, "DELETE", &revoke, &t, None).await.status, 204);
+    let (_, second) = issued_by(&app, &t, id).await;
+    assert_ne!(second, first, "a new link, not the revoked one again");
+    let client = app.client();
+    assert_eq!(helpers::get(&client, &app, &second).await.status, 200);
+    assert_eq!(
+        helpers::get(&client, &app, &first).await.status,
+        404,
+        "still revoked"
+    );
+    // And two live links issued in one second for one participant are two links.
+    let (_, third) = issued_by(&app, &t, id).await;
+    assert_ne!(third, second);
+    assert_eq!(helpers::get(&client, &app, &third).await.status, 200);
+    assert_eq!(helpers::get(&client, &app, &second).await.status, 200);
+}
+
 #[tokio::test]
 async fn an_administrator_creates_a_token_sees_it_once_and_revokes_it_after_confirming() {
     let app = spawn(Flood::Memory).await;

@@ -75,6 +75,32 @@ async fn press(app: &TestApp, provider: &str, outcome: &str) -> String {
     page.location()
 }
 
+/// A link sent before links had a nonce (`l.{instance}.{branch}.{expires}.{signature}`) still
+/// opens its step, and one of its form answers it, as it did (issue 20: old links keep working).
+#[tokio::test]
+async fn a_link_sent_before_links_had_a_nonce_still_works() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("supplier_onboarding", "Acme onboarding").await;
+    let keys = app.state.site.get().await.keys.clone();
+    let who = app.current_participant(id).await;
+    let claims = Claims {
+        kind: Kind::Link,
+        instance: id,
+        branch: orchestra::domain::workflow::Participant::parse(&who).and_then(|p| p.claim()),
+        expires: app.clock.now_secs() + 3600,
+    };
+    let old = capability::sign_without_nonce(&keys, &claims, &instance_token(&app, id).await);
+    assert_eq!(old.split('.').count(), 5, "the old form");
+    let link = format!("/interaction/{old}");
+    let client = app.client();
+    let page = get(&client, &app, &link).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert_eq!(page.first("section.step-form h2"), "Supplier details");
+    let answered = post(&client, &app, &link, &SUPPLIER).await;
+    assert_eq!(answered.status, 200, "{}", answered.body);
+    assert_eq!(state_of(&app, id).await.1, 1, "on to the review");
+}
+
 #[tokio::test]
 async fn a_form_answered_through_its_link_moves_the_instance_on_to_the_next_step() {
     let app = spawn(Flood::Memory).await;
