@@ -24,6 +24,7 @@ doorway-thanks-complete = Your answer was recorded, and everything is now comple
 doorway-rejected = The request was rejected; there is nothing more to answer.
 doorway-closed-title = Nothing left to answer
 doorway-complete = Every step of this request has been answered. Thank you.
+doorway-cancelled = This request was cancelled; there is nothing more to answer.
 doorway-nothing-title = Nothing to answer here
 doorway-nothing-here = There is nothing for this link to answer right now.
 doorway-already-answered = This step was already answered with this link.

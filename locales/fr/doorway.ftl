@@ -24,6 +24,7 @@ doorway-thanks-complete = Votre réponse a été enregistrée et tout est mainte
 doorway-rejected = La demande a été refusée ; il n'y a plus rien à répondre.
 doorway-closed-title = Plus rien à répondre
 doorway-complete = Toutes les étapes de cette demande ont reçu une réponse. Merci.
+doorway-cancelled = Cette demande a été annulée ; il n'y a plus rien à répondre.
 doorway-nothing-title = Rien à répondre ici
 doorway-nothing-here = Ce lien n'a rien à répondre pour le moment.
 doorway-already-answered = Cette étape a déjà reçu une réponse par ce lien.

@@ -23,6 +23,10 @@ pub enum Parsed {
         subject: Option<String>,
         body: Option<String>,
     },
+    InstanceCancel {
+        instance: String,
+        reason: Option<String>,
+    },
     LinkIssue {
         instance: String,
         participant: Option<String>,
@@ -165,6 +169,11 @@ pub fn grammar(lang: Lang) -> Command {
                         .arg(positional(lang, "WORKFLOW", "cli-arg-workflow"))
                         .arg(option(lang, "subject", "TITLE", "cli-arg-subject"))
                         .arg(option(lang, "body", "TEXT", "cli-arg-body")),
+                )
+                .subcommand(
+                    command(lang, "cancel", "cli-about-instance-cancel")
+                        .arg(positional(lang, "INSTANCE", "cli-arg-instance"))
+                        .arg(option(lang, "reason", "TEXT", "cli-arg-reason")),
                 ),
         )
         .subcommand(
@@ -308,6 +317,10 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
             workflow: required(m, "WORKFLOW"),
             subject: value(m, "subject"),
             body: value(m, "body"),
+        },
+        ("instance", Some(("cancel", m))) => Parsed::InstanceCancel {
+            instance: required(m, "INSTANCE"),
+            reason: value(m, "reason"),
         },
         ("link", Some(("issue", m))) => Parsed::LinkIssue {
             instance: required(m, "INSTANCE"),

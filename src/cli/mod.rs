@@ -90,6 +90,9 @@ pub async fn run(args: Vec<String>) -> i32 {
             subject,
             body,
         } => instance_start(&out, &db, &workflow, subject.as_deref(), body.as_deref()).await,
+        Parsed::InstanceCancel { instance, reason } => {
+            instance_cancel(&out, &db, &instance, reason.as_deref()).await
+        }
         Parsed::LinkIssue {
             instance,
             participant,
@@ -413,6 +416,32 @@ async fn link_issue(
         }
         Ok(Err(refusal)) => Ok(out.err(refusal.message())),
         Err(e) => Ok(out.fail(e)),
+    }
+}
+
+/// Cancels a running instance as the command line (`links::cancel`); says so on standard
+/// output. A missing or ended instance, or a reason too long, is exit 2 and changes nothing.
+async fn instance_cancel(
+    out: &Out,
+    db: &Db,
+    instance: &str,
+    reason: Option<&str>,
+) -> Result<i32, sqlx::Error> {
+    let Ok(id) = instance.parse::<i64>() else {
+        return Ok(out.err(Message::new("link-instance-unknown").arg("id", instance.to_owned())));
+    };
+    let by = crate::domain::links::Actor::CommandLine;
+    match crate::domain::links::cancel(db, id, &by, reason.unwrap_or("")).await? {
+        Ok(()) => {
+            println!(
+                "{}",
+                Message::new("cli-instance-cancelled")
+                    .arg("id", id.to_string())
+                    .render(out.lang)
+            );
+            Ok(0)
+        }
+        Err(refusal) => Ok(out.err(refusal.message())),
     }
 }
 

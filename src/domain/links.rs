@@ -5,7 +5,7 @@ use crate::domain::capability::{self, Claims, Kind};
 use crate::domain::keys::SiteKeys;
 use crate::domain::settings::{MAX_TTL, MIN_TTL};
 use crate::domain::workflow::versions::Cache;
-use crate::domain::workflow::{Definition, Participant};
+use crate::domain::workflow::{Definition, InstanceState, Participant};
 use crate::error::Error;
 use crate::i18n::Message;
 use crate::store::instances::InstanceRow;
@@ -363,4 +363,65 @@ pub async fn revoke(db: &Db, instance_id: i64, by: &Actor) -> Result<bool, sqlx:
     .await?;
     tracing::info!(instance = instance.id, "links revoked");
     Ok(true)
+}
+
+/// The longest reason a cancel keeps, in characters.
+pub const MAX_REASON: usize = 500;
+
+/// Why a cancel was not done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CancelRefusal {
+    /// No instance has this id.
+    Missing(i64),
+    /// It has ended already, in this state: nothing was changed.
+    Ended(InstanceState),
+    /// The reason is longer than [`MAX_REASON`]: nothing was changed.
+    ReasonTooLong,
+}
+
+impl CancelRefusal {
+    /// The refusal in the reader's language.
+    pub fn message(self) -> Message {
+        match self {
+            CancelRefusal::Missing(id) => {
+                Message::new("link-instance-unknown").arg("id", id.to_string())
+            }
+            CancelRefusal::Ended(_) => Message::new("instance-cancel-ended"),
+            CancelRefusal::ReasonTooLong => {
+                Message::new("instance-cancel-reason-long").arg("max", MAX_REASON.to_string())
+            }
+        }
+    }
+}
+
+/// Cancels a running instance, for the admin page, the CLI and the API alike: it ends as
+/// cancelled, every link and handle of it stops working (the same refusal as any bad link), a
+/// payment under way is closed, and the history says who and why (`reason`, trimmed; none when
+/// empty). Its running-instance cap place is freed with its state, and its workflow may be
+/// deleted once every instance of it has ended.
+pub async fn cancel(
+    db: &Db,
+    instance_id: i64,
+    by: &Actor,
+    reason: &str,
+) -> Result<Result<(), CancelRefusal>, sqlx::Error> {
+    let reason = reason.trim();
+    if reason.chars().count() > MAX_REASON {
+        return Ok(Err(CancelRefusal::ReasonTooLong));
+    }
+    let answer = match reason {
+        "" => String::new(),
+        r => serde_json::json!({ "reason": r }).to_string(),
+    };
+    let token = crate::domain::keys::random_token();
+    if store::instances::cancel(db, instance_id, &token, &by.stored(), &answer).await? {
+        tracing::info!(instance = instance_id, "instance cancelled");
+        return Ok(Ok(()));
+    }
+    Ok(Err(
+        match store::instances::by_id(db, instance_id).await? {
+            None => CancelRefusal::Missing(instance_id),
+            Some(row) => CancelRefusal::Ended(row.state),
+        },
+    ))
 }

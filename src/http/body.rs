@@ -36,6 +36,9 @@ pub const SETTINGS: usize = 16 << 10;
 pub const SUBJECT: usize = 128 << 10;
 /// A workflow definition of 20,000 characters (`workflow::MAX_DEFINITION_CHARS`), encoded so.
 pub const DEFINITION: usize = 256 << 10;
+/// A cancel's reason of 500 characters (`links::MAX_REASON`), encoded at its worst: 12 bytes
+/// a character percent-encoded in a form, the same as a surrogate pair escaped in JSON.
+pub const REASON: usize = 8 << 10;
 /// A doorway answer: up to 30 fields of 5,000 characters; the form cap it always had.
 pub const ANSWER: usize = 256 << 10;
 /// The test provider's buttons: one field.
@@ -59,6 +62,7 @@ pub fn cap(route: &str) -> usize {
         "/test-provider/{handle}" => PROVIDER,
         super::notice::ROUTE => crate::domain::interaction::payment::MAX_NOTICE_BYTES,
         "/api/v1/instances" => API_JSON,
+        "/admin/instances/{id}/cancel" | "/api/v1/instances/{id}/cancel" => REASON,
         _ => SMALL,
     }
 }
@@ -390,6 +394,7 @@ mod tests {
                 <= SUBJECT
         );
         assert!(worst(crate::domain::workflow::MAX_DEFINITION_CHARS) + 4096 <= DEFINITION);
+        assert!(worst(crate::domain::links::MAX_REASON) + 1024 <= REASON);
     }
 
     #[test]

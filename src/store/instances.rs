@@ -410,3 +410,62 @@ async fn set_state(
     )
     .await
 }
+
+/// Ends a running instance as cancelled, in one transaction: its state, a new token (so every
+/// link and handle issued for it stops verifying), every link record marked revoked, a payment
+/// under way closed (so a later provider notice finds it settled and changes nothing), and the
+/// history line saying who and why (`reason_json`). `false` when no running instance has this
+/// id (missing, or ended already): nothing is written then.
+pub async fn cancel(
+    db: &Db,
+    instance: i64,
+    token: &str,
+    by: &str,
+    reason_json: &str,
+) -> Result<bool, sqlx::Error> {
+    let now = super::now();
+    let mut tx = db.pool.begin().await?;
+    let step: Option<i64> = sqlx::query_scalar(
+        "UPDATE instances SET state = $1, token = $2, updated_at = $3 \
+         WHERE id = $4 AND state = 'active' RETURNING step_index",
+    )
+    .bind(InstanceState::Cancelled.as_str())
+    .bind(token)
+    .bind(now)
+    .bind(instance)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(step) = step else {
+        return Ok(false);
+    };
+    sqlx::query(
+        "UPDATE links SET revoked_at = $1, revoked_by = $2 WHERE instance_id = $3 AND revoked_at IS NULL",
+    )
+    .bind(now)
+    .bind(by)
+    .bind(instance)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query(
+        "UPDATE payments SET state = 'cancelled', open_key = NULL, updated_at = $1 \
+         WHERE instance_id = $2 AND state = 'pending'",
+    )
+    .bind(now)
+    .bind(instance)
+    .execute(&mut *tx)
+    .await?;
+    insert_history(
+        &mut tx,
+        instance,
+        &Entry {
+            step,
+            actor: by,
+            answer: reason_json,
+            ..Entry::of(Event::Cancelled)
+        },
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(true)
+}

@@ -902,6 +902,86 @@ async fn a_link_issued_after_a_revoke_in_the_same_second_is_new_and_the_revoked_
     assert_eq!(helpers::get(&client, &app, &second).await.status, 200);
 }
 
+/// Issue 20: an abandoned start held its place under the running-instance cap for ever. A token
+/// that may start cancels what it reaches: the place is freed, the history names the token and
+/// the reason, a second cancel is a 409 that changes nothing; a token without the start ability
+/// is refused, and one that does not reach the instance gets the 404 a missing one gets.
+#[tokio::test]
+async fn cancelling_through_the_api_frees_the_running_cap() {
+    let app = spawn(Flood::Memory).await;
+    app.set(&[("api.caps.running_instances_per_token", "1")])
+        .await;
+    let t = token(&app, "crm", None, None).await;
+    let id = started_by(&app, &t, "contract_review").await;
+    let capped = call(&app, "POST", "/api/v1/instances", &t, Some(START)).await;
+    assert_eq!(
+        (capped.status, json(&capped)["error"].as_str()),
+        (403, Some("running_instance_cap"))
+    );
+
+    let reader = scoped(&app, "reader", Some(&["read"]), Some("all"), None).await;
+    let other = token(&app, "other", None, None).await;
+    let cancel = format!("/api/v1/instances/{id}/cancel");
+    let refused = call(&app, "POST", &cancel, &reader, None).await;
+    assert_eq!(
+        (refused.status, json(&refused)["error"].as_str()),
+        (403, Some("forbidden_scope"))
+    );
+    let unseen = call(&app, "POST", &cancel, &other, None).await;
+    assert_eq!(
+        unseen.status, 404,
+        "another token's instance, as if missing"
+    );
+    let long = format!(
+        r#"{{"reason":"{}"}}"#,
+        "x".repeat(orchestra::domain::links::MAX_REASON + 1)
+    );
+    let too_long = call(&app, "POST", &cancel, &t, Some(&long)).await;
+    assert_eq!(
+        (too_long.status, json(&too_long)["field"].as_str()),
+        (422, Some("reason"))
+    );
+
+    let done = call(
+        &app,
+        "POST",
+        &cancel,
+        &t,
+        Some(r#"{"reason":"abandoned cart"}"#),
+    )
+    .await;
+    assert_eq!(done.status, 200, "{}", done.body);
+    let instance = json(&done);
+    assert_eq!(instance["state"], "cancelled");
+    assert_eq!(instance["current_step"], serde_json::Value::Null);
+    let last = instance["history"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["event"], "cancelled");
+    assert_eq!(last["answer"]["reason"], "abandoned cart");
+    let history = store::instances::history(&app.db, id).await.unwrap();
+    assert_eq!(history.last().unwrap().actor, "api:crm");
+
+    let again = call(&app, "POST", &cancel, &t, None).await;
+    assert_eq!(
+        (again.status, json(&again)["error"].as_str()),
+        (409, Some("ended"))
+    );
+    assert_eq!(
+        store::instances::history(&app.db, id).await.unwrap().len(),
+        history.len()
+    );
+    let freed = call(&app, "POST", "/api/v1/instances", &t, Some(START)).await;
+    assert_eq!(
+        freed.status, 201,
+        "the cancelled instance's place is free: {}",
+        freed.body
+    );
+}
+
 #[tokio::test]
 async fn an_administrator_creates_a_token_sees_it_once_and_revokes_it_after_confirming() {
     let app = spawn(Flood::Memory).await;

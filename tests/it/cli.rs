@@ -220,6 +220,50 @@ async fn workflow_list_shows_the_seeded_examples() {
     );
 }
 
+/// `orchestra instance cancel` ends a running instance and says so; an ended or unknown one, or
+/// a reason too long, is exit 2 with the reason in the operator's language, and changes nothing.
+#[tokio::test]
+async fn instance_cancel_ends_it_and_says_so_with_exit_codes() {
+    let cli = cli().await;
+    cli.run(&["instance", "start", "contract_review"])
+        .expect(0, "1\n", "");
+    let long = "x".repeat(orchestra::domain::links::MAX_REASON + 1);
+    cli.run(&["instance", "cancel", "1", "--reason", &long])
+        .expect(2, "", "The reason is at most 500 characters.\n");
+    cli.run(&["instance", "cancel", "1", "--reason", "duplicate"])
+        .expect(0, "Instance 1 cancelled.\n", "");
+    let db = cli.db().await;
+    let instance = store::instances::by_id(&db, 1).await.unwrap().unwrap();
+    assert_eq!(instance.state.as_str(), "cancelled");
+    let history = store::instances::history(&db, 1).await.unwrap();
+    let last = history.last().unwrap();
+    assert_eq!(
+        (last.actor.as_str(), last.answer.as_str()),
+        ("cli", r#"{"reason":"duplicate"}"#)
+    );
+    cli.run(&["instance", "cancel", "1"]).expect(
+        2,
+        "",
+        "This instance has already ended; there is nothing to cancel.\n",
+    );
+    cli.run_fr(&["instance", "cancel", "1"]).expect(
+        2,
+        "",
+        "Cette instance est déjà terminée ; il n'y a rien à annuler.\n",
+    );
+    cli.run(&["instance", "cancel", "7"])
+        .expect(2, "", "No instance 7.\n");
+    cli.run(&["instance", "cancel"]).expect(
+        2,
+        "",
+        "Missing INSTANCE. Run the command with --help to see how it is used.\n",
+    );
+    assert_eq!(
+        store::instances::history(&db, 1).await.unwrap().len(),
+        history.len()
+    );
+}
+
 #[tokio::test]
 async fn instance_start_prints_the_id_alone() {
     let cli = cli().await;

@@ -1039,3 +1039,198 @@ async fn an_attacker_gets_one_plain_refusal_from_the_notice_route_and_the_provid
     assert_eq!(history(&app, id).await, before, "nothing was recorded");
     assert_eq!(state_of(&app, id).await, ("active".into(), 1));
 }
+
+/// Issue 20: nothing ended an instance. An administrator cancels one (a confirmation page, a
+/// reason): it ends as cancelled, its links and its payment return get the one refusal any bad
+/// link gets, the pending payment is closed so a later notice is answered and changes nothing,
+/// the history says who and why (escaped), and the page offers no more revokes or cancel.
+#[tokio::test]
+async fn a_cancelled_instances_links_handles_and_notices_change_nothing() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let id = app.start("order_payment", "Order").await;
+    let provider = start_payment(&app, id).await;
+    let handle = provider.trim_start_matches("/test-provider/").to_owned();
+    let payer = app.link(id, Some("payer")).await;
+    let client = app.client();
+    let refusal = get(&client, &app, "/interaction/not-a-link").await;
+    assert_eq!(get(&client, &app, &payer).await.status, 200);
+    let shown = get(&admin, &app, &format!("/admin/instances/{id}")).await;
+    assert!(shown.has("a#cancel-instance"));
+
+    let path = format!("/admin/instances/{id}/cancel");
+    let form = get(&admin, &app, &path).await;
+    assert_eq!(form.status, 200);
+    assert!(form.has("form textarea#reason") && form.has("form button.danger"));
+    let french = get(&admin, &app, &helpers::with_lang(&path, "fr")).await;
+    assert!(
+        french.first("h1").starts_with("Annuler #"),
+        "{}",
+        french.first("h1")
+    );
+    // Back to English (the choice is kept in a cookie).
+    get(&admin, &app, &helpers::with_lang(&path, "en")).await;
+    let done = post(
+        &admin,
+        &app,
+        &path,
+        &[
+            ("csrf", &form.csrf()),
+            ("reason", "  Customer <b>withdrew</b>  "),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (done.status, done.location().as_str()),
+        (303, path.trim_end_matches("/cancel"))
+    );
+    assert_eq!(state_of(&app, id).await.0, "cancelled");
+
+    // Every link and handle of it: the one refusal, word for word.
+    // (Named, not printed: a link is a credential, even in a test's message.)
+    for (what, path) in [
+        ("the payer's link", payer.clone()),
+        ("the payment return", format!("/interaction/{handle}")),
+        ("the provider's page", provider.clone()),
+    ] {
+        let page = get(&client, &app, &path).await;
+        assert_eq!(page.status, 404, "{what}");
+        if path.starts_with("/interaction/") {
+            assert_eq!(page.body, refusal.body, "{what}");
+        }
+    }
+    // The payment is closed: the provider's later notice is answered and changes nothing.
+    let state: String = sqlx::query_scalar("SELECT state FROM payments WHERE instance_id = $1")
+        .bind(id)
+        .fetch_one(&sqlx::AnyPool::connect(&app.database.url).await.unwrap())
+        .await
+        .unwrap();
+    assert_eq!(state, "cancelled");
+    let before = history(&app, id).await;
+    let (body, signature) = notice(&app, id, "paid", app.clock.now_secs()).await;
+    let answer = send_notice(&app, &body, &signature).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(
+        history(&app, id).await,
+        before,
+        "the notice changed nothing"
+    );
+    assert_eq!(state_of(&app, id).await.0, "cancelled");
+
+    // The history says who and why, once.
+    let cancelled: Vec<_> = before
+        .iter()
+        .filter(|h| h.event == orchestra::domain::workflow::history::Event::Cancelled)
+        .collect();
+    assert_eq!(cancelled.len(), 1);
+    assert_eq!(cancelled[0].actor, format!("admin:{}", helpers::ADMIN));
+    let page = get(&admin, &app, &format!("/admin/instances/{id}")).await;
+    assert_eq!(page.first("dd.state"), "Cancelled");
+    // The reason as typed, trimmed, and text: no element made of it.
+    assert!(
+        page.text("td div")
+            .iter()
+            .any(|t| t == "Reason: Customer <b>withdrew</b>"),
+        "{:?}",
+        page.text("td div")
+    );
+    assert!(!page.has("td div b"), "escaped");
+    assert!(!page.has("a#cancel-instance"), "nothing left to cancel");
+    assert!(!page.body.contains(&format!("/admin/instances/{id}/revoke")));
+    assert!(
+        !page.has("table.issued-links form"),
+        "no revoke buttons on an ended instance"
+    );
+
+    // Twice is refused, and changes nothing; so is a new link.
+    let again = post(
+        &admin,
+        &app,
+        &path,
+        &[("csrf", &form.csrf()), ("reason", "")],
+    )
+    .await;
+    assert_eq!(again.status, 409);
+    assert!(
+        again.first(".errors").contains("already ended"),
+        "{}",
+        again.first(".errors")
+    );
+    assert_eq!(history(&app, id).await, before);
+    let issued = post(
+        &admin,
+        &app,
+        &format!("/admin/instances/{id}/links"),
+        &[
+            ("csrf", &form.csrf()),
+            ("participant", "payer"),
+            ("ttl", "1h"),
+        ],
+    )
+    .await;
+    assert_eq!(issued.status, 422);
+}
+
+/// A reason longer than the cancel keeps is refused beside the field, keeping what was typed;
+/// nothing changes. An instance that is not there is the 404 page.
+#[tokio::test]
+async fn a_cancel_with_a_reason_too_long_keeps_it_and_cancels_nothing() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let id = app.start("contract_review", "Lease").await;
+    let legal = app.link(id, Some("legal")).await;
+    let path = format!("/admin/instances/{id}/cancel");
+    let form = get(&admin, &app, &path).await;
+    let long = "é".repeat(orchestra::domain::links::MAX_REASON + 1);
+    let refused = post(
+        &admin,
+        &app,
+        &path,
+        &[("csrf", &form.csrf()), ("reason", &long)],
+    )
+    .await;
+    assert_eq!(refused.status, 422, "{}", refused.body);
+    assert_eq!(refused.first("textarea#reason"), long);
+    assert!(refused.has("p.field-error[data-field=reason]"));
+    assert_eq!(state_of(&app, id).await.0, "active");
+    assert_eq!(
+        get(&app.client(), &app, &legal).await.status,
+        200,
+        "its links still work"
+    );
+    let missing = get(&admin, &app, "/admin/instances/999999/cancel").await;
+    assert_eq!(missing.status, 404);
+}
+
+/// A workflow whose instances have all ended may be deleted: a cancel ends the last one.
+#[tokio::test]
+async fn a_workflow_whose_last_running_instance_is_cancelled_can_be_deleted() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let id = app.start("contract_review", "Lease").await;
+    let w = store::workflows::by_name(&app.db, "contract_review")
+        .await
+        .unwrap()
+        .unwrap();
+    let delete = format!("/admin/workflows/{}/delete", w.id);
+    let form = get(&admin, &app, &delete).await;
+    let refused = post(&admin, &app, &delete, &[("csrf", &form.csrf())]).await;
+    assert_eq!(refused.status, 409);
+    let cancel = format!("/admin/instances/{id}/cancel");
+    let done = post(
+        &admin,
+        &app,
+        &cancel,
+        &[("csrf", &form.csrf()), ("reason", "")],
+    )
+    .await;
+    assert_eq!(done.status, 303);
+    let gone = post(&admin, &app, &delete, &[("csrf", &form.csrf())]).await;
+    assert_eq!(gone.status, 303, "{}", gone.body);
+    assert!(
+        store::workflows::by_id(&app.db, w.id)
+            .await
+            .unwrap()
+            .is_none()
+    );
+}

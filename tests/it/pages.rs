@@ -93,6 +93,10 @@ async fn every_admin_page_is_rendered_in_english_and_in_french() {
         ),
         (format!("/admin/instances/{id}/revoke"), "h1"),
         (format!("/admin/instances/{id}/revoke"), "p.confirm-what"),
+        (format!("/admin/instances/{id}/cancel"), "h1"),
+        (format!("/admin/instances/{id}/cancel"), "p.confirm-what"),
+        (format!("/admin/instances/{id}/cancel"), "label[for=reason]"),
+        (format!("/admin/instances/{id}"), "a#cancel-instance"),
         ("/admin/instances".to_owned(), "a.button"),
         (
             "/admin/instances".to_owned(),

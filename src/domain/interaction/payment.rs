@@ -36,6 +36,8 @@ pub enum PaymentState {
     Pending,
     Paid,
     Failed,
+    /// Closed with its instance, which was cancelled: a later notice changes nothing.
+    Cancelled,
 }
 
 impl PaymentState {
@@ -44,6 +46,7 @@ impl PaymentState {
             Self::Pending => "pending",
             Self::Paid => "paid",
             Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
         }
     }
 
@@ -52,6 +55,7 @@ impl PaymentState {
             "pending" => Some(Self::Pending),
             "paid" => Some(Self::Paid),
             "failed" => Some(Self::Failed),
+            "cancelled" => Some(Self::Cancelled),
             _ => None,
         }
     }

@@ -12,10 +12,12 @@ pub enum Event {
     LinkIssued,
     LinkRevoked,
     LinksRevoked,
+    /// The instance was cancelled; its answer holds the reason given, if any.
+    Cancelled,
 }
 
 impl Event {
-    pub const ALL: [Event; 7] = [
+    pub const ALL: [Event; 8] = [
         Event::Started,
         Event::Answered,
         Event::Complete,
@@ -23,6 +25,7 @@ impl Event {
         Event::LinkIssued,
         Event::LinkRevoked,
         Event::LinksRevoked,
+        Event::Cancelled,
     ];
 
     /// As stored, and as the API names it.
@@ -35,6 +38,7 @@ impl Event {
             Event::LinkIssued => "link_issued",
             Event::LinkRevoked => "link_revoked",
             Event::LinksRevoked => "links_revoked",
+            Event::Cancelled => "cancelled",
         }
     }
 
@@ -48,6 +52,7 @@ impl Event {
             Event::LinkIssued => "event-link-issued",
             Event::LinkRevoked => "event-link-revoked",
             Event::LinksRevoked => "event-links-revoked",
+            Event::Cancelled => "event-cancelled",
         }
     }
 
@@ -57,6 +62,7 @@ impl Event {
             InstanceState::Active => None,
             InstanceState::Complete => Some(Event::Complete),
             InstanceState::Rejected => Some(Event::Rejected),
+            InstanceState::Cancelled => Some(Event::Cancelled),
         }
     }
 }

@@ -7,16 +7,24 @@ pub enum InstanceState {
     Active,
     Complete,
     Rejected,
+    /// Ended by an administrator, the command line or an integrator before its steps did.
+    Cancelled,
 }
 
 impl InstanceState {
-    pub const ALL: [InstanceState; 3] = [Self::Active, Self::Complete, Self::Rejected];
+    pub const ALL: [InstanceState; 4] = [
+        Self::Active,
+        Self::Complete,
+        Self::Rejected,
+        Self::Cancelled,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Active => "active",
             Self::Complete => "complete",
             Self::Rejected => "rejected",
+            Self::Cancelled => "cancelled",
         }
     }
 
@@ -26,6 +34,7 @@ impl InstanceState {
             Self::Active => "state-active",
             Self::Complete => "state-complete",
             Self::Rejected => "state-rejected",
+            Self::Cancelled => "state-cancelled",
         }
     }
 
@@ -42,6 +51,7 @@ impl TryFrom<String> for InstanceState {
             "active" => Ok(Self::Active),
             "complete" => Ok(Self::Complete),
             "rejected" => Ok(Self::Rejected),
+            "cancelled" => Ok(Self::Cancelled),
             _ => Err(format!("unknown instance state {s:?}")),
         }
     }

@@ -221,7 +221,8 @@ async fn show_page(state: &AppState, ctx: PageContext, id: i64) -> Result<ShowPa
             expires: crate::time::format_utc(l.expires),
             state: ctx.t(s.message_id()),
             state_class: s.message_id(),
-            revocable: l.revoked_at.is_none() && l.expires > now,
+            // An ended instance's links open nothing: no button to revoke them either.
+            revocable: l.revoked_at.is_none() && l.expires > now && !instance.state.is_over(),
             participant: l.participant,
         })
         .collect();
@@ -308,6 +309,13 @@ fn answer_lines(lang: Lang, json: &str) -> Vec<(String, String)> {
         {
             out.push((t("history-comment"), c.to_owned()));
         }
+    }
+    if let Some(reason) = map
+        .get("reason")
+        .and_then(|r| r.as_str())
+        .filter(|r| !r.is_empty())
+    {
+        out.push((t("history-reason"), reason.to_owned()));
     }
     if map.get("status").and_then(|s| s.as_str()) == Some("paid") {
         let currency = map.get("currency").and_then(|c| c.as_str()).unwrap_or("");
@@ -485,4 +493,91 @@ pub async fn revoke_link(
     }
     flash(&session, "instance-link-revoked").await?;
     Ok(Redirect::to(&format!("/admin/instances/{id}")).into_response())
+}
+
+/// *Cancel this instance* asks first, on a page of its own, with an optional reason.
+#[derive(askama::Template)]
+#[template(path = "admin/instance_cancel.html")]
+struct CancelPage {
+    ctx: PageContext,
+    id: i64,
+    title: String,
+    reason: String,
+    max_reason: usize,
+    reason_error: Option<String>,
+    /// Set when it cannot be cancelled (it has ended): why, and no form.
+    refusal: Option<String>,
+}
+
+impl CancelPage {
+    fn new(ctx: PageContext, instance: &InstanceRow) -> Self {
+        let title = ctx.msg(
+            &Message::new("instance-cancel-title")
+                .arg("id", instance.id.to_string())
+                .arg("title", instance.subject_title.clone()),
+        );
+        let refusal = instance
+            .state
+            .is_over()
+            .then(|| ctx.msg(&links::CancelRefusal::Ended(instance.state).message()));
+        Self {
+            ctx,
+            id: instance.id,
+            title,
+            reason: String::new(),
+            max_reason: links::MAX_REASON,
+            reason_error: None,
+            refusal,
+        }
+    }
+}
+
+pub async fn cancel_form(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    Path(id): Path<i64>,
+) -> Result<Response> {
+    let instance = store::instances::by_id(&state.db, id)
+        .await?
+        .ok_or(AppError::NotFound)?;
+    Ok(html(&CancelPage::new(ctx, &instance)))
+}
+
+#[derive(Deserialize)]
+pub struct CancelForm {
+    #[serde(default)]
+    reason: String,
+}
+
+/// Cancels the instance (`links::cancel`) and goes back to its page; a reason too long, or an
+/// instance that ended meanwhile, draws this page again with what was typed and changes nothing.
+pub async fn cancel(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    session: Session,
+    Path(id): Path<i64>,
+    Form(form): Form<CancelForm>,
+) -> Result<Response> {
+    let refusal = match links::cancel(&state.db, id, &actor(&ctx), &form.reason).await? {
+        Ok(()) => {
+            flash_as(&session, FlashKind::Warning, "instance-cancelled").await?;
+            return Ok(Redirect::to(&format!("/admin/instances/{id}")).into_response());
+        }
+        Err(links::CancelRefusal::Missing(_)) => return Err(AppError::NotFound),
+        Err(refusal) => refusal,
+    };
+    let instance = store::instances::by_id(&state.db, id)
+        .await?
+        .ok_or(AppError::NotFound)?;
+    let mut page = CancelPage::new(ctx, &instance);
+    page.reason = form.reason;
+    if refusal == links::CancelRefusal::ReasonTooLong {
+        page.reason_error = Some(page.ctx.msg(&refusal.message()));
+    }
+    let mut response = html(&page);
+    *response.status_mut() = match refusal {
+        links::CancelRefusal::ReasonTooLong => StatusCode::UNPROCESSABLE_ENTITY,
+        _ => StatusCode::CONFLICT,
+    };
+    Ok(response)
 }

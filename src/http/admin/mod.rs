@@ -51,6 +51,10 @@ pub fn router(state: AppState) -> Router<AppState> {
             get(instances::revoke_form).post(instances::revoke),
         )
         .route(
+            "/admin/instances/{id}/cancel",
+            get(instances::cancel_form).post(instances::cancel),
+        )
+        .route(
             "/admin/instances/{id}/links/{link}/revoke",
             post(instances::revoke_link),
         )

@@ -41,6 +41,7 @@ pub fn document() -> &'static str {
         super::instance,
         super::issue,
         super::revoke,
+        super::cancel,
         super::openapi
     ),
     components(schemas(wire::Error, wire::RateLimited)),

@@ -63,6 +63,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/api/v1/instances/{id}"),
     ("POST", "/api/v1/instances/{id}/links"),
     ("DELETE", "/api/v1/instances/{id}/links/{link}"),
+    ("POST", "/api/v1/instances/{id}/cancel"),
 ];
 
 pub fn router(state: AppState) -> Router<AppState> {
@@ -74,6 +75,7 @@ pub fn router(state: AppState) -> Router<AppState> {
             ("GET", "/api/v1/instances/{id}") => get(instance),
             ("POST", "/api/v1/instances/{id}/links") => post(issue),
             ("DELETE", "/api/v1/instances/{id}/links/{link}") => delete(revoke),
+            ("POST", "/api/v1/instances/{id}/cancel") => post(cancel),
             // A route listed without a handler is a programming error, caught by every test.
             _ => panic!("no handler for {method} {path}"),
         };
@@ -859,6 +861,59 @@ async fn revoke(
         return Err(ApiError::not_found(lang));
     }
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/v1/instances/{id}/cancel",
+    operation_id = "cancelInstance",
+    summary = "Cancel a running instance",
+    description = "Needs the start ability; an instance beyond the token's reach is 404, as a missing one is. The instance ends as cancelled: every link and payment return of it stops working, a payment under way is closed, its place under the token's running-instance cap is freed, and its history says which token cancelled it and why. The body may be empty.",
+    params(("id" = i64, Path, description = "the instance")),
+    request_body(content = wire::CancelInstance, description = "optional"),
+    responses(
+        (status = 200, description = "the instance, now cancelled", body = wire::Instance),
+        (status = 403, description = "the token's scope lacks start (error: forbidden_scope)", body = wire::Error),
+        (status = 404, description = "no such instance, or one beyond the token's reach (error: not_found)", body = wire::Error),
+        (status = 409, description = "the instance has ended already; nothing changed (error: ended)", body = wire::Error),
+        (status = 422, description = "the reason is too long; `field` is reason (error: invalid)", body = wire::Error),
+    )
+)]
+async fn cancel(
+    State(state): State<AppState>,
+    lang: Lang,
+    who: Option<axum::Extension<Caller>>,
+    Id(id): Id<i64>,
+    Read(bytes): Read,
+) -> ApiResult {
+    let token = caller(&who)?;
+    needs(&token, Ability::Start, lang)?;
+    let input: wire::CancelInstance = if bytes.iter().all(u8::is_ascii_whitespace) {
+        wire::CancelInstance { reason: None }
+    } else {
+        body(lang, &bytes)?
+    };
+    reached(&state, &token, id, lang).await?;
+    let by = Actor::Api(token.name.clone());
+    let reason = input.reason.unwrap_or_default();
+    match links::cancel(&state.db, id, &by, &reason).await? {
+        Ok(()) => {}
+        Err(links::CancelRefusal::Missing(_)) => return Err(ApiError::not_found(lang)),
+        Err(refusal @ links::CancelRefusal::ReasonTooLong) => {
+            return Err(ApiError::invalid(lang, "reason", &refusal.message()));
+        }
+        Err(refusal @ links::CancelRefusal::Ended(_)) => {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "ended",
+                refusal.message().render(lang),
+            ));
+        }
+    }
+    let row = store::instances::by_id(&state.db, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(lang))?;
+    Ok(Json(instance_of(&state, row).await?).into_response())
 }
 
 /// This description (`doc`): public, as a token is not needed to learn how to use one.

@@ -46,6 +46,15 @@ pub struct IssueLink {
     pub ttl_seconds: Option<u64>,
 }
 
+/// `POST /api/v1/instances/{id}/cancel`; the body may be left out.
+#[derive(Deserialize, ToSchema)]
+pub struct CancelInstance {
+    /// Why, kept in the instance's history; up to 500 characters.
+    // `links::MAX_REASON`: a test below holds the two together.
+    #[schema(max_length = 500)]
+    pub reason: Option<String>,
+}
+
 /// A link just issued: its URL is shown this once.
 #[derive(Serialize, ToSchema)]
 pub struct Link {
@@ -142,7 +151,7 @@ pub struct HistoryEntry {
 pub struct Error {
     /// A stable code: unauthorized, bad_signature, invalid, forbidden_scope, not_found,
     /// too_many_failures, running_instance_cap, link_cap, too_large, timeout, busy, bad_request,
-    /// method_not_allowed, internal.
+    /// method_not_allowed, ended, internal.
     pub error: &'static str,
     pub message: String,
     /// The input that is wrong: a field's name, a nested field's dotted path
@@ -196,6 +205,10 @@ mod tests {
         assert_eq!(
             schemas["Subject"]["properties"]["body"]["maxLength"],
             links::MAX_BODY
+        );
+        assert_eq!(
+            schemas["CancelInstance"]["properties"]["reason"]["maxLength"],
+            links::MAX_REASON
         );
         let ttl = &schemas["IssueLink"]["properties"]["ttl_seconds"];
         assert_eq!(ttl["minimum"], settings::MIN_TTL);

@@ -63,6 +63,10 @@ pub fn returned(ctx: PageContext, resolved: &Resolved) -> Result<Response, AppEr
             "doorway-payment-confirmed",
         ),
         PaymentState::Pending => views::waiting(ctx, resolved),
+        // Its instance was cancelled, which voids its handles too: not reached through one.
+        PaymentState::Cancelled => {
+            views::done(ctx, resolved, "doorway-closed-title", "doorway-cancelled")
+        }
         PaymentState::Failed => views::step(
             ctx,
             resolved,

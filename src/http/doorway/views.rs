@@ -100,6 +100,9 @@ pub fn nothing(ctx: PageContext, resolved: &Resolved) -> Response {
     match resolved.instance.state {
         InstanceState::Rejected => done(ctx, resolved, "doorway-closed-title", "doorway-rejected"),
         InstanceState::Complete => done(ctx, resolved, "doorway-closed-title", "doorway-complete"),
+        InstanceState::Cancelled => {
+            done(ctx, resolved, "doorway-closed-title", "doorway-cancelled")
+        }
         InstanceState::Active => done(
             ctx,
             resolved,
