@@ -1244,11 +1244,11 @@ async fn failed_authentications_are_refused_while_the_store_fails_under_refuse()
     .await;
     let page = call(&app, "GET", "/api/v1/workflows", "orc_not_a_token", None).await;
     assert_eq!(page.status, 401, "the store works: a plain 401");
-    let file = app.database.url.trim_start_matches("sqlite:").to_owned();
-    let lock = helpers::Locker::hold(std::path::Path::new(&file));
+    // A real fault on either backend (it assumed SQLite, and failed on every PostgreSQL pass).
+    let fault = helpers::FloodFault::start(&app.database).await;
     assert!(
         app.state.guard.sync().await.is_err(),
-        "a locked file fails the sync"
+        "the store's fault fails the sync"
     );
     let page = call(&app, "GET", "/api/v1/workflows", "orc_not_a_token", None).await;
     assert_eq!(page.status, 429, "{}", page.body);
@@ -1256,7 +1256,7 @@ async fn failed_authentications_are_refused_while_the_store_fails_under_refuse()
     let decisions = app.state.guard.decisions().read(Address::ApiAuthFailure);
     assert_eq!(decisions.refused, [0, 1], "refused under the total tier");
     assert_eq!(app.state.guard.health().decisions_without_store(), 1);
-    drop(lock);
+    fault.end().await;
     app.state.guard.sync().await.expect("the store is back");
     let page = call(&app, "GET", "/api/v1/workflows", "orc_not_a_token", None).await;
     assert_eq!(page.status, 401, "counting through the store again");

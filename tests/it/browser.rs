@@ -503,6 +503,20 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
     );
     assert_eq!(b.count("table.history tbody tr").await, rows + 1);
 
+    // Cancel, from the instance's page, through its confirmation page, with a reason.
+    let doomed = app.start("contract_review", "Abandoned lease").await;
+    b.goto(&format!("/admin/instances/{doomed}")).await;
+    b.follow("a#cancel-instance").await;
+    assert_eq!(b.path().await, format!("/admin/instances/{doomed}/cancel"));
+    b.fill("textarea#reason", "Signed on paper instead").await;
+    b.follow("form.stack button.danger").await;
+    assert_eq!(b.path().await, format!("/admin/instances/{doomed}"));
+    assert_eq!(b.text("p.flash").await, "The instance was cancelled.");
+    assert_eq!(b.text("dd.state").await, "Cancelled");
+    assert_eq!(b.count("a#cancel-instance").await, 0);
+    assert_eq!(support_state(&app, doomed).await, "cancelled");
+    let running = app.start("contract_review", "Lease to cancel").await;
+
     // Every main page, in both languages, at desktop and phone width.
     let pages = [
         ("dashboard", "/admin".to_owned()),
@@ -516,6 +530,7 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
         ),
         ("status", "/admin/reports/status".to_owned()),
         ("tokens", "/admin/config/api".to_owned()),
+        ("cancel", format!("/admin/instances/{running}/cancel")),
     ];
     for lang in ["en", "fr"] {
         b.resize(1280, 900).await;
@@ -523,7 +538,13 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
             b.goto(&format!("{path}?lang={lang}")).await;
             if matches!(
                 *name,
-                "dashboard" | "status" | "instance" | "settings" | "tokens" | "interaction"
+                "dashboard"
+                    | "status"
+                    | "instance"
+                    | "settings"
+                    | "tokens"
+                    | "interaction"
+                    | "cancel"
             ) {
                 b.screenshot(&format!("{name}-{lang}")).await;
             }
@@ -549,6 +570,9 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
         b.script("document.querySelector('fieldset').scrollIntoView(); return true;")
             .await;
         b.screenshot(&format!("tokens-phone-{lang}")).await;
+        b.goto(&format!("/admin/instances/{running}/cancel?lang={lang}"))
+            .await;
+        b.screenshot(&format!("cancel-phone-{lang}")).await;
     }
     assert!(b.console_errors.is_empty(), "{:#?}", b.console_errors);
 }

@@ -220,3 +220,41 @@ impl Drop for Locker {
         }
     }
 }
+
+/// A fault of the flood table made for real on either backend: on SQLite another connection
+/// holds the file's write lock; on PostgreSQL the table is renamed away, so every statement
+/// on it fails until `end` puts it back.
+pub enum FloodFault {
+    Locked(Locker),
+    Renamed(sqlx::AnyPool),
+}
+
+impl FloodFault {
+    pub async fn start(database: &super::TestDb) -> Self {
+        if let Some(file) = database.url.strip_prefix("sqlite:") {
+            let file = file.split('?').next().unwrap_or(file).to_owned();
+            return FloodFault::Locked(Locker::hold(Path::new(&file)));
+        }
+        sqlx::any::install_default_drivers();
+        let url = orchestra::store::normalize_url(&database.url).unwrap().1;
+        let pool = sqlx::AnyPool::connect(&url).await.unwrap();
+        sqlx::query("ALTER TABLE flood RENAME TO flood_away")
+            .execute(&pool)
+            .await
+            .unwrap();
+        FloodFault::Renamed(pool)
+    }
+
+    pub async fn end(self) {
+        match self {
+            FloodFault::Locked(lock) => drop(lock),
+            FloodFault::Renamed(pool) => {
+                sqlx::query("ALTER TABLE flood_away RENAME TO flood")
+                    .execute(&pool)
+                    .await
+                    .unwrap();
+                pool.close().await;
+            }
+        }
+    }
+}
