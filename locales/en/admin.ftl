@@ -15,6 +15,7 @@ admin-password-mismatch = The two passwords differ.
 
 dashboard-title = Dashboard
 dashboard-attention = Needs attention
+dashboard-site-state = The site
 dashboard-see-status = See the status report
 dashboard-start = Get started
 dashboard-workflow-count = Workflows:
@@ -87,6 +88,8 @@ instance-cancel-reason = Reason (optional; kept in the history)
 instance-cancel-ended = This instance has already ended; there is nothing to cancel.
 instance-cancel-reason-long = The reason is at most { $max } characters.
 history-reason = Reason
+# The colon after a label ("Decision: Approved"); French puts a narrow no-break space before it.
+label-colon = :
 instance-cancel-keep = Keep it running
 instance-cancel-back = Back to the instance
 instance-history = History
@@ -356,9 +359,17 @@ settings-on-store-fault-allow = Let every request through
 settings-on-store-fault-refuse = Refuse every counted request
 settings-on-store-fault-help = The flood store keeps the counts in the database. While it cannot be reached, each server can count on its own, answer everyone, or refuse everyone. Sign-ins follow this choice too.
 status-flood-store = Flood store
-status-flood-store-ok = Syncing ({ $backend }); while it fails: { $on_fault }
+status-flood-store-ok = Syncing ({ $backend }); while it fails: { $on_fault ->
+    [allow] let every request through
+    [refuse] refuse every counted request
+   *[count] count in this server
+} (on_store_fault = { $on_fault })
 status-flood-store-failing = Failing for { $seconds } s ({ $backend })
-status-flood-store-failing-description = { $decisions } counted requests were decided without the store, under the choice "{ $on_fault }". Counting through the store resumes, and what was counted meanwhile is written, once the database answers again.
+status-flood-store-failing-description = { $decisions } counted requests were decided without the store, under the choice "{ $on_fault ->
+    [allow] let every request through
+    [refuse] refuse every counted request
+   *[count] count in this server
+}". Counting through the store resumes, and what was counted meanwhile is written, once the database answers again.
 settings-api-limits = The integrator API
 settings-api-limits-help = Each API token's bucket, unless the token has its own: requests refilled per minute, and the most at once. A request signed by a trusted integrator gets a bigger bucket (docs/api.md). Buckets are taken only while Count and limit requests (above) is on; the hard caps on running instances and links hold whatever it says.
 

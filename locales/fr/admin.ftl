@@ -15,6 +15,7 @@ admin-password-mismatch = Les deux mots de passe diffèrent.
 
 dashboard-title = Tableau de bord
 dashboard-attention = À surveiller
+dashboard-site-state = Le site
 dashboard-see-status = Voir le rapport d'état
 dashboard-start = Pour commencer
 dashboard-workflow-count = Processus :
@@ -87,6 +88,8 @@ instance-cancel-reason = Motif (facultatif ; gardé dans l'historique)
 instance-cancel-ended = Cette instance est déjà terminée ; il n'y a rien à annuler.
 instance-cancel-reason-long = Le motif fait au plus { $max } caractères.
 history-reason = Motif
+# Le deux-points après un libellé (« Décision : Approuvé »), précédé d'une espace fine insécable.
+label-colon = {"\u202F"}:
 instance-cancel-keep = La laisser continuer
 instance-cancel-back = Retour à l'instance
 instance-history = Historique
@@ -241,13 +244,13 @@ status-provider-test-description = Les paiements passent par le prestataire de t
 status-provider-test-public-description = Ce site est public (https) et ses paiements passent par le prestataire de test intégré : les payeurs croiraient avoir payé. Désactivez-le avec : orchestra config set orchestra.test_provider false
 status-provider-off = Désactivé
 notices-title = Avis de paiement
-notices-intro = Le prestataire de paiement confirme chaque paiement par un avis signé envoyé à POST /notice/test-provider. Ces limites comptent ces avis avec la même garde que le point d'entrée, sous le même interrupteur et la même période. 0 désactive une limite.
+notices-intro = Le prestataire de paiement confirme chaque paiement par un avis signé envoyé à POST /notice/test-provider. Ces limites comptent ces avis avec la même garde que la porte, sous le même interrupteur et la même période. 0 désactive une limite.
 notices-per-payment = Avis par paiement et par période
 notices-per-payment-help = Un prestataire envoie un avis par paiement, et le renvoie quelques fois sans réponse : 10 suffit largement.
 notices-total = Avis par période, tous paiements confondus
 notices-total-help = Dimensionnez-la d'après les paiements attendus sur une période, multipliés par la limite par paiement.
 notices-test-provider = Recevoir les paiements par le prestataire de test intégré
-notices-test-provider-help = Activé à la livraison, pour que les exemples puissent être payés. Aucun argent ne circule : désactivez-le sur un site public.
+notices-test-provider-help = Activé d'origine, pour que les exemples puissent être payés. Aucun argent ne circule : désactivez-le sur un site public.
 notices-state-counting = Les avis sont comptés et limités.
 notices-state-report-only = Les avis sont comptés en mode observation : aucun n'est refusé, et le rapport d'état montre lesquels l'auraient été.
 notices-state-switch-off = Les avis ne sont pas comptés : l'interrupteur des limites de requêtes est éteint, ces nombres sont conservés mais rien n'est compté.
@@ -355,10 +358,18 @@ settings-on-store-fault-count = Compter dans ce serveur jusqu'à son retour (par
 settings-on-store-fault-allow = Laisser passer toutes les requêtes
 settings-on-store-fault-refuse = Refuser toute requête comptée
 settings-on-store-fault-help = Le stockage des comptes garde les comptes dans la base de données. Tant qu'il est injoignable, chaque serveur peut compter seul, répondre à tous, ou refuser tout le monde. Les connexions suivent aussi ce choix.
-status-flood-store = Stockage des comptes
-status-flood-store-ok = Synchronisé ({ $backend }) ; en cas de panne : { $on_fault }
+status-flood-store = Stockage des compteurs
+status-flood-store-ok = Synchronisé ({ $backend }) ; en cas de panne : { $on_fault ->
+    [allow] laisser passer toutes les requêtes
+    [refuse] refuser toute requête comptée
+   *[count] compter dans ce serveur
+} (on_store_fault = { $on_fault })
 status-flood-store-failing = En panne depuis { $seconds } s ({ $backend })
-status-flood-store-failing-description = { $decisions } requêtes comptées ont été décidées sans le stockage, selon le choix « { $on_fault } ». Le comptage reprend par le stockage, et ce qui a été compté entre-temps est écrit, dès que la base de données répond à nouveau.
+status-flood-store-failing-description = { $decisions } requêtes comptées ont été décidées sans le stockage, selon le choix « { $on_fault ->
+    [allow] laisser passer toutes les requêtes
+    [refuse] refuser toute requête comptée
+   *[count] compter dans ce serveur
+} ». Le comptage reprend par le stockage, et ce qui a été compté entre-temps est écrit, dès que la base de données répond à nouveau.
 settings-api-limits = L'API des intégrateurs
 settings-api-limits-help = Le seau de chaque jeton d'API, sauf s'il a le sien : requêtes rechargées par minute, et le plus à la fois. Une requête signée par un intégrateur de confiance obtient un seau plus grand (docs/api.md). Les seaux ne servent que si « Compter et limiter les requêtes » (ci-dessus) est coché ; les plafonds d'instances en cours et de liens valent quel que soit l'interrupteur.
 
@@ -374,7 +385,7 @@ sizing-intro = { $address ->
     [login-address] Ce que la connexion a compté face à sa limite par adresse
     [login-account] Les tentatives sur des comptes existants arrivées jusqu'à la vérification du mot de passe, par compte et adresse de client, face aux échecs permis à chaque paire ; le total est celui du compte depuis toutes les adresses
    *[doorway] Ce que la porte d'interaction a compté
-} à chacune des { $periods } dernières périodes de { $period } s, face aux limites réglées maintenant : où une limite a mordu, ou aurait mordu. Ce serveur garde ces chiffres depuis son démarrage (chaque serveur les siens) ; rechargez la page pour la période en cours.
+} à chacune des { $periods } dernières périodes de { $period } s, face aux limites réglées maintenant : où une limite a refusé des requêtes, ou en aurait refusé. Ce serveur garde ces chiffres depuis son démarrage (chaque serveur les siens) ; rechargez la page pour la période en cours.
 sizing-empty = Rien n'a encore été compté pendant les { $periods } dernières périodes de { $period } s. Le graphique apparaît dès { $address ->
     [notice] qu'un avis de paiement est arrivé
     [login-address] que quelqu'un a tenté de se connecter

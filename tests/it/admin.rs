@@ -1187,3 +1187,37 @@ async fn the_notices_box_says_what_the_notices_limits_do_in_both_languages() {
         }
     }
 }
+
+/// Issue 20: the dashboard's first box said "Needs attention" over nothing. It is headed so only
+/// when something needs it; with every check well, it is "The site" and lists nothing.
+#[tokio::test]
+async fn the_dashboard_says_needs_attention_only_over_something_to_attend_to() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let shipped = get(&admin, &app, "/admin").await;
+    assert!(
+        shipped.has("section.attention li"),
+        "as shipped the doorway is uncapped"
+    );
+    assert_eq!(shipped.first("#dashboard-status h2"), "Needs attention");
+    app.set(&[
+        ("orchestra.request_limits.enabled", "true"),
+        ("interaction.limits.per_link", "30"),
+        ("interaction.limits.total", "5000"),
+        ("notice.limits.per_payment", "20"),
+        ("notice.limits.total", "2000"),
+    ])
+    .await;
+    orchestra::run_cron(&app.db, &app.state.guard)
+        .await
+        .unwrap();
+    let well = get(&admin, &app, "/admin").await;
+    assert!(
+        well.has("section.all-ok") && !well.has("#dashboard-status li"),
+        "{:?}",
+        well.text("#dashboard-status li")
+    );
+    assert_eq!(well.first("#dashboard-status h2"), "The site");
+    let french = get(&admin, &app, "/admin?lang=fr").await;
+    assert_eq!(french.first("#dashboard-status h2"), "Le site");
+}

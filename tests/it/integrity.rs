@@ -817,7 +817,7 @@ async fn an_admin_reads_the_history_in_words() {
     let fr = get(&admin, &app, &format!("/admin/instances/{id}?lang=fr")).await;
     assert!(
         fr.text("table.history td div")
-            .contains(&"Décision: Refusé".to_owned())
+            .contains(&"Décision\u{202f}: Refusé".to_owned())
     );
 }
 
