@@ -70,6 +70,7 @@ setting-boolean = Enter true or false.
 setting-on-store-fault = Enter count, allow or refuse.
 setting-not-a-number = Enter a whole number from { $min } to { $max }.
 setting-out-of-range = Enter a whole number from { $min } to { $max }.
+setting-duration = Enter a duration from { $min } to { $max } seconds: 3600, 30m, 12h or 7d.
 config-env-flood = ORCHESTRA_FLOOD must be "sql" or "memory", not "{ $value }".
 config-env-number = { $name } must be a whole number from { $min } to { $max }, not "{ $value }".
 

@@ -70,6 +70,7 @@ setting-boolean = Saisissez true ou false.
 setting-on-store-fault = Saisissez count, allow ou refuse.
 setting-not-a-number = Saisissez un nombre entier de { $min } à { $max }.
 setting-out-of-range = Saisissez un nombre entier de { $min } à { $max }.
+setting-duration = Saisissez une durée de { $min } à { $max } secondes : 3600, 30m, 12h ou 7d.
 config-env-flood = ORCHESTRA_FLOOD doit valoir « sql » ou « memory », pas « { $value } ».
 config-env-number = { $name } doit être un nombre entier de { $min } à { $max }, pas « { $value } ».
 

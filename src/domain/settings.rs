@@ -105,6 +105,14 @@ pub enum Kind {
         get: fn(&Settings) -> u64,
         put: fn(&mut Settings, u64),
     },
+    /// Seconds within `min..=max`, written as the link forms take them (`3600`, `30m`, `12h`,
+    /// `7d`); kept and shown as seconds.
+    Duration {
+        min: u64,
+        max: u64,
+        get: fn(&Settings) -> u64,
+        put: fn(&mut Settings, u64),
+    },
     /// On or off (`true`/`false`, `on`/`off`, `yes`/`no`, `1`/`0`).
     Switch {
         get: fn(&Settings) -> bool,
@@ -125,7 +133,7 @@ impl Setting {
     /// Its value in `settings`, as text.
     pub fn get(&self, settings: &Settings) -> String {
         match &self.kind {
-            Kind::Number { get, .. } => get(settings).to_string(),
+            Kind::Number { get, .. } | Kind::Duration { get, .. } => get(settings).to_string(),
             Kind::Switch { get, .. } => get(settings).to_string(),
             Kind::Text { get, .. } => get(settings).to_owned(),
             Kind::StoreFault => settings.on_store_fault.name().to_owned(),
@@ -141,6 +149,7 @@ impl Setting {
     fn set(&self, settings: &mut Settings, raw: &str) -> Result<(), Message> {
         match &self.kind {
             Kind::Number { min, max, put, .. } => put(settings, number(raw, *min, *max)?),
+            Kind::Duration { min, max, put, .. } => put(settings, duration(raw, *min, *max)?),
             Kind::Switch { put, .. } => put(settings, boolean(raw)?),
             Kind::Text {
                 check,
@@ -201,13 +210,15 @@ pub const REGISTRY: &[Setting] = &[
             put: |s, v| s.base_url = v,
         },
     },
-    number_of(
-        "orchestra.default_link_ttl",
-        MIN_TTL,
-        MAX_TTL,
-        |s| s.default_link_ttl,
-        |s, v| s.default_link_ttl = v,
-    ),
+    Setting {
+        key: "orchestra.default_link_ttl",
+        kind: Kind::Duration {
+            min: MIN_TTL,
+            max: MAX_TTL,
+            get: |s| s.default_link_ttl,
+            put: |s, v| s.default_link_ttl = v,
+        },
+    },
     switch(
         "orchestra.request_limits.enabled",
         |s| s.request_limits_enabled,
@@ -557,6 +568,16 @@ fn boolean(raw: &str) -> Result<bool, Message> {
         "true" | "1" | "on" | "yes" => Ok(true),
         "false" | "0" | "off" | "no" => Ok(false),
         _ => Err(Message::new("setting-boolean")),
+    }
+}
+
+/// A lifetime as the link forms take it (`crate::time::parse_duration`), within the bounds.
+fn duration(raw: &str, min: u64, max: u64) -> Result<u64, Message> {
+    match crate::time::parse_duration(raw) {
+        Some(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(Message::new("setting-duration")
+            .arg("min", min.to_string())
+            .arg("max", max.to_string())),
     }
 }
 

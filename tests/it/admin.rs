@@ -857,6 +857,26 @@ async fn saved_settings_take_effect_at_once() {
         instance.attr("input#ttl", "value").as_deref(),
         Some("86400")
     );
+    // A lifetime as the link forms take it (issue 20): `2d` is kept as its seconds.
+    let page = submit(
+        &admin,
+        &app,
+        "/admin/config/orchestra",
+        "/admin/config/orchestra",
+        &[
+            ("site_name", "Flows & Co"),
+            ("base_url", "https://flows.example"),
+            ("default_link_ttl", "2d"),
+            ("period", "3600"),
+        ],
+    )
+    .await;
+    assert_eq!(page.status, 303);
+    let shown = get(&admin, &app, "/admin/config/orchestra").await;
+    assert_eq!(
+        shown.attr("input#default_link_ttl", "value").as_deref(),
+        Some("172800")
+    );
 }
 
 #[tokio::test]

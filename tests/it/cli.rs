@@ -508,6 +508,8 @@ async fn config_set_saves_good_values_of_every_key() {
             "https://flows.example.org",
         ),
         ("orchestra.default_link_ttl", "86400", "86400"),
+        ("orchestra.default_link_ttl", "7d", "604800"),
+        ("orchestra.default_link_ttl", "12h", "43200"),
         ("orchestra.request_limits.enabled", "on", "true"),
         ("orchestra.request_limits.period", "600", "600"),
         ("interaction.limits.per_link", "30", "30"),
@@ -561,6 +563,11 @@ async fn config_set_refuses_bad_values_in_both_languages_and_saves_nothing() {
         "Saisissez une adresse web commençant par http:// ou https://, comme https://processus.exemple.fr.",
     );
     let boolean = named("Enter true or false.", "Saisissez true ou false.");
+    // The default lifetime reads durations as the link forms do (issue 20).
+    let lifetime = named(
+        "Enter a duration from 60 to 31536000 seconds: 3600, 30m, 12h or 7d.",
+        "Saisissez une durée de 60 à 31536000 secondes : 3600, 30m, 12h ou 7d.",
+    );
     let long_name = "x".repeat(101);
     let cases: Vec<(&str, &str, (String, String))> = vec![
         ("orchestra.site_name", "", site_name.clone()),
@@ -569,18 +576,12 @@ async fn config_set_refuses_bad_values_in_both_languages_and_saves_nothing() {
         ("orchestra.base_url", "ftp://x.example", base_url.clone()),
         ("orchestra.base_url", "x.example", base_url.clone()),
         ("orchestra.base_url", "https://x.example/?a=b", base_url),
-        (
-            "orchestra.default_link_ttl",
-            "a week",
-            whole("60", "31536000"),
-        ),
-        ("orchestra.default_link_ttl", "-60", whole("60", "31536000")),
-        ("orchestra.default_link_ttl", "59", whole("60", "31536000")),
-        (
-            "orchestra.default_link_ttl",
-            "31536001",
-            whole("60", "31536000"),
-        ),
+        ("orchestra.default_link_ttl", "a week", lifetime.clone()),
+        ("orchestra.default_link_ttl", "7w", lifetime.clone()),
+        ("orchestra.default_link_ttl", "-60", lifetime.clone()),
+        ("orchestra.default_link_ttl", "59", lifetime.clone()),
+        ("orchestra.default_link_ttl", "366d", lifetime.clone()),
+        ("orchestra.default_link_ttl", "31536001", lifetime),
         ("orchestra.request_limits.enabled", "maybe", boolean.clone()),
         ("orchestra.request_limits.enabled", "-1", boolean.clone()),
         ("interaction.limits.report_only", "maybe", boolean.clone()),
