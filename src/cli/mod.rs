@@ -177,7 +177,12 @@ async fn serve(out: &Out, config: &Config, bind: Option<&str>) -> i32 {
     };
     let listener_addr = listener.local_addr().unwrap_or(addr);
     let local = listener_addr.to_string();
-    let snapshot = state.site.get().await;
+    // Links are built on this address until a base URL is saved (`Settings::load`), by this
+    // server and by the commands on its database alike.
+    if let Err(e) = Settings::record_listening(&db, &format!("http://{local}")).await {
+        return out.fail(e);
+    }
+    let snapshot = state.site.refresh().await;
     match setup_url(&db, &snapshot, &local).await {
         Ok(Some(url)) => eprintln!(
             "{}",

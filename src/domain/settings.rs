@@ -190,6 +190,9 @@ const fn switch(
     }
 }
 
+/// Where the server last said it listens (`Settings::record_listening`).
+const LISTENING_URL: &str = "serve.listening_url";
+
 /// Every setting `orchestra config` and the forms know, in display order.
 pub const REGISTRY: &[Setting] = &[
     Setting {
@@ -529,12 +532,30 @@ impl Settings {
     /// (written by hand, say) is ignored with a warning rather than taking the site down.
     pub async fn load(db: &Db) -> Result<Self, sqlx::Error> {
         let mut settings = Settings::default();
+        let (mut base_saved, mut listening) = (false, None);
         for (name, value) in store::settings::all(db).await? {
+            if name == LISTENING_URL {
+                listening = valid_base_url(&value);
+                continue;
+            }
+            base_saved |= name == "orchestra.base_url";
             if setting(&name).is_some() && settings.set(&name, &value).is_err() {
                 tracing::warn!(setting = %name, "ignoring a stored setting that does not validate");
             }
         }
+        // Until an administrator saves a base URL, links are built on the address the server
+        // last said it listens on (`serve` records it), not on the shipped default, which is
+        // nowhere when the server was bound elsewhere.
+        if let (false, Some(url)) = (base_saved, listening) {
+            settings.base_url = url;
+        }
         Ok(settings)
+    }
+
+    /// Records where `serve` listens (`http://host:port`), for the links built before a base URL
+    /// is saved (`load`). Not a setting: `orchestra config` neither lists nor takes it.
+    pub async fn record_listening(db: &Db, url: &str) -> Result<(), sqlx::Error> {
+        store::settings::put_all(db, &[(LISTENING_URL, url.to_owned())]).await
     }
 
     /// Validates and stores some keys in one transaction; nothing is written on an error.

@@ -1355,6 +1355,42 @@ async fn serve_on_a_fresh_directory_makes_the_database_and_prints_a_setup_url() 
         dir.path().join("orchestra.db").exists(),
         "the SQLite file is made on first start"
     );
+    // Until a base URL is saved, links are built on the address the server is bound to, by the
+    // commands on its database too (issue 20: they went to the shipped :8080, where nothing
+    // listens); once one is saved, on it.
+    let database = format!("sqlite:{}", dir.path().join("orchestra.db").display());
+    let orchestra = |args: &[&str]| {
+        let out = Command::new(BIN)
+            .args(args)
+            .env_clear()
+            .env("ORCHESTRA_LANG", "en")
+            .env("ORCHESTRA_DATABASE_URL", &database)
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    let id = orchestra(&["instance", "start", "contract_review"]);
+    let link = orchestra(&["link", "issue", &id, "--participant", "legal"]);
+    assert!(
+        link.starts_with(&format!("{address}/interaction/")),
+        "{address}"
+    );
+    let visited = reqwest::get(&link).await.unwrap();
+    assert_eq!(visited.status(), 200, "the link works where it points");
+    orchestra(&[
+        "config",
+        "set",
+        "orchestra.base_url",
+        "https://flows.example",
+    ]);
+    let link = orchestra(&["link", "issue", &id, "--participant", "finance"]);
+    assert!(
+        link.starts_with("https://flows.example/interaction/"),
+        "the saved one wins"
+    );
     child.kill().unwrap();
     child.wait().unwrap();
 
