@@ -1241,3 +1241,39 @@ async fn the_dashboard_says_needs_attention_only_over_something_to_attend_to() {
     let french = get(&admin, &app, "/admin?lang=fr").await;
     assert_eq!(french.first("#dashboard-status h2"), "Le site");
 }
+
+/// Issue 20: a workflow's page offers *Start an instance*, which opens the form with that
+/// workflow chosen; an id that is not offered leaves the first one chosen, never an error.
+#[tokio::test]
+async fn a_workflows_page_starts_an_instance_of_it() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let w = orchestra::store::workflows::by_name(&app.db, "order_payment")
+        .await
+        .unwrap()
+        .unwrap();
+    let page = get(&admin, &app, &format!("/admin/workflows/{}", w.id)).await;
+    let href = page.attr("a#start-instance", "href").expect("the button");
+    assert_eq!(href, format!("/admin/instances/new?workflow={}", w.id));
+    let form = get(&admin, &app, &href).await;
+    assert_eq!(form.status, 200);
+    assert_eq!(
+        form.attr("select#workflow option[selected]", "value"),
+        Some(w.id.to_string())
+    );
+    let first = get(&admin, &app, "/admin/instances/new").await;
+    let first = first.attr("select#workflow option[selected]", "value");
+    for odd in ["999999", "-1", "x"] {
+        let page = get(
+            &admin,
+            &app,
+            &format!("/admin/instances/new?workflow={odd}"),
+        )
+        .await;
+        assert_eq!(page.status, 200);
+        assert_eq!(
+            page.attr("select#workflow option[selected]", "value"),
+            first
+        );
+    }
+}

@@ -3,7 +3,7 @@
 
 use axum::extract::State;
 
-use crate::http::extract::Path;
+use crate::http::extract::{Path, Query};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
@@ -85,10 +85,25 @@ async fn workflow_options(state: &AppState) -> Result<Vec<(i64, String)>> {
         .collect())
 }
 
-pub async fn new_form(State(state): State<AppState>, ctx: PageContext) -> Result<Response> {
+/// `?workflow=ID`: the workflow chosen beforehand (its page's *Start an instance*).
+#[derive(Deserialize)]
+pub struct Preselect {
+    workflow: Option<String>,
+}
+
+pub async fn new_form(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    Query(preselect): Query<Preselect>,
+) -> Result<Response> {
     let workflows = workflow_options(&state).await?;
+    // One that is not (or no longer) offered is no choice: the first one then.
+    let chosen = preselect
+        .workflow
+        .and_then(|id| id.parse::<i64>().ok())
+        .filter(|id| workflows.iter().any(|w| w.0 == *id));
     Ok(html(&NewPage {
-        workflow: workflows.first().map_or(0, |w| w.0),
+        workflow: chosen.unwrap_or_else(|| workflows.first().map_or(0, |w| w.0)),
         workflows,
         title: String::new(),
         body: String::new(),
