@@ -1277,3 +1277,39 @@ async fn a_workflows_page_starts_an_instance_of_it() {
         );
     }
 }
+
+/// Issue 20: the definition editor reported the first bad line only, so a definition with three
+/// mistakes took three saves. Every bad line is said at once, in order; nothing is saved.
+#[tokio::test]
+async fn the_definition_editor_reports_every_bad_line() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let before = workflow_count(&app).await;
+    let typed = "form: Details | Name*, Born (date)\nreview: Fine\nreview Check\nwait: Later\n";
+    let page = submit(
+        &admin,
+        &app,
+        "/admin/workflows/new",
+        "/admin/workflows/new",
+        &[
+            ("name", "hiring"),
+            ("label", "Hiring"),
+            ("definition", typed),
+        ],
+    )
+    .await;
+    assert_eq!(page.status, 422);
+    let said = page.first("p#definition-error");
+    for line in ["Line 1:", "Line 3:", "Line 4:"] {
+        assert!(said.contains(line), "{line} in {said}");
+    }
+    assert!(
+        !said.contains("Line 2:"),
+        "a good line says nothing: {said}"
+    );
+    assert!(
+        said.find("Line 1:") < said.find("Line 3:") && said.find("Line 3:") < said.find("Line 4:")
+    );
+    assert_eq!(page.first("textarea#definition"), typed.trim_end());
+    assert_eq!(workflow_count(&app).await, before);
+}

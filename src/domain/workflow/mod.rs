@@ -187,91 +187,39 @@ impl Definition {
     /// `@name` names the participant who answers a step; `[a,b]` makes parallel branches, each a
     /// participant. A step that names none goes to the default participant.
     pub fn parse(text: &str) -> Result<Self, Message> {
+        Self::parse_all(text).map_err(|mut errors| errors.swap_remove(0))
+    }
+
+    /// `parse`, saying what is wrong with every line rather than the first (the definition
+    /// editor shows them all); never an empty list of errors.
+    pub fn parse_all(text: &str) -> Result<Self, Vec<Message>> {
         if text.chars().count() > MAX_DEFINITION_CHARS {
-            return Err(
-                Message::new("definition-too-large").arg("max", MAX_DEFINITION_CHARS.to_string())
-            );
+            return Err(vec![
+                Message::new("definition-too-large").arg("max", MAX_DEFINITION_CHARS.to_string()),
+            ]);
         }
         let mut steps = Vec::new();
+        let mut errors = Vec::new();
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let at = |id: &'static str| Message::new(id).arg("line", (n + 1).to_string());
-            let (head, rest) = line
-                .split_once(':')
-                .ok_or_else(|| at("definition-no-colon"))?;
-            let (head, participant) = match head.split_once('@') {
-                Some((head, who)) => (
-                    head,
-                    Participant::parse(who.trim()).ok_or_else(|| at("definition-participant"))?,
-                ),
-                None => (head, Participant::default()),
-            };
-            let (kind, branches) = match head.trim().split_once('[') {
-                Some(_) if !participant.is_default() => {
-                    return Err(at("definition-participant-and-branches"));
-                }
-                Some((kind, list)) => {
-                    let list = list
-                        .strip_suffix(']')
-                        .ok_or_else(|| at("definition-branches"))?;
-                    let branches = list
-                        .split(',')
-                        .map(|b| Participant::parse(b.trim()))
-                        .collect::<Option<Vec<_>>>()
-                        .ok_or_else(|| at("definition-branch-name"))?;
-                    let mut unique = branches.clone();
-                    unique.sort();
-                    unique.dedup();
-                    if unique.len() != branches.len() {
-                        return Err(at("definition-branch-twice"));
-                    }
-                    (kind.trim(), branches)
-                }
-                None => (head.trim(), Vec::new()),
-            };
-            let (title, details) = match rest.split_once('|') {
-                Some((t, d)) => (t.trim(), d.trim()),
-                None => (rest.trim(), ""),
-            };
-            if title.is_empty() || title.chars().count() > 200 {
-                return Err(at("definition-title"));
+            match parse_step(n + 1, line) {
+                Ok(step) => steps.push(step),
+                Err(e) => errors.push(e),
             }
-            let interaction = match kind {
-                "form" => {
-                    let fields = parse_fields(details).map_err(&at)?;
-                    if fields.len() > MAX_FIELDS {
-                        return Err(
-                            at("definition-too-many-fields").arg("max", MAX_FIELDS.to_string())
-                        );
-                    }
-                    Interaction::Form { fields }
-                }
-                "review" => Interaction::Review,
-                "payment" => {
-                    let (amount, currency) =
-                        parse_amount(details).ok_or_else(|| at("definition-amount"))?;
-                    Interaction::Payment {
-                        amount_cents: amount,
-                        currency,
-                    }
-                }
-                _ => return Err(at("definition-kind")),
-            };
-            steps.push(Step {
-                title: title.to_owned(),
-                branches,
-                participant,
-                interaction,
-            });
+        }
+        if !errors.is_empty() {
+            return Err(errors);
         }
         if steps.is_empty() {
-            return Err(Message::new("definition-empty"));
+            return Err(vec![Message::new("definition-empty")]);
         }
         if steps.len() > MAX_STEPS {
-            return Err(Message::new("definition-too-long").arg("max", MAX_STEPS.to_string()));
+            return Err(vec![
+                Message::new("definition-too-long").arg("max", MAX_STEPS.to_string()),
+            ]);
         }
         Ok(Self { steps })
     }
@@ -484,6 +432,76 @@ fn looks_like_email(s: &str) -> bool {
         }
         None => false,
     }
+}
+
+/// One line of a definition as a step, or what is wrong with it (`line` counts from 1).
+fn parse_step(line_number: usize, line: &str) -> Result<Step, Message> {
+    let at = |id: &'static str| Message::new(id).arg("line", line_number.to_string());
+    let (head, rest) = line
+        .split_once(':')
+        .ok_or_else(|| at("definition-no-colon"))?;
+    let (head, participant) = match head.split_once('@') {
+        Some((head, who)) => (
+            head,
+            Participant::parse(who.trim()).ok_or_else(|| at("definition-participant"))?,
+        ),
+        None => (head, Participant::default()),
+    };
+    let (kind, branches) = match head.trim().split_once('[') {
+        Some(_) if !participant.is_default() => {
+            return Err(at("definition-participant-and-branches"));
+        }
+        Some((kind, list)) => {
+            let list = list
+                .strip_suffix(']')
+                .ok_or_else(|| at("definition-branches"))?;
+            let branches = list
+                .split(',')
+                .map(|b| Participant::parse(b.trim()))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| at("definition-branch-name"))?;
+            let mut unique = branches.clone();
+            unique.sort();
+            unique.dedup();
+            if unique.len() != branches.len() {
+                return Err(at("definition-branch-twice"));
+            }
+            (kind.trim(), branches)
+        }
+        None => (head.trim(), Vec::new()),
+    };
+    let (title, details) = match rest.split_once('|') {
+        Some((t, d)) => (t.trim(), d.trim()),
+        None => (rest.trim(), ""),
+    };
+    if title.is_empty() || title.chars().count() > 200 {
+        return Err(at("definition-title"));
+    }
+    let interaction = match kind {
+        "form" => {
+            let fields = parse_fields(details).map_err(&at)?;
+            if fields.len() > MAX_FIELDS {
+                return Err(at("definition-too-many-fields").arg("max", MAX_FIELDS.to_string()));
+            }
+            Interaction::Form { fields }
+        }
+        "review" => Interaction::Review,
+        "payment" => {
+            let (amount, currency) =
+                parse_amount(details).ok_or_else(|| at("definition-amount"))?;
+            Interaction::Payment {
+                amount_cents: amount,
+                currency,
+            }
+        }
+        _ => return Err(at("definition-kind")),
+    };
+    Ok(Step {
+        title: title.to_owned(),
+        branches,
+        participant,
+        interaction,
+    })
 }
 
 #[cfg(test)]

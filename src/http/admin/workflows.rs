@@ -148,6 +148,15 @@ impl FormPage {
     fn error(&self, key: &str) -> Option<&str> {
         error_for(&self.errors, key)
     }
+
+    /// Every error of `key`, in order (the definition's, a line each).
+    fn errors_of(&self, key: &str) -> Vec<&str> {
+        self.errors
+            .iter()
+            .filter(|(k, _)| k == key)
+            .map(|(_, e)| e.as_str())
+            .collect()
+    }
 }
 
 const STARTER: &str = "form@requester: Your details | Name*, Email* (email), Notes (long)\n\
@@ -243,10 +252,13 @@ fn check(
             ctx.msg(&Message::new("workflow-label-invalid")),
         ));
     }
-    let definition = match Definition::parse(&form.definition) {
+    // Every line that is wrong, not the first: one save shows them all.
+    let definition = match Definition::parse_all(&form.definition) {
         Ok(d) => Some(d),
-        Err(m) => {
-            errors.push(("definition".into(), ctx.msg(&m)));
+        Err(messages) => {
+            for m in messages {
+                errors.push(("definition".into(), ctx.msg(&m)));
+            }
             None
         }
     };
