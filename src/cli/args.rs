@@ -39,7 +39,9 @@ pub enum Parsed {
         format: Option<String>,
     },
     Cron,
-    KeysRotate,
+    KeysRotate {
+        yes: bool,
+    },
     TokenCreate {
         name: String,
         rate: Option<String>,
@@ -221,7 +223,15 @@ pub fn grammar(lang: Lang) -> Command {
         .subcommand(
             command(lang, "keys", "cli-about-keys")
                 .subcommand_required(true)
-                .subcommand(command(lang, "rotate", "cli-about-keys-rotate")),
+                .subcommand(
+                    command(lang, "rotate", "cli-about-keys-rotate").arg(
+                        Arg::new("yes")
+                            .long("yes")
+                            .action(ArgAction::SetTrue)
+                            .help(t(lang, "cli-arg-yes"))
+                            .help_heading(t(lang, "cli-heading-options")),
+                    ),
+                ),
         )
         .subcommand(
             command(lang, "token", "cli-about-token")
@@ -345,7 +355,9 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
             format: value(sub, "format"),
         },
         ("cron", _) => Parsed::Cron,
-        ("keys", Some(("rotate", _))) => Parsed::KeysRotate,
+        ("keys", Some(("rotate", m))) => Parsed::KeysRotate {
+            yes: m.get_flag("yes"),
+        },
         ("token", Some(("create", m))) => Parsed::TokenCreate {
             name: required(m, "NAME"),
             rate: value(m, "rate"),

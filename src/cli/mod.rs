@@ -105,7 +105,7 @@ pub async fn run(args: Vec<String>) -> i32 {
         }
         Parsed::ConfigList => config_list(&db).await,
         Parsed::Cron => cron(&config, &db).await,
-        Parsed::KeysRotate => keys_rotate(&out, &db).await,
+        Parsed::KeysRotate { yes } => keys_rotate(&out, &db, yes).await,
         Parsed::TokenCreate {
             name,
             rate,
@@ -573,7 +573,27 @@ async fn cron(config: &Config, db: &Db) -> Result<i32, sqlx::Error> {
     Ok(0)
 }
 
-async fn keys_rotate(out: &Out, db: &Db) -> Result<i32, sqlx::Error> {
+/// Rotates the site keys, once the operator has agreed to what that voids: `--yes`, or `yes`
+/// typed at a terminal. Without either, nothing changes (exit 2), so a script never rotates by
+/// accident.
+async fn keys_rotate(out: &Out, db: &Db, yes: bool) -> Result<i32, sqlx::Error> {
+    if !yes {
+        use std::io::{BufRead, IsTerminal, Write};
+        eprintln!("{}", Message::new("cli-keys-rotate-voids").render(out.lang));
+        if !std::io::stdin().is_terminal() {
+            return Ok(out.err(Message::new("cli-keys-rotate-confirm")));
+        }
+        eprint!("{}", Message::new("cli-keys-rotate-ask").render(out.lang));
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        let _ = std::io::stdin().lock().read_line(&mut answer);
+        if !matches!(
+            answer.trim().to_lowercase().as_str(),
+            "yes" | "y" | "oui" | "o"
+        ) {
+            return Ok(out.err(Message::new("cli-keys-rotate-kept")));
+        }
+    }
     store::keys::rotate(db).await?;
     eprintln!("{}", Message::new("cli-keys-rotated").render(out.lang));
     Ok(0)

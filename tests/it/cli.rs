@@ -1052,11 +1052,20 @@ async fn keys_rotate_voids_every_link_issued_before() {
     let path = format!("{base}/interaction/{token}");
     assert_eq!(reqwest::get(&path).await.unwrap().status(), 200);
 
+    // Without --yes, and with no terminal to ask at, it says what it would void and changes
+    // nothing (issue 20: it voided every API token without a word).
     cli.run(&["keys", "rotate"]).expect(
-        0,
+        2,
         "",
-        "New site keys are in place. Every link and handle issued before now no longer works.\n",
+        "Rotating the site keys voids every link and continuation handle issued so far, every API token, and every administrator's session.\nNothing was changed. Run `orchestra keys rotate --yes` to rotate them.\n",
     );
+    assert_eq!(
+        reqwest::get(&path).await.unwrap().status(),
+        200,
+        "still works"
+    );
+    cli.run(&["keys", "rotate", "--yes"])
+        .expect(0, "", "New site keys are in place. Every link and handle issued before now no longer works, every API token must be made again, and every administrator signs in again.\n");
 
     let keys = store::keys::load_or_create(&db).await.unwrap();
     assert!(!orchestra::domain::capability::verify(
@@ -1077,10 +1086,10 @@ async fn keys_rotate_voids_every_link_issued_before() {
         200,
         "new links work"
     );
-    cli.run_fr(&["keys", "rotate"]).expect(
+    cli.run_fr(&["keys", "rotate", "--yes"]).expect(
         0,
         "",
-        "De nouvelles clés du site sont en place. Aucun lien ni jeton émis avant maintenant ne fonctionne plus.\n",
+        "De nouvelles clés du site sont en place. Aucun lien ni jeton de retour émis avant maintenant ne fonctionne plus, chaque jeton d'API est à refaire, et chaque administrateur se reconnecte.\n",
     );
 }
 
@@ -1194,10 +1203,10 @@ async fn every_command_migrates_an_empty_database() {
         ),
         (&["cron"], 0, "", ""),
         (
-            &["keys", "rotate"],
+            &["keys", "rotate", "--yes"],
             0,
             "",
-            "New site keys are in place. Every link and handle issued before now no longer works.\n",
+            "New site keys are in place. Every link and handle issued before now no longer works, every API token must be made again, and every administrator signs in again.\n",
         ),
     ];
     for (args, code, stdout, stderr) in cases {
@@ -1244,7 +1253,7 @@ async fn no_command_prints_a_password_or_a_key() {
         &["config", "set", "interaction.limits.total", "-1"],
         &["status", "--format", "json"],
         &["cron"],
-        &["keys", "rotate"],
+        &["keys", "rotate", "--yes"],
         &["link", "issue", "1", "--participant", "finance"],
     ] {
         let run = cli.run_with(args, &loud, None);
