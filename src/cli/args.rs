@@ -54,6 +54,9 @@ pub enum Parsed {
         scope: ScopeArgs,
     },
     TokenRevoke(String),
+    TokenRotateKey {
+        yes: bool,
+    },
     IntegratorKeyCreate(String),
 }
 
@@ -126,6 +129,15 @@ fn command(lang: Lang, name: &'static str, about: &str) -> Command {
                 .help(t(lang, "cli-help-flag"))
                 .help_heading(t(lang, "cli-heading-options")),
         )
+}
+
+/// `--yes`: do what voids things without asking.
+fn yes(lang: Lang) -> Arg {
+    Arg::new("yes")
+        .long("yes")
+        .action(ArgAction::SetTrue)
+        .help(t(lang, "cli-arg-yes"))
+        .help_heading(t(lang, "cli-heading-options"))
 }
 
 /// The whole grammar in one language.
@@ -223,15 +235,7 @@ pub fn grammar(lang: Lang) -> Command {
         .subcommand(
             command(lang, "keys", "cli-about-keys")
                 .subcommand_required(true)
-                .subcommand(
-                    command(lang, "rotate", "cli-about-keys-rotate").arg(
-                        Arg::new("yes")
-                            .long("yes")
-                            .action(ArgAction::SetTrue)
-                            .help(t(lang, "cli-arg-yes"))
-                            .help_heading(t(lang, "cli-heading-options")),
-                    ),
-                ),
+                .subcommand(command(lang, "rotate", "cli-about-keys-rotate").arg(yes(lang))),
         )
         .subcommand(
             command(lang, "token", "cli-about-token")
@@ -258,6 +262,9 @@ pub fn grammar(lang: Lang) -> Command {
                         "NAME",
                         "cli-arg-token-name",
                     )),
+                )
+                .subcommand(
+                    command(lang, "rotate-key", "cli-about-token-rotate-key").arg(yes(lang)),
                 ),
         )
         .subcommand(
@@ -370,6 +377,9 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
             scope: scope_args(m),
         },
         ("token", Some(("revoke", m))) => Parsed::TokenRevoke(required(m, "NAME")),
+        ("token", Some(("rotate-key", m))) => Parsed::TokenRotateKey {
+            yes: m.get_flag("yes"),
+        },
         ("integrator-key", Some(("create", m))) => Parsed::IntegratorKeyCreate(required(m, "NAME")),
         _ => return Err(unknown(args)),
     })

@@ -115,6 +115,7 @@ pub async fn run(args: Vec<String>) -> i32 {
         Parsed::TokenList => token_list(&out, &db).await,
         Parsed::TokenScope { name, scope } => token_scope(&out, &db, &name, &scope).await,
         Parsed::TokenRevoke(name) => token_revoke(&out, &db, &name).await,
+        Parsed::TokenRotateKey { yes } => token_rotate_key(&out, &db, yes).await,
         Parsed::IntegratorKeyCreate(name) => integrator_key_create(&out, &db, &name).await,
         // Answered above, before the database.
         Parsed::Help(_)
@@ -577,26 +578,45 @@ async fn cron(config: &Config, db: &Db) -> Result<i32, sqlx::Error> {
 /// typed at a terminal. Without either, nothing changes (exit 2), so a script never rotates by
 /// accident.
 async fn keys_rotate(out: &Out, db: &Db, yes: bool) -> Result<i32, sqlx::Error> {
-    if !yes {
-        use std::io::{BufRead, IsTerminal, Write};
-        eprintln!("{}", Message::new("cli-keys-rotate-voids").render(out.lang));
-        if !std::io::stdin().is_terminal() {
-            return Ok(out.err(Message::new("cli-keys-rotate-confirm")));
-        }
-        eprint!("{}", Message::new("cli-keys-rotate-ask").render(out.lang));
-        let _ = std::io::stderr().flush();
-        let mut answer = String::new();
-        let _ = std::io::stdin().lock().read_line(&mut answer);
-        if !matches!(
-            answer.trim().to_lowercase().as_str(),
-            "yes" | "y" | "oui" | "o"
-        ) {
-            return Ok(out.err(Message::new("cli-keys-rotate-kept")));
-        }
+    if let Err(code) = agreed(out, yes, "cli-keys-rotate-voids", "keys rotate --yes") {
+        return Ok(code);
     }
     store::keys::rotate(db).await?;
     eprintln!("{}", Message::new("cli-keys-rotated").render(out.lang));
     Ok(0)
+}
+
+/// Replaces the API tokens' key once agreed to: every token stops authenticating.
+async fn token_rotate_key(out: &Out, db: &Db, yes: bool) -> Result<i32, sqlx::Error> {
+    if let Err(code) = agreed(out, yes, "cli-token-rotate-voids", "token rotate-key --yes") {
+        return Ok(code);
+    }
+    store::keys::rotate_token_key(db).await?;
+    eprintln!("{}", Message::new("cli-token-key-rotated").render(out.lang));
+    Ok(0)
+}
+
+/// Whether the operator agreed to what a command voids (`voids`, said first): `--yes`, or `yes`
+/// typed at a terminal. Without either, nothing is done: exit 2, naming `command` to run.
+fn agreed(out: &Out, yes: bool, voids: &'static str, command: &str) -> Result<(), i32> {
+    use std::io::{BufRead, IsTerminal, Write};
+    if yes {
+        return Ok(());
+    }
+    eprintln!("{}", Message::new(voids).render(out.lang));
+    if !std::io::stdin().is_terminal() {
+        return Err(
+            out.err(Message::new("cli-confirm-with-yes").arg("command", command.to_owned()))
+        );
+    }
+    eprint!("{}", Message::new("cli-confirm-ask").render(out.lang));
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut answer);
+    match answer.trim().to_lowercase().as_str() {
+        "yes" | "y" | "oui" | "o" => Ok(()),
+        _ => Err(out.err(Message::new("cli-confirm-kept"))),
+    }
 }
 
 /// A number of the API's bucket, 1 to a million, when given.

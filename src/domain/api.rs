@@ -24,14 +24,17 @@ pub const SIGNATURE_MAX_AGE: i64 = 5 * 60;
 pub const TOKEN_PREFIX: &str = "orch_";
 
 /// The purpose a token's keyed hash is made for.
-pub const TOKEN_PURPOSE: &str = "api-token";
+pub use crate::domain::keys::TOKEN_PURPOSE;
 
 /// A token's keyed hash as its 32 bytes, as [`Seen`] keys it; the database stores it as 64 hex
 /// digits ([`stored_hash`]). Made by `site::Snapshot::token_key` on a request's path.
 pub type TokenKey = [u8; 32];
 
 fn token_hash(keys: &SiteKeys, text: &str) -> String {
-    keys.keyed_hash(TOKEN_PURPOSE, text)
+    use hmac::Mac;
+    let mut mac = keys.token_hasher();
+    mac.update(text.as_bytes());
+    hex::encode(mac.finalize().into_bytes())
 }
 
 /// The text a token's keyed hash is stored under in the database.

@@ -14,6 +14,10 @@ pub struct SiteKeys {
     /// The key the payment provider signs its notices with. Kept apart from the link keys:
     /// rotating those does not break notices already on their way.
     provider_key: [u8; 32],
+    /// The key API tokens are stored under (their keyed hash). Kept apart from the link keys
+    /// (issue 20): rotating those voided every token. A site made before has it equal to its
+    /// hash salt then, so its tokens' stored hashes stay right.
+    token_key: [u8; 32],
 }
 
 impl fmt::Debug for SiteKeys {
@@ -28,12 +32,36 @@ impl SiteKeys {
             private_key,
             hash_salt,
             provider_key: [0; 32],
+            // As before the token key was a key of its own: tokens hashed under the salt.
+            token_key: hash_salt,
         }
     }
 
     /// Fresh keys from the operating system's random source.
     pub fn generate() -> Self {
-        Self::from_bytes(random_bytes(), random_bytes()).with_provider_key(random_bytes())
+        Self::from_bytes(random_bytes(), random_bytes())
+            .with_provider_key(random_bytes())
+            .with_token_key(random_bytes())
+    }
+
+    pub fn with_token_key(mut self, key: [u8; 32]) -> Self {
+        self.token_key = key;
+        self
+    }
+
+    pub(crate) fn token_key_hex(&self) -> String {
+        hex::encode(self.token_key)
+    }
+
+    /// The keyed hash of API tokens, keyed and ready for a token's text: HMAC-SHA256 under the
+    /// token key, with the purpose as `keyed_hasher` writes it (so a site whose token key is its
+    /// old hash salt hashes its tokens exactly as before).
+    pub fn token_hasher(&self) -> Hmac<Sha256> {
+        let mut mac =
+            Hmac::<Sha256>::new_from_slice(&self.token_key).expect("HMAC takes any key length");
+        mac.update(TOKEN_PURPOSE.as_bytes());
+        mac.update(b"\0");
+        mac
     }
 
     pub fn with_provider_key(mut self, key: [u8; 32]) -> Self {
@@ -66,12 +94,20 @@ impl SiteKeys {
         hex::encode(self.hash_salt)
     }
 
-    pub(crate) fn from_hex(private_key: &str, hash_salt: &str, provider: &str) -> Option<Self> {
+    /// The stored keys; a token key left empty is the hash salt (`from_bytes`).
+    pub(crate) fn from_hex(
+        private_key: &str,
+        hash_salt: &str,
+        provider: &str,
+        token_key: Option<&str>,
+    ) -> Option<Self> {
         let decode = |hex: &str| -> Option<[u8; 32]> { hex::decode(hex).ok()?.try_into().ok() };
-        Some(
-            Self::from_bytes(decode(private_key)?, decode(hash_salt)?)
-                .with_provider_key(decode(provider)?),
-        )
+        let keys = Self::from_bytes(decode(private_key)?, decode(hash_salt)?)
+            .with_provider_key(decode(provider)?);
+        Some(match token_key {
+            Some(t) => keys.with_token_key(decode(t)?),
+            None => keys,
+        })
     }
 
     /// A keyed hash standing in for a secret wherever an identifier is needed (flood store,
@@ -92,6 +128,9 @@ impl SiteKeys {
         mac
     }
 }
+
+/// The purpose API tokens are hashed under (`SiteKeys::token_hasher`).
+pub const TOKEN_PURPOSE: &str = "api-token";
 
 /// 32 bytes from the operating system. Without an entropy source the site cannot be secure, so
 /// failing to get one ends the process rather than carrying on with weak secrets.

@@ -24,7 +24,7 @@ pub struct Snapshot {
     /// The keyed hash that names a doorway caller, keyed once per snapshot so that each
     /// request only pays for hashing its own link.
     caller_hasher: Hmac<Sha256>,
-    /// `keys.keyed_hash(api::TOKEN_PURPOSE, ..)`, keyed once: the API's fast refusal.
+    /// `keys.token_hasher()`, keyed once: the API's fast refusal.
     token_hasher: Hmac<Sha256>,
     /// Callers named by `caller_id`, over every snapshot of the site (`Site::callers_hashed`).
     hashed: Arc<HashCount>,
@@ -57,7 +57,7 @@ impl Snapshot {
         let caller_hasher =
             Hmac::<Sha256>::new_from_slice(keys.keyed_hash("doorway-caller", "").as_bytes())
                 .expect("HMAC takes any key length");
-        let token_hasher = keys.keyed_hasher(crate::domain::api::TOKEN_PURPOSE);
+        let token_hasher = keys.token_hasher();
         Self {
             settings,
             keys,

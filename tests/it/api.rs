@@ -1931,3 +1931,66 @@ mod described {
         Ok(())
     }
 }
+
+/// Issue 20: API tokens get a key of their own. A database made before it upgrades with its
+/// tokens working (the token key starts as the hash salt their stored hashes were made with,
+/// computed here by hand as the old code did); a rotation of the site keys then leaves them
+/// working, and only the token key's own rotation voids them.
+#[tokio::test]
+async fn a_token_made_before_the_token_key_survives_the_upgrade_and_a_rotation_of_the_site_keys() {
+    use hmac::Mac;
+    let database = helpers::fresh_database().await;
+    let pool = helpers::schema_before(&database.url, 8).await;
+    let (private_key, salt) = ([3u8; 32], [4u8; 32]);
+    let text = format!("orch_{}", "6".repeat(64));
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(&salt).unwrap();
+    mac.update(b"api-token\0");
+    mac.update(text.as_bytes());
+    let stored = hex::encode(mac.finalize().into_bytes());
+    for (sql, args) in [
+        (
+            "INSERT INTO site_keys (id, private_key, hash_salt, created_at, provider_key) VALUES (1, $1, $2, 1700000000, $3)",
+            vec![
+                hex::encode(private_key),
+                hex::encode(salt),
+                hex::encode([5u8; 32]),
+            ],
+        ),
+        (
+            "INSERT INTO api_tokens (name, hash, created_at) VALUES ('crm', $1, 1700000000)",
+            vec![stored],
+        ),
+    ] {
+        let mut query = sqlx::query(sql);
+        for a in args {
+            query = query.bind(a);
+        }
+        query.execute(&pool).await.unwrap();
+    }
+    pool.close().await;
+
+    let app = helpers::spawn_on(database, |_, clock| {
+        std::sync::Arc::new(orchestra::limits::flood::MemoryFlood::new(4096, clock))
+    })
+    .await;
+    let status = |app: &TestApp| {
+        let text = text.clone();
+        let url = app.url("/api/v1/workflows");
+        async move {
+            helpers::read(reqwest::Client::new().get(url).bearer_auth(text))
+                .await
+                .status
+        }
+    };
+    assert_eq!(status(&app).await, 200, "the upgrade keeps the token");
+    store::keys::rotate(&app.db).await.unwrap();
+    app.state.site.refresh().await;
+    assert_eq!(
+        status(&app).await,
+        200,
+        "a rotation of the site keys keeps it"
+    );
+    store::keys::rotate_token_key(&app.db).await.unwrap();
+    app.state.site.refresh().await;
+    assert_eq!(status(&app).await, 401, "the token key's rotation voids it");
+}

@@ -1051,13 +1051,30 @@ async fn keys_rotate_voids_every_link_issued_before() {
     let (base, state) = serve_over(&db).await;
     let path = format!("{base}/interaction/{token}");
     assert_eq!(reqwest::get(&path).await.unwrap().status(), 200);
+    // An API token, which a rotation of the site keys leaves working (issue 20: it voided them
+    // all without a word) and the token key's own rotation voids.
+    let api = cli.run(&["token", "create", "crm"]).line().to_owned();
+    let workflows = format!("{base}/api/v1/workflows");
+    let api_status = |token: String| {
+        let workflows = workflows.clone();
+        async move {
+            reqwest::Client::new()
+                .get(&workflows)
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }
+    };
+    assert_eq!(api_status(api.clone()).await, 200);
 
     // Without --yes, and with no terminal to ask at, it says what it would void and changes
     // nothing (issue 20: it voided every API token without a word).
     cli.run(&["keys", "rotate"]).expect(
         2,
         "",
-        "Rotating the site keys voids every link and continuation handle issued so far, every API token, and every administrator's session.\nNothing was changed. Run `orchestra keys rotate --yes` to rotate them.\n",
+        "Rotating the site keys voids every link and continuation handle issued so far and every administrator's session. API tokens keep working (orchestra token rotate-key voids them).\nNothing was changed. Run `orchestra keys rotate --yes` to go on.\n",
     );
     assert_eq!(
         reqwest::get(&path).await.unwrap().status(),
@@ -1065,7 +1082,7 @@ async fn keys_rotate_voids_every_link_issued_before() {
         "still works"
     );
     cli.run(&["keys", "rotate", "--yes"])
-        .expect(0, "", "New site keys are in place. Every link and handle issued before now no longer works, every API token must be made again, and every administrator signs in again.\n");
+        .expect(0, "", "New site keys are in place. Every link and handle issued before now no longer works, and every administrator signs in again. API tokens keep working.\n");
 
     let keys = store::keys::load_or_create(&db).await.unwrap();
     assert!(!orchestra::domain::capability::verify(
@@ -1076,6 +1093,30 @@ async fn keys_rotate_voids_every_link_issued_before() {
     ));
     state.site.refresh().await;
     assert_eq!(reqwest::get(&path).await.unwrap().status(), 404);
+    assert_eq!(
+        api_status(api.clone()).await,
+        200,
+        "the token survives the rotation"
+    );
+    cli.run(&["token", "rotate-key"]).expect(
+        2,
+        "",
+        "Rotating the API tokens' key voids every API token made so far; links, sessions and the site keys are left alone.\nNothing was changed. Run `orchestra token rotate-key --yes` to go on.\n",
+    );
+    assert_eq!(api_status(api.clone()).await, 200);
+    cli.run(&["token", "rotate-key", "--yes"]).expect(
+        0,
+        "",
+        "A new key for API tokens is in place. Every token made before now no longer works: make new ones (orchestra token create).\n",
+    );
+    state.site.refresh().await;
+    assert_eq!(
+        api_status(api).await,
+        401,
+        "voided by its own key's rotation"
+    );
+    let fresh_api = cli.run(&["token", "create", "crm2"]).line().to_owned();
+    assert_eq!(api_status(fresh_api).await, 200);
     let fresh = cli
         .run(&["link", "issue", &id, "--branch", "legal"])
         .line()
@@ -1089,7 +1130,7 @@ async fn keys_rotate_voids_every_link_issued_before() {
     cli.run_fr(&["keys", "rotate", "--yes"]).expect(
         0,
         "",
-        "De nouvelles clés du site sont en place. Aucun lien ni jeton de retour émis avant maintenant ne fonctionne plus, chaque jeton d'API est à refaire, et chaque administrateur se reconnecte.\n",
+        "De nouvelles clés du site sont en place. Aucun lien ni jeton de retour émis avant maintenant ne fonctionne plus, et chaque administrateur se reconnecte. Les jetons d'API continuent de fonctionner.\n",
     );
 }
 
@@ -1206,7 +1247,7 @@ async fn every_command_migrates_an_empty_database() {
             &["keys", "rotate", "--yes"],
             0,
             "",
-            "New site keys are in place. Every link and handle issued before now no longer works, every API token must be made again, and every administrator signs in again.\n",
+            "New site keys are in place. Every link and handle issued before now no longer works, and every administrator signs in again. API tokens keep working.\n",
         ),
     ];
     for (args, code, stdout, stderr) in cases {
