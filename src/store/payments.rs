@@ -31,8 +31,9 @@ pub struct NewPayment<'a> {
 }
 
 /// Starts a payment, or joins the one already under way for the same step and branch, and
-/// points the handle at it. Two starts at once make one payment; two handles signed in the same
-/// second are the same handle, and both point at it: never a unique-key error.
+/// points the handle at it. Two starts at once make one payment, and each start's handle (every
+/// handle is distinct: `capability` signs a nonce into each) points at it; a handle written twice
+/// is updated in place: never a unique-key error.
 pub async fn start(
     db: &Db,
     p: &NewPayment<'_>,
