@@ -145,6 +145,25 @@ pub async fn create(
     Ok(Ok(id))
 }
 
+/// Marks every live link record of `instance` revoked by `by`, inside the caller's transaction
+/// (a revoke of all its links, or its cancel).
+pub(crate) async fn revoke_records(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    instance: i64,
+    by: &str,
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE links SET revoked_at = $1, revoked_by = $2 WHERE instance_id = $3 AND revoked_at IS NULL",
+    )
+    .bind(now)
+    .bind(by)
+    .bind(instance)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
 pub(crate) async fn insert_history(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     instance: i64,
@@ -438,14 +457,7 @@ pub async fn cancel(
     let Some(step) = step else {
         return Ok(false);
     };
-    sqlx::query(
-        "UPDATE links SET revoked_at = $1, revoked_by = $2 WHERE instance_id = $3 AND revoked_at IS NULL",
-    )
-    .bind(now)
-    .bind(by)
-    .bind(instance)
-    .execute(&mut *tx)
-    .await?;
+    revoke_records(&mut tx, instance, by, now).await?;
     sqlx::query(
         "UPDATE payments SET state = 'cancelled', open_key = NULL, updated_at = $1 \
          WHERE instance_id = $2 AND state = 'pending'",

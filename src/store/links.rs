@@ -1,7 +1,7 @@
 //! Issued links, recorded by a keyed hash of the link: never the link itself.
 
 use super::Db;
-use super::instances::{CapReached, Entry, insert_history};
+use super::instances::{CapReached, Entry, insert_history, revoke_records};
 use crate::domain::workflow::history::Event;
 
 #[derive(Clone, Debug, sqlx::FromRow)]
@@ -156,14 +156,7 @@ pub async fn revoke_all(
     if found == 0 {
         return Ok(false);
     }
-    sqlx::query(
-        "UPDATE links SET revoked_at = $1, revoked_by = $2 WHERE instance_id = $3 AND revoked_at IS NULL",
-    )
-    .bind(now)
-    .bind(by)
-    .bind(instance)
-    .execute(&mut *tx)
-    .await?;
+    revoke_records(&mut tx, instance, by, now).await?;
     insert_history(
         &mut tx,
         instance,
