@@ -12,6 +12,19 @@ pub fn format_utc(unix: i64) -> String {
     )
 }
 
+/// `2026-11-29T16:43:00Z`, for a `<time datetime>` a script shows in the reader's own zone.
+pub fn format_iso(unix: i64) -> String {
+    let days = unix.div_euclid(86_400);
+    let secs = unix.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
 /// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;

@@ -80,3 +80,31 @@ document.addEventListener("click", function (event) {
     });
   });
 })();
+
+// A <time data-local> shows its moment in the reader's own time zone and language (the page's
+// lang), with the offset; without script it keeps the UTC text the server wrote.
+(function () {
+  function localise() {
+    var lang = document.documentElement.lang || undefined;
+    var times = document.querySelectorAll("time[data-local]");
+    Array.prototype.forEach.call(times, function (el) {
+      var when = new Date(el.getAttribute("datetime"));
+      if (isNaN(when.getTime())) {
+        return;
+      }
+      try {
+        el.textContent = new Intl.DateTimeFormat(lang, {
+          year: "numeric", month: "long", day: "numeric",
+          hour: "2-digit", minute: "2-digit", timeZoneName: "shortOffset"
+        }).format(when);
+      } catch (e) {
+        // An older browser without the offset option keeps the UTC text.
+      }
+    });
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", localise);
+  } else {
+    localise();
+  }
+})();

@@ -476,3 +476,15 @@ token-abilities-empty = Choose at least one thing the token may do.
 token-ability-unknown = "{ $value }" is not an ability: read, start or links.
 token-reach-unknown = "{ $value }" is not a reach: own or all.
 token-workflow-unknown = There is no workflow named "{ $name }".
+
+# A step shows earlier answers; a step's words in other languages.
+workflow-show-help = "| show 1" shows this step's participant what step 1 was answered with (several: "show 1, 2"); nothing of another step is shown unless asked.
+workflow-translation-help = a line under a step gives its words in another language (en or fr): the title, then for a form its labels in order after a bar. A visitor sees their language, else the step's own words.
+definition-show = Line { $line }: "show" names earlier steps by number, as in "| show 1, 2".
+definition-segments = Line { $line }: this step has one bar too many; only a form's fields, a payment's amount and "show" go after bars.
+definition-translation-first = Line { $line }: a translation line goes under the step it translates.
+definition-translation-twice = Line { $line }: this step already has words in this language.
+definition-translation-labels = Line { $line }: give the { $count ->
+    [one] field's label
+   *[other] { $count } fields' labels
+} after a bar, in order, separated by commas.

@@ -44,3 +44,20 @@ doorway-payment-confirmed-title = Payment confirmed
 doorway-payment-confirmed = The payment provider confirmed your payment. Thank you.
 provider-settled = This payment is settled.
 provider-back = Back to the site
+
+# Earlier answers a step shows (the definition's "show").
+doorway-earlier = What was answered before
+doorway-earlier-none = Nothing was answered at this step.
+
+# When the link stops working; a warning when that is close; an answer on a just-expired link.
+doorway-expires = This link works until
+doorway-expires-soon-hours = This link expires in { $hours ->
+    [one] about an hour
+   *[other] about { $hours } hours
+}: answer before then, or ask for a new link.
+doorway-expires-soon-minutes = This link expires in { $minutes ->
+    [one] a minute
+   *[other] { $minutes } minutes
+}: answer now, or ask for a new link.
+doorway-expired-title = This link has expired
+doorway-expired-kept = Your answer was not recorded: this link stopped working on { $expired }. What you typed is below; copy it before you leave this page, and ask whoever sent you the link for a new one.

@@ -476,3 +476,15 @@ token-abilities-empty = Choisissez au moins une chose que le jeton peut faire.
 token-ability-unknown = « { $value } » n'est pas une capacité : read, start ou links.
 token-reach-unknown = « { $value } » n'est pas une portée : own ou all.
 token-workflow-unknown = Aucun workflow ne s'appelle « { $name } ».
+
+# A step shows earlier answers; a step's words in other languages.
+workflow-show-help = « | show 1 » montre au participant de cette étape ce qui a été répondu à l'étape 1 (plusieurs : « show 1, 2 ») ; rien d'une autre étape n'est montré sans qu'on le demande.
+workflow-translation-help = une ligne sous une étape donne ses mots dans une autre langue (en ou fr) : le titre, puis pour un formulaire ses libellés dans l'ordre, après une barre. Un visiteur voit sa langue, sinon les mots de l'étape.
+definition-show = Ligne { $line } : « show » désigne des étapes précédentes par leur numéro, comme dans « | show 1, 2 ».
+definition-segments = Ligne { $line } : cette étape a une barre de trop ; seuls les champs d'un formulaire, le montant d'un paiement et « show » viennent après des barres.
+definition-translation-first = Ligne { $line } : une ligne de traduction se place sous l'étape qu'elle traduit.
+definition-translation-twice = Ligne { $line } : cette étape a déjà ses mots dans cette langue.
+definition-translation-labels = Ligne { $line } : donnez { $count ->
+    [one] le libellé du champ
+   *[other] les libellés des { $count } champs
+} après une barre, dans l'ordre, séparés par des virgules.

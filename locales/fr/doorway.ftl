@@ -44,3 +44,20 @@ doorway-payment-confirmed-title = Paiement confirmé
 doorway-payment-confirmed = Le prestataire de paiement a confirmé votre paiement. Merci.
 provider-settled = Ce paiement est réglé.
 provider-back = Retour au site
+
+# Earlier answers a step shows (the definition's "show").
+doorway-earlier = Ce qui a été répondu avant
+doorway-earlier-none = Rien n'a été répondu à cette étape.
+
+# When the link stops working; a warning when that is close; an answer on a just-expired link.
+doorway-expires = Ce lien fonctionne jusqu'au
+doorway-expires-soon-hours = Ce lien expire dans { $hours ->
+    [one] une heure environ
+   *[other] { $hours } heures environ
+} : répondez d'ici là, ou demandez un nouveau lien.
+doorway-expires-soon-minutes = Ce lien expire dans { $minutes ->
+    [one] une minute
+   *[other] { $minutes } minutes
+} : répondez maintenant, ou demandez un nouveau lien.
+doorway-expired-title = Ce lien a expiré
+doorway-expired-kept = Votre réponse n'a pas été enregistrée : ce lien a cessé de fonctionner le { $expired }. Ce que vous avez saisi figure ci-dessous ; copiez-le avant de quitter cette page, et demandez un nouveau lien à la personne qui vous l'a envoyé.

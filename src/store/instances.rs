@@ -296,6 +296,25 @@ pub async fn answered_branches(
     .await
 }
 
+/// The answers given at steps `from..=to` of an instance, oldest first: a step page showing
+/// earlier answers reads them with the current step's in one statement.
+pub async fn answers_between(
+    db: &Db,
+    instance: i64,
+    from: i64,
+    to: i64,
+) -> Result<Vec<(i64, String, String)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT step_index, branch, answer FROM history WHERE instance_id = $1 \
+         AND step_index >= $2 AND step_index <= $3 AND event = 'answered' ORDER BY id",
+    )
+    .bind(instance)
+    .bind(from)
+    .bind(to)
+    .fetch_all(db.reader())
+    .await
+}
+
 /// What an answer did to its instance.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Recorded {

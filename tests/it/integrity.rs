@@ -8,7 +8,8 @@ use orchestra::domain::interaction::payment;
 use orchestra::store;
 
 use crate::helpers::{
-    self, Flood, Page, TestApp, answers, get, on_postgres, post, read, sign_in, spawn, state_of,
+    self, Flood, Page, TestApp, answer_step, answers, get, on_postgres, read, sign_in, spawn,
+    state_of,
 };
 
 const SUPPLIER: [(&str, &str); 4] = [
@@ -48,14 +49,22 @@ async fn a_definition_edited_mid_flight_leaves_running_and_ended_instances_as_th
     // One instance ended, one at its second (last) step.
     let ended = app.start("supplier_onboarding", "Ended").await;
     let supplier = app.link(ended, Some("supplier")).await;
-    assert_eq!(post(&client, &app, &supplier, &SUPPLIER).await.status, 200);
+    assert_eq!(
+        answer_step(&client, &app, &supplier, &SUPPLIER)
+            .await
+            .status,
+        200
+    );
     let reviewer = app.link(ended, Some("reviewer")).await;
-    let done = post(&client, &app, &reviewer, &[("decision", "approve")]).await;
+    let done = answer_step(&client, &app, &reviewer, &[("decision", "approve")]).await;
     assert_eq!(done.status, 200);
     assert_eq!(state_of(&app, ended).await.0, "complete");
     let running = app.start("supplier_onboarding", "Running").await;
     let link = app.link(running, Some("supplier")).await;
-    assert_eq!(post(&client, &app, &link, &SUPPLIER).await.status, 200);
+    assert_eq!(
+        answer_step(&client, &app, &link, &SUPPLIER).await.status,
+        200
+    );
     let ended_before = history(&app, ended).await;
     let running_before = history(&app, running).await;
 
@@ -82,7 +91,7 @@ async fn a_definition_edited_mid_flight_leaves_running_and_ended_instances_as_th
         Some("Step 2 / 2")
     );
     assert_eq!(page.first("section.step h2"), "Check the supplier");
-    let answered = post(&client, &app, &review_link, &[("decision", "approve")]).await;
+    let answered = answer_step(&client, &app, &review_link, &[("decision", "approve")]).await;
     assert_eq!(answered.status, 200);
     assert_eq!(state_of(&app, running).await.0, "complete");
     // New instances take the newest version.
@@ -133,7 +142,7 @@ async fn the_workflow_page_lists_versions_and_refuses_to_delete_what_runs() {
     // Deleting the workflow, or version 1, is refused while the instance runs.
     let form = get(&admin, &app, &format!("/admin/workflows/{}/delete", w.id)).await;
     assert_eq!(form.status, 200);
-    let refused = post(
+    let refused = answer_step(
         &admin,
         &app,
         &format!("/admin/workflows/{}/delete", w.id),
@@ -148,7 +157,7 @@ async fn the_workflow_page_lists_versions_and_refuses_to_delete_what_runs() {
     );
     let path = format!("/admin/workflows/{}/versions/1/delete", w.id);
     let form = get(&admin, &app, &path).await;
-    let refused = post(&admin, &app, &path, &[("csrf", &form.csrf())]).await;
+    let refused = answer_step(&admin, &app, &path, &[("csrf", &form.csrf())]).await;
     assert_eq!(refused.status, 409);
     assert!(
         store::workflows::by_id(&app.db, w.id)
@@ -161,14 +170,14 @@ async fn the_workflow_page_lists_versions_and_refuses_to_delete_what_runs() {
     let legal = app.link(running, Some("legal")).await;
     let finance = app.link(running, Some("finance")).await;
     let client = app.client();
-    post(&client, &app, &legal, &[("decision", "approve")]).await;
-    post(&client, &app, &finance, &[("decision", "approve")]).await;
+    answer_step(&client, &app, &legal, &[("decision", "approve")]).await;
+    answer_step(&client, &app, &finance, &[("decision", "approve")]).await;
     assert_eq!(state_of(&app, running).await.0, "complete");
     let before = history(&app, running).await;
-    let gone = post(&admin, &app, &path, &[("csrf", &form.csrf())]).await;
+    let gone = answer_step(&admin, &app, &path, &[("csrf", &form.csrf())]).await;
     assert_eq!(gone.status, 303);
     let delete = format!("/admin/workflows/{}/delete", w.id);
-    let gone = post(&admin, &app, &delete, &[("csrf", &form.csrf())]).await;
+    let gone = answer_step(&admin, &app, &delete, &[("csrf", &form.csrf())]).await;
     assert_eq!(gone.status, 303);
     assert!(
         store::workflows::by_id(&app.db, w.id)
@@ -193,11 +202,11 @@ async fn answer_shown(app: &TestApp, link: &str, page: &Page) -> Page {
         } else {
             &DELIVERY[..]
         };
-        post(&client, app, link, fields).await
+        answer_step(&client, app, link, fields).await
     } else if page.has("section.step-review") {
-        post(&client, app, link, &[("decision", "approve")]).await
+        answer_step(&client, app, link, &[("decision", "approve")]).await
     } else {
-        post(&client, app, link, &[("action", "pay")]).await
+        answer_step(&client, app, link, &[("action", "pay")]).await
     }
 }
 
@@ -250,7 +259,7 @@ async fn no_participant_can_answer_another_participants_step_in_any_seeded_workf
                     &DELIVERY[..],
                     &[("action", "pay")][..],
                 ] {
-                    let tried = post(&client, &app, &foreign, attempt).await;
+                    let tried = answer_step(&client, &app, &foreign, attempt).await;
                     assert!(tried.status < 500, "{name} step {index} by {other}");
                 }
                 assert_eq!(
@@ -289,7 +298,7 @@ async fn the_seeded_examples_use_participants_as_the_issue_describes() {
     // Supplier onboarding: the supplier's link shows nothing once the form is in.
     let id = app.start("supplier_onboarding", "Acme").await;
     let supplier = app.link(id, Some("supplier")).await;
-    let after = post(&client, &app, &supplier, &SUPPLIER).await;
+    let after = answer_step(&client, &app, &supplier, &SUPPLIER).await;
     assert_eq!(after.status, 200);
     assert_eq!(
         after.first("p.done"),
@@ -303,7 +312,7 @@ async fn the_seeded_examples_use_participants_as_the_issue_describes() {
     // Order payment: the payer's one link goes from the form straight on to the payment.
     let id = app.start("order_payment", "Order").await;
     let payer = app.link(id, Some("payer")).await;
-    let after = post(&client, &app, &payer, &DELIVERY).await;
+    let after = answer_step(&client, &app, &payer, &DELIVERY).await;
     assert_eq!(after.status, 303, "the same link answers the payment next");
     assert!(get(&client, &app, &payer).await.has("section.step-payment"));
 }
@@ -314,7 +323,7 @@ async fn issuing_a_link_for_someone_with_nothing_left_or_on_an_ended_instance_is
     let admin = app.admin_client().await;
     let id = app.start("supplier_onboarding", "Acme").await;
     let supplier = app.link(id, Some("supplier")).await;
-    post(&app.client(), &app, &supplier, &SUPPLIER).await;
+    answer_step(&app.client(), &app, &supplier, &SUPPLIER).await;
 
     let page = get(&admin, &app, &format!("/admin/instances/{id}")).await;
     let offered = page.text("select#participant option");
@@ -323,7 +332,7 @@ async fn issuing_a_link_for_someone_with_nothing_left_or_on_an_ended_instance_is
         ["reviewer"],
         "the form offers who has something left"
     );
-    let refused = post(
+    let refused = answer_step(
         &admin,
         &app,
         &format!("/admin/instances/{id}/links"),
@@ -339,7 +348,7 @@ async fn issuing_a_link_for_someone_with_nothing_left_or_on_an_ended_instance_is
         refused.first("#link-error"),
         "supplier has nothing left to answer in this instance."
     );
-    let unknown = post(
+    let unknown = answer_step(
         &admin,
         &app,
         &format!("/admin/instances/{id}/links"),
@@ -389,7 +398,7 @@ async fn links_are_recorded_listed_and_revoked_one_by_one() {
         .find(|l| l.participant == "legal")
         .unwrap()
         .id;
-    let revoked = post(
+    let revoked = answer_step(
         &admin,
         &app,
         &format!("/admin/instances/{id}/links/{legal_id}/revoke"),
@@ -434,7 +443,7 @@ async fn links_are_recorded_listed_and_revoked_one_by_one() {
             .await
             .has("section.step-review")
     );
-    let all = post(
+    let all = answer_step(
         &admin,
         &app,
         &format!("/admin/instances/{id}/revoke"),
@@ -467,9 +476,12 @@ async fn start_payment(app: &TestApp, id: i64) -> String {
     let client = app.client();
     let payer = app.link(id, Some("payer")).await;
     if get(&client, app, &payer).await.has("section.step-form") {
-        assert_eq!(post(&client, app, &payer, &DELIVERY).await.status, 303);
+        assert_eq!(
+            answer_step(&client, app, &payer, &DELIVERY).await.status,
+            303
+        );
     }
-    let pay = post(&client, app, &payer, &[("action", "pay")]).await;
+    let pay = answer_step(&client, app, &payer, &[("action", "pay")]).await;
     assert_eq!(pay.status, 303);
     pay.location()
 }
@@ -546,7 +558,7 @@ async fn the_test_provider_pays_through_a_signed_notice_and_cancel_lets_the_paye
     let page = get(&client, &app, &provider).await;
     assert_eq!(page.first("strong.amount"), "49.90 EUR");
 
-    let cancelled = post(&client, &app, &provider, &[("outcome", "failed")]).await;
+    let cancelled = answer_step(&client, &app, &provider, &[("outcome", "failed")]).await;
     assert_eq!(cancelled.status, 303);
     let back = get(&client, &app, &cancelled.location()).await;
     assert!(back.has("section.step-payment"));
@@ -558,7 +570,7 @@ async fn the_test_provider_pays_through_a_signed_notice_and_cancel_lets_the_paye
 
     // Pay again: a new payment, paid through the provider's notice.
     let provider = start_payment(&app, id).await;
-    let paid = post(&client, &app, &provider, &[("outcome", "paid")]).await;
+    let paid = answer_step(&client, &app, &provider, &[("outcome", "paid")]).await;
     assert_eq!(paid.status, 303);
     let back = get(&client, &app, &paid.location()).await;
     assert_eq!(back.first("h1"), "Payment confirmed");
@@ -696,7 +708,9 @@ async fn two_payment_starts_at_once_answer_without_a_server_error() {
     let id = app.start("order_payment", "Order").await;
     let payer = app.link(id, Some("payer")).await;
     assert_eq!(
-        post(&app.client(), &app, &payer, &DELIVERY).await.status,
+        answer_step(&app.client(), &app, &payer, &DELIVERY)
+            .await
+            .status,
         303
     );
 
@@ -705,7 +719,7 @@ async fn two_payment_starts_at_once_answer_without_a_server_error() {
         for _ in 0..8 {
             let (app, payer) = (app.clone(), payer.clone());
             tasks.push(tokio::spawn(async move {
-                post(&app.client(), &app, &payer, &[("action", "pay")]).await
+                answer_step(&app.client(), &app, &payer, &[("action", "pay")]).await
             }));
         }
         for t in tasks {
@@ -788,8 +802,8 @@ async fn the_status_report_warns_while_the_test_provider_takes_payments_on_an_ht
     // Switched off, the provider's pages are not found and a payment step cannot start.
     let id = app.start("order_payment", "Order").await;
     let payer = app.link(id, Some("payer")).await;
-    post(&app.client(), &app, &payer, &DELIVERY).await;
-    let pay = post(&app.client(), &app, &payer, &[("action", "pay")]).await;
+    answer_step(&app.client(), &app, &payer, &DELIVERY).await;
+    let pay = answer_step(&app.client(), &app, &payer, &[("action", "pay")]).await;
     assert_eq!(pay.status, 503);
     assert!(pay.has(".errors"));
 }
@@ -799,7 +813,7 @@ async fn an_admin_reads_the_history_in_words() {
     let app = spawn(Flood::Memory).await;
     let id = app.start("contract_review", "Lease").await;
     let legal = app.link(id, Some("legal")).await;
-    post(
+    answer_step(
         &app.client(),
         &app,
         &legal,
@@ -943,7 +957,7 @@ async fn a_database_made_by_the_previous_schema_upgrades_and_its_links_keep_work
     assert_eq!(page.status, 200, "{}", page.body);
     assert_eq!(page.first("section.step-review h2"), "Check the supplier");
     assert_eq!(
-        post(&client, &app, &acme, &[("decision", "approve")])
+        answer_step(&client, &app, &acme, &[("decision", "approve")])
             .await
             .status,
         200
@@ -952,7 +966,7 @@ async fn a_database_made_by_the_previous_schema_upgrades_and_its_links_keep_work
     // The contract's finance link completes the step legal answered before the upgrade.
     let finance = sign(2, Some("finance"), "token-Lease");
     assert_eq!(
-        post(&client, &app, &finance, &[("decision", "approve")])
+        answer_step(&client, &app, &finance, &[("decision", "approve")])
             .await
             .status,
         200
@@ -1031,10 +1045,10 @@ async fn an_attacker_gets_one_plain_refusal_from_the_notice_route_and_the_provid
     assert_eq!(cross.status, 403);
     let mut forged = provider.clone();
     forged.pop();
-    let page = post(&app.client(), &app, &forged, &[("outcome", "paid")]).await;
+    let page = answer_step(&app.client(), &app, &forged, &[("outcome", "paid")]).await;
     assert_eq!(page.status, 404);
     assert!(page.has("h1"), "the themed page, not a framework message");
-    let odd = post(&app.client(), &app, &provider, &[("outcome", "refunded")]).await;
+    let odd = answer_step(&app.client(), &app, &provider, &[("outcome", "refunded")]).await;
     assert_eq!(odd.status, 400);
     assert_eq!(history(&app, id).await, before, "nothing was recorded");
     assert_eq!(state_of(&app, id).await, ("active".into(), 1));
@@ -1070,7 +1084,7 @@ async fn a_cancelled_instances_links_handles_and_notices_change_nothing() {
     );
     // Back to English (the choice is kept in a cookie).
     get(&admin, &app, &helpers::with_lang(&path, "en")).await;
-    let done = post(
+    let done = answer_step(
         &admin,
         &app,
         &path,
@@ -1143,7 +1157,7 @@ async fn a_cancelled_instances_links_handles_and_notices_change_nothing() {
     );
 
     // Twice is refused, and changes nothing; so is a new link.
-    let again = post(
+    let again = answer_step(
         &admin,
         &app,
         &path,
@@ -1157,7 +1171,7 @@ async fn a_cancelled_instances_links_handles_and_notices_change_nothing() {
         again.first(".errors")
     );
     assert_eq!(history(&app, id).await, before);
-    let issued = post(
+    let issued = answer_step(
         &admin,
         &app,
         &format!("/admin/instances/{id}/links"),
@@ -1182,7 +1196,7 @@ async fn a_cancel_with_a_reason_too_long_keeps_it_and_cancels_nothing() {
     let path = format!("/admin/instances/{id}/cancel");
     let form = get(&admin, &app, &path).await;
     let long = "é".repeat(orchestra::domain::links::MAX_REASON + 1);
-    let refused = post(
+    let refused = answer_step(
         &admin,
         &app,
         &path,
@@ -1214,10 +1228,10 @@ async fn a_workflow_whose_last_running_instance_is_cancelled_can_be_deleted() {
         .unwrap();
     let delete = format!("/admin/workflows/{}/delete", w.id);
     let form = get(&admin, &app, &delete).await;
-    let refused = post(&admin, &app, &delete, &[("csrf", &form.csrf())]).await;
+    let refused = answer_step(&admin, &app, &delete, &[("csrf", &form.csrf())]).await;
     assert_eq!(refused.status, 409);
     let cancel = format!("/admin/instances/{id}/cancel");
-    let done = post(
+    let done = answer_step(
         &admin,
         &app,
         &cancel,
@@ -1225,12 +1239,81 @@ async fn a_workflow_whose_last_running_instance_is_cancelled_can_be_deleted() {
     )
     .await;
     assert_eq!(done.status, 303);
-    let gone = post(&admin, &app, &delete, &[("csrf", &form.csrf())]).await;
+    let gone = answer_step(&admin, &app, &delete, &[("csrf", &form.csrf())]).await;
     assert_eq!(gone.status, 303, "{}", gone.body);
     assert!(
         store::workflows::by_id(&app.db, w.id)
             .await
             .unwrap()
             .is_none()
+    );
+}
+
+/// A site made by an earlier release has the examples in English alone: on its next start an
+/// example still exactly as shipped gets its French words (and the review its view of the
+/// supplier's form) as a new version; an example an administrator changed is left alone.
+#[tokio::test]
+async fn examples_left_as_shipped_get_their_french_words_on_upgrade() {
+    let app = spawn(Flood::Memory).await;
+    redefine(
+        &app,
+        "supplier_onboarding",
+        "form@supplier: Supplier details | Company*, Contact email* (email), Yearly volume (number), Notes (long)\n\
+         review@reviewer: Check the supplier\n",
+    )
+    .await;
+    let changed = "review[legal,finance]: Approve the lease\n";
+    redefine(&app, "contract_review", changed).await;
+    let running = app.start("supplier_onboarding", "On the old version").await;
+    let old_version = store::instances::by_id(&app.db, running)
+        .await
+        .unwrap()
+        .unwrap()
+        .version_id;
+
+    orchestra::domain::workflow::seed::seed_examples(&app.db)
+        .await
+        .unwrap();
+
+    let newest = |name: &'static str| {
+        let db = app.db.clone();
+        async move {
+            let w = store::workflows::by_name(&db, name).await.unwrap().unwrap();
+            orchestra::domain::workflow::Definition::from_json(&w.definition).unwrap()
+        }
+    };
+    let supplier = newest("supplier_onboarding").await;
+    assert_eq!(
+        supplier.steps[0].title_in(orchestra::i18n::Lang::Fr),
+        "Coordonnées du fournisseur"
+    );
+    assert_eq!(supplier.steps[1].shows, [0]);
+    assert_eq!(
+        newest("contract_review").await,
+        orchestra::domain::workflow::Definition::parse(changed).unwrap(),
+        "a changed example is the administrator's"
+    );
+    let still = store::instances::by_id(&app.db, running)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        still.version_id, old_version,
+        "a running instance keeps its version"
+    );
+    // A second start changes nothing more.
+    let versions = store::workflows::versions(&app.db, still.workflow_id)
+        .await
+        .unwrap()
+        .len();
+    orchestra::domain::workflow::seed::seed_examples(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(
+        store::workflows::versions(&app.db, still.workflow_id)
+            .await
+            .unwrap()
+            .len(),
+        versions
     );
 }

@@ -28,3 +28,4 @@ mod sessions;
 mod sizing;
 mod soak;
 mod store;
+mod visitor;

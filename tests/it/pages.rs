@@ -3,7 +3,7 @@
 
 use reqwest::Client;
 
-use crate::helpers::{Flood, Page, TestApp, get, post, read, sign_in, spawn, with_lang};
+use crate::helpers::{Flood, Page, TestApp, answer_step, get, read, sign_in, spawn, with_lang};
 
 const FRENCH: &str = "fr-FR,fr;q=0.9,en;q=0.5";
 const LANG_COOKIE: &str = "orchestra_lang";
@@ -250,7 +250,7 @@ async fn every_doorway_step_is_rendered_in_english_and_in_french() {
         ("email", "grace@example.org"),
     ];
     assert_eq!(
-        post(&app.client(), &app, &order_link, &delivery)
+        answer_step(&app.client(), &app, &order_link, &delivery)
             .await
             .status,
         303
@@ -290,10 +290,10 @@ async fn doorway_answers_and_refusals_are_rendered_in_english_and_in_french() {
         let id = app.start("supplier_onboarding", "Acme onboarding").await;
         let link = with_lang(&app.link(id, None).await, lang);
         let client = app.client();
-        let page = post(&client, &app, &link, &[("contact_email", "nope")]).await;
+        let page = answer_step(&client, &app, &link, &[("contact_email", "nope")]).await;
         assert_eq!(page.status, 422);
         rejected.push(page);
-        let answered = post(
+        let answered = answer_step(
             &client,
             &app,
             &link,
@@ -302,14 +302,14 @@ async fn doorway_answers_and_refusals_are_rendered_in_english_and_in_french() {
         .await;
         assert_eq!(answered.status, 200);
         let link = with_lang(&app.link(id, Some("reviewer")).await, lang);
-        let done = post(&client, &app, &link, &[("decision", "approve")]).await;
+        let done = answer_step(&client, &app, &link, &[("decision", "approve")]).await;
         assert_eq!(done.status, 200);
         thanks.push(done);
         closed.push(get(&client, &app, &link).await);
 
         let id = app.start("contract_review", "Lease renewal").await;
         let legal = with_lang(&app.link(id, Some("legal")).await, lang);
-        waiting.push(post(&client, &app, &legal, &[("decision", "approve")]).await);
+        waiting.push(answer_step(&client, &app, &legal, &[("decision", "approve")]).await);
     }
     for selector in [
         "section.step-form .errors",
@@ -328,7 +328,7 @@ async fn doorway_answers_and_refusals_are_rendered_in_english_and_in_french() {
     let finance = app.link(id, Some("finance")).await;
     let mut reasons = Vec::new();
     for lang in ["en", "fr"] {
-        let page = post(
+        let page = answer_step(
             &app.client(),
             &app,
             &with_lang(&finance, lang),
@@ -390,8 +390,11 @@ async fn the_test_provider_and_the_payment_return_are_rendered_in_both_languages
         ("address", "1 Harbour Road"),
         ("email", "grace@example.org"),
     ];
-    assert_eq!(post(&client, &app, &link, &delivery).await.status, 303);
-    let provider = post(&client, &app, &link, &[("action", "pay")])
+    assert_eq!(
+        answer_step(&client, &app, &link, &delivery).await.status,
+        303
+    );
+    let provider = answer_step(&client, &app, &link, &[("action", "pay")])
         .await
         .location();
 
@@ -402,7 +405,7 @@ async fn the_test_provider_and_the_payment_return_are_rendered_in_both_languages
     let back = provider.replace("/test-provider/", "/interaction/");
     check(&app.client(), &app.client(), &app, &back, "h1", 200).await;
     check(&app.client(), &app.client(), &app, &back, "p.done", 200).await;
-    let cancelled = post(&client, &app, &provider, &[("outcome", "failed")]).await;
+    let cancelled = answer_step(&client, &app, &provider, &[("outcome", "failed")]).await;
     assert_eq!(cancelled.location(), back);
     check(&app.client(), &app.client(), &app, &back, "p.notice", 200).await;
     check(
@@ -444,7 +447,7 @@ async fn error_pages_are_rendered_in_the_visitors_language() {
 
     let mut forbidden = Vec::new();
     for lang in ["en", "fr"] {
-        let page = post(
+        let page = answer_step(
             &admin,
             &app,
             &with_lang("/admin/config/orchestra", lang),

@@ -1,6 +1,7 @@
 //! What an instance's history records: the events, and who caused those an operator did.
 
-use super::InstanceState;
+use super::{InstanceState, Step, format_amount_for};
+use crate::i18n::Lang;
 
 /// One kind of history line. Stored by [`Event::as_str`]; read back through `TryFrom`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,6 +108,80 @@ impl Actor {
         s.strip_prefix("api:")
             .map(|name| Actor::Api(name.to_owned()))
     }
+}
+
+/// An answer as label/value lines in the reader's language, field labels from its step's
+/// words when the step is known. Reads the answers recorded today
+/// (labels included) and those recorded before labels were (field names only).
+pub fn answer_lines(lang: Lang, json: &str, step: Option<&Step>) -> Vec<(String, String)> {
+    let t = |id: &str| crate::i18n::tr(lang, id, &[]);
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(json) else {
+        return Vec::new();
+    };
+    let text = |v: &serde_json::Value| v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+    let mut out = Vec::new();
+    match map.get("fields") {
+        Some(serde_json::Value::Array(fields)) => {
+            for f in fields {
+                // The step's words in the reader's language, else the label as recorded.
+                let translated = f
+                    .get("name")
+                    .and_then(|n| n.as_str())
+                    .and_then(|n| step?.label_named(lang, n));
+                let label = translated
+                    .map(str::to_owned)
+                    .or_else(|| f.get("label").map(text))
+                    .unwrap_or_default();
+                let value = f.get("value").map(text).unwrap_or_default();
+                out.push((label, value));
+            }
+        }
+        Some(serde_json::Value::Object(fields)) => {
+            for (k, v) in fields {
+                out.push((k.clone(), text(v)));
+            }
+        }
+        _ => {}
+    }
+    if let Some(d) = map.get("decision").and_then(|d| d.as_str()) {
+        let decision = match d {
+            "approve" => t("history-decision-approve"),
+            "reject" => t("history-decision-reject"),
+            other => other.to_owned(),
+        };
+        out.push((t("history-decision"), decision));
+        if let Some(c) = map
+            .get("comment")
+            .and_then(|c| c.as_str())
+            .filter(|c| !c.is_empty())
+        {
+            out.push((t("history-comment"), c.to_owned()));
+        }
+    }
+    if let Some(reason) = map
+        .get("reason")
+        .and_then(|r| r.as_str())
+        .filter(|r| !r.is_empty())
+    {
+        out.push((t("history-reason"), reason.to_owned()));
+    }
+    if map.get("status").and_then(|s| s.as_str()) == Some("paid") {
+        let currency = map.get("currency").and_then(|c| c.as_str()).unwrap_or("");
+        let cents = map
+            .get("amount_cents")
+            .and_then(|c| c.as_i64())
+            .or_else(|| {
+                let a = map.get("amount")?.as_str()?;
+                let (u, c) = a.split_once('.')?;
+                Some(u.parse::<i64>().ok()? * 100 + c.parse::<i64>().ok()?)
+            });
+        let amount = cents.map_or_else(String::new, |c| format_amount_for(lang, c, currency));
+        out.push((
+            t("history-payment"),
+            format!("{} — {amount}", t("history-paid")),
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -3,9 +3,11 @@
 //! that administrators edit in one text area and the CLI prints; stored as JSON, one immutable
 //! version per save (`versions`).
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
-use crate::i18n::Message;
+use crate::i18n::{Lang, Message};
 
 pub mod history;
 pub mod seed;
@@ -34,9 +36,56 @@ pub struct Step {
     #[serde(default, skip_serializing_if = "Participant::is_default")]
     pub participant: Participant,
     pub interaction: Interaction,
+    /// Earlier steps (0-based) whose answers this step shows its participant: a review shows
+    /// what it reviews. Nothing is shown unless the definition asks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shows: Vec<usize>,
+    /// The step's words in other languages, by language code: the title and the field labels
+    /// in the fields' order. A visitor sees their language, else the definition's own words.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub translations: BTreeMap<String, StepText>,
+}
+
+/// A step's words in one language.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepText {
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
 }
 
 impl Step {
+    /// The step's title in a language, falling back to the definition's own.
+    pub fn title_in(&self, lang: Lang) -> &str {
+        self.translations
+            .get(lang.code())
+            .map_or(self.title.as_str(), |t| t.title.as_str())
+    }
+
+    /// The label of the step's field at `index` in a language, falling back to the
+    /// definition's own; `None` past the step's fields.
+    pub fn label_in(&self, lang: Lang, index: usize) -> Option<&str> {
+        let Interaction::Form { fields } = &self.interaction else {
+            return None;
+        };
+        let own = fields.get(index)?.label.as_str();
+        Some(
+            self.translations
+                .get(lang.code())
+                .and_then(|t| t.labels.get(index))
+                .map_or(own, String::as_str),
+        )
+    }
+
+    /// The label of the field named `name` in a language, if the step has that field.
+    pub fn label_named(&self, lang: Lang, name: &str) -> Option<&str> {
+        let Interaction::Form { fields } = &self.interaction else {
+            return None;
+        };
+        let index = fields.iter().position(|f| f.name == name)?;
+        self.label_in(lang, index)
+    }
+
     /// Whether a participant answers this step, and under which branch ("" for a step without
     /// branches).
     pub fn branch_of(&self, who: &Participant) -> Option<&str> {
@@ -198,16 +247,48 @@ impl Definition {
                 Message::new("definition-too-large").arg("max", MAX_DEFINITION_CHARS.to_string()),
             ]);
         }
-        let mut steps = Vec::new();
+        let mut steps: Vec<Step> = Vec::new();
         let mut errors = Vec::new();
+        // Whether the last step line parsed: a translation under a bad step is not judged.
+        let mut last_ok = false;
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            match parse_step(n + 1, line) {
-                Ok(step) => steps.push(step),
-                Err(e) => errors.push(e),
+            if let Some((lang, words)) = translation_line(line) {
+                match steps.last_mut() {
+                    Some(step) if last_ok => {
+                        if let Err(e) = translate(step, lang, words, n + 1) {
+                            errors.push(e);
+                        }
+                    }
+                    Some(_) => {}
+                    None => errors.push(
+                        Message::new("definition-translation-first")
+                            .arg("line", (n + 1).to_string()),
+                    ),
+                }
+                continue;
+            }
+            match parse_step(n + 1, line, steps.len()) {
+                Ok(step) => {
+                    steps.push(step);
+                    last_ok = true;
+                }
+                Err(e) => {
+                    errors.push(e);
+                    // Keeps the step count right for later lines' `show` numbers.
+                    steps.push(Step {
+                        title: String::new(),
+                        branches: Vec::new(),
+                        participant: Participant::default(),
+                        interaction: Interaction::Review,
+                        shows: Vec::new(),
+                        translations: BTreeMap::new(),
+                    });
+                    last_ok = false;
+                }
             }
         }
         if !errors.is_empty() {
@@ -260,7 +341,23 @@ impl Definition {
                     out.push_str(&format!(" | {} {currency}", format_amount(*amount_cents)));
                 }
             }
+            if !step.shows.is_empty() {
+                let numbers: Vec<String> = step.shows.iter().map(|i| (i + 1).to_string()).collect();
+                out.push_str(" | show ");
+                out.push_str(&numbers.join(", "));
+            }
             out.push('\n');
+            for (lang, text) in &step.translations {
+                out.push_str("  ");
+                out.push_str(lang);
+                out.push_str(": ");
+                out.push_str(&text.title);
+                if !text.labels.is_empty() {
+                    out.push_str(" | ");
+                    out.push_str(&text.labels.join(", "));
+                }
+                out.push('\n');
+            }
         }
         out
     }
@@ -339,16 +436,26 @@ fn parse_amount(details: &str) -> Option<(i64, String)> {
 
 impl Definition {
     /// The most requests one participant's link makes to answer every step they answer, once
-    /// each: a form then a payment on one link is 4.
+    /// each: a form then a payment on one link is 4. An answer after which the link has
+    /// nothing to answer at once redirects to its thank-you page (post/redirect/get): one
+    /// request more, unless it was a payment's (the payer leaves for the provider).
     pub fn requests_per_link(&self) -> u64 {
         let mut most = 0;
         for who in self.participants() {
-            let on_link: u64 = self
-                .steps
-                .iter()
-                .filter(|s| s.branch_of(who).is_some())
-                .map(|s| s.interaction.requests_on_link())
-                .sum();
+            let mut on_link = 0;
+            for (i, step) in self.steps.iter().enumerate() {
+                if step.branch_of(who).is_none() {
+                    continue;
+                }
+                on_link += step.interaction.requests_on_link();
+                let goes_on = self
+                    .steps
+                    .get(i + 1)
+                    .is_some_and(|next| next.branch_of(who).is_some());
+                if !goes_on && !matches!(step.interaction, Interaction::Payment { .. }) {
+                    on_link += 1;
+                }
+            }
             most = most.max(on_link);
         }
         most
@@ -435,7 +542,7 @@ fn looks_like_email(s: &str) -> bool {
 }
 
 /// One line of a definition as a step, or what is wrong with it (`line` counts from 1).
-fn parse_step(line_number: usize, line: &str) -> Result<Step, Message> {
+fn parse_step(line_number: usize, line: &str, earlier: usize) -> Result<Step, Message> {
     let at = |id: &'static str| Message::new(id).arg("line", line_number.to_string());
     let (head, rest) = line
         .split_once(':')
@@ -470,10 +577,22 @@ fn parse_step(line_number: usize, line: &str) -> Result<Step, Message> {
         }
         None => (head.trim(), Vec::new()),
     };
-    let (title, details) = match rest.split_once('|') {
-        Some((t, d)) => (t.trim(), d.trim()),
-        None => (rest.trim(), ""),
-    };
+    let mut segments = rest.split('|').map(str::trim);
+    let title = segments.next().unwrap_or("");
+    let mut details = "";
+    let mut shows = Vec::new();
+    for segment in segments {
+        if let Some(list) = show_list(segment) {
+            if !shows.is_empty() {
+                return Err(at("definition-show"));
+            }
+            shows = parse_shows(list, earlier).ok_or_else(|| at("definition-show"))?;
+        } else if details.is_empty() {
+            details = segment;
+        } else {
+            return Err(at("definition-segments"));
+        }
+    }
     if title.is_empty() || title.chars().count() > 200 {
         return Err(at("definition-title"));
     }
@@ -485,7 +604,8 @@ fn parse_step(line_number: usize, line: &str) -> Result<Step, Message> {
             }
             Interaction::Form { fields }
         }
-        "review" => Interaction::Review,
+        "review" if details.is_empty() => Interaction::Review,
+        "review" => return Err(at("definition-segments")),
         "payment" => {
             let (amount, currency) =
                 parse_amount(details).ok_or_else(|| at("definition-amount"))?;
@@ -501,7 +621,85 @@ fn parse_step(line_number: usize, line: &str) -> Result<Step, Message> {
         branches,
         participant,
         interaction,
+        shows,
+        translations: BTreeMap::new(),
     })
+}
+
+/// `show 1, 2` in a step line: the list after the word, if the segment is one.
+fn show_list(segment: &str) -> Option<&str> {
+    let list = segment.strip_prefix("show")?;
+    (list.starts_with(char::is_whitespace)
+        && list
+            .split(',')
+            .all(|n| !n.trim().is_empty() && n.trim().bytes().all(|b| b.is_ascii_digit())))
+    .then_some(list)
+}
+
+/// Step numbers (from 1) of earlier steps, as indices; `None` if one is not an earlier step.
+fn parse_shows(list: &str, earlier: usize) -> Option<Vec<usize>> {
+    let mut out = Vec::new();
+    for n in list.split(',') {
+        let n: usize = n.trim().parse().ok()?;
+        if n == 0 || n > earlier {
+            return None;
+        }
+        if !out.contains(&(n - 1)) {
+            out.push(n - 1);
+        }
+    }
+    out.sort_unstable();
+    Some(out)
+}
+
+/// A translation line (`fr: Titre | Libellé, …`, under the step it translates): its language
+/// and its words. A step kind is never a language code, so the two cannot be confused.
+fn translation_line(line: &str) -> Option<(Lang, &str)> {
+    let (head, words) = line.split_once(':')?;
+    let head = head.trim();
+    let lang = Lang::ALL.into_iter().find(|l| l.code() == head)?;
+    Some((lang, words.trim()))
+}
+
+/// Adds a translation to a step: a title, and for a form one label per field in order.
+fn translate(step: &mut Step, lang: Lang, words: &str, line_number: usize) -> Result<(), Message> {
+    let at = |id: &'static str| Message::new(id).arg("line", line_number.to_string());
+    if step.translations.contains_key(lang.code()) {
+        return Err(at("definition-translation-twice"));
+    }
+    let (title, labels) = match words.split_once('|') {
+        Some((t, l)) => (t.trim(), Some(l.trim())),
+        None => (words.trim(), None),
+    };
+    if title.is_empty() || title.chars().count() > 200 {
+        return Err(at("definition-title"));
+    }
+    let labels: Vec<String> = match (&step.interaction, labels) {
+        (Interaction::Form { fields }, Some(labels)) => {
+            let labels: Vec<String> = labels.split(',').map(|l| l.trim().to_owned()).collect();
+            if labels.len() != fields.len()
+                || labels
+                    .iter()
+                    .any(|l| l.is_empty() || l.chars().count() > 100)
+            {
+                return Err(
+                    at("definition-translation-labels").arg("count", fields.len().to_string())
+                );
+            }
+            labels
+        }
+        (Interaction::Form { .. }, None) => Vec::new(),
+        (_, Some(_)) => return Err(at("definition-segments")),
+        (_, None) => Vec::new(),
+    };
+    step.translations.insert(
+        lang.code().to_owned(),
+        StepText {
+            title: title.to_owned(),
+            labels,
+        },
+    );
+    Ok(())
 }
 
 #[cfg(test)]
@@ -583,6 +781,65 @@ mod tests {
 }
 
 #[cfg(test)]
+mod words_tests {
+    use super::*;
+
+    const TRANSLATED: &str = "form@supplier: Supplier details | Company*, Notes (long)\n\
+                              \x20 fr: Fournisseur | Société, Remarques\n\
+                              review@reviewer: Check | show 1\n\
+                              \x20 fr: Vérifier\n";
+
+    #[test]
+    fn a_step_speaks_the_visitors_language_else_its_own() {
+        let def = Definition::parse(TRANSLATED).unwrap();
+        let form = &def.steps[0];
+        assert_eq!(form.title_in(Lang::Fr), "Fournisseur");
+        assert_eq!(form.title_in(Lang::En), "Supplier details");
+        assert_eq!(form.label_in(Lang::Fr, 1), Some("Remarques"));
+        assert_eq!(form.label_named(Lang::En, "company"), Some("Company"));
+        assert_eq!(form.label_in(Lang::Fr, 2), None);
+        assert_eq!(def.steps[1].shows, [0]);
+        assert_eq!(Definition::parse(&def.to_text()).unwrap(), def);
+        assert_eq!(Definition::from_json(&def.to_json()).unwrap(), def);
+        // A definition saved before translations existed reads as before.
+        let old = r#"{"steps":[{"title":"T","interaction":{"kind":"review"}}]}"#;
+        assert!(
+            Definition::from_json(old).unwrap().steps[0]
+                .translations
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn bad_show_and_translation_lines_name_their_line() {
+        for (text, id) in [
+            ("review: A | show 1\n", "definition-show"),
+            ("review: A\nreview: B | show 2\n", "definition-show"),
+            ("review: A\nreview: B | show 0\n", "definition-show"),
+            ("fr: Titre\nreview: A\n", "definition-translation-first"),
+            (
+                "review: A\n fr: B\n fr: C\n",
+                "definition-translation-twice",
+            ),
+            (
+                "form: A | X, Y\n fr: B | X\n",
+                "definition-translation-labels",
+            ),
+            ("review: A\n fr: B | X\n", "definition-segments"),
+            ("review: A | oops\n", "definition-segments"),
+            ("form: A | X | Y\n", "definition-segments"),
+        ] {
+            let errors = Definition::parse_all(text).unwrap_err();
+            assert_eq!(errors[0].id, id, "{text:?}");
+            assert!(errors[0].args.iter().any(|(k, _)| *k == "line"), "{text:?}");
+        }
+        // A label that starts with the word is a label, not a list of steps.
+        let def = Definition::parse("form: A | show size\n").unwrap();
+        assert!(def.steps[0].shows.is_empty());
+    }
+}
+
+#[cfg(test)]
 mod requests_tests {
     use super::*;
 
@@ -591,8 +848,9 @@ mod requests_tests {
         let d = Definition::parse("form@payer: Address | Name*\npayment@payer: Pay | 49.90 EUR\n")
             .unwrap();
         assert_eq!(d.requests_per_link(), 4);
+        // The page, the answer, and the thank-you page it redirects to.
         let two = Definition::parse("review[legal,finance]: Approve\n").unwrap();
-        assert_eq!(two.requests_per_link(), 2);
+        assert_eq!(two.requests_per_link(), 3);
         assert_eq!(suggested_per_link(), 12);
     }
 }

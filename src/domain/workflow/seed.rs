@@ -9,16 +9,41 @@ pub const EXAMPLES: &[(&str, &str, &str)] = &[
         "supplier_onboarding",
         "Supplier onboarding",
         "form@supplier: Supplier details | Company*, Contact email* (email), Yearly volume (number), Notes (long)\n\
-         review@reviewer: Check the supplier\n",
+         \x20 fr: Coordonnées du fournisseur | Société, Adresse e-mail du contact, Volume annuel, Remarques\n\
+         review@reviewer: Check the supplier | show 1\n\
+         \x20 fr: Vérifier le fournisseur\n",
     ),
     (
         "contract_review",
         "Contract review",
-        "review[legal,finance]: Approve the contract\n",
+        "review[legal,finance]: Approve the contract\n\
+         \x20 fr: Approuver le contrat\n",
     ),
     (
         "order_payment",
         "Order payment",
+        "form@payer: Delivery address | Name*, Address* (long), Email* (email)\n\
+         \x20 fr: Adresse de livraison | Nom, Adresse, Adresse e-mail\n\
+         payment@payer: Pay the order | 49.90 EUR\n\
+         \x20 fr: Régler la commande\n",
+    ),
+];
+
+/// The examples as earlier releases shipped them, English only and showing nothing of earlier
+/// steps. A site whose example is still exactly that gets the new one as a new version on its
+/// next start (`seed_examples`); running instances stay on the version they have.
+const EARLIER: &[(&str, &str)] = &[
+    (
+        "supplier_onboarding",
+        "form@supplier: Supplier details | Company*, Contact email* (email), Yearly volume (number), Notes (long)\n\
+         review@reviewer: Check the supplier\n",
+    ),
+    (
+        "contract_review",
+        "review[legal,finance]: Approve the contract\n",
+    ),
+    (
+        "order_payment",
         "form@payer: Delivery address | Name*, Address* (long), Email* (email)\n\
          payment@payer: Pay the order | 49.90 EUR\n",
     ),
@@ -27,11 +52,64 @@ pub const EXAMPLES: &[(&str, &str, &str)] = &[
 /// Seeds the examples when there is no workflow at all.
 pub async fn seed_examples(db: &Db) -> Result<(), sqlx::Error> {
     if store::workflows::count(db).await? > 0 {
-        return Ok(());
+        return upgrade_examples(db).await;
     }
     for (name, label, text) in EXAMPLES {
         let def = super::Definition::parse(text).expect("the shipped examples parse");
         store::workflows::create(db, name, label, &def.to_json()).await?;
     }
     Ok(())
+}
+
+/// Gives an example its shipped words when a site still has it exactly as an earlier release
+/// made it; an example an administrator changed is left alone.
+async fn upgrade_examples(db: &Db) -> Result<(), sqlx::Error> {
+    for (name, old) in EARLIER {
+        let Some((_, label, text)) = EXAMPLES.iter().find(|(n, _, _)| n == name) else {
+            continue;
+        };
+        let Some(row) = store::workflows::by_name(db, name).await? else {
+            continue;
+        };
+        let old = super::Definition::parse(old).expect("the earlier examples parse");
+        if row.label == *label && super::Definition::from_json(&row.definition) == Some(old) {
+            let new = super::Definition::parse(text).expect("the shipped examples parse");
+            store::workflows::save(db, row.id, label, &new.to_json()).await?;
+            tracing::info!(workflow = %name, "example workflow given its French words");
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::i18n::Lang;
+
+    /// Every shipped step and field has French words, and the review shows the supplier's form.
+    #[test]
+    fn the_examples_come_in_english_and_french() {
+        for (name, _, text) in EXAMPLES {
+            let def = super::super::Definition::parse(text).unwrap();
+            for step in &def.steps {
+                assert_ne!(
+                    step.title_in(Lang::Fr),
+                    step.title,
+                    "{name}: {}",
+                    step.title
+                );
+                let mut i = 0;
+                while let Some(label) = step.label_in(Lang::Fr, i) {
+                    assert_ne!(Some(label), step.label_in(Lang::En, i), "{name}");
+                    i += 1;
+                }
+            }
+            assert_eq!(
+                super::super::Definition::parse(&def.to_text()).unwrap(),
+                def
+            );
+        }
+        let supplier = super::super::Definition::parse(EXAMPLES[0].2).unwrap();
+        assert_eq!(supplier.steps[1].shows, [0]);
+    }
 }

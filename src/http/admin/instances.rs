@@ -12,12 +12,13 @@ use tower_sessions::Session;
 use super::workflows::ConfirmPage;
 use super::{FieldErrors, error_for};
 use crate::domain::links::{self, Actor};
+use crate::domain::workflow::history;
 use crate::http::AppState;
 use crate::http::context::{FlashKind, PageContext, flash, flash_as, html};
 use crate::http::error::{AppError, Result};
 use crate::http::form::Form;
 use crate::http::once::{Once, Slot};
-use crate::i18n::{Lang, Message};
+use crate::i18n::Message;
 use crate::store::{self, instances::InstanceRow};
 
 pub struct InstanceLine {
@@ -253,7 +254,11 @@ async fn show_page(state: &AppState, ctx: PageContext, id: i64) -> Result<ShowPa
             } else {
                 actor_name(&ctx, &h.actor)
             },
-            answer: answer_lines(ctx.lang, &h.answer),
+            answer: history::answer_lines(
+                ctx.lang,
+                &h.answer,
+                definition.steps.get(h.step_index as usize),
+            ),
             participant: h.participant,
         })
         .collect();
@@ -282,73 +287,6 @@ fn actor_name(ctx: &PageContext, stored: &str) -> String {
         Some(Actor::Api(name)) => ctx.msg(&Message::new("actor-api").arg("token", name)),
         None => stored.to_owned(),
     }
-}
-
-use crate::domain::workflow::format_amount_for;
-
-/// An answer as label/value lines in the visitor's language. Reads the answers recorded today
-/// (labels included) and those recorded before labels were (field names only).
-fn answer_lines(lang: Lang, json: &str) -> Vec<(String, String)> {
-    let t = |id: &str| crate::i18n::tr(lang, id, &[]);
-    let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(json) else {
-        return Vec::new();
-    };
-    let text = |v: &serde_json::Value| v.as_str().map_or_else(|| v.to_string(), str::to_owned);
-    let mut out = Vec::new();
-    match map.get("fields") {
-        Some(serde_json::Value::Array(fields)) => {
-            for f in fields {
-                let label = f.get("label").map(text).unwrap_or_default();
-                let value = f.get("value").map(text).unwrap_or_default();
-                out.push((label, value));
-            }
-        }
-        Some(serde_json::Value::Object(fields)) => {
-            for (k, v) in fields {
-                out.push((k.clone(), text(v)));
-            }
-        }
-        _ => {}
-    }
-    if let Some(d) = map.get("decision").and_then(|d| d.as_str()) {
-        let decision = match d {
-            "approve" => t("history-decision-approve"),
-            "reject" => t("history-decision-reject"),
-            other => other.to_owned(),
-        };
-        out.push((t("history-decision"), decision));
-        if let Some(c) = map
-            .get("comment")
-            .and_then(|c| c.as_str())
-            .filter(|c| !c.is_empty())
-        {
-            out.push((t("history-comment"), c.to_owned()));
-        }
-    }
-    if let Some(reason) = map
-        .get("reason")
-        .and_then(|r| r.as_str())
-        .filter(|r| !r.is_empty())
-    {
-        out.push((t("history-reason"), reason.to_owned()));
-    }
-    if map.get("status").and_then(|s| s.as_str()) == Some("paid") {
-        let currency = map.get("currency").and_then(|c| c.as_str()).unwrap_or("");
-        let cents = map
-            .get("amount_cents")
-            .and_then(|c| c.as_i64())
-            .or_else(|| {
-                let a = map.get("amount")?.as_str()?;
-                let (u, c) = a.split_once('.')?;
-                Some(u.parse::<i64>().ok()? * 100 + c.parse::<i64>().ok()?)
-            });
-        let amount = cents.map_or_else(String::new, |c| format_amount_for(lang, c, currency));
-        out.push((
-            t("history-payment"),
-            format!("{} — {amount}", t("history-paid")),
-        ));
-    }
-    out
 }
 
 /// The link just issued, kept in a one-time cookie (`once`) between the issuing POST and the

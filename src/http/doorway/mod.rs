@@ -20,15 +20,14 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 
 use super::AppState;
-use super::context::PageContext;
 use super::error::AppError;
 use super::form::{holds_nul, pairs};
 use crate::domain::capability::Kind;
-use crate::domain::interaction::{self, Invalid, Now, Resolved};
+use crate::domain::interaction::{self, Invalid, Now, Resolution, Resolved};
 use crate::domain::site::Snapshot;
-use crate::domain::workflow::{InstanceState, Interaction};
+use crate::domain::workflow::Interaction;
 use crate::i18n::Lang;
-use crate::store::{self, instances::Recorded};
+use crate::store::instances::Recorded;
 
 mod guard;
 mod payment;
@@ -43,6 +42,9 @@ const ROUTE: &str = "/interaction/{*link}";
 /// Everything under it is the test provider's one route (`http::provider`), counted under the
 /// doorway's guard as the handle it carries (`http::front`).
 pub const PROVIDER_PREFIX: &str = "/test-provider/";
+/// The query a successful answer redirects to (post/redirect/get): it only picks the thank-you
+/// wording of the page that says what happens next, and proves nothing.
+pub const THANKS_QUERY: &str = "thanks";
 /// The hidden field naming the step a page showed (1-based). Field names are slugs, which
 /// never start with `_`, so no form field can take this name.
 pub const STEP_FIELD: &str = "_step";
@@ -95,27 +97,33 @@ async fn resolve(
 }
 
 async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Response, AppError> {
-    // The query is not read: a return trip's `?outcome=` is no proof of anything.
+    // The query is read for the thank-you wording alone: a return trip's `?outcome=` is no
+    // proof of anything.
     let link = link_of(uri.path());
+    let thanks = uri
+        .query()
+        .is_some_and(|q| q.split('&').any(|kv| kv == THANKS_QUERY));
     let snapshot = state.site.get().await;
     let Some(resolved) = resolve(&state, &snapshot, link).await? else {
         return Ok(views::refused(lang));
     };
     let ctx = views::ctx_for(&snapshot, lang);
     if resolved.claims.kind == Kind::Handle {
-        return payment::returned(ctx, &resolved);
+        return payment::returned(ctx, state.clock.now_secs(), &resolved);
     }
-    let Now::Answer { branch, .. } = resolved.now() else {
+    let Now::Answer { step, branch } = resolved.now() else {
+        if thanks {
+            return Ok(views::thanked(ctx, &resolved, false));
+        }
         return Ok(views::nothing(ctx, &resolved));
     };
+    // One read: the branches that answered this step, and the earlier answers it shows.
+    let earlier = interaction::earlier(&state.db, &resolved, step, lang).await?;
     // A branch that has answered is not offered the form again: its answer would not count.
-    let answered = store::instances::answered_branches(
-        &state.db,
-        resolved.instance.id,
-        resolved.instance.step_index,
-    )
-    .await?;
-    if answered.iter().any(|b| b == branch) {
+    if earlier.answered.iter().any(|b| b == branch) {
+        if thanks {
+            return Ok(views::thanked(ctx, &resolved, true));
+        }
         return Ok(views::done(
             ctx,
             &resolved,
@@ -125,9 +133,11 @@ async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Res
     }
     Ok(views::step(
         ctx,
+        state.clock.now_secs(),
         &resolved,
         Invalid::default(),
         None,
+        &earlier.shown,
         StatusCode::OK,
     ))
 }
@@ -163,6 +173,9 @@ async fn answer(
     request: Request,
 ) -> Result<Response, AppError> {
     let link = link_of(request.uri().path()).to_owned();
+    // A language chosen in the URL goes on in the redirect after the answer, for clients that
+    // keep no cookie.
+    let chosen = super::lang::pick(request.uri(), request.headers()).1;
     let snapshot = state.site.get().await;
     if cross_site(
         request.headers(),
@@ -177,8 +190,33 @@ async fn answer(
         return Err(AppError::BadRequest);
     }
     let submitted = pairs(&body);
-    let Some(resolved) = resolve(&state, &snapshot, &link).await? else {
-        return Ok(views::refused(lang));
+    let now = state.clock.now_secs();
+    let resolved = match interaction::resolve_answer(
+        &state.db,
+        &state.versions,
+        &snapshot.keys,
+        &link,
+        now,
+        interaction::ANSWER_GRACE_SECS,
+    )
+    .await?
+    {
+        Resolution::Usable(resolved) => resolved,
+        // Its holder typed an answer while the link ran out: give it back, record nothing.
+        Resolution::ExpiredRecently(resolved) => {
+            let ctx = views::ctx_for(&snapshot, lang);
+            return Ok(match resolved.now() {
+                Now::Answer { step, .. } if resolved.claims.kind == Kind::Link => {
+                    tracing::info!(
+                        instance = resolved.instance.id,
+                        "an answer came on a link that had just expired; given back, not recorded"
+                    );
+                    views::expired(ctx, &resolved, step, &submitted)
+                }
+                _ => views::refused(lang),
+            });
+        }
+        Resolution::Refused => return Ok(views::refused(lang)),
     };
     // The page names the step it showed: a second click, or a post that lost a race to
     // another, must not answer whatever step came next. It is sent to the current page.
@@ -203,11 +241,14 @@ async fn answer(
     let given = match interaction::check(step, &submitted) {
         Ok(given) => given,
         Err(invalid) => {
+            let earlier = interaction::earlier(&state.db, &resolved, step, lang).await?;
             return Ok(views::step(
                 ctx,
+                now,
                 &resolved,
                 invalid,
                 None,
+                &earlier.shown,
                 StatusCode::UNPROCESSABLE_ENTITY,
             ));
         }
@@ -219,41 +260,31 @@ async fn answer(
         participant = %resolved.participant,
         "step answered"
     );
-    Ok(after_recording(ctx, &resolved, outcome))
+    Ok(after_recording(&resolved, &outcome, chosen))
 }
 
-/// The page after an answer was recorded (or found stale).
-fn after_recording(ctx: PageContext, resolved: &Resolved, outcome: Recorded) -> Response {
-    match outcome {
-        // The same link answers the next step: go straight on to it.
-        Recorded::Advanced if resolved.answers_next() => {
-            Redirect::to(&format!("{PREFIX}{}", resolved.link)).into_response()
-        }
-        Recorded::Advanced => {
-            views::done(ctx, resolved, "doorway-thanks-title", "doorway-thanks-next")
-        }
-        Recorded::Waiting => views::done(
-            ctx,
-            resolved,
-            "doorway-thanks-title",
-            "doorway-thanks-waiting",
-        ),
-        Recorded::Ended(InstanceState::Rejected) => {
-            views::done(ctx, resolved, "doorway-thanks-title", "doorway-rejected")
-        }
-        Recorded::Ended(_) => views::done(
-            ctx,
-            resolved,
-            "doorway-thanks-title",
-            "doorway-thanks-complete",
-        ),
-        Recorded::Stale => views::done(
-            ctx,
-            resolved,
-            "doorway-nothing-title",
-            "doorway-already-answered",
-        ),
+/// Where an answer sends the browser once recorded (post/redirect/get, so a reload never posts
+/// again): on to the next step when this link answers it, else to the link's page in its
+/// thank-you wording. A stale answer (another got in first) goes to the page as it now is.
+fn after_recording(resolved: &Resolved, outcome: &Recorded, chosen: Option<Lang>) -> Response {
+    let thanks = match outcome {
+        Recorded::Advanced => !resolved.answers_next(),
+        Recorded::Stale => false,
+        Recorded::Waiting | Recorded::Ended(_) => true,
+    };
+    let mut query: Vec<String> = Vec::new();
+    if thanks {
+        query.push(THANKS_QUERY.to_owned());
     }
+    if let Some(lang) = chosen {
+        query.push(format!("lang={}", lang.code()));
+    }
+    let page = if query.is_empty() {
+        format!("{PREFIX}{}", resolved.link)
+    } else {
+        format!("{PREFIX}{}?{}", resolved.link, query.join("&"))
+    };
+    Redirect::to(&page).into_response()
 }
 
 #[cfg(test)]

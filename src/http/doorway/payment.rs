@@ -26,12 +26,14 @@ pub async fn start(
         // No provider to pay through: the step stays as it is.
         return Ok(views::step(
             ctx,
+            state.clock.now_secs(),
             resolved,
             Invalid {
                 errors: vec![crate::i18n::Message::new("doorway-payment-unavailable")],
                 ..Invalid::default()
             },
             None,
+            &[],
             StatusCode::SERVICE_UNAVAILABLE,
         ));
     }
@@ -49,7 +51,7 @@ pub async fn start(
 
 /// The payer is back from the provider on a handle: show where the payment stands. Paying
 /// happened, or will, through the provider's notice.
-pub fn returned(ctx: PageContext, resolved: &Resolved) -> Result<Response, AppError> {
+pub fn returned(ctx: PageContext, now: i64, resolved: &Resolved) -> Result<Response, AppError> {
     let state = resolved
         .payment
         .as_ref()
@@ -69,9 +71,11 @@ pub fn returned(ctx: PageContext, resolved: &Resolved) -> Result<Response, AppEr
         }
         PaymentState::Failed => views::step(
             ctx,
+            now,
             resolved,
             Invalid::default(),
             Some(Notice::PaymentFailed),
+            &[],
             StatusCode::OK,
         ),
     })

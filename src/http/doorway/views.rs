@@ -4,7 +4,7 @@
 use axum::http::StatusCode;
 use axum::response::Response;
 
-use crate::domain::interaction::{Invalid, Now, Resolved};
+use crate::domain::interaction::{Invalid, Now, Resolved, ShownStep};
 use crate::domain::site::Snapshot;
 use crate::domain::workflow::{Field, InstanceState, Interaction, Step};
 use crate::http::context::{PageContext, html};
@@ -35,7 +35,27 @@ struct StepPage<'a> {
     errors: Vec<String>,
     /// A note above the step, and whether it is a warning rather than news.
     notice: Option<(String, bool)>,
+    /// Earlier steps' answers the definition has this step show.
+    shown: &'a [ShownStep],
+    /// When the link stops working: as UTC text, for a `<time>` a script shows in the
+    /// visitor's zone, and a warning when that is close.
+    /// A handle's own expiry (30 minutes) is not the link's: its pages show none.
+    expires: Option<(String, String)>,
+    expires_soon: Option<String>,
 }
+
+#[derive(askama::Template)]
+#[template(path = "doorway/expired.html")]
+struct ExpiredPage<'a> {
+    ctx: PageContext,
+    subject_title: &'a str,
+    step_title: &'a str,
+    message: String,
+    typed: Vec<(String, String)>,
+}
+
+/// Within this many seconds of its expiry, the step page warns that the link expires soon.
+pub const EXPIRES_SOON_SECS: i64 = 24 * 3600;
 
 struct FieldView<'a> {
     name: &'a str,
@@ -120,31 +140,23 @@ pub enum Notice {
 /// The current step as this link may answer it, or the page saying it may not.
 pub fn step(
     ctx: PageContext,
+    now: i64,
     resolved: &Resolved,
     input: Invalid,
     notice: Option<Notice>,
+    shown: &[ShownStep],
     status: StatusCode,
 ) -> Response {
     let (step, branch) = match resolved.now() {
         Now::Answer { step, branch } => (step, branch),
         Now::NothingHere | Now::Over(_) => return nothing(ctx, resolved),
     };
-    step_page(ctx, resolved, step, branch, input, notice, status)
-}
-
-fn step_page(
-    ctx: PageContext,
-    resolved: &Resolved,
-    step: &Step,
-    branch: &str,
-    input: Invalid,
-    notice: Option<Notice>,
-    status: StatusCode,
-) -> Response {
     let fields = match &step.interaction {
-        Interaction::Form { fields } => {
-            fields.iter().map(|f| field_view(&ctx, f, &input)).collect()
-        }
+        Interaction::Form { fields } => fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| field_view(&ctx, step, i, f, &input))
+            .collect(),
         _ => Vec::new(),
     };
     let amount = match &step.interaction {
@@ -154,13 +166,25 @@ fn step_page(
         } => crate::domain::workflow::format_amount_for(ctx.lang, *amount_cents, currency),
         _ => String::new(),
     };
+    let expires_at = resolved.claims.expires;
+    let left = expires_at - now;
+    let is_link = resolved.claims.kind == crate::domain::capability::Kind::Link;
+    let expires_soon = (is_link && left < EXPIRES_SOON_SECS).then(|| {
+        let message = if left < 3600 {
+            Message::new("doorway-expires-soon-minutes")
+                .arg("minutes", (left / 60).max(1).to_string())
+        } else {
+            Message::new("doorway-expires-soon-hours").arg("hours", (left / 3600).to_string())
+        };
+        ctx.msg(&message)
+    });
     let notice = notice.map(|n| match n {
         Notice::PaymentFailed => (ctx.t("doorway-payment-cancelled"), true),
     });
     let page = StepPage {
         subject_title: &resolved.instance.subject_title,
         subject_body: &resolved.instance.subject_body,
-        step_title: &step.title,
+        step_title: step.title_in(ctx.lang),
         step_number: resolved.step_number(),
         step_count: resolved.definition.steps.len(),
         branch,
@@ -171,6 +195,14 @@ fn step_page(
         comment: input.comment,
         errors: input.errors.iter().map(|m: &Message| ctx.msg(m)).collect(),
         notice,
+        shown,
+        expires: is_link.then(|| {
+            (
+                crate::time::format_utc(expires_at),
+                crate::time::format_iso(expires_at),
+            )
+        }),
+        expires_soon,
         ctx,
     };
     let mut response = html(&page);
@@ -178,10 +210,16 @@ fn step_page(
     response
 }
 
-fn field_view<'a>(ctx: &PageContext, field: &'a Field, input: &Invalid) -> FieldView<'a> {
+fn field_view<'a>(
+    ctx: &PageContext,
+    step: &'a Step,
+    index: usize,
+    field: &'a Field,
+    input: &Invalid,
+) -> FieldView<'a> {
     FieldView {
         name: &field.name,
-        label: &field.label,
+        label: step.label_in(ctx.lang, index).unwrap_or(&field.label),
         kind: field.kind.name(),
         required: field.required,
         value: input
@@ -196,4 +234,69 @@ fn field_view<'a>(ctx: &PageContext, field: &'a Field, input: &Invalid) -> Field
             .find(|(k, _)| *k == field.name)
             .map(|(_, m)| ctx.msg(m)),
     }
+}
+
+/// An answer posted on a link that expired moments ago: nothing is recorded, and the page
+/// gives back what was typed (escaped, like any page) and says what happened.
+pub fn expired(
+    ctx: PageContext,
+    resolved: &Resolved,
+    step: &Step,
+    submitted: &[(String, String)],
+) -> Response {
+    let value = |name: &str| {
+        submitted
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.trim().to_owned())
+            .unwrap_or_default()
+    };
+    let typed = match &step.interaction {
+        Interaction::Form { fields } => fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let label = step.label_in(ctx.lang, i).unwrap_or(&f.label).to_owned();
+                (label, value(&f.name))
+            })
+            .collect(),
+        Interaction::Review => {
+            let decision = match value("decision").as_str() {
+                "approve" => ctx.t("doorway-approve"),
+                "reject" => ctx.t("doorway-reject"),
+                _ => String::new(),
+            };
+            vec![
+                (ctx.t("doorway-review-decision"), decision),
+                (ctx.t("doorway-comment"), value("comment")),
+            ]
+        }
+        Interaction::Payment { .. } => Vec::new(),
+    };
+    let message = ctx.msg(
+        &Message::new("doorway-expired-kept")
+            .arg("expired", crate::time::format_utc(resolved.claims.expires)),
+    );
+    let mut response = html(&ExpiredPage {
+        subject_title: &resolved.instance.subject_title,
+        step_title: step.title_in(ctx.lang),
+        message,
+        typed,
+        ctx,
+    });
+    *response.status_mut() = StatusCode::GONE;
+    response
+}
+
+/// The page a successful answer redirects to (`?thanks`), once it says there is nothing more
+/// for this link now: the thanks, and what happens next.
+pub fn thanked(ctx: PageContext, resolved: &Resolved, waiting: bool) -> Response {
+    let message = match resolved.instance.state {
+        InstanceState::Rejected => "doorway-rejected",
+        InstanceState::Complete => "doorway-thanks-complete",
+        InstanceState::Cancelled => "doorway-cancelled",
+        InstanceState::Active if waiting => "doorway-thanks-waiting",
+        InstanceState::Active => "doorway-thanks-next",
+    };
+    done(ctx, resolved, "doorway-thanks-title", message)
 }

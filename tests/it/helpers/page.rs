@@ -111,6 +111,29 @@ pub async fn post(client: &Client, app: &TestApp, path: &str, form: &[(&str, &st
     .await
 }
 
+/// Answers a doorway step as a browser would: the post, then, when it redirects to the link's
+/// thank-you page (post/redirect/get), that page. Any other answer is returned as it came.
+pub async fn answer_step(
+    client: &Client,
+    app: &TestApp,
+    path: &str,
+    form: &[(&str, &str)],
+) -> Page {
+    let posted = post(client, app, path, form).await;
+    if posted.status != 303 {
+        return posted;
+    }
+    let location = posted.location();
+    let thanked = location.starts_with("/interaction/")
+        && location
+            .split_once('?')
+            .is_some_and(|(_, q)| q.split('&').any(|kv| kv == "thanks"));
+    if !thanked {
+        return posted;
+    }
+    get(client, app, &location).await
+}
+
 /// Adds `lang=` to a path, after any query it already has.
 pub fn with_lang(path: &str, code: &str) -> String {
     let sep = if path.contains('?') { '&' } else { '?' };
