@@ -15,21 +15,8 @@ const SUPPLIER: [(&str, &str); 4] = [
     ("notes", "Deliveries on Tuesdays."),
 ];
 
-/// A link for a participant of an instance, living `ttl` seconds from the app's clock.
 async fn link(app: &TestApp, id: i64, participant: &str, ttl: u64) -> String {
-    let keys = app.state.site.get().await.keys.clone();
-    let order = orchestra::domain::links::Order {
-        participant,
-        ttl,
-        now: app.clock.now_secs(),
-        by: &orchestra::domain::links::Actor::CommandLine,
-        daily_cap: None,
-    };
-    orchestra::domain::links::issue(&app.db, &app.state.versions, &keys, "", id, &order)
-        .await
-        .unwrap()
-        .unwrap()
-        .url
+    app.link_for(id, participant, ttl).await
 }
 
 /// The review of *Supplier onboarding* shows what the supplier typed, escaped, under the

@@ -263,16 +263,21 @@ impl TestApp {
     /// Issues a link and returns its path (`/interaction/...`): for a participant, or with
     /// `None` for whoever answers the instance's current step.
     pub async fn link(&self, instance: i64, participant: Option<&str>) -> String {
-        let keys = orchestra::store::keys::load_or_create(&self.db)
-            .await
-            .unwrap();
         let who = match participant {
             Some(p) => p.to_owned(),
             None => self.current_participant(instance).await,
         };
+        self.link_for(instance, &who, 3600).await
+    }
+
+    /// A link for a participant of an instance, living `ttl` seconds from the app's clock.
+    pub async fn link_for(&self, instance: i64, who: &str, ttl: u64) -> String {
+        let keys = orchestra::store::keys::load_or_create(&self.db)
+            .await
+            .unwrap();
         let order = orchestra::domain::links::Order {
-            participant: &who,
-            ttl: 3600,
+            participant: who,
+            ttl,
             now: self.clock.now_secs(),
             by: &orchestra::domain::links::Actor::CommandLine,
             daily_cap: None,
