@@ -488,3 +488,9 @@ definition-translation-labels = Line { $line }: give the { $count ->
     [one] field's label
    *[other] { $count } fields' labels
 } after a bar, in order, separated by commas.
+
+# Where issued links point (status report, dashboard).
+status-base-url = Links
+status-base-url-ok = Built on { $url }
+status-base-url-elsewhere = Built on { $base }, but the server listens on { $listening }
+status-base-url-elsewhere-description = Links issued now lead nowhere. Save the address visitors reach this server at as the base URL under Settings, or run the server on the address the base URL names.

@@ -136,7 +136,7 @@ copy-done = The link is copied.
 copy-failed = Copying failed: select the link and copy it yourself.
 signed-out = You are signed out.
 config-env-log = ORCHESTRA_LOG must be a tracing filter such as "info" or "orchestra=debug,sqlx=warn", not "{ $value }" ({ $error }).
-cli-base-url-elsewhere = Warning: the base URL { $base_url } is not where this server listens ({ $address }): links issued now lead there. Change it with: orchestra config set orchestra.base_url URL (or ignore this behind a proxy that forwards it here).
+cli-base-url-elsewhere = Warning: the base URL { $base_url } is not where this server listens ({ $address }): links issued now lead there. Change it with: orchestra config set orchestra.base_url URL.
 cli-about = Orchestra: workflows answered through signed links.
 cli-after-help = Run "orchestra COMMAND --help" for a command's own options. Environment: ORCHESTRA_DATABASE_URL (default sqlite:orchestra.db), ORCHESTRA_FLOOD (sql or memory), ORCHESTRA_LOG, ORCHESTRA_LANG, ORCHESTRA_TRUSTED_PROXIES.
 cli-heading-usage = Usage:

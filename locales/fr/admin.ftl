@@ -488,3 +488,9 @@ definition-translation-labels = Ligne { $line } : donnez { $count ->
     [one] le libellé du champ
    *[other] les libellés des { $count } champs
 } après une barre, dans l'ordre, séparés par des virgules.
+
+# Where issued links point (status report, dashboard).
+status-base-url = Liens
+status-base-url-ok = Construits sur { $url }
+status-base-url-elsewhere = Construits sur { $base }, mais le serveur écoute sur { $listening }
+status-base-url-elsewhere-description = Les liens émis maintenant ne mènent nulle part. Enregistrez comme URL de base, dans Réglages, l'adresse à laquelle les visiteurs joignent ce serveur, ou lancez le serveur sur l'adresse que nomme l'URL de base.

@@ -136,7 +136,7 @@ copy-done = Le lien est copié.
 copy-failed = La copie a échoué : sélectionnez le lien et copiez-le vous-même.
 signed-out = Vous êtes déconnecté.
 config-env-log = ORCHESTRA_LOG doit être un filtre tracing comme « info » ou « orchestra=debug,sqlx=warn », pas « { $value } » ({ $error }).
-cli-base-url-elsewhere = Avertissement : l'URL de base { $base_url } n'est pas là où ce serveur écoute ({ $address }) : les liens émis maintenant y mènent. Changez-la avec : orchestra config set orchestra.base_url URL (ou ignorez ceci derrière un proxy qui transmet ici).
+cli-base-url-elsewhere = Avertissement : l'URL de base { $base_url } n'est pas là où ce serveur écoute ({ $address }) : les liens émis maintenant y mènent. Changez-la avec : orchestra config set orchestra.base_url URL.
 cli-about = Orchestra : des processus auxquels on répond par des liens signés.
 cli-after-help = Lancez « orchestra COMMANDE --help » pour les options d'une commande. Environnement : ORCHESTRA_DATABASE_URL (par défaut sqlite:orchestra.db), ORCHESTRA_FLOOD (sql ou memory), ORCHESTRA_LOG, ORCHESTRA_LANG, ORCHESTRA_TRUSTED_PROXIES.
 cli-heading-usage = Utilisation :

@@ -202,14 +202,9 @@ async fn serve(out: &Out, config: &Config, bind: Option<&str>) -> i32 {
             .arg("flood", config.flood.name())
             .render(out.lang)
     );
-    // Only where a base URL was saved: until then, links are built on the address just bound.
-    if store::settings::get(&db, "orchestra.base_url")
-        .await
-        .ok()
-        .flatten()
-        .is_some()
-        && let Some(base) = base_mismatch(&snapshot.settings.base_url, listener_addr)
-    {
+    // The same rule as the status report's "Links" check: a base URL on this machine that is
+    // not where the server listens (until one is saved, links are built on the bound address).
+    if let Some((base, _)) = snapshot.settings.base_url_elsewhere() {
         eprintln!(
             "{}",
             Message::new("cli-base-url-elsewhere")
@@ -264,25 +259,6 @@ async fn serve(out: &Out, config: &Config, bind: Option<&str>) -> i32 {
         Ok(()) => 0,
         Err(e) => out.fail(e),
     }
-}
-
-/// The base URL, when its host or port is not where the server listens: links would lead
-/// elsewhere. A server listening on every address (0.0.0.0, ::) is compared by port alone, and
-/// `localhost` counts as a loopback address.
-fn base_mismatch(base_url: &str, listening: SocketAddr) -> Option<String> {
-    let (scheme, rest) = base_url.split_once("://")?;
-    let authority = rest.split('/').next().unwrap_or("");
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((h, p)) if !p.contains(']') => (h, p.parse::<u16>().ok()?),
-        _ => (authority, if scheme == "https" { 443 } else { 80 }),
-    };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let same_host = listening.ip().is_unspecified()
-        || match host.parse::<std::net::IpAddr>() {
-            Ok(ip) => ip == listening.ip(),
-            Err(_) => host.eq_ignore_ascii_case("localhost") && listening.ip().is_loopback(),
-        };
-    (!same_host || port != listening.port()).then(|| base_url.to_owned())
 }
 
 /// On an empty site, a fresh one-time setup URL (valid a day). Printed, never logged.

@@ -48,6 +48,9 @@ pub struct Settings {
     pub login_account_total: u64,
     pub login_account_period: u64,
     pub login_report_only: bool,
+    /// Not a setting: where `serve` last said it listens (`record_listening`), to build links
+    /// on before a base URL is saved, and to say when a saved one points elsewhere.
+    pub listening_url: Option<String>,
 }
 
 impl Default for Settings {
@@ -84,6 +87,7 @@ impl Default for Settings {
             login_account_total: 100,
             login_account_period: 6 * 3600,
             login_report_only: false,
+            listening_url: None,
         }
     }
 }
@@ -546,10 +550,45 @@ impl Settings {
         // Until an administrator saves a base URL, links are built on the address the server
         // last said it listens on (`serve` records it), not on the shipped default, which is
         // nowhere when the server was bound elsewhere.
-        if let (false, Some(url)) = (base_saved, listening) {
-            settings.base_url = url;
+        if let (false, Some(url)) = (base_saved, &listening) {
+            settings.base_url = url.clone();
         }
+        settings.listening_url = listening;
         Ok(settings)
+    }
+
+    /// The saved base URL and where the server listens, when the base URL evidently points at
+    /// this machine but not at the server: its host is a loopback name or address, or the
+    /// address the server is bound to (any IP address when it is bound to all), on another
+    /// port. A base URL naming another host is taken for a proxy in front, and never flagged.
+    pub fn base_url_elsewhere(&self) -> Option<(&str, &str)> {
+        let listening = self.listening_url.as_deref()?;
+        let (base_host, base_port) = host_and_port(&self.base_url)?;
+        let (bound_host, bound_port) = host_and_port(listening)?;
+        let bound_ip = bound_host
+            .trim_matches(['[', ']'])
+            .parse::<std::net::IpAddr>()
+            .ok();
+        let base_ip = base_host
+            .trim_matches(['[', ']'])
+            .parse::<std::net::IpAddr>()
+            .ok();
+        let this_machine = base_host.eq_ignore_ascii_case("localhost")
+            || base_ip.is_some_and(|ip| ip.is_loopback())
+            || base_host.eq_ignore_ascii_case(bound_host)
+            || (bound_ip.is_some_and(|ip| ip.is_unspecified()) && base_ip.is_some());
+        let loopback_to_loopback = base_ip.is_some_and(|ip| ip.is_loopback())
+            || base_host.eq_ignore_ascii_case("localhost");
+        let elsewhere = if this_machine && base_port != bound_port {
+            true
+        } else {
+            // A loopback base URL reaches a server bound to another specific address only if
+            // that address is loopback too.
+            this_machine
+                && loopback_to_loopback
+                && bound_ip.is_some_and(|ip| !ip.is_loopback() && !ip.is_unspecified())
+        };
+        elsewhere.then_some((self.base_url.as_str(), listening))
     }
 
     /// Records where `serve` listens (`http://host:port`), for the links built before a base URL
@@ -621,6 +660,22 @@ fn valid_site_name(raw: &str) -> Option<String> {
     (!raw.is_empty() && raw.chars().count() <= 100).then(|| raw.to_owned())
 }
 
+/// The host and port of an `http(s)://host[:port]` URL, the port defaulting to the scheme's.
+fn host_and_port(url: &str) -> Option<(&str, u16)> {
+    let (default, rest) = match url.split_once("://")? {
+        ("https", rest) => (443, rest),
+        ("http", rest) => (80, rest),
+        _ => return None,
+    };
+    let authority = rest.split('/').next()?;
+    // `[::1]:8080`, `[::1]`, `host:8080`, `host`.
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) if !port.contains(']') => (host, port.parse().ok()?),
+        _ => (authority, default),
+    };
+    Some((host, port))
+}
+
 fn valid_base_url(raw: &str) -> Option<String> {
     let url = raw.trim_end_matches('/');
     let rest = url
@@ -639,6 +694,39 @@ fn valid_base_url(raw: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_base_url_on_this_machine_but_not_where_the_server_listens_is_flagged() {
+        let flagged = |base: &str, listening: &str| {
+            let settings = Settings {
+                base_url: base.into(),
+                listening_url: Some(listening.into()),
+                ..Settings::default()
+            };
+            settings.base_url_elsewhere().is_some()
+        };
+        assert!(flagged("http://127.0.0.1:8080", "http://127.0.0.1:31080"));
+        assert!(flagged("http://localhost:8080", "http://0.0.0.0:31080"));
+        assert!(flagged("http://[::1]:8080", "http://[::1]:9090"));
+        assert!(flagged("http://192.0.2.7:8080", "http://0.0.0.0:9090"));
+        assert!(flagged("http://127.0.0.1:8080", "http://192.0.2.7:8080"));
+        assert!(!flagged("http://127.0.0.1:31080", "http://127.0.0.1:31080"));
+        assert!(!flagged(
+            "http://localhost:31080/",
+            "http://127.0.0.1:31080"
+        ));
+        assert!(!flagged(
+            "https://flows.example.org",
+            "http://127.0.0.1:8080"
+        ));
+        assert!(!flagged("http://192.0.2.7:8080", "http://0.0.0.0:8080"));
+        assert!(!flagged("http://localhost:8080", "http://0.0.0.0:8080"));
+        let never_listened = Settings {
+            base_url: "http://127.0.0.1:1".into(),
+            ..Settings::default()
+        };
+        assert!(never_listened.base_url_elsewhere().is_none());
+    }
 
     #[test]
     fn what_ships_counts_nothing() {

@@ -361,6 +361,7 @@ pub async fn build_with(db: &Db, flood_backend: &str, env: Environment) -> Repor
     match loaded {
         Ok(settings) => {
             checks.push(provider_check(&settings));
+            checks.push(base_url_check(&settings));
             let seen = env.would_refuse;
             for (address, seen) in [
                 (Address::Notice, seen.map(|s| s.notice)),
@@ -623,6 +624,30 @@ pub fn provider_check(settings: &Settings) -> Check {
             id: "payment_provider",
             title,
             value: Message::new("status-provider-off"),
+            severity: Severity::Ok,
+            description: None,
+        },
+    }
+}
+
+/// "Links": where issued links point, and a warning when the saved base URL is on this machine
+/// but not where the server listens (`Settings::base_url_elsewhere`): such links lead nowhere.
+pub fn base_url_check(settings: &Settings) -> Check {
+    let title = Message::new("status-base-url");
+    match settings.base_url_elsewhere() {
+        Some((base, listening)) => Check {
+            id: "base_url",
+            title,
+            value: Message::new("status-base-url-elsewhere")
+                .arg("base", base)
+                .arg("listening", listening),
+            severity: Severity::Warning,
+            description: Some(Message::new("status-base-url-elsewhere-description")),
+        },
+        None => Check {
+            id: "base_url",
+            title,
+            value: Message::new("status-base-url-ok").arg("url", settings.base_url.clone()),
             severity: Severity::Ok,
             description: None,
         },

@@ -701,8 +701,9 @@ const DOORWAY_ZERO_EN: &str = "[Warning] Interaction doorway request limits: Not
 const DOORWAY_ZERO_FR: &str = "[Avertissement] Limites de requêtes de la porte d'interaction : Rien ne limite la porte : les deux limites valent 0.\n    L'interrupteur est allumé, mais une limite de 0 désactive son palier. Réglez les requêtes par lien et au total dans Réglages d'interaction, ou lancez : orchestra config set interaction.limits.per_link 12 interaction.limits.total 10000\n";
 const DOORWAY_ON_EN: &str = "[OK] Interaction doorway request limits: 30 per link, 5000 in total, per 600 seconds (flood store: sql)\n    Every request to the doorway is counted before any work; a refused request gets a plain 429.\n";
 
-const PROVIDER_EN: &str = "[OK] Payment provider: Test provider (no money moves)\n    Payments go through the built-in test provider. Turn it off with: orchestra config set orchestra.test_provider false\n";
-const PROVIDER_FR: &str = "[OK] Prestataire de paiement : Prestataire de test (aucun argent ne circule)\n    Les paiements passent par le prestataire de test intégré. Désactivez-le avec : orchestra config set orchestra.test_provider false\n";
+/// The payment provider's check, then the "Links" check that follows it.
+const PROVIDER_EN: &str = "[OK] Payment provider: Test provider (no money moves)\n    Payments go through the built-in test provider. Turn it off with: orchestra config set orchestra.test_provider false\n[OK] Links: Built on http://127.0.0.1:8080\n";
+const PROVIDER_FR: &str = "[OK] Prestataire de paiement : Prestataire de test (aucun argent ne circule)\n    Les paiements passent par le prestataire de test intégré. Désactivez-le avec : orchestra config set orchestra.test_provider false\n[OK] Liens : Construits sur http://127.0.0.1:8080\n";
 const NOTICES_SWITCH_EN: &str = "[Note] Payment notice request limits: Off: the site-wide switch is off\n    Nothing caps the payment provider's notices (POST /notice/test-provider). Set them under Settings › Interaction, or: orchestra config set notice.limits.total 10000\n";
 const NOTICES_SWITCH_FR: &str = "[Remarque] Limites des avis de paiement : Désactivées : l'interrupteur général est coupé\n    Rien ne limite les avis du prestataire de paiement (POST /notice/test-provider). Réglez-les sous Réglages › Réglages d'interaction, ou : orchestra config set notice.limits.total 10000\n";
 const NOTICES_ZERO_EN: &str = "[Note] Payment notice request limits: Off: both notice limits are 0\n    Nothing caps the payment provider's notices (POST /notice/test-provider). Set them under Settings › Interaction, or: orchestra config set notice.limits.total 10000\n";
@@ -850,14 +851,19 @@ async fn status_as_json_carries_the_same_checks_and_exit_status() {
             "cron",
             "version",
             "payment_provider",
+            "base_url",
             "notice_limits",
             "doorway_limits",
             "login_limits",
             "proxies"
         ]
     );
-    assert_eq!(report["checks"][5]["severity"], "note");
-    let doorway = &report["checks"][6];
+    assert_eq!(
+        report["checks"][5]["value"],
+        "Built on http://127.0.0.1:8080"
+    );
+    assert_eq!(report["checks"][6]["severity"], "note");
+    let doorway = &report["checks"][7];
     assert_eq!(doorway["severity"], "warning");
     assert_eq!(doorway["severity_label"], "Warning");
     assert_eq!(doorway["title"], "Interaction doorway request limits");
@@ -870,7 +876,7 @@ async fn status_as_json_carries_the_same_checks_and_exit_status() {
     let run = cli.run_fr(&["status", "--format=json"]);
     assert_eq!(run.code, 1);
     let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    let doorway = &report["checks"][6];
+    let doorway = &report["checks"][7];
     assert_eq!(
         doorway["severity"], "warning",
         "severities are not translated"
@@ -901,9 +907,9 @@ async fn status_as_json_carries_the_same_checks_and_exit_status() {
     );
     // A per-link limit without a total is a note (issue 11): a flood of fresh links is not
     // capped, and a note exits 0.
-    assert_eq!(report["checks"][6]["severity"], "note");
+    assert_eq!(report["checks"][7]["severity"], "note");
     assert_eq!(
-        report["checks"][6]["value"],
+        report["checks"][7]["value"],
         "30 per link, no total limit, per 3600 seconds (flood store: sql)"
     );
 }
@@ -1571,9 +1577,47 @@ async fn serve_warns_when_the_base_url_is_not_where_it_listens() {
     assert_eq!(
         warning,
         format!(
-            "Warning: the base URL http://127.0.0.1:1 is not where this server listens ({address}): links issued now lead there. Change it with: orchestra config set orchestra.base_url URL (or ignore this behind a proxy that forwards it here)."
+            "Warning: the base URL http://127.0.0.1:1 is not where this server listens (127.0.0.1:{}): links issued now lead there. Change it with: orchestra config set orchestra.base_url URL.",
+            address.trim_start_matches("127.0.0.1:")
         )
     );
+    // The status report (and so the dashboard) says the same while the server is away.
+    let run = cli.run(&["status", "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let links = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "base_url")
+        .expect("a Links check")
+        .clone();
+    assert_eq!(links["severity"], "warning");
+    assert_eq!(
+        links["value"],
+        format!("Built on http://127.0.0.1:1, but the server listens on http://{address}")
+    );
+    // Behind a proxy the base URL names another host: nothing to say.
+    cli.run(&[
+        "config",
+        "set",
+        "orchestra.base_url",
+        "https://flows.example.org",
+    ])
+    .expect(
+        0,
+        "",
+        "orchestra.base_url is now https://flows.example.org.\n",
+    );
+    let run = cli.run(&["status", "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let links = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "base_url")
+        .unwrap()
+        .clone();
+    assert_eq!(links["severity"], "ok");
 }
 
 #[tokio::test]
