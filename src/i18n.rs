@@ -280,6 +280,7 @@ mod tests {
     /// Fluent: no missing message or term it refers to, no variable it reads but is not given.
     #[test]
     fn every_message_formats_without_errors_in_both_languages() {
+        let mut unpluralised = Vec::new();
         for lang in Lang::ALL {
             for id in message_ids(lang) {
                 let names: Vec<String> = FILES
@@ -287,12 +288,78 @@ mod tests {
                     .filter(|(l, _, _)| *l == lang)
                     .flat_map(|(_, _, source)| variables(source, &id))
                     .collect();
-                let args: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "1")).collect();
+                // Every count is 1, so a plural left without a selector shows ("1 requests").
+                // Bounds ($min, $max, the cells kept per period) are fixed numbers the code
+                // gives, never 1.
+                let args: Vec<(&str, &str)> = names
+                    .iter()
+                    .map(|n| {
+                        let bound = matches!(n.as_str(), "min" | "max" | "callers");
+                        (n.as_str(), if bound { "100" } else { "1" })
+                    })
+                    .collect();
                 let (text, errors) = format(lang, &id, &args);
                 assert!(errors.is_empty(), "{id} in {lang:?}: {errors:?}");
                 assert!(!text.trim().is_empty(), "{id} is empty in {lang:?}");
+                let plurals: &[&str] = match lang {
+                    Lang::En => &[
+                        "periods",
+                        "requests",
+                        "attempts",
+                        "seconds",
+                        "instances",
+                        "links",
+                        "fields",
+                        "steps",
+                        "hours",
+                        "minutes",
+                        "days",
+                        "failures",
+                        "tokens",
+                        "notices",
+                        "errors",
+                        "warnings",
+                        "notes",
+                        "characters",
+                        "versions",
+                    ],
+                    Lang::Fr => &[
+                        "périodes",
+                        "requêtes",
+                        "tentatives",
+                        "secondes",
+                        "instances",
+                        "liens",
+                        "champs",
+                        "étapes",
+                        "heures",
+                        "minutes",
+                        "jours",
+                        "échecs",
+                        "jetons",
+                        "avis",
+                        "erreurs",
+                        "avertissements",
+                        "notes",
+                        "caractères",
+                        "versions",
+                    ],
+                };
+                let padded = format!(" {text}");
+                for word in plurals {
+                    let one = format!(" 1 {word}");
+                    // "avis" is both singular and plural.
+                    if padded.contains(&one) && !(lang == Lang::Fr && *word == "avis") {
+                        unpluralised.push(format!("{id} in {lang:?}: {text}"));
+                    }
+                }
             }
         }
+        assert!(
+            unpluralised.is_empty(),
+            "plurals without a selector:\n{}",
+            unpluralised.join("\n")
+        );
     }
 
     #[test]

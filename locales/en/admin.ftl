@@ -158,7 +158,10 @@ status-doorway-on = { $per_link ->
   }, { $total ->
     [0] no total limit
    *[other] { $total } in total
-  }, per { $period } seconds (flood store: { $backend })
+  }, per { $period ->
+        [one] { $period } second
+       *[other] { $period } seconds
+    } (flood store: { $backend })
 status-doorway-on-description = Every request to the doorway is counted before any work; a refused request gets a plain 429.
 status-doorway-off-switch = Nothing caps the doorway: the request limits switch is off.
 status-doorway-off-switch-description = Anyone can make the site check links as fast as they can send requests. Turn on "Count and limit requests" in Settings › Request limits and set both limits in Interaction settings, or run: { $fix }
@@ -275,7 +278,13 @@ status-database-read-only = { $backend }, read-only
 status-database-read-only-description = The database can be read but not written: every write (answers, sign-ins, settings) fails with a 503. Give the server's user write access to the database file and its directory (SQLite), or point it at the primary server (PostgreSQL).
 status-database-not-set-up = { $backend }, not set up
 status-login = Sign-in limits
-status-login-on = { $per_address } attempts per address every { $address_period } s; { $per_account } failures per account and address, { $account_total } per account, every { $account_period } s
+status-login-on = { $per_address ->
+        [one] { $per_address } attempt
+       *[other] { $per_address } attempts
+    } per address every { $address_period } s; { $per_account ->
+        [one] { $per_account } failure
+       *[other] { $per_account } failures
+    } per account and address, { $account_total } per account, every { $account_period } s
 status-login-off = Nothing limits sign-in attempts: every limit is 0.
 status-login-off-description = Anyone can try passwords as fast as the server checks them. Set them in Settings › Request limits, or: orchestra config set login.limits.per_account 5
 status-proxies = Client addresses
@@ -345,11 +354,35 @@ limits-report-only = Report only: count, and record what these limits would refu
 limits-report-only-help = Use it to size the limits on real traffic: the status report shows how many requests each limit would have refused. Turn it off to enforce; the counts are kept.
 limits-state-report-only = Counting in report-only mode: nobody is refused, and the status report shows what would have been.
 status-doorway-report-only = Report only: { $per_link } per link and { $total } in total every { $period } s are counted, but nobody is refused (flood store: { $backend })
-status-doorway-would-refuse = Would have been refused, per link: { $first_now } this period, { $first_recent } in the last { $periods } periods; in total: { $second_now } this period, { $second_recent } in the last { $periods } periods. Turn "Report only" off in Interaction settings (/admin/config/orchestra/interaction) to enforce, or: orchestra config set interaction.limits.report_only false
+status-doorway-would-refuse = Would have been refused, per link: { $first_now } this period, { $first_recent } in the last { $periods ->
+        [one] { $periods } period
+       *[other] { $periods } periods
+    }; in total: { $second_now } this period, { $second_recent } in the last { $periods ->
+        [one] { $periods } period
+       *[other] { $periods } periods
+    }. Turn "Report only" off in Interaction settings (/admin/config/orchestra/interaction) to enforce, or: orchestra config set interaction.limits.report_only false
 status-notice-report-only = Report only: { $per_payment } per payment and { $total } in total every { $period } s are counted, but nobody is refused (flood store: { $backend })
-status-notice-would-refuse = Would have been refused, per payment: { $first_now } this period, { $first_recent } in the last { $periods } periods; in total: { $second_now } this period, { $second_recent } in the last { $periods } periods. To enforce: orchestra config set notice.limits.report_only false
-status-login-report-only = Report only: { $per_address } attempts per address every { $address_period } s, and { $per_account } failures per account and address and { $account_total } per account every { $account_period } s are counted, but nobody is refused
-status-login-would-refuse = Would have been refused, per address: { $first_now } this period, { $first_recent } in the last { $periods } periods; per account and address: { $second_now } this period, { $second_recent } in the last { $periods } periods. To enforce: orchestra config set login.limits.report_only false
+status-notice-would-refuse = Would have been refused, per payment: { $first_now } this period, { $first_recent } in the last { $periods ->
+        [one] { $periods } period
+       *[other] { $periods } periods
+    }; in total: { $second_now } this period, { $second_recent } in the last { $periods ->
+        [one] { $periods } period
+       *[other] { $periods } periods
+    }. To enforce: orchestra config set notice.limits.report_only false
+status-login-report-only = Report only: { $per_address ->
+        [one] { $per_address } attempt
+       *[other] { $per_address } attempts
+    } per address every { $address_period } s, and { $per_account ->
+        [one] { $per_account } failure
+       *[other] { $per_account } failures
+    } per account and address and { $account_total } per account every { $account_period } s are counted, but nobody is refused
+status-login-would-refuse = Would have been refused, per address: { $first_now } this period, { $first_recent } in the last { $periods ->
+        [one] { $periods } period
+       *[other] { $periods } periods
+    }; per account and address: { $second_now } this period, { $second_recent } in the last { $periods ->
+        [one] { $periods } period
+       *[other] { $periods } periods
+    }. To enforce: orchestra config set login.limits.report_only false
 status-would-refuse-elsewhere = Only a running server knows how many requests would have been refused: see its status report (/admin/reports/status).
 
 ## Store faults (issue 10)
@@ -365,7 +398,10 @@ status-flood-store-ok = Syncing ({ $backend }); while it fails: { $on_fault ->
    *[count] count in this server
 } (on_store_fault = { $on_fault })
 status-flood-store-failing = Failing for { $seconds } s ({ $backend })
-status-flood-store-failing-description = { $decisions } counted requests were decided without the store, under the choice "{ $on_fault ->
+status-flood-store-failing-description = { $decisions ->
+        [one] { $decisions } counted request was decided
+       *[other] { $decisions } counted requests were decided
+    } without the store, under the choice "{ $on_fault ->
     [allow] let every request through
     [refuse] refuse every counted request
    *[count] count in this server
@@ -385,8 +421,14 @@ sizing-intro = { $address ->
     [login-address] What the sign-in counted against its per-address limit
     [login-account] Attempts on existing accounts that reached a password check, by account and client address, against the failures each pair may make; the total is the account's from all addresses
    *[doorway] What the doorway counted
-} in each of the last { $periods } periods of { $period } s, against the limits set now: where a limit bit, or would have. This server keeps these figures since it started (each server its own); reload the page for the current period so far.
-sizing-empty = Nothing has been counted yet in the last { $periods } periods of { $period } s. The chart appears once { $address ->
+} in each of the last { $periods ->
+        [one] { $periods } period
+       *[other] { $periods } periods
+    } of { $period } s, against the limits set now: where a limit bit, or would have. This server keeps these figures since it started (each server its own); reload the page for the current period so far.
+sizing-empty = Nothing has been counted yet in the last { $periods ->
+        [one] { $periods } period
+       *[other] { $periods } periods
+    } of { $period } s. The chart appears once { $address ->
     [notice] a payment notice has come
     [login-address] someone has tried to sign in
     [login-account] someone has tried to sign in
@@ -399,19 +441,49 @@ sizing-per-caller-heading = { $address ->
     [login-account] Attempts per account and address: the busiest and the 99th percentile
    *[doorway] Requests per link: the busiest and the 99th percentile
 }
-sizing-total-desc = { $periods } periods of { $period } s. At most { $most } requests in one period; { $refusals } refused or would have been. Total limit: { $limit }.
-sizing-per-caller-desc = { $periods } periods. { $address ->
+sizing-total-desc = { $periods ->
+        [one] { $periods } period
+       *[other] { $periods } periods
+    } of { $period } s. At most { $most ->
+        [one] { $most } request
+       *[other] { $most } requests
+    } in one period; { $refusals } refused or would have been. Total limit: { $limit }.
+sizing-per-caller-desc = { $periods ->
+        [one] { $periods } period
+       *[other] { $periods } periods
+    }. { $address ->
     [notice] The payment with the most notices had at most { $busiest } in one period; 99 % of payments had at most { $p99 }. Per-payment limit: { $limit }.
-    [login-address] The busiest client address made at most { $busiest } attempts in one period; 99 % of addresses made at most { $p99 }. Per-address limit: { $limit }.
-    [login-account] The most tried account from one address had at most { $busiest } attempts in one period; 99 % of accounts and addresses had at most { $p99 }. Failures per account and address: { $limit }.
-   *[doorway] The busiest link made at most { $busiest } requests in one period; 99 % of links made at most { $p99 }. Per-link limit: { $limit }.
+    [login-address] The busiest client address made at most { $busiest ->
+        [one] { $busiest } attempt
+       *[other] { $busiest } attempts
+    } in one period; 99 % of addresses made at most { $p99 }. Per-address limit: { $limit }.
+    [login-account] The most tried account from one address had at most { $busiest ->
+        [one] { $busiest } attempt
+       *[other] { $busiest } attempts
+    } in one period; 99 % of accounts and addresses had at most { $p99 }. Failures per account and address: { $limit }.
+   *[doorway] The busiest link made at most { $busiest ->
+        [one] { $busiest } request
+       *[other] { $busiest } requests
+    } in one period; 99 % of links made at most { $p99 }. Per-link limit: { $limit }.
 }
-sizing-total-tip = { $start }: { $requests } requests, { $refusals } refused or would have been
+sizing-total-tip = { $start }: { $requests ->
+        [one] { $requests } request
+       *[other] { $requests } requests
+    }, { $refusals } refused or would have been
 sizing-per-caller-tip = { $start }: { $address ->
     [notice] the payment with the most notices ({ $caller }) had { $busiest }; 99 % of payments had at most { $p99 }
-    [login-address] the busiest client address ({ $caller }) made { $busiest } attempts; 99 % of addresses made at most { $p99 }
-    [login-account] the most tried account from one address ({ $caller }) had { $busiest } attempts; 99 % of accounts and addresses had at most { $p99 }
-   *[doorway] the busiest link ({ $caller }) made { $busiest } requests; 99 % of links made at most { $p99 }
+    [login-address] the busiest client address ({ $caller }) made { $busiest ->
+        [one] { $busiest } attempt
+       *[other] { $busiest } attempts
+    }; 99 % of addresses made at most { $p99 }
+    [login-account] the most tried account from one address ({ $caller }) had { $busiest ->
+        [one] { $busiest } attempt
+       *[other] { $busiest } attempts
+    }; 99 % of accounts and addresses had at most { $p99 }
+   *[doorway] the busiest link ({ $caller }) made { $busiest ->
+        [one] { $busiest } request
+       *[other] { $busiest } requests
+    }; 99 % of links made at most { $p99 }
 }
 sizing-limit-off = off (0)
 sizing-now = now

@@ -106,7 +106,10 @@ db-unknown-host = The database server's host name is unknown.
 db-authentication = The database server refused the user name or password.
 db-no-such-database = The database named in ORCHESTRA_DATABASE_URL does not exist on that server.
 db-not-a-database = That is not a database Orchestra can use (not a SQLite file, or not a PostgreSQL server).
-db-timed-out = The database did not answer within { $seconds } seconds.
+db-timed-out = The database did not answer within { $seconds ->
+        [one] { $seconds } second
+       *[other] { $seconds } seconds
+    }.
 db-not-migrated = The database has not been set up by this version of Orchestra (migrations missing). Run "orchestra init" to apply them.
 db-other = The database could not be opened: { $error }
 cli-init-done = The database is ready.
@@ -125,7 +128,10 @@ api-busy = The server is answering as many requests as it can; try again in a mo
 api-nul = Text may not hold a NUL character (\u0000).
 api-workflow-missing = Name the workflow by its machine name.
 api-running-cap = This token has { $cap } running instances already, its cap. Let some end first.
-api-link-cap = This instance has had { $cap } links issued in the last 24 hours, its cap.
+api-link-cap = This instance has had { $cap ->
+        [one] { $cap } link
+       *[other] { $cap } links
+    } issued in the last 24 hours, its cap.
 skip-to-content = Skip to the content
 breadcrumbs-label = You are here
 crumb-workflow = Workflow #{ $id }

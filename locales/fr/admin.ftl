@@ -158,7 +158,10 @@ status-doorway-on = { $per_link ->
   }, { $total ->
     [0] pas de limite totale
    *[other] { $total } au total
-  }, par période de { $period } secondes (compteur : { $backend })
+  }, par période de { $period ->
+        [one] { $period } seconde
+       *[other] { $period } secondes
+    } (compteur : { $backend })
 status-doorway-on-description = Chaque requête vers la porte est comptée avant tout travail ; une requête refusée reçoit une simple réponse 429.
 status-doorway-off-switch = Rien ne limite la porte : l'interrupteur des limites de requêtes est éteint.
 status-doorway-off-switch-description = N'importe qui peut faire vérifier des liens au site aussi vite qu'il envoie des requêtes. Activez « Compter et limiter les requêtes » dans Réglages › Limites de requêtes et réglez les deux limites dans Réglages d'interaction, ou lancez : { $fix }
@@ -275,7 +278,13 @@ status-database-read-only = { $backend }, en lecture seule
 status-database-read-only-description = La base peut être lue mais pas écrite : toute écriture (réponses, connexions, réglages) échoue avec une erreur 503. Donnez à l'utilisateur du serveur le droit d'écrire le fichier de la base et son répertoire (SQLite), ou faites-le pointer vers le serveur principal (PostgreSQL).
 status-database-not-set-up = { $backend }, non préparée
 status-login = Limites de connexion
-status-login-on = { $per_address } tentatives par adresse toutes les { $address_period } s ; { $per_account } échecs par compte et adresse, { $account_total } par compte, toutes les { $account_period } s
+status-login-on = { $per_address ->
+        [one] { $per_address } tentative
+       *[other] { $per_address } tentatives
+    } par adresse toutes les { $address_period } s ; { $per_account ->
+        [one] { $per_account } échec
+       *[other] { $per_account } échecs
+    } par compte et adresse, { $account_total } par compte, toutes les { $account_period } s
 status-login-off = Rien ne limite les tentatives de connexion : toutes les limites valent 0.
 status-login-off-description = N'importe qui peut essayer des mots de passe aussi vite que le serveur les vérifie. Réglez-les dans Réglages › Limites de requêtes, ou : orchestra config set login.limits.per_account 5
 status-proxies = Adresses des clients
@@ -344,20 +353,44 @@ dashboard-see-check = Ouvrir { $title } dans le rapport d'état
 limits-report-only = Observer seulement : compter, et noter ce que ces limites refuseraient, mais répondre à tous
 limits-report-only-help = Pour dimensionner les limites sur le trafic réel : le rapport d'état montre combien de requêtes chaque limite aurait refusées. Décochez pour appliquer les limites ; les comptes sont conservés.
 limits-state-report-only = Comptage en mode observation : personne n'est refusé, et le rapport d'état montre qui l'aurait été.
-status-doorway-report-only = Observation seulement : { $per_link } par lien et { $total } au total toutes les { $period } s sont comptées, mais personne n'est refusé (stockage des comptes : { $backend })
-status-doorway-would-refuse = Auraient été refusées, par lien : { $first_now } cette période, { $first_recent } sur les { $periods } dernières périodes ; au total : { $second_now } cette période, { $second_recent } sur les { $periods } dernières périodes. Décochez « Observer seulement » dans les réglages d'interaction (/admin/config/orchestra/interaction) pour appliquer les limites, ou : orchestra config set interaction.limits.report_only false
-status-notice-report-only = Observation seulement : { $per_payment } par paiement et { $total } au total toutes les { $period } s sont comptées, mais personne n'est refusé (stockage des comptes : { $backend })
-status-notice-would-refuse = Auraient été refusées, par paiement : { $first_now } cette période, { $first_recent } sur les { $periods } dernières périodes ; au total : { $second_now } cette période, { $second_recent } sur les { $periods } dernières périodes. Pour appliquer les limites : orchestra config set notice.limits.report_only false
-status-login-report-only = Observation seulement : { $per_address } tentatives par adresse toutes les { $address_period } s, et { $per_account } échecs par compte et adresse et { $account_total } par compte toutes les { $account_period } s sont comptés, mais personne n'est refusé
-status-login-would-refuse = Auraient été refusées, par adresse : { $first_now } cette période, { $first_recent } sur les { $periods } dernières périodes ; par compte et adresse : { $second_now } cette période, { $second_recent } sur les { $periods } dernières périodes. Pour appliquer les limites : orchestra config set login.limits.report_only false
+status-doorway-report-only = Observation seulement : { $per_link } par lien et { $total } au total toutes les { $period } s sont comptées, mais personne n'est refusé (stockage des compteurs : { $backend })
+status-doorway-would-refuse = Auraient été refusées, par lien : { $first_now } cette période, { $first_recent } { $periods ->
+        [one] sur la dernière période
+       *[other] sur les { $periods } dernières périodes
+    } ; au total : { $second_now } cette période, { $second_recent } { $periods ->
+        [one] sur la dernière période
+       *[other] sur les { $periods } dernières périodes
+    }. Décochez « Observer seulement » dans les réglages d'interaction (/admin/config/orchestra/interaction) pour appliquer les limites, ou : orchestra config set interaction.limits.report_only false
+status-notice-report-only = Observation seulement : { $per_payment } par paiement et { $total } au total toutes les { $period } s sont comptées, mais personne n'est refusé (stockage des compteurs : { $backend })
+status-notice-would-refuse = Auraient été refusées, par paiement : { $first_now } cette période, { $first_recent } { $periods ->
+        [one] sur la dernière période
+       *[other] sur les { $periods } dernières périodes
+    } ; au total : { $second_now } cette période, { $second_recent } { $periods ->
+        [one] sur la dernière période
+       *[other] sur les { $periods } dernières périodes
+    }. Pour appliquer les limites : orchestra config set notice.limits.report_only false
+status-login-report-only = Observation seulement : { $per_address ->
+        [one] { $per_address } tentative
+       *[other] { $per_address } tentatives
+    } par adresse toutes les { $address_period } s, et { $per_account ->
+        [one] { $per_account } échec
+       *[other] { $per_account } échecs
+    } par compte et adresse et { $account_total } par compte toutes les { $account_period } s sont comptés, mais personne n'est refusé
+status-login-would-refuse = Auraient été refusées, par adresse : { $first_now } cette période, { $first_recent } { $periods ->
+        [one] sur la dernière période
+       *[other] sur les { $periods } dernières périodes
+    } ; par compte et adresse : { $second_now } cette période, { $second_recent } { $periods ->
+        [one] sur la dernière période
+       *[other] sur les { $periods } dernières périodes
+    }. Pour appliquer les limites : orchestra config set login.limits.report_only false
 status-would-refuse-elsewhere = Seul un serveur en marche sait combien de requêtes auraient été refusées : voyez son rapport d'état (/admin/reports/status).
 
 ## Store faults (issue 10)
-settings-on-store-fault = Pendant une panne du stockage des comptes
+settings-on-store-fault = Pendant une panne du stockage des compteurs
 settings-on-store-fault-count = Compter dans ce serveur jusqu'à son retour (par défaut)
 settings-on-store-fault-allow = Laisser passer toutes les requêtes
 settings-on-store-fault-refuse = Refuser toute requête comptée
-settings-on-store-fault-help = Le stockage des comptes garde les comptes dans la base de données. Tant qu'il est injoignable, chaque serveur peut compter seul, répondre à tous, ou refuser tout le monde. Les connexions suivent aussi ce choix.
+settings-on-store-fault-help = Le stockage des compteurs garde les compteurs dans la base de données. Tant qu'il est injoignable, chaque serveur peut compter seul, répondre à tous, ou refuser tout le monde. Les connexions suivent aussi ce choix.
 status-flood-store = Stockage des compteurs
 status-flood-store-ok = Synchronisé ({ $backend }) ; en cas de panne : { $on_fault ->
     [allow] laisser passer toutes les requêtes
@@ -365,7 +398,10 @@ status-flood-store-ok = Synchronisé ({ $backend }) ; en cas de panne : { $on_fa
    *[count] compter dans ce serveur
 } (on_store_fault = { $on_fault })
 status-flood-store-failing = En panne depuis { $seconds } s ({ $backend })
-status-flood-store-failing-description = { $decisions } requêtes comptées ont été décidées sans le stockage, selon le choix « { $on_fault ->
+status-flood-store-failing-description = { $decisions ->
+        [one] { $decisions } requête comptée a été décidée
+       *[other] { $decisions } requêtes comptées ont été décidées
+    } sans le stockage, selon le choix « { $on_fault ->
     [allow] laisser passer toutes les requêtes
     [refuse] refuser toute requête comptée
    *[count] compter dans ce serveur
@@ -385,8 +421,14 @@ sizing-intro = { $address ->
     [login-address] Ce que la connexion a compté face à sa limite par adresse
     [login-account] Les tentatives sur des comptes existants arrivées jusqu'à la vérification du mot de passe, par compte et adresse de client, face aux échecs permis à chaque paire ; le total est celui du compte depuis toutes les adresses
    *[doorway] Ce que la porte d'interaction a compté
-} à chacune des { $periods } dernières périodes de { $period } s, face aux limites réglées maintenant : où une limite a refusé des requêtes, ou en aurait refusé. Ce serveur garde ces chiffres depuis son démarrage (chaque serveur les siens) ; rechargez la page pour la période en cours.
-sizing-empty = Rien n'a encore été compté pendant les { $periods } dernières périodes de { $period } s. Le graphique apparaît dès { $address ->
+} { $periods ->
+        [one] à la dernière période
+       *[other] à chacune des { $periods } dernières périodes
+    } de { $period } s, face aux limites réglées maintenant : où une limite a refusé des requêtes, ou en aurait refusé. Ce serveur garde ces chiffres depuis son démarrage (chaque serveur les siens) ; rechargez la page pour la période en cours.
+sizing-empty = Rien n'a encore été compté { $periods ->
+        [one] pendant la dernière période
+       *[other] pendant les { $periods } dernières périodes
+    } de { $period } s. Le graphique apparaît dès { $address ->
     [notice] qu'un avis de paiement est arrivé
     [login-address] que quelqu'un a tenté de se connecter
     [login-account] que quelqu'un a tenté de se connecter
@@ -399,19 +441,49 @@ sizing-per-caller-heading = { $address ->
     [login-account] Tentatives par compte et adresse : la paire la plus visée et le 99e centile
    *[doorway] Requêtes par lien : le plus actif et le 99e centile
 }
-sizing-total-desc = { $periods } périodes de { $period } s. Au plus { $most } requêtes en une période ; { $refusals } refusées ou qui l'auraient été. Limite totale : { $limit }.
-sizing-per-caller-desc = { $periods } périodes. { $address ->
+sizing-total-desc = { $periods ->
+        [one] { $periods } période
+       *[other] { $periods } périodes
+    } de { $period } s. Au plus { $most ->
+        [one] { $most } requête
+       *[other] { $most } requêtes
+    } en une période ; { $refusals } refusées ou qui l'auraient été. Limite totale : { $limit }.
+sizing-per-caller-desc = { $periods ->
+        [one] { $periods } période
+       *[other] { $periods } périodes
+    }. { $address ->
     [notice] Le paiement le plus notifié a reçu au plus { $busiest } avis en une période ; 99 % des paiements en ont reçu au plus { $p99 }. Limite par paiement : { $limit }.
-    [login-address] L'adresse client la plus active a fait au plus { $busiest } tentatives en une période ; 99 % des adresses en ont fait au plus { $p99 }. Limite par adresse : { $limit }.
-    [login-account] Le compte le plus visé depuis une même adresse a subi au plus { $busiest } tentatives en une période ; 99 % des comptes et adresses en ont subi au plus { $p99 }. Échecs par compte et adresse : { $limit }.
-   *[doorway] Le lien le plus actif a fait au plus { $busiest } requêtes en une période ; 99 % des liens en ont fait au plus { $p99 }. Limite par lien : { $limit }.
+    [login-address] L'adresse client la plus active a fait au plus { $busiest ->
+        [one] { $busiest } tentative
+       *[other] { $busiest } tentatives
+    } en une période ; 99 % des adresses en ont fait au plus { $p99 }. Limite par adresse : { $limit }.
+    [login-account] Le compte le plus visé depuis une même adresse a subi au plus { $busiest ->
+        [one] { $busiest } tentative
+       *[other] { $busiest } tentatives
+    } en une période ; 99 % des comptes et adresses en ont subi au plus { $p99 }. Échecs par compte et adresse : { $limit }.
+   *[doorway] Le lien le plus actif a fait au plus { $busiest ->
+        [one] { $busiest } requête
+       *[other] { $busiest } requêtes
+    } en une période ; 99 % des liens en ont fait au plus { $p99 }. Limite par lien : { $limit }.
 }
-sizing-total-tip = { $start } : { $requests } requêtes, { $refusals } refusées ou qui l'auraient été
+sizing-total-tip = { $start } : { $requests ->
+        [one] { $requests } requête
+       *[other] { $requests } requêtes
+    }, { $refusals } refusées ou qui l'auraient été
 sizing-per-caller-tip = { $start } : { $address ->
     [notice] le paiement le plus notifié ({ $caller }) a reçu { $busiest } avis ; 99 % des paiements en ont reçu au plus { $p99 }
-    [login-address] l'adresse client la plus active ({ $caller }) a fait { $busiest } tentatives ; 99 % des adresses en ont fait au plus { $p99 }
-    [login-account] le compte le plus visé depuis une même adresse ({ $caller }) a subi { $busiest } tentatives ; 99 % des comptes et adresses en ont subi au plus { $p99 }
-   *[doorway] le lien le plus actif ({ $caller }) a fait { $busiest } requêtes ; 99 % des liens en ont fait au plus { $p99 }
+    [login-address] l'adresse client la plus active ({ $caller }) a fait { $busiest ->
+        [one] { $busiest } tentative
+       *[other] { $busiest } tentatives
+    } ; 99 % des adresses en ont fait au plus { $p99 }
+    [login-account] le compte le plus visé depuis une même adresse ({ $caller }) a subi { $busiest ->
+        [one] { $busiest } tentative
+       *[other] { $busiest } tentatives
+    } ; 99 % des comptes et adresses en ont subi au plus { $p99 }
+   *[doorway] le lien le plus actif ({ $caller }) a fait { $busiest ->
+        [one] { $busiest } requête
+       *[other] { $busiest } requêtes
+    } ; 99 % des liens en ont fait au plus { $p99 }
 }
 sizing-limit-off = désactivée (0)
 sizing-now = maintenant

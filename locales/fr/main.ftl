@@ -106,7 +106,10 @@ db-unknown-host = Le nom d'hôte du serveur de base de données est inconnu.
 db-authentication = Le serveur de base de données a refusé le nom d'utilisateur ou le mot de passe.
 db-no-such-database = La base nommée dans ORCHESTRA_DATABASE_URL n'existe pas sur ce serveur.
 db-not-a-database = Ce n'est pas une base de données utilisable par Orchestra (pas un fichier SQLite, ou pas un serveur PostgreSQL).
-db-timed-out = La base de données n'a pas répondu en { $seconds } secondes.
+db-timed-out = La base de données n'a pas répondu en { $seconds ->
+        [one] { $seconds } seconde
+       *[other] { $seconds } secondes
+    }.
 db-not-migrated = La base de données n'a pas été préparée par cette version d'Orchestra (migrations manquantes). Lancez « orchestra init » pour les appliquer.
 db-other = La base de données n'a pas pu être ouverte : { $error }
 cli-init-done = La base de données est prête.
@@ -124,8 +127,14 @@ api-body-timed-out = Le corps n'est pas arrivé à temps.
 api-busy = Le serveur répond à autant de requêtes qu'il le peut ; réessayez dans un instant.
 api-nul = Le texte ne peut pas contenir de caractère NUL (\u0000).
 api-workflow-missing = Nommez le workflow par son nom machine.
-api-running-cap = Ce jeton a déjà { $cap } instances en cours, son plafond. Attendez que certaines se terminent.
-api-link-cap = Cette instance a reçu { $cap } liens dans les dernières 24 heures, son plafond.
+api-running-cap = Ce jeton a déjà { $cap ->
+        [one] { $cap } instance
+       *[other] { $cap } instances
+    } en cours, son plafond. Attendez que certaines se terminent.
+api-link-cap = Cette instance a reçu { $cap ->
+        [one] { $cap } lien
+       *[other] { $cap } liens
+    } dans les dernières 24 heures, son plafond.
 skip-to-content = Aller au contenu
 breadcrumbs-label = Vous êtes ici
 crumb-workflow = Processus n° { $id }
@@ -140,8 +149,9 @@ cli-base-url-elsewhere = Avertissement : l'URL de base { $base_url } n'est pas l
 cli-about = Orchestra : des processus auxquels on répond par des liens signés.
 cli-after-help = Lancez « orchestra COMMANDE --help » pour les options d'une commande. Environnement : ORCHESTRA_DATABASE_URL (par défaut sqlite:orchestra.db), ORCHESTRA_FLOOD (sql ou memory), ORCHESTRA_LOG, ORCHESTRA_LANG, ORCHESTRA_TRUSTED_PROXIES.
 cli-heading-usage = Utilisation :
-cli-heading-commands = Commandes
-cli-heading-options = Options
+# clap puts the colon after a heading: the narrow no-break space French wants goes in the heading.
+cli-heading-commands = Commandes{"\u202F"}
+cli-heading-options = Options{"\u202F"}
 cli-value-command = COMMANDE
 cli-help-flag = Affiche cette aide
 cli-version-flag = Affiche la version
@@ -185,7 +195,7 @@ cli-missing-argument = Il manque { $argument }. Lancez la commande avec --help p
 cli-repeated-option = L'option { $option } est donnée plus d'une fois.
 cli-config-pairs = Donnez chaque réglage sous forme de paire CLÉ VALEUR.
 cli-bad-shell = Shell inconnu : { $shell } (bash, zsh, fish, elvish ou powershell).
-cli-heading-arguments = Arguments
+cli-heading-arguments = Arguments{"\u202F"}
 cli-about-token = Jetons d'API : token create NOM, token list, token scope NOM, token revoke NOM, token rotate-key
 cli-about-token-create = Créer un jeton d'API ; l'affiche une seule fois
 cli-arg-token-name = Le nom du jeton (minuscules, chiffres, - et _)

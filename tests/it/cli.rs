@@ -1779,3 +1779,25 @@ async fn a_tokens_scope_is_chosen_at_creation_listed_and_changed_with_exit_codes
     cli.run_fr(&["token", "create", "autre", "--reach", "partout"])
         .expect(2, "", "« partout » n'est pas une portée : own ou all.\n");
 }
+
+/// clap writes a heading's colon itself; in French it follows a narrow no-break space.
+#[tokio::test]
+async fn french_help_puts_a_narrow_no_break_space_before_its_colons() {
+    let cli = cli().await;
+    let run = cli.run_fr(&["--help"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(
+        run.stdout.contains("Commandes\u{202f}:\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("Utilisation\u{a0}:") || run.stdout.contains("Utilisation :"));
+    assert!(!run.stdout.contains("Commandes:"));
+    let run = cli.run_fr(&["link", "issue", "--help"]);
+    assert!(
+        run.stdout.contains("Arguments\u{202f}:\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("Options\u{202f}:\n"), "{}", run.stdout);
+}
