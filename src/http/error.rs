@@ -193,6 +193,30 @@ fn page(lang: Lang, status: StatusCode, title: &str, message: &str) -> Response 
     out
 }
 
+/// An error answer re-rendered as its themed page with a given page context (the admin pages'
+/// navigation, for one); any other answer unchanged. The error-page layer then leaves it be.
+pub fn with_context(ctx: PageContext, response: Response) -> Response {
+    let Some(ErrorMarker(status, title, message)) =
+        response.extensions().get::<ErrorMarker>().copied()
+    else {
+        return response;
+    };
+    let page = ErrorPage {
+        title: ctx.t(title),
+        message: ctx.t(message),
+        ctx,
+    };
+    let mut out = html(&page).into_response();
+    *out.status_mut() = status;
+    let headers = out.headers_mut();
+    for (name, value) in response.headers() {
+        if name != axum::http::header::CONTENT_TYPE && name != axum::http::header::CONTENT_LENGTH {
+            headers.append(name.clone(), value.clone());
+        }
+    }
+    out
+}
+
 impl AppError {
     /// This error as its themed page in `lang`, without the error-page layer.
     pub fn page(&self, lang: Lang) -> Response {

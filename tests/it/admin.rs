@@ -1313,3 +1313,31 @@ async fn the_definition_editor_reports_every_bad_line() {
     assert_eq!(page.first("textarea#definition"), typed.trim_end());
     assert_eq!(workflow_count(&app).await, before);
 }
+
+/// A page that is not there, for a signed-in administrator, keeps the navigation and the
+/// sign-out button, in their language; for anyone else it is the sign-in page first.
+#[tokio::test]
+async fn an_admin_404_keeps_the_navigation() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    for (path, lang, title) in [
+        ("/admin/no-such-page", "en", "Page not found"),
+        ("/admin/instances/987654", "en", "Page not found"),
+        (
+            "/admin/workflows/987654/edit?lang=fr",
+            "fr",
+            "Page introuvable",
+        ),
+    ] {
+        let page = get(&admin, &app, path).await;
+        assert_eq!(page.status, 404, "{path}");
+        assert_eq!(page.lang(), lang, "{path}");
+        assert_eq!(page.first("h1"), title, "{path}");
+        assert!(page.has("nav.admin a[href='/admin/instances']"), "{path}");
+        assert!(page.has("form.logout input[name=csrf]"), "{path}");
+        assert!(!page.csrf().is_empty(), "{path}: the sign-out button works");
+    }
+    let stranger = get(&app.client(), &app, "/admin/no-such-page").await;
+    assert_eq!(stranger.status, 303, "not signed in: to the sign-in page");
+    assert!(stranger.location().starts_with("/admin/login"));
+}

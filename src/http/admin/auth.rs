@@ -1,6 +1,6 @@
 //! Signing in and out, and the check every other admin page passes.
 
-use axum::extract::{Request, State};
+use axum::extract::{FromRequestParts, Request, State};
 use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -79,6 +79,28 @@ struct LoginPage {
     name: String,
     destination: String,
     error: Option<String>,
+}
+
+/// An error answered to a signed-in administrator is the themed page with the navigation and
+/// the sign-out button: the context is built only when the answer is an error, after the
+/// handler, so a page's flash is still its own.
+pub async fn error_pages(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let uri = request.uri().clone();
+    let extensions = request.extensions().clone();
+    let response = next.run(request).await;
+    if !(response.status().is_client_error() || response.status().is_server_error()) {
+        return response;
+    }
+    let (mut parts, ()) = axum::http::Request::builder()
+        .uri(uri)
+        .body(())
+        .unwrap_or_default()
+        .into_parts();
+    parts.extensions = extensions;
+    match PageContext::from_request_parts(&mut parts, &state).await {
+        Ok(ctx) => crate::http::error::with_context(ctx, response),
+        Err(_) => response,
+    }
 }
 
 pub async fn login_form(ctx: PageContext, Query(q): Query<Destination>) -> Response {

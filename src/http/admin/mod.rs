@@ -72,6 +72,10 @@ pub fn router(state: AppState) -> Router<AppState> {
             "/admin/config/api/{name}/revoke",
             get(tokens::revoke_form).post(tokens::revoke),
         )
+        // An unknown page under /admin, for a signed-in administrator: the 404 with navigation.
+        .route("/admin/{*rest}", get(crate::http::error::not_found))
+        // Inside the sign-in check: error pages keep the navigation (`auth::error_pages`).
+        .route_layer(from_fn_with_state(state.clone(), auth::error_pages))
         .route_layer(from_fn_with_state(state.clone(), auth::require_admin));
     Router::new()
         .route("/admin/login", get(auth::login_form).post(auth::login))
