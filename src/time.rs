@@ -57,9 +57,35 @@ pub fn parse_duration(s: &str) -> Option<u64> {
     n.checked_mul(factor)
 }
 
+/// A lifetime in the largest unit that writes it whole, as `parse_duration` reads it back:
+/// `7d`, `12h`, `30m`, `90` (seconds).
+pub fn format_duration(secs: u64) -> String {
+    match secs {
+        0 => "0".to_owned(),
+        s if s % 86_400 == 0 => format!("{}d", s / 86_400),
+        s if s % 3600 == 0 => format!("{}h", s / 3600),
+        s if s % 60 == 0 => format!("{}m", s / 60),
+        s => s.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lifetime_is_written_in_its_largest_whole_unit_and_reads_back() {
+        for (secs, text) in [
+            (604_800, "7d"),
+            (43_200, "12h"),
+            (1800, "30m"),
+            (90, "90"),
+            (0, "0"),
+        ] {
+            assert_eq!(format_duration(secs), text);
+            assert_eq!(parse_duration(text), Some(secs));
+        }
+    }
 
     #[test]
     fn formats_known_dates() {

@@ -853,10 +853,7 @@ async fn saved_settings_take_effect_at_once() {
     );
     let id = app.start("contract_review", "Lease renewal").await;
     let instance = get(&admin, &app, &format!("/admin/instances/{id}")).await;
-    assert_eq!(
-        instance.attr("input#ttl", "value").as_deref(),
-        Some("86400")
-    );
+    assert_eq!(instance.attr("input#ttl", "value").as_deref(), Some("1d"));
     // A lifetime as the link forms take it (issue 20): `2d` is kept as its seconds.
     let page = submit(
         &admin,

@@ -516,13 +516,56 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
     assert_eq!(b.count("a#cancel-instance").await, 0);
     assert_eq!(support_state(&app, doomed).await, "cancelled");
     let running = app.start("contract_review", "Lease to cancel").await;
+    // A running instance with a link out: its page has a state and a Revoke button to show.
+    app.link(running, Some("legal")).await;
+
+    // A reviewer opens the review of Supplier onboarding: the supplier's answers above it, and
+    // when the link expires, in the visitor's language and zone (the page's script).
+    let onboarding = app.start("supplier_onboarding", "Acme Ltd").await;
+    let supplier = app.link_for(onboarding, "supplier", 3 * 86_400).await;
+    b.delete_cookies().await;
+    b.goto(&supplier).await;
+    b.fill("#f-company", "Acme <b>Ltd</b>").await;
+    b.fill("#f-contact_email", "buyer@acme.example").await;
+    b.fill("#f-yearly_volume", "1200").await;
+    b.follow("form.stack button[type=submit]").await;
+    assert_eq!(b.text("main h1").await, "Thank you");
+    // A reload after the answer shows the same page and posts nothing.
+    b.script("location.reload(); return true;").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(b.text("main h1").await, "Thank you");
+    let reviewer = app.link_for(onboarding, "reviewer", 3 * 86_400).await;
+    for lang in ["en", "fr"] {
+        b.resize(1280, 900).await;
+        b.goto(&format!("{reviewer}?lang={lang}")).await;
+        assert_eq!(
+            b.text("section.earlier dd").await,
+            "Acme <b>Ltd</b>",
+            "the supplier's answer, as text"
+        );
+        let utc = orchestra::time::format_utc(app.clock.now_secs() + 3 * 86_400);
+        let shown = b.text("p.expiry time").await;
+        assert_ne!(
+            shown, utc,
+            "the script shows the expiry in the visitor's zone"
+        );
+        assert!(shown.chars().any(|c| c.is_ascii_digit()), "{shown}");
+        b.screenshot(&format!("doorway-review-{lang}")).await;
+        b.resize(390, 844).await;
+        b.goto(&format!("{reviewer}?lang={lang}")).await;
+        assert!(!b.scrolls_sideways().await, "the review ({lang}) at 390 px");
+        b.screenshot(&format!("doorway-review-phone-{lang}")).await;
+    }
+    assert_eq!(support_state(&app, onboarding).await, "active");
+    sign_in(&mut b).await;
 
     // Every main page, in both languages, at desktop and phone width.
     let pages = [
         ("dashboard", "/admin".to_owned()),
         ("workflows", "/admin/workflows".to_owned()),
         ("instances", "/admin/instances".to_owned()),
-        ("instance", format!("/admin/instances/{id}")),
+        ("instance", format!("/admin/instances/{running}")),
+        ("ended-instance", format!("/admin/instances/{id}")),
         ("settings", "/admin/config/orchestra".to_owned()),
         (
             "interaction",
@@ -557,6 +600,23 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
                 "{name} ({lang}) scrolls sideways at 390 px"
             );
         }
+        // A running instance on a phone: each link's state and its Revoke button on screen.
+        b.goto(&format!("/admin/instances/{running}?lang={lang}"))
+            .await;
+        let on_screen = b
+            .script(
+                "const w = document.documentElement.clientWidth; \
+                 return ['table.issued-links td.link-state', 'table.issued-links td.actions button'] \
+                 .map(s => document.querySelector(s).getBoundingClientRect()) \
+                 .every(r => r.width > 0 && r.left >= 0 && r.right <= w);",
+            )
+            .await;
+        assert_eq!(
+            on_screen,
+            Value::Bool(true),
+            "state and Revoke on screen ({lang})"
+        );
+        b.screenshot(&format!("instance-phone-{lang}")).await;
         // The status report itself: the loop above ends on another page.
         b.goto(&format!("/admin/reports/status?lang={lang}")).await;
         b.screenshot(&format!("status-phone-{lang}")).await;

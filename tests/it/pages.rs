@@ -423,7 +423,9 @@ async fn the_test_provider_and_the_payment_return_are_rendered_in_both_languages
 async fn error_pages_are_rendered_in_the_visitors_language() {
     let app = spawn(Flood::Memory).await;
     let admin = app.admin_client().await;
-    for path in ["/nowhere", "/admin/nowhere", "/test-provider/x"] {
+    // (An unknown page under /admin sends a stranger to sign in first; signed in, it is the
+    // 404 below, with the navigation.)
+    for path in ["/nowhere", "/test-provider/x"] {
         check(&app.client(), &app.client(), &app, path, "h1", 404).await;
         check(
             &app.client(),
@@ -435,15 +437,9 @@ async fn error_pages_are_rendered_in_the_visitors_language() {
         )
         .await;
     }
-    check(
-        &admin,
-        &sign_in(&app).await,
-        &app,
-        "/admin/instances/999",
-        "h1",
-        404,
-    )
-    .await;
+    for path in ["/admin/instances/999", "/admin/nowhere"] {
+        check(&admin, &sign_in(&app).await, &app, path, "h1", 404).await;
+    }
 
     let mut forbidden = Vec::new();
     for lang in ["en", "fr"] {

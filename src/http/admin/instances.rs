@@ -262,7 +262,7 @@ async fn show_page(state: &AppState, ctx: PageContext, id: i64) -> Result<ShowPa
             participant: h.participant,
         })
         .collect();
-    let ttl = state.site.get().await.settings.default_link_ttl.to_string();
+    let ttl = crate::time::format_duration(state.site.get().await.settings.default_link_ttl);
     Ok(ShowPage {
         state_label: ctx.t(instance.state.message_id()),
         workflow,
