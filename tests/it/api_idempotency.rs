@@ -134,6 +134,10 @@ async fn a_refused_request_leaves_its_key_free() {
     let made = keyed(&app, &t, "/api/v1/instances", "k", START).await;
     assert_eq!(made.status, 201, "{}", made.body);
     assert_eq!(made.header("idempotent-replayed"), None);
+    // And the key is the made request's now.
+    let again = keyed(&app, &t, "/api/v1/instances", "k", START).await;
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    assert_eq!(again.body, made.body);
 }
 
 #[tokio::test]
