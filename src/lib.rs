@@ -100,6 +100,7 @@ pub async fn run_cron(db: &Db, guard: &FloodGuard) -> Result<(u64, u64, u64), sq
     let sessions = store::sessions::delete_expired(db, now).await?;
     let handles = store::payments::delete_expired_handles(db, now).await?;
     store::api::delete_expired_signatures(db, now).await?;
+    let idempotency = domain::api::idempotency::clean(db, now).await?;
     // No sync here: the server's upkeep writes its counts (and only while something counts),
     // and `orchestra cron`'s own store has counted nothing.
     let events = guard.collect_garbage().await.unwrap_or_else(|e| {
@@ -108,7 +109,13 @@ pub async fn run_cron(db: &Db, guard: &FloodGuard) -> Result<(u64, u64, u64), sq
     });
     store::settings::put_all(db, &[(domain::status::CRON_LAST_RUN, now.to_string())]).await?;
     db.checkpoint().await?;
-    tracing::info!(sessions, handles, flood_events = events, "cron ran");
+    tracing::info!(
+        sessions,
+        handles,
+        idempotency,
+        flood_events = events,
+        "cron ran"
+    );
     Ok((sessions, handles, events))
 }
 

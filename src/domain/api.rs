@@ -14,6 +14,7 @@ use crate::error::Error;
 use crate::limits::bucket::Policy;
 use crate::store::{self, Db, api::TokenRow};
 
+pub mod idempotency;
 pub mod scope;
 
 use scope::Scope;

@@ -13,6 +13,7 @@ pub mod admins;
 pub mod api;
 mod file;
 pub mod flood;
+pub mod idempotency;
 pub mod instances;
 pub mod keys;
 pub mod links;

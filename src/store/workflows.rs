@@ -72,6 +72,14 @@ pub async fn label(db: &Db, id: i64) -> Result<Option<String>, sqlx::Error> {
         .await
 }
 
+/// A workflow's machine name and label, by id: what an instance's API view names it by.
+pub async fn name_and_label(db: &Db, id: i64) -> Result<Option<(String, String)>, sqlx::Error> {
+    sqlx::query_as("SELECT name, label FROM workflows WHERE id = $1")
+        .bind(id)
+        .fetch_optional(db.reader())
+        .await
+}
+
 pub async fn count(db: &Db) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar("SELECT COUNT(*) FROM workflows")
         .fetch_one(db.reader())

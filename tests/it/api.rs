@@ -10,7 +10,12 @@ use orchestra::store;
 
 use crate::helpers::{self, Flood, Page, TestApp, TestDb, read, spawn, spawn_on};
 
-async fn token(app: &TestApp, name: &str, rate: Option<u32>, burst: Option<u32>) -> String {
+pub(crate) async fn token(
+    app: &TestApp,
+    name: &str,
+    rate: Option<u32>,
+    burst: Option<u32>,
+) -> String {
     let keys = store::keys::load(&app.db).await.unwrap();
     orchestra::domain::api::create_token(&app.db, &keys, name, rate, burst)
         .await
@@ -18,7 +23,13 @@ async fn token(app: &TestApp, name: &str, rate: Option<u32>, burst: Option<u32>)
         .expect("a new name")
 }
 
-async fn call(app: &TestApp, method: &str, path: &str, token: &str, body: Option<&str>) -> Page {
+pub(crate) async fn call(
+    app: &TestApp,
+    method: &str,
+    path: &str,
+    token: &str,
+    body: Option<&str>,
+) -> Page {
     let client = app.client();
     let mut req = match method {
         "POST" => client.post(app.url(path)),
@@ -50,7 +61,7 @@ async fn delete_every_token(app: &TestApp) {
         .unwrap();
 }
 
-fn json(page: &Page) -> serde_json::Value {
+pub(crate) fn json(page: &Page) -> serde_json::Value {
     serde_json::from_str(&page.body).unwrap_or_else(|_| panic!("JSON: {}", page.body))
 }
 
@@ -1284,10 +1295,10 @@ async fn scoped(
         .expect("a new name")
 }
 
-const START: &str = r#"{"workflow":"contract_review","subject":{"title":"Lease"}}"#;
+pub(crate) const START: &str = r#"{"workflow":"contract_review","subject":{"title":"Lease"}}"#;
 
 /// Starts an instance through the API as `token`; its id.
-async fn started_by(app: &TestApp, token: &str, workflow: &str) -> i64 {
+pub(crate) async fn started_by(app: &TestApp, token: &str, workflow: &str) -> i64 {
     let body = format!(r#"{{"workflow":"{workflow}","subject":{{"title":"Mine"}}}}"#);
     let page = call(app, "POST", "/api/v1/instances", token, Some(&body)).await;
     assert_eq!(page.status, 201, "{}", page.body);
@@ -1777,7 +1788,7 @@ async fn an_administrator_chooses_a_tokens_scope_and_the_list_shows_it() {
 /// field the schema does not name. So the description cannot drift from what the server sends
 /// (the schemas are generated from the handlers' own types, and this checks the handlers send
 /// what they say).
-mod described {
+pub(crate) mod described {
     use std::sync::LazyLock;
 
     use serde_json::Value;
@@ -1834,6 +1845,21 @@ mod described {
         };
         let body: Value = serde_json::from_str(&page.body).map_err(|e| format!("not JSON: {e}"))?;
         fits(doc, schema, &body, "body")
+    }
+
+    /// Whether the description says `body` is a request `method` on `path` takes: `Err` says
+    /// where it does not.
+    pub fn takes(method: &str, path: &str, body: &Value) -> Result<(), String> {
+        let template = DOC["paths"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .find(|t| matches(t, path))
+            .unwrap_or_else(|| panic!("{path} is described"));
+        let schema = &DOC["paths"][template][method.to_lowercase()]["requestBody"]["content"]["application/json"]
+            ["schema"];
+        assert!(!schema.is_null(), "{method} {path} describes its body");
+        fits(&DOC, schema, body, "body")
     }
 
     fn matches(template: &str, path: &str) -> bool {
@@ -1903,6 +1929,11 @@ mod described {
         if let (Some(max), Some(s)) = (schema["maxLength"].as_u64(), value.as_str()) {
             if s.chars().count() as u64 > max {
                 return Err(format!("{at}: longer than {max} characters"));
+            }
+        }
+        if let (Some(min), Some(s)) = (schema["minLength"].as_u64(), value.as_str()) {
+            if (s.chars().count() as u64) < min {
+                return Err(format!("{at}: shorter than {min} characters"));
             }
         }
         if let Some(object) = value.as_object() {
@@ -1993,4 +2024,85 @@ async fn a_token_made_before_the_token_key_survives_the_upgrade_and_a_rotation_o
     store::keys::rotate_token_key(&app.db).await.unwrap();
     app.state.site.refresh().await;
     assert_eq!(status(&app).await, 401, "the token key's rotation voids it");
+}
+
+/// Issue 20: the description and the server agree on `null` and `""`. Each field of each POST
+/// is sent as `null` and as `""` in an otherwise good body; where the description takes the
+/// body the call succeeds, and where it does not the answer is the `422` naming that field (a
+/// missing subject is named by its title, the field that is then missing). A field whose
+/// description and server disagree fails here (both ways: the counts below show each way is
+/// met).
+#[tokio::test]
+async fn null_and_empty_in_each_field_are_answered_as_the_description_says() {
+    use serde_json::{Value, json as j};
+    let app = spawn(Flood::Memory).await;
+    let t = token(&app, "crm", None, None).await;
+    // A workflow whose step names no participant: a link's participant left out names its
+    // one unnamed participant.
+    let definition =
+        orchestra::domain::workflow::Definition::parse("form: Order | Name*\n").unwrap();
+    store::workflows::create(&app.db, "one_form", "One form", &definition.to_json())
+        .await
+        .unwrap()
+        .unwrap();
+    // (the call, its good body, the fields to try as dotted paths)
+    let start = j!({"workflow": "contract_review", "subject": {"title": "Lease", "body": "x"}});
+    let issue = j!({"participant": "", "ttl_seconds": 3600});
+    let cancel = j!({"reason": "done"});
+    let cases: [(&str, &Value, &[&str]); 3] = [
+        (
+            "start",
+            &start,
+            &["workflow", "subject", "subject.title", "subject.body"],
+        ),
+        ("issue", &issue, &["participant", "ttl_seconds"]),
+        ("cancel", &cancel, &["reason"]),
+    ];
+    let (mut taken, mut refused) = (0, 0);
+    for (call_name, good, fields) in cases {
+        for field in fields.iter().copied() {
+            for value in [Value::Null, Value::String(String::new())] {
+                let mut body = good.clone();
+                let mut at = &mut body;
+                let parts: Vec<&str> = field.split('.').collect();
+                for part in &parts[..parts.len() - 1] {
+                    at = &mut at[*part];
+                }
+                at[parts[parts.len() - 1]] = value.clone();
+                // A fresh instance each time (a cancel ends it).
+                let path = match call_name {
+                    "start" => "/api/v1/instances".to_owned(),
+                    "issue" => format!(
+                        "/api/v1/instances/{}/links",
+                        started_by(&app, &t, "one_form").await
+                    ),
+                    _ => format!(
+                        "/api/v1/instances/{}/cancel",
+                        started_by(&app, &t, "one_form").await
+                    ),
+                };
+                let described = described::takes("POST", &path, &body);
+                let page = call(&app, "POST", &path, &t, Some(&body.to_string())).await;
+                let said = format!("{call_name} {field}={value}: {} {}", page.status, page.body);
+                match described {
+                    Ok(()) => {
+                        assert!(
+                            matches!(page.status, 200 | 201),
+                            "taken as described: {said}"
+                        );
+                        taken += 1;
+                    }
+                    Err(why) => {
+                        assert_eq!(page.status, 422, "refused as described ({why}): {said}");
+                        let named = json(&page)["field"].as_str().unwrap_or_default().to_owned();
+                        assert!(named.starts_with(field), "names {field}: {said}");
+                        refused += 1;
+                    }
+                }
+            }
+        }
+    }
+    // workflow, subject and title refuse both; body, participant, ttl_seconds (null), reason
+    // take null; an empty ttl_seconds is no number.
+    assert_eq!((taken, refused), (7, 7));
 }

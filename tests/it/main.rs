@@ -10,6 +10,7 @@ mod helpers;
 
 mod admin;
 mod api;
+mod api_idempotency;
 mod browser;
 mod cli;
 mod connections;

@@ -84,6 +84,8 @@ impl Modify for Guarded {
                     for (status, description) in BODY_REFUSALS {
                         responses.insert(status.into(), RefOr::T(error(description)));
                     }
+                    // `super::Read`'s refusal of a body that is not declared JSON.
+                    responses.insert("415".into(), RefOr::T(error(UNSUPPORTED)));
                 }
             }
         }
@@ -134,6 +136,8 @@ fn json_of(schema: impl Into<RefOr<utoipa::openapi::schema::Schema>>) -> utoipa:
 fn unauthorized() -> Response {
     error("missing, bad or revoked token; or a bad signature (error: unauthorized, bad_signature)")
 }
+
+const UNSUPPORTED: &str = "a body whose Content-Type is not application/json (nor another +json type); an empty body needs none (error: unsupported_media_type)";
 
 /// What `super::body_refused` answers, per status.
 const BODY_REFUSALS: [(&str, &str); 4] = [

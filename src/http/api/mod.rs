@@ -26,6 +26,7 @@ use serde_json::Value;
 
 use super::AppState;
 use super::client::ClientAddr;
+use crate::domain::api::idempotency::{self, Answer, Begun};
 use crate::domain::api::scope::Ability;
 use crate::domain::api::{self, Signature, Signed};
 use crate::domain::links::{self, Actor, Refusal};
@@ -153,6 +154,15 @@ impl ApiError {
         )
     }
 
+    /// A failure of ours, logged where it happened.
+    fn internal() -> Self {
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "Something went wrong on our side.",
+        )
+    }
+
     fn forbidden_scope(lang: Lang, message: Message) -> Self {
         Self::new(
             StatusCode::FORBIDDEN,
@@ -187,11 +197,7 @@ impl From<crate::error::Error> for ApiError {
             );
         }
         tracing::error!(error = %e, "API request failed");
-        Self::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "Something went wrong on our side.",
-        )
+        Self::internal()
     }
 }
 
@@ -456,8 +462,12 @@ pub(crate) fn body_refused(lang: Lang, refused: super::body::Refused) -> Respons
 }
 
 /// A call's body, read within its route's cap and the body deadline (`http::body`); a body
-/// refused there is the API's JSON error, never a framework's message.
-struct Read(Bytes);
+/// refused there is the API's JSON error, never a framework's message. Whether it was declared
+/// JSON is kept for [`Read::json`], which a handler calls once the token's scope let it on.
+struct Read {
+    bytes: Bytes,
+    declared_json: bool,
+}
 
 impl axum::extract::FromRequest<AppState> for Read {
     type Rejection = Response;
@@ -468,11 +478,43 @@ impl axum::extract::FromRequest<AppState> for Read {
             .get::<Lang>()
             .copied()
             .unwrap_or_default();
-        super::body::read(request.into_body())
+        let declared_json = request
+            .headers()
+            .get(axum::http::header::CONTENT_TYPE)
+            .is_some_and(|v| is_json(v.as_bytes()));
+        // Read whatever its type: the connection stays good for the next request.
+        let bytes = super::body::read(request.into_body())
             .await
-            .map(Read)
-            .map_err(|refused| body_refused(lang, refused))
+            .map_err(|refused| body_refused(lang, refused))?;
+        Ok(Read {
+            bytes,
+            declared_json,
+        })
     }
+}
+
+impl Read {
+    /// The body, when it is declared JSON or is empty (a cancel's may be); otherwise `415
+    /// unsupported_media_type`. After the scope's check, which says nothing of the body.
+    fn json(self, lang: Lang) -> Result<Bytes, ApiError> {
+        if self.declared_json || self.bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(self.bytes);
+        }
+        Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            Message::new("api-unsupported-media-type").render(lang),
+        ))
+    }
+}
+
+/// Whether a `Content-Type` is JSON: `application/json` or a `+json` type, any parameters
+/// (`; charset=utf-8`) and any case.
+fn is_json(value: &[u8]) -> bool {
+    let essence = value.split(|&b| b == b';').next().unwrap_or_default();
+    let essence = essence.trim_ascii().to_ascii_lowercase();
+    essence == b"application/json"
+        || (essence.starts_with(b"application/") && essence.ends_with(b"+json"))
 }
 
 /// `403 forbidden_scope` unless the token's scope has `ability`. Decided from the token alone,
@@ -594,24 +636,46 @@ async fn workflows(
     path = "/api/v1/instances",
     operation_id = "startInstance",
     summary = "Start an instance of a workflow about a subject",
-    description = "Needs the start ability, and the workflow among the token's workflows.",
+    description = "Needs the start ability, and the workflow among the token's workflows. With an Idempotency-Key, a retry makes no second instance: it is answered the first answer again.",
+    params(wire::IdempotencyKey),
     request_body = wire::StartInstance,
     responses(
-        (status = 201, description = "the instance", body = wire::Instance,
-            headers(("Location" = String, description = "the instance's own path, /api/v1/instances/{id}"))),
+        (status = 201, description = "the instance (or, for a retried Idempotency-Key, the first answer again)", body = wire::Instance,
+            headers(
+                ("Location" = String, description = "the instance's own path, /api/v1/instances/{id}"),
+                ("Idempotent-Replayed" = String, description = "`true` on an answer replayed for a retried Idempotency-Key; absent otherwise"),
+            )),
         (status = 403, description = "the token's scope lacks start or this workflow (error: forbidden_scope), or its cap of running instances is reached (error: running_instance_cap)", body = wire::Error),
-        (status = 422, description = "bad input; `field` names it (error: invalid)", body = wire::Error),
+        (status = 409, description = "the first request with this Idempotency-Key is still at work (error: idempotency_key_in_progress)", body = wire::Error),
+        (status = 422, description = "bad input; `field` names it, `Idempotency-Key` for a bad key (error: invalid); or the Idempotency-Key was used for another request (error: idempotency_key_reused)", body = wire::Error),
     )
 )]
 async fn start(
     State(state): State<AppState>,
     lang: Lang,
     who: Option<axum::Extension<Caller>>,
-    Read(bytes): Read,
+    headers: HeaderMap,
+    read: Read,
 ) -> ApiResult {
     let token = caller(&who)?;
     needs(&token, Ability::Start, lang)?;
+    let bytes = read.json(lang)?;
+    let key = idempotency_key(lang, &headers)?;
     let input: wire::StartInstance = body(lang, &bytes)?;
+    let snapshot = snapshot_of(&who)?;
+    let work = start_now(state.clone(), lang, token.clone(), snapshot.clone(), input);
+    let request = ("POST", "/api/v1/instances".to_owned(), &bytes);
+    once(&state, lang, &token, &snapshot, key, request, work).await
+}
+
+/// A start's work, once its request is read (and its key, when it has one, reserved).
+async fn start_now(
+    state: AppState,
+    lang: Lang,
+    token: Arc<TokenRow>,
+    snapshot: Arc<Snapshot>,
+    input: wire::StartInstance,
+) -> Result<Answer, ApiError> {
     let Some(name) = input.workflow.filter(|w| !w.is_empty()) else {
         return Err(ApiError::invalid(
             lang,
@@ -639,7 +703,7 @@ async fn start(
     });
     let quota = links::Quota {
         token: token.id,
-        running_cap: snapshot_of(&who)?.settings.api_max_running_instances,
+        running_cap: snapshot.settings.api_max_running_instances,
     };
     let title = subject.title.unwrap_or_default();
     let id = match links::start(
@@ -660,13 +724,11 @@ async fn start(
     let row = store::instances::by_id(&state.db, id)
         .await?
         .ok_or_else(|| ApiError::not_found(lang))?;
-    let location = format!("/api/v1/instances/{id}");
-    Ok((
+    made(
         StatusCode::CREATED,
-        [(axum::http::header::LOCATION, location)],
-        Json(instance_of(&state, row).await?),
+        Some(format!("/api/v1/instances/{id}")),
+        &instance_of(&state, row).await?,
     )
-        .into_response())
 }
 
 async fn instance_of(state: &AppState, row: InstanceRow) -> Result<wire::Instance, ApiError> {
@@ -675,7 +737,11 @@ async fn instance_of(state: &AppState, row: InstanceRow) -> Result<wire::Instanc
     let version = store::workflows::version(&state.db, row.version_id)
         .await?
         .map_or(0, |v| v.number);
-    let workflow = store::workflows::label(&state.db, row.workflow_id).await?;
+    let (workflow_name, workflow) =
+        match store::workflows::name_and_label(&state.db, row.workflow_id).await? {
+            Some((name, label)) => (Some(name), Some(label)),
+            None => (None, None),
+        };
     let current_step = if row.state.is_over() {
         None
     } else {
@@ -705,6 +771,7 @@ async fn instance_of(state: &AppState, row: InstanceRow) -> Result<wire::Instanc
     Ok(wire::Instance {
         id: row.id,
         workflow,
+        workflow_name,
         version,
         state: row.state.as_str(),
         subject: wire::ShownSubject {
@@ -748,15 +815,19 @@ async fn instance(
     path = "/api/v1/instances/{id}/links",
     operation_id = "issueLink",
     summary = "Issue a link for a participant; the URL is returned once",
-    description = "Needs the links ability; an instance beyond the token's reach is 404, as a missing one is.",
-    params(("id" = i64, Path, description = "the instance")),
+    description = "Needs the links ability; an instance beyond the token's reach is 404, as a missing one is. With an Idempotency-Key, a retry issues no second link: it is answered the first link again.",
+    params(("id" = i64, Path, description = "the instance"), wire::IdempotencyKey),
     request_body = wire::IssueLink,
     responses(
-        (status = 201, description = "the link", body = wire::Link,
-            headers(("Location" = String, description = "the link's own path, where it is revoked: /api/v1/instances/{id}/links/{link}"))),
+        (status = 201, description = "the link (or, for a retried Idempotency-Key, the first answer again)", body = wire::Link,
+            headers(
+                ("Location" = String, description = "the link's own path, where it is revoked: /api/v1/instances/{id}/links/{link}"),
+                ("Idempotent-Replayed" = String, description = "`true` on an answer replayed for a retried Idempotency-Key; absent otherwise"),
+            )),
         (status = 403, description = "the token's scope lacks links (error: forbidden_scope), or the instance's daily cap of links is reached (error: link_cap)", body = wire::Error),
         (status = 404, description = "no such instance, or one beyond the token's reach (error: not_found)", body = wire::Error),
-        (status = 422, description = "bad input; `field` names it (error: invalid)", body = wire::Error),
+        (status = 409, description = "the first request with this Idempotency-Key is still at work (error: idempotency_key_in_progress)", body = wire::Error),
+        (status = 422, description = "bad input; `field` names it, `Idempotency-Key` for a bad key (error: invalid); or the Idempotency-Key was used for another request (error: idempotency_key_reused)", body = wire::Error),
     )
 )]
 async fn issue(
@@ -764,12 +835,36 @@ async fn issue(
     lang: Lang,
     who: Option<axum::Extension<Caller>>,
     Id(id): Id<i64>,
-    Read(bytes): Read,
+    headers: HeaderMap,
+    read: Read,
 ) -> ApiResult {
     let token = caller(&who)?;
     needs(&token, Ability::Links, lang)?;
+    let bytes = read.json(lang)?;
+    let key = idempotency_key(lang, &headers)?;
     let input: wire::IssueLink = body(lang, &bytes)?;
     let snapshot = snapshot_of(&who)?;
+    let work = issue_now(
+        state.clone(),
+        lang,
+        token.clone(),
+        snapshot.clone(),
+        id,
+        input,
+    );
+    let request = ("POST", format!("/api/v1/instances/{id}/links"), &bytes);
+    once(&state, lang, &token, &snapshot, key, request, work).await
+}
+
+/// A link issue's work, once its request is read (and its key, when it has one, reserved).
+async fn issue_now(
+    state: AppState,
+    lang: Lang,
+    token: Arc<TokenRow>,
+    snapshot: Arc<Snapshot>,
+    id: i64,
+    input: wire::IssueLink,
+) -> Result<Answer, ApiError> {
     let reached = reached(&state, &token, id, lang).await?;
     let definition = state
         .versions
@@ -795,21 +890,143 @@ async fn issue(
     )
     .await?;
     match result {
-        Ok(issued) => Ok((
+        Ok(issued) => made(
             StatusCode::CREATED,
             // Where it is revoked: a link's URL is shown once, its resource is not the URL.
-            [(
-                axum::http::header::LOCATION,
-                format!("/api/v1/instances/{id}/links/{}", issued.id),
-            )],
-            Json(wire::Link {
+            Some(format!("/api/v1/instances/{id}/links/{}", issued.id)),
+            &wire::Link {
                 id: issued.id,
                 url: issued.url,
                 expires: issued.expires,
-            }),
-        )
-            .into_response()),
+            },
+        ),
         Err(refusal) => Err(refused(lang, &refusal)),
+    }
+}
+
+/// What a POST that makes something answers, kept whole (status, `Location`, the JSON's very
+/// bytes) so that a retry with its `Idempotency-Key` is sent the same.
+fn made(
+    status: StatusCode,
+    location: Option<String>,
+    value: &impl serde::Serialize,
+) -> Result<Answer, ApiError> {
+    let body = serde_json::to_string(value).map_err(|e| {
+        tracing::error!(error = %e, "an API answer did not serialize");
+        ApiError::internal()
+    })?;
+    Ok(Answer {
+        status: status.as_u16(),
+        location,
+        body,
+    })
+}
+
+/// The header a replayed answer carries, as Stripe's does.
+const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
+
+fn answered(answer: Answer, replayed: bool) -> Response {
+    let mut response = Response::new(Body::from(answer.body));
+    *response.status_mut() =
+        StatusCode::from_u16(answer.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let headers = response.headers_mut();
+    headers.insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/json"),
+    );
+    if let Some(location) = answer
+        .location
+        .and_then(|l| axum::http::HeaderValue::try_from(l).ok())
+    {
+        headers.insert(axum::http::header::LOCATION, location);
+    }
+    if replayed {
+        headers.insert(REPLAYED, axum::http::HeaderValue::from_static("true"));
+    }
+    response
+}
+
+/// The request's `Idempotency-Key`, when it sends one; a key that is not 1 to 255 visible ASCII
+/// characters is bad input naming the header.
+fn idempotency_key(lang: Lang, headers: &HeaderMap) -> Result<Option<idempotency::Key>, ApiError> {
+    let mut sent = headers.get_all(idempotency::HEADER).iter();
+    let Some(value) = sent.next() else {
+        return Ok(None);
+    };
+    let key = match sent.next() {
+        // Two keys name no one request.
+        Some(_) => None,
+        None => idempotency::Key::parse(value.as_bytes()),
+    };
+    key.map(Some).ok_or_else(|| {
+        ApiError::invalid(
+            lang,
+            "Idempotency-Key",
+            &Message::new("api-idempotency-key-invalid"),
+        )
+    })
+}
+
+/// Runs a POST's `work` once per `Idempotency-Key` (`domain::api::idempotency`): without a key
+/// it simply runs; with one, the key is reserved first, and a retry gets the first answer again,
+/// a reuse for another request (`request`: method, path, body) is refused, and a request while
+/// the first is at work is told so.
+async fn once(
+    state: &AppState,
+    lang: Lang,
+    token: &TokenRow,
+    snapshot: &Snapshot,
+    key: Option<idempotency::Key>,
+    request: (&str, String, &Bytes),
+    work: impl Future<Output = Result<Answer, ApiError>> + Send + 'static,
+) -> ApiResult {
+    let Some(key) = key else {
+        return work.await.map(|answer| answered(answer, false));
+    };
+    let (method, path, bytes) = request;
+    // The body as its JSON value, written again: the same request with other spacing or
+    // another order of its fields is the same request.
+    let canonical = serde_json::from_slice::<Value>(bytes)
+        .and_then(|v| serde_json::to_vec(&v))
+        .unwrap_or_else(|_| bytes.to_vec());
+    let fingerprint = idempotency::fingerprint(&snapshot.keys, method, &path, &canonical);
+    let now = state.clock.now_secs();
+    match idempotency::begin(&state.db, &snapshot.keys, token.id, &key, &fingerprint, now).await? {
+        Begun::Replay(answer) => Ok(answered(answer, true)),
+        Begun::Reused => Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "idempotency_key_reused",
+            Message::new("api-idempotency-key-reused").render(lang),
+        )),
+        Begun::InProgress => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "idempotency_key_in_progress",
+            Message::new("api-idempotency-key-in-progress").render(lang),
+        )),
+        Begun::Fresh(reservation) => {
+            let db = state.db.clone();
+            // A task of its own: it runs to its end even if the client leaves mid-way (which
+            // drops this handler), so a reservation is always either answered or given up.
+            let done = tokio::spawn(async move {
+                let result = work.await;
+                let kept = match &result {
+                    Ok(answer) => reservation.complete(&db, answer).await,
+                    Err(_) => reservation.release(&db).await,
+                };
+                if let Err(e) = kept {
+                    tracing::error!(error = %e, "an idempotency record was not kept");
+                }
+                result
+            })
+            .await;
+            match done {
+                Ok(result) => result.map(|answer| answered(answer, false)),
+                Err(e) => {
+                    tracing::error!(error = %e, "an idempotent request's work failed");
+                    Err(ApiError::internal())
+                }
+            }
+        }
     }
 }
 
@@ -884,10 +1101,11 @@ async fn cancel(
     lang: Lang,
     who: Option<axum::Extension<Caller>>,
     Id(id): Id<i64>,
-    Read(bytes): Read,
+    read: Read,
 ) -> ApiResult {
     let token = caller(&who)?;
     needs(&token, Ability::Start, lang)?;
+    let bytes = read.json(lang)?;
     let input: wire::CancelInstance = if bytes.iter().all(u8::is_ascii_whitespace) {
         wire::CancelInstance { reason: None }
     } else {

@@ -4,11 +4,13 @@
 //!
 //! Fields a caller may leave out are `Option`s, so that their absence is the API's own `422`
 //! naming the field rather than serde's message; the description still marks what a call needs
-//! (`required = true`).
+//! (`required = true`). What a field takes is described as the server reads it: a field that
+//! may be left out takes `null` too, meaning the same; a needed text is not nullable and has a
+//! `minLength` of 1, as `null` and `""` are refused for it (tests/it/api.rs sends both to each).
 
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 use utoipa::openapi::schema::{Object, Type};
+use utoipa::{IntoParams, ToSchema};
 
 use crate::domain::workflow::InstanceState;
 use crate::domain::workflow::history::Event;
@@ -17,31 +19,52 @@ use crate::domain::workflow::history::Event;
 #[derive(Deserialize, ToSchema)]
 pub struct StartInstance {
     /// The workflow's machine name.
-    #[schema(required = true)]
+    #[schema(required = true, value_type = String, min_length = 1)]
     pub workflow: Option<String>,
-    #[schema(required = true)]
+    #[schema(required = true, value_type = Subject)]
     pub subject: Option<Subject>,
 }
 
 /// What an instance is about, as the administrator's pages show it.
 #[derive(Deserialize, Serialize, ToSchema)]
 pub struct Subject {
-    /// Up to 200 characters.
+    /// Up to 200 characters, not all blank.
     // `links::MAX_TITLE`: a test below holds the two together.
-    #[schema(required = true, max_length = 200)]
+    #[schema(required = true, value_type = String, min_length = 1, max_length = 200)]
     pub title: Option<String>,
-    /// Up to 10,000 characters.
+    /// Up to 10,000 characters; null or left out is none.
     // `links::MAX_BODY`: a test below holds the two together.
     #[schema(max_length = 10000)]
     pub body: Option<String>,
 }
 
+/// The header of a POST that makes something (`domain::api::idempotency`); only described, as
+/// the handlers read it from the headers themselves.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(dead_code)]
+pub struct IdempotencyKey {
+    /// Optional. A retry with the same key by the same token within 24 hours makes nothing new
+    /// and is answered the first answer again; the same key with another body is refused. 1 to
+    /// 255 visible ASCII characters (a UUID serves).
+    // `idempotency::MAX_KEY_LEN`: a test below holds the two together.
+    #[param(
+        rename = "Idempotency-Key",
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[!-~]+$"
+    )]
+    pub key: Option<String>,
+}
+
 /// `POST /api/v1/instances/{id}/links`.
 #[derive(Deserialize, ToSchema)]
 pub struct IssueLink {
-    /// One of the current step's participants who has not answered; the only one when left out.
+    /// One of the current step's participants who has not answered. Left out, null or empty:
+    /// the workflow's unnamed participant (a definition whose steps name none); a workflow
+    /// that names its participants needs one named.
     pub participant: Option<String>,
-    /// The link's lifetime; the site's default when left out.
+    /// The link's lifetime; the site's default when left out or null.
     #[schema(minimum = 60, maximum = 31536000)]
     pub ttl_seconds: Option<u64>,
 }
@@ -49,7 +72,7 @@ pub struct IssueLink {
 /// `POST /api/v1/instances/{id}/cancel`; the body may be left out.
 #[derive(Deserialize, ToSchema)]
 pub struct CancelInstance {
-    /// Why, kept in the instance's history; up to 500 characters.
+    /// Why, kept in the instance's history; up to 500 characters; null or left out is none.
     // `links::MAX_REASON`: a test below holds the two together.
     #[schema(max_length = 500)]
     pub reason: Option<String>,
@@ -96,6 +119,9 @@ pub struct Instance {
     pub id: i64,
     /// The workflow's label; null once the workflow itself is gone.
     pub workflow: Option<String>,
+    /// The workflow's machine name, as a start names it (`GET /api/v1/workflows` lists it as
+    /// `name`); null once the workflow itself is gone.
+    pub workflow_name: Option<String>,
     /// The version of the definition it runs on.
     pub version: i64,
     #[schema(schema_with = instance_states)]
@@ -151,11 +177,12 @@ pub struct HistoryEntry {
 pub struct Error {
     /// A stable code: unauthorized, bad_signature, invalid, forbidden_scope, not_found,
     /// too_many_failures, running_instance_cap, link_cap, too_large, timeout, busy, bad_request,
-    /// method_not_allowed, ended, internal.
+    /// method_not_allowed, unsupported_media_type, idempotency_key_reused,
+    /// idempotency_key_in_progress, ended, internal.
     pub error: &'static str,
     pub message: String,
     /// The input that is wrong: a field's name, a nested field's dotted path
-    /// (`subject.title`), or `body` for the body as a whole.
+    /// (`subject.title`), `body` for the body as a whole, or `Idempotency-Key` for that header.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<std::borrow::Cow<'static, str>>,
 }
@@ -209,6 +236,16 @@ mod tests {
         assert_eq!(
             schemas["CancelInstance"]["properties"]["reason"]["maxLength"],
             links::MAX_REASON
+        );
+        let key = json["paths"]["/api/v1/instances"]["post"]["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "Idempotency-Key")
+            .unwrap();
+        assert_eq!(
+            key["schema"]["maxLength"],
+            crate::domain::api::idempotency::MAX_KEY_LEN
         );
         let ttl = &schemas["IssueLink"]["properties"]["ttl_seconds"];
         assert_eq!(ttl["minimum"], settings::MIN_TTL);

@@ -1,0 +1,145 @@
+//! The API's idempotency records (`domain::api::idempotency` owns their rules): one row per
+//! token and keyed hash of an `Idempotency-Key`, reserved before the work and holding its sealed
+//! answer after. Every statement names its row by the unique (token, key hash) pair, or, for
+//! the cleanup, reaches expired rows through the index on `expires_at`.
+
+use super::Db;
+
+/// A record as stored: its request's fingerprint, when it was reserved, and the answer once
+/// the work is done (`status` is `None` while it is under way).
+#[derive(Debug, sqlx::FromRow)]
+pub struct Record {
+    pub fingerprint: String,
+    pub status: Option<i64>,
+    pub location: Option<String>,
+    /// Sealed (`domain::api::idempotency`), never the answer's text.
+    pub body: Option<String>,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+/// Reserves a key for a request: `true` when this call inserted the row, `false` when the key
+/// has a row already. The unique (token, key hash) pair makes the database the referee between
+/// concurrent requests, in this process or any other.
+pub async fn reserve(
+    db: &Db,
+    token: i64,
+    key_hash: &str,
+    fingerprint: &str,
+    now: i64,
+    expires: i64,
+) -> Result<bool, sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO api_idempotency (token_id, key_hash, fingerprint, created_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+    )
+    .bind(token)
+    .bind(key_hash)
+    .bind(fingerprint)
+    .bind(now)
+    .bind(expires)
+    .execute(&db.pool)
+    .await
+    .map(|r| r.rows_affected() == 1)
+}
+
+/// The record of a key. Read from the writers' pool: it follows a `reserve` that found the
+/// row, and must see what that saw.
+pub async fn find(db: &Db, token: i64, key_hash: &str) -> Result<Option<Record>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT fingerprint, status, location, body, created_at, expires_at \
+         FROM api_idempotency WHERE token_id = $1 AND key_hash = $2",
+    )
+    .bind(token)
+    .bind(key_hash)
+    .fetch_optional(&db.pool)
+    .await
+}
+
+/// Takes over a row that has expired, or whose work was left unfinished since before
+/// `stale_before` (its process died): `true` when this call did. The condition is checked in
+/// the UPDATE itself, so of two requests taking over one row only one can.
+pub async fn take_over(
+    db: &Db,
+    token: i64,
+    key_hash: &str,
+    fingerprint: &str,
+    now: i64,
+    expires: i64,
+    stale_before: i64,
+) -> Result<bool, sqlx::Error> {
+    sqlx::query(
+        "UPDATE api_idempotency SET fingerprint = $1, status = NULL, location = NULL, \
+         body = NULL, created_at = $2, expires_at = $3 \
+         WHERE token_id = $4 AND key_hash = $5 \
+         AND (expires_at <= $2 OR (status IS NULL AND created_at < $6))",
+    )
+    .bind(fingerprint)
+    .bind(now)
+    .bind(expires)
+    .bind(token)
+    .bind(key_hash)
+    .bind(stale_before)
+    .execute(&db.pool)
+    .await
+    .map(|r| r.rows_affected() == 1)
+}
+
+/// Stores the answer of the reservation made at `reserved_at`; `false` when the row is no
+/// longer that reservation's (taken over).
+pub async fn complete(
+    db: &Db,
+    token: i64,
+    key_hash: &str,
+    reserved_at: i64,
+    status: i64,
+    location: Option<&str>,
+    sealed_body: &str,
+) -> Result<bool, sqlx::Error> {
+    sqlx::query(
+        "UPDATE api_idempotency SET status = $1, location = $2, body = $3 \
+         WHERE token_id = $4 AND key_hash = $5 AND created_at = $6 AND status IS NULL",
+    )
+    .bind(status)
+    .bind(location)
+    .bind(sealed_body)
+    .bind(token)
+    .bind(key_hash)
+    .bind(reserved_at)
+    .execute(&db.pool)
+    .await
+    .map(|r| r.rows_affected() == 1)
+}
+
+/// Gives a reservation up (its request was refused or failed): the key is free again.
+pub async fn release(
+    db: &Db,
+    token: i64,
+    key_hash: &str,
+    reserved_at: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "DELETE FROM api_idempotency \
+         WHERE token_id = $1 AND key_hash = $2 AND created_at = $3 AND status IS NULL",
+    )
+    .bind(token)
+    .bind(key_hash)
+    .bind(reserved_at)
+    .execute(&db.pool)
+    .await
+    .map(|_| ())
+}
+
+/// Deletes at most `batch` expired rows; how many went. A batch is one short statement, so the
+/// cleanup never holds the write lock for long (`domain::api::idempotency::clean` loops).
+pub async fn delete_expired(db: &Db, now: i64, batch: i64) -> Result<u64, sqlx::Error> {
+    sqlx::query(
+        "DELETE FROM api_idempotency WHERE id IN \
+         (SELECT id FROM api_idempotency WHERE expires_at <= $1 LIMIT $2)",
+    )
+    .bind(now)
+    .bind(batch)
+    .execute(&db.pool)
+    .await
+    .map(|r| r.rows_affected())
+}
