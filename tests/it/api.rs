@@ -2106,3 +2106,47 @@ async fn null_and_empty_in_each_field_are_answered_as_the_description_says() {
     // take null; an empty ttl_seconds is no number.
     assert_eq!((taken, refused), (7, 7));
 }
+
+/// The API's instance view says which earlier answers its current step shows (the seeded
+/// review shows the supplier's form), and holds those answers, labelled, in its history.
+#[tokio::test]
+async fn the_instance_view_says_what_its_step_shows() {
+    let app = spawn(Flood::Memory).await;
+    let t = token(&app, "crm", None, None).await;
+    let id = started_by(&app, &t, "supplier_onboarding").await;
+    let path = format!("/api/v1/instances/{id}");
+    let first = json(&call(&app, "GET", &path, &t, None).await);
+    assert_eq!(first["current_step"]["shows"], serde_json::json!([]));
+    let supplier = app.link_for(id, "supplier", 3600).await;
+    let answered = helpers::answer_step(
+        &app.client(),
+        &app,
+        &supplier,
+        &[("company", "Acme"), ("contact_email", "buyer@acme.example")],
+    )
+    .await;
+    assert_eq!(answered.status, 200);
+    let view = json(&call(&app, "GET", &path, &t, None).await);
+    assert_eq!(view["current_step"]["number"], 2);
+    assert_eq!(view["current_step"]["shows"], serde_json::json!([1]));
+    let answer = view["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["event"] == "answered")
+        .expect("the supplier's answer")["answer"]["fields"][0]
+        .clone();
+    assert_eq!(
+        answer,
+        serde_json::json!({"name": "company", "label": "Company", "value": "Acme"})
+    );
+    let workflows = json(&call(&app, "GET", "/api/v1/workflows", &t, None).await);
+    let onboarding = workflows["workflows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == "supplier_onboarding")
+        .unwrap()
+        .clone();
+    assert_eq!(onboarding["steps"][1]["shows"], serde_json::json!([1]));
+}

@@ -588,8 +588,14 @@ fn steps_of(definition: &Definition) -> Vec<wire::Step> {
             title: s.title.clone(),
             kind: s.interaction.kind(),
             participants: names(s.participants()),
+            shows: shown_numbers(s),
         })
         .collect()
+}
+
+/// The steps (from 1) whose answers a step shows.
+fn shown_numbers(step: &crate::domain::workflow::Step) -> Vec<i64> {
+    step.shows.iter().map(|&i| i as i64 + 1).collect()
 }
 
 fn names<'a>(participants: impl IntoIterator<Item = &'a Participant>) -> Vec<String> {
@@ -753,6 +759,7 @@ async fn instance_of(state: &AppState, row: InstanceRow) -> Result<wire::Instanc
                 title: s.title.clone(),
                 kind: s.interaction.kind(),
                 participants: names(s.participants()),
+                shows: shown_numbers(s),
             })
     };
     let participants_left = names(&links::participants_left(&state.db, &row, &definition).await?);

@@ -111,6 +111,9 @@ pub struct Step {
     /// `form`, `review` or `payment`.
     pub kind: &'static str,
     pub participants: Vec<String>,
+    /// The earlier steps (numbered from 1) whose answers this step shows its participant; the
+    /// answers themselves are in an instance's `history`.
+    pub shows: Vec<i64>,
 }
 
 /// An instance: its state, the step it waits on, who has still to answer, and its history.
@@ -152,6 +155,8 @@ pub struct CurrentStep {
     /// `form`, `review` or `payment`.
     pub kind: &'static str,
     pub participants: Vec<String>,
+    /// The earlier steps (from 1) whose answers its participant is shown, as in `history`.
+    pub shows: Vec<i64>,
 }
 
 /// One event of an instance's history.
