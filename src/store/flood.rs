@@ -133,3 +133,14 @@ pub async fn identifiers(db: &Db) -> Result<Vec<(String, String)>, sqlx::Error> 
         .fetch_all(db.reader())
         .await
 }
+
+/// Forgets every process's counts of one identifier under one event (the primary key's first
+/// two columns, so the delete reads only that identifier's rows); returns how many rows went.
+pub async fn delete_identifier(db: &Db, event: &str, identifier: &str) -> Result<u64, sqlx::Error> {
+    sqlx::query("DELETE FROM flood WHERE event = $1 AND identifier = $2")
+        .bind(event)
+        .bind(identifier)
+        .execute(&db.pool)
+        .await
+        .map(|r| r.rows_affected())
+}

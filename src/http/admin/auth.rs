@@ -10,7 +10,7 @@ use tower_sessions::Session;
 use crate::domain::login;
 use crate::http::AppState;
 use crate::http::client::ClientAddr;
-use crate::http::context::{ADMIN_KEY, PageContext, SignedIn, html};
+use crate::http::context::{ADMIN_KEY, EPOCH_KEY, PageContext, SignedIn, html};
 use crate::http::csrf;
 use crate::http::error::{AppError, Result};
 use crate::http::extract::Query;
@@ -35,6 +35,13 @@ pub async fn require_admin(
         Ok(None) => None,
         Err(e) => return AppError::from(e).into_response(),
     };
+    // A disabled administrator, or a session from before a password change, a reset or a
+    // disable (another epoch), is signed out like a session that never was.
+    let epoch = match session.get::<i64>(EPOCH_KEY).await {
+        Ok(epoch) => epoch.unwrap_or(0),
+        Err(e) => return AppError::from(e).into_response(),
+    };
+    let admin = admin.filter(|a| a.disabled_at.is_none() && a.auth_epoch == epoch);
     match admin {
         Some(admin) => {
             request.extensions_mut().insert(SignedIn {
@@ -108,7 +115,11 @@ pub async fn login(
 ) -> Result<Response> {
     let name = form.name.trim().to_owned();
     let destination = safe_destination(form.destination.as_deref()).to_owned();
-    let admin = store::admins::by_name(&state.db, &name).await?;
+    // A disabled administrator is answered as a name no account has: the same message, in the
+    // same time, counted the same way, so the form tells nothing of who exists or is disabled.
+    let admin = store::admins::by_name(&state.db, &name)
+        .await?
+        .filter(|a| a.disabled_at.is_none());
     let snapshot = state.site.get().await;
     let settings = &snapshot.settings;
     let address = login::address_key(&snapshot.keys, client);
@@ -126,7 +137,7 @@ pub async fn login(
         state.passwords.as_long_as_a_check().await;
         return Ok(failed(ctx, name, destination));
     };
-    let account = login::account_keys(&snapshot.keys, admin.id, client);
+    let account = login::account_keys(&snapshot.keys, admin.id, admin.login_epoch, client);
     // A place in the pool before anything is counted: a full pool's 503 counts nowhere. Then
     // the limits; a refused attempt never checks the password.
     let place = state.passwords.admit().map_err(pool_error)?;
@@ -146,6 +157,8 @@ pub async fn login(
     // A new session id at sign-in: an id planted before it is worth nothing after.
     session.cycle_id().await?;
     session.insert(ADMIN_KEY, admin.id).await?;
+    session.insert(EPOCH_KEY, admin.auth_epoch).await?;
+    store::admins::signed_in(&state.db, admin.id, store::now()).await?;
     tracing::info!(admin = admin.id, "administrator signed in");
     let mut response = Redirect::to(&destination).into_response();
     response.extensions_mut().insert(csrf::Rotate);
