@@ -401,12 +401,7 @@ async fn admin_list(out: &Out, db: &Db) -> Result<i32, sqlx::Error> {
     let now_ms = store::now() * 1000;
     for a in store::admins::list(db).await? {
         let key = crate::domain::login::account_key(&keys, a.id, a.login_epoch);
-        // Every process's rows (no node is named "").
-        let failures: i64 = store::flood::others_counts(db, "", now_ms, &[(event, &key)])
-            .await?
-            .iter()
-            .map(|row| row.count)
-            .sum();
+        let failures = store::flood::live_count(db, event, &key, now_ms).await?;
         let failures = failures.max(0) as u64;
         println!(
             "{}\t{}\t{}\t{}\t{}\t{}{}",

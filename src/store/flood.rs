@@ -144,3 +144,22 @@ pub async fn delete_identifier(db: &Db, event: &str, identifier: &str) -> Result
         .await
         .map(|r| r.rows_affected())
 }
+
+/// Every process's live count of one identifier under one event, read by the primary key's
+/// first two columns (the command line's list of administrators asks it of each one).
+pub async fn live_count(
+    db: &Db,
+    event: &str,
+    identifier: &str,
+    now_ms: i64,
+) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) FROM flood \
+         WHERE event = $1 AND identifier = $2 AND expiration > $3",
+    )
+    .bind(event)
+    .bind(identifier)
+    .bind(now_ms)
+    .fetch_one(db.reader())
+    .await
+}
