@@ -96,13 +96,7 @@ async fn create(
         *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
         return Ok(response);
     }
-    let password = form.password;
-    let hash = state
-        .passwords
-        .run(move || crate::domain::password::hash(&password))
-        .await
-        .map_err(super::admin::auth::pool_error)?
-        .map_err(|e| AppError::internal("password hashing failed", e))?;
+    let hash = super::admin::auth::hash_password(&state, form.password).await?;
     let token_hash = state.site.get().await.keys.keyed_hash("setup", &token);
     let Some(id) = store::admins::create_first(&state.db, &token_hash, &name, &hash).await? else {
         return Err(AppError::NotFound);
@@ -196,13 +190,7 @@ async fn link_spend(
         *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
         return Ok(response);
     }
-    let password = form.password;
-    let hash = state
-        .passwords
-        .run(move || crate::domain::password::hash(&password))
-        .await
-        .map_err(super::admin::auth::pool_error)?
-        .map_err(|e| AppError::internal("password hashing failed", e))?;
+    let hash = super::admin::auth::hash_password(state, form.password).await?;
     let Some(id) = crate::domain::admins::spend(&state.db, &keys, link, token, &hash).await? else {
         return Err(AppError::NotFound);
     };

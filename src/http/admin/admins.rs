@@ -435,13 +435,7 @@ pub async fn change_password(
         *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
         return Ok(response);
     }
-    let password = form.password;
-    let hash = state
-        .passwords
-        .run(move || crate::domain::password::hash(&password))
-        .await
-        .map_err(super::auth::pool_error)?
-        .map_err(|e| AppError::internal("password hashing failed", e))?;
+    let hash = super::auth::hash_password(&state, form.password).await?;
     let Some(epoch) = admins::set_password(&state.db, admin.id, &hash).await? else {
         return Err(AppError::NotFound);
     };

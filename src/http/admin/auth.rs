@@ -179,6 +179,16 @@ fn failed(ctx: PageContext, name: String, destination: String) -> Response {
     response
 }
 
+/// A new password's hash, made on the bounded pool (argon2 is slow and takes 19 MiB).
+pub async fn hash_password(state: &AppState, password: String) -> Result<String> {
+    state
+        .passwords
+        .run(move || crate::domain::password::hash(&password))
+        .await
+        .map_err(pool_error)?
+        .map_err(|e| AppError::internal("password hashing failed", e))
+}
+
 /// The password pool's refusal: a 503 page at once when it is full.
 pub fn pool_error(e: crate::domain::password::PoolError) -> AppError {
     match e {
