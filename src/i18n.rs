@@ -108,6 +108,11 @@ const FILES: &[(Lang, &str, &str)] = &[
     ),
     (
         Lang::En,
+        "admins.ftl",
+        include_str!("../locales/en/admins.ftl"),
+    ),
+    (
+        Lang::En,
         "doorway.ftl",
         include_str!("../locales/en/doorway.ftl"),
     ),
@@ -116,6 +121,11 @@ const FILES: &[(Lang, &str, &str)] = &[
         Lang::Fr,
         "admin.ftl",
         include_str!("../locales/fr/admin.ftl"),
+    ),
+    (
+        Lang::Fr,
+        "admins.ftl",
+        include_str!("../locales/fr/admins.ftl"),
     ),
     (
         Lang::Fr,

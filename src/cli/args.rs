@@ -17,6 +17,16 @@ pub enum Parsed {
     },
     Init,
     AdminCreate(String),
+    AdminList,
+    AdminPassword(String),
+    AdminReset(String),
+    AdminDisable(String),
+    AdminEnable(String),
+    AdminRemove {
+        name: String,
+        yes: bool,
+    },
+    AdminUnlock(String),
     WorkflowList,
     InstanceStart {
         workflow: String,
@@ -162,12 +172,34 @@ pub fn grammar(lang: Lang) -> Command {
         .subcommand(
             command(lang, "admin", "cli-about-admin")
                 .subcommand_required(true)
+                .subcommand(command(lang, "list", "cli-about-admin-list"))
                 .subcommand(
                     command(lang, "create", "cli-about-admin-create").arg(positional(
                         lang,
                         "NAME",
                         "cli-arg-admin-name",
                     )),
+                )
+                .subcommands(
+                    [
+                        ("password", "cli-about-admin-password"),
+                        ("reset", "cli-about-admin-reset"),
+                        ("disable", "cli-about-admin-disable"),
+                        ("enable", "cli-about-admin-enable"),
+                        ("unlock", "cli-about-admin-unlock"),
+                    ]
+                    .map(|(name, about)| {
+                        command(lang, name, about).arg(positional(
+                            lang,
+                            "NAME",
+                            "cli-arg-admin-name",
+                        ))
+                    }),
+                )
+                .subcommand(
+                    command(lang, "remove", "cli-about-admin-remove")
+                        .arg(positional(lang, "NAME", "cli-arg-admin-name"))
+                        .arg(yes(lang).help(t(lang, "cli-arg-remove-yes"))),
                 ),
         )
         .subcommand(
@@ -329,6 +361,16 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
         },
         ("init", _) => Parsed::Init,
         ("admin", Some(("create", m))) => Parsed::AdminCreate(required(m, "NAME")),
+        ("admin", Some(("list", _))) => Parsed::AdminList,
+        ("admin", Some(("password", m))) => Parsed::AdminPassword(required(m, "NAME")),
+        ("admin", Some(("reset", m))) => Parsed::AdminReset(required(m, "NAME")),
+        ("admin", Some(("disable", m))) => Parsed::AdminDisable(required(m, "NAME")),
+        ("admin", Some(("enable", m))) => Parsed::AdminEnable(required(m, "NAME")),
+        ("admin", Some(("remove", m))) => Parsed::AdminRemove {
+            name: required(m, "NAME"),
+            yes: m.get_flag("yes"),
+        },
+        ("admin", Some(("unlock", m))) => Parsed::AdminUnlock(required(m, "NAME")),
         ("workflow", Some(("list", _))) => Parsed::WorkflowList,
         ("instance", Some(("start", m))) => Parsed::InstanceStart {
             workflow: required(m, "WORKFLOW"),

@@ -15,6 +15,7 @@
 //! nothing from it. A success counts nothing per account and clears nothing: the counting
 //! table cannot forget one key without forgetting those sharing its cells, so the guard never
 //! clears; an owner's own mistakes count for their period, `per_account` of them per address.
+//! Unlocking an administrator (`domain::admins::unlock`) gives the account new keys instead.
 
 use std::net::IpAddr;
 
@@ -36,14 +37,62 @@ pub struct AccountKeys {
     pub pair: String,
 }
 
-pub fn account_keys(keys: &SiteKeys, account: i64, ip: IpAddr) -> AccountKeys {
+/// `epoch` is the account's `login_epoch`: unlocking it moves it to the next one, whose keys
+/// no count has touched, in every process at once, without forgetting anything of the counting
+/// table (which cannot forget one key alone). Epoch 0 keeps the keys accounts had before.
+pub fn account_keys(keys: &SiteKeys, account: i64, epoch: i64, ip: IpAddr) -> AccountKeys {
+    let id = account_id(account, epoch);
     AccountKeys {
-        account: keys.keyed_hash("login-account", &format!("id:{account}")),
+        account: account_key(keys, account, epoch),
         pair: keys.keyed_hash(
             "login-pair",
-            &format!("id:{account} from:{}", crate::proxy::counted_group(ip)),
+            &format!("{id} from:{}", crate::proxy::counted_group(ip)),
         ),
     }
+}
+
+fn account_id(account: i64, epoch: i64) -> String {
+    if epoch == 0 {
+        format!("id:{account}")
+    } else {
+        format!("id:{account}.{epoch}")
+    }
+}
+
+/// The account's identifier from all addresses together.
+pub fn account_key(keys: &SiteKeys, account: i64, epoch: i64) -> String {
+    keys.keyed_hash("login-account", &account_id(account, epoch))
+}
+
+/// An account's failed sign-ins in the current period, from all addresses together, and
+/// whether the per-account limit holds it: its failures have reached the failures allowed from
+/// one address (so the address they came from, at least when one, is refused) or from all.
+/// Only counted while the total tier is on; 0 when it is off.
+pub fn account_lock(
+    guard: &FloodGuard,
+    settings: &Settings,
+    keys: &SiteKeys,
+    account: i64,
+    epoch: i64,
+) -> (u64, bool) {
+    let limits = settings.limits_of(Address::SignInAccount);
+    if !FloodGuard::is_counting(&limits) || limits.total == 0 {
+        return (0, false);
+    }
+    let failures = guard.count_of(
+        Address::SignInAccount,
+        &account_key(keys, account, epoch),
+        limits.period,
+    );
+    (failures, is_held(&limits, failures))
+}
+
+/// Whether an account with `failures` from all addresses is held by its limits (see
+/// [`account_lock`]).
+pub fn is_held(limits: &crate::limits::guard::Limits, failures: u64) -> bool {
+    FloodGuard::is_counting(limits)
+        && ((limits.per_caller > 0 && failures >= limits.per_caller)
+            || (limits.total > 0 && failures >= limits.total))
 }
 
 /// Which limit refused an attempt. Logged, never shown.
@@ -182,14 +231,26 @@ pub fn check_new_admin(
     confirm: Option<&str>,
 ) -> Vec<(String, Message)> {
     let mut errors = Vec::new();
-    let name_ok = !name.is_empty()
+    if !name_is_valid(name) {
+        errors.push(("name".into(), Message::new("admin-name-invalid")));
+    }
+    errors.extend(check_new_password(password, confirm));
+    errors
+}
+
+/// An administrator's name: 1 to 60 letters, digits and `._-@`.
+pub fn name_is_valid(name: &str) -> bool {
+    !name.is_empty()
         && name.chars().count() <= 60
         && name
             .chars()
-            .all(|c| c.is_alphanumeric() || "._-@".contains(c));
-    if !name_ok {
-        errors.push(("name".into(), Message::new("admin-name-invalid")));
-    }
+            .all(|c| c.is_alphanumeric() || "._-@".contains(c))
+}
+
+/// Checks a new password (and its confirmation, when one was asked for): the same rules
+/// wherever a password is chosen.
+pub fn check_new_password(password: &str, confirm: Option<&str>) -> Vec<(String, Message)> {
+    let mut errors = Vec::new();
     if password.chars().count() < 10 {
         errors.push((
             "password".into(),
@@ -228,7 +289,7 @@ mod tests {
     }
 
     fn keys_of(account: i64, from: &str) -> AccountKeys {
-        account_keys(&SiteKeys::generate(), account, from.parse().unwrap())
+        account_keys(&SiteKeys::generate(), account, 0, from.parse().unwrap())
     }
 
     fn count(guard: &FloodGuard, address: Address, key: &str, window: Duration) -> u64 {
@@ -348,15 +409,15 @@ mod tests {
     #[test]
     fn one_account_from_two_addresses_has_two_pairs() {
         let keys = SiteKeys::generate();
-        let a = account_keys(&keys, 1, "203.0.113.1".parse().unwrap());
-        let b = account_keys(&keys, 1, "203.0.113.2".parse().unwrap());
-        let v6 = account_keys(&keys, 1, "2001:db8::1".parse().unwrap());
-        let v6_same_64 = account_keys(&keys, 1, "2001:db8::ffff".parse().unwrap());
+        let a = account_keys(&keys, 1, 0, "203.0.113.1".parse().unwrap());
+        let b = account_keys(&keys, 1, 0, "203.0.113.2".parse().unwrap());
+        let v6 = account_keys(&keys, 1, 0, "2001:db8::1".parse().unwrap());
+        let v6_same_64 = account_keys(&keys, 1, 0, "2001:db8::ffff".parse().unwrap());
         assert_eq!(a.account, b.account);
         assert_ne!(a.pair, b.pair);
         assert_eq!(v6.pair, v6_same_64.pair);
         assert_ne!(
-            account_keys(&keys, 2, "203.0.113.1".parse().unwrap()).pair,
+            account_keys(&keys, 2, 0, "203.0.113.1".parse().unwrap()).pair,
             a.pair
         );
     }

@@ -4,6 +4,7 @@
 //! command line (`crate::cli`) call in, and the domain reaches the database through
 //! `crate::store`.
 
+pub mod admins;
 pub mod api;
 pub mod capability;
 pub mod interaction;

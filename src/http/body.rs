@@ -27,7 +27,7 @@ use crate::i18n::Lang;
 
 /// A form that carries its CSRF token and little else: every form not named in `cap`.
 pub const SMALL: usize = 4 << 10;
-/// The sign-in and first-administrator forms: a name and a password or two.
+/// The sign-in and password forms: a name and a password or two (three, to change one's own).
 pub const SIGN_IN: usize = 8 << 10;
 /// The settings forms: a few dozen short fields.
 pub const SETTINGS: usize = 16 << 10;
@@ -54,7 +54,11 @@ const _: () = assert!(LARGEST * 4 <= crate::config::MIN_BODY_BYTES_IN_FLIGHT);
 /// gets `SMALL`: a new form that needs more fails its own test, never anyone's memory.
 pub fn cap(route: &str) -> usize {
     match route {
-        "/admin/login" | "/setup/{token}" => SIGN_IN,
+        "/admin/login"
+        | "/setup/{token}"
+        | "/setup/invite/{token}"
+        | "/setup/reset/{token}"
+        | "/admin/admins/password" => SIGN_IN,
         "/admin/config/orchestra" | "/admin/config/orchestra/interaction" => SETTINGS,
         "/admin/instances/new" => SUBJECT,
         "/admin/workflows/new" | "/admin/workflows/{id}/edit" => DEFINITION,

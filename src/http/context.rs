@@ -18,6 +18,9 @@ const SEEN_KEY: &str = "seen";
 /// (give or take this), without a write on every page.
 const SESSION_REFRESH: i64 = 600;
 pub const ADMIN_KEY: &str = "admin_id";
+/// The administrator's `auth_epoch` the session signed in under; a session without one signed
+/// in before epochs existed, under epoch 0.
+pub const EPOCH_KEY: &str = "admin_epoch";
 
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Flash {

@@ -19,6 +19,7 @@ use crate::domain::keys::SiteKeys;
 
 const TOKEN_COOKIE: &str = "orchestra_once_token";
 const LINK_COOKIE: &str = "orchestra_once_link";
+const ADMIN_LINK_COOKIE: &str = "orchestra_once_admin_link";
 
 /// How long a value waits for its page: the redirect is followed at once, so a minute is
 /// ample, and a cookie a browser kept past it is refused by the date sealed inside it.
@@ -31,6 +32,8 @@ pub enum Slot {
     NewToken,
     /// A link just issued on an instance, for that instance's page.
     IssuedLink(i64),
+    /// An invitation or a reset link just made, for the administrators page.
+    AdminLink,
 }
 
 impl Slot {
@@ -39,6 +42,7 @@ impl Slot {
         match self {
             Self::NewToken => TOKEN_COOKIE,
             Self::IssuedLink(_) => LINK_COOKIE,
+            Self::AdminLink => ADMIN_LINK_COOKIE,
         }
     }
 
@@ -47,6 +51,7 @@ impl Slot {
         match self {
             Self::NewToken => "/admin/config/api".to_owned(),
             Self::IssuedLink(instance) => format!("/admin/instances/{instance}"),
+            Self::AdminLink => "/admin/admins".to_owned(),
         }
     }
 }
@@ -77,7 +82,7 @@ fn key(keys: &SiteKeys) -> Key {
 
 fn sent(headers: &HeaderMap) -> Vec<Cookie<'static>> {
     super::headers::cookies(headers)
-        .filter(|c| c.name() == TOKEN_COOKIE || c.name() == LINK_COOKIE)
+        .filter(|c| [TOKEN_COOKIE, LINK_COOKIE, ADMIN_LINK_COOKIE].contains(&c.name()))
         .map(Cookie::into_owned)
         .collect()
 }

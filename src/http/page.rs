@@ -114,6 +114,9 @@ impl PageContext {
                     out.push((format!("{section}/{id}"), label));
                 }
             }
+            "admins" if parts.len() >= 3 => {
+                out.push(("/admin/admins".to_owned(), self.t("nav-admins")));
+            }
             "config" if parts.len() >= 4 => {
                 out.push(("/admin/config/orchestra".to_owned(), self.t("nav-settings")));
             }

@@ -1,4 +1,7 @@
-//! First run: the one-time setup URL `orchestra serve` prints creates the first administrator.
+//! One-time links to a password: the setup URL `orchestra serve` prints on first run creates
+//! the first administrator; an invitation creates the administrator another one named; a reset
+//! link sets a new password (and signs that administrator's sessions out). Every bad, spent or
+//! expired link gets the same plain 404 page.
 
 use axum::Router;
 use axum::extract::State;
@@ -10,16 +13,19 @@ use serde::Deserialize;
 use tower_sessions::Session;
 
 use super::AppState;
-use super::context::{ADMIN_KEY, PageContext, flash, html};
+use super::context::{ADMIN_KEY, EPOCH_KEY, PageContext, flash, html};
 use super::csrf;
 use super::error::{AppError, Result};
 use super::extract::Path;
 use super::form::Form;
+use crate::domain::admins::Link;
 use crate::store;
 
 pub fn router(state: AppState) -> Router<AppState> {
     Router::new()
         .route("/setup/{token}", get(show).post(create))
+        .route("/setup/invite/{token}", get(invite_show).post(invite_spend))
+        .route("/setup/reset/{token}", get(reset_show).post(reset_spend))
         .route_layer(middleware::from_fn_with_state(state, csrf::check))
         .layer(middleware::map_response(super::doorway::credential_headers))
 }
@@ -90,13 +96,7 @@ async fn create(
         *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
         return Ok(response);
     }
-    let password = form.password;
-    let hash = state
-        .passwords
-        .run(move || crate::domain::password::hash(&password))
-        .await
-        .map_err(super::admin::auth::pool_error)?
-        .map_err(|e| AppError::internal("password hashing failed", e))?;
+    let hash = super::admin::auth::hash_password(&state, form.password).await?;
     let token_hash = state.site.get().await.keys.keyed_hash("setup", &token);
     let Some(id) = store::admins::create_first(&state.db, &token_hash, &name, &hash).await? else {
         return Err(AppError::NotFound);
@@ -108,4 +108,144 @@ async fn create(
     let mut response = Redirect::to("/admin").into_response();
     response.extensions_mut().insert(csrf::Rotate);
     Ok(response)
+}
+
+#[derive(askama::Template)]
+#[template(path = "setup_link.html")]
+struct LinkPage {
+    ctx: PageContext,
+    /// The page's title and introduction, by what the link is for.
+    title: String,
+    intro: String,
+    name: String,
+    errors: Vec<(String, String)>,
+}
+
+impl LinkPage {
+    fn new(ctx: PageContext, link: Link, name: String) -> Self {
+        let (title, intro) = match link {
+            Link::Invite => ("admins-invite-page-title", "admins-invite-page-intro"),
+            Link::Reset => ("admins-reset-page-title", "admins-reset-page-intro"),
+        };
+        let named = |id| ctx.msg(&crate::i18n::Message::new(id).arg("name", name.clone()));
+        Self {
+            title: named(title),
+            intro: named(intro),
+            name,
+            errors: Vec::new(),
+            ctx,
+        }
+    }
+
+    fn error(&self, field: &str) -> Option<&str> {
+        self.errors
+            .iter()
+            .find(|(f, _)| f == field)
+            .map(|(_, m)| m.as_str())
+    }
+}
+
+async fn link_show(
+    state: &AppState,
+    ctx: PageContext,
+    link: Link,
+    token: &str,
+) -> Result<Response> {
+    let keys = state.site.get().await.keys.clone();
+    let Some(name) = crate::domain::admins::opened(&state.db, &keys, link, token).await? else {
+        return Err(AppError::NotFound);
+    };
+    Ok(html(&LinkPage::new(ctx, link, name)))
+}
+
+#[derive(Deserialize)]
+pub struct NewPassword {
+    #[serde(default)]
+    password: String,
+    #[serde(default)]
+    confirm: String,
+}
+
+/// Spends the link with the password chosen, and signs its administrator in on this session.
+async fn link_spend(
+    state: &AppState,
+    ctx: PageContext,
+    session: &Session,
+    link: Link,
+    token: &str,
+    form: NewPassword,
+) -> Result<Response> {
+    let keys = state.site.get().await.keys.clone();
+    let Some(name) = crate::domain::admins::opened(&state.db, &keys, link, token).await? else {
+        return Err(AppError::NotFound);
+    };
+    let errors = crate::domain::login::check_new_password(&form.password, Some(&form.confirm));
+    if !errors.is_empty() {
+        let mut page = LinkPage::new(ctx, link, name);
+        page.errors = errors
+            .into_iter()
+            .map(|(f, m)| (f, page.ctx.msg(&m)))
+            .collect();
+        let mut response = html(&page);
+        *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+        return Ok(response);
+    }
+    let hash = super::admin::auth::hash_password(state, form.password).await?;
+    let Some(id) = crate::domain::admins::spend(&state.db, &keys, link, token, &hash).await? else {
+        return Err(AppError::NotFound);
+    };
+    let Some(admin) = store::admins::by_id(&state.db, id).await? else {
+        return Err(AppError::NotFound);
+    };
+    session.cycle_id().await?;
+    session.insert(ADMIN_KEY, admin.id).await?;
+    session.insert(EPOCH_KEY, admin.auth_epoch).await?;
+    store::admins::signed_in(&state.db, admin.id, store::now()).await?;
+    flash(
+        session,
+        match link {
+            Link::Invite => "admins-invite-done",
+            Link::Reset => "admins-reset-done",
+        },
+    )
+    .await?;
+    let mut response = Redirect::to("/admin").into_response();
+    response.extensions_mut().insert(csrf::Rotate);
+    Ok(response)
+}
+
+async fn invite_show(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    Path(token): Path<String>,
+) -> Result<Response> {
+    link_show(&state, ctx, Link::Invite, &token).await
+}
+
+async fn invite_spend(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    session: Session,
+    Path(token): Path<String>,
+    Form(form): Form<NewPassword>,
+) -> Result<Response> {
+    link_spend(&state, ctx, &session, Link::Invite, &token, form).await
+}
+
+async fn reset_show(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    Path(token): Path<String>,
+) -> Result<Response> {
+    link_show(&state, ctx, Link::Reset, &token).await
+}
+
+async fn reset_spend(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    session: Session,
+    Path(token): Path<String>,
+    Form(form): Form<NewPassword>,
+) -> Result<Response> {
+    link_spend(&state, ctx, &session, Link::Reset, &token, form).await
 }

@@ -341,6 +341,12 @@ impl FloodGuard {
         self.flood.collect_garbage().await
     }
 
+    /// How many events `identifier` has under `address` in the rolling `window`: a read, which
+    /// counts nothing (the administrators' list asks whether an account is held).
+    pub fn count_of(&self, address: Address, identifier: &str, window: Duration) -> u64 {
+        self.flood.count(address.event(), identifier, window)
+    }
+
     /// The store itself, for the unit tests that read what the guard counted.
     #[cfg(test)]
     pub(crate) fn flood(&self) -> &Arc<dyn FloodStore> {

@@ -133,3 +133,33 @@ pub async fn identifiers(db: &Db) -> Result<Vec<(String, String)>, sqlx::Error> 
         .fetch_all(db.reader())
         .await
 }
+
+/// Forgets every process's counts of one identifier under one event (the primary key's first
+/// two columns, so the delete reads only that identifier's rows); returns how many rows went.
+pub async fn delete_identifier(db: &Db, event: &str, identifier: &str) -> Result<u64, sqlx::Error> {
+    sqlx::query("DELETE FROM flood WHERE event = $1 AND identifier = $2")
+        .bind(event)
+        .bind(identifier)
+        .execute(&db.pool)
+        .await
+        .map(|r| r.rows_affected())
+}
+
+/// Every process's live count of one identifier under one event, read by the primary key's
+/// first two columns (the command line's list of administrators asks it of each one).
+pub async fn live_count(
+    db: &Db,
+    event: &str,
+    identifier: &str,
+    now_ms: i64,
+) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) FROM flood \
+         WHERE event = $1 AND identifier = $2 AND expiration > $3",
+    )
+    .bind(event)
+    .bind(identifier)
+    .bind(now_ms)
+    .fetch_one(db.reader())
+    .await
+}

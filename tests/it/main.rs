@@ -9,6 +9,7 @@
 mod helpers;
 
 mod admin;
+mod admins;
 mod api;
 mod api_idempotency;
 mod browser;

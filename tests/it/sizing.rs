@@ -298,8 +298,13 @@ async fn notices_and_sign_in_attempts_have_charts_of_their_own() {
             .unwrap()
             .id;
         let alice = hash(
-            orchestra::domain::login::account_keys(&keys, alice_id, "127.0.0.1".parse().unwrap())
-                .pair,
+            orchestra::domain::login::account_keys(
+                &keys,
+                alice_id,
+                0,
+                "127.0.0.1".parse().unwrap(),
+            )
+            .pair,
         );
         // requests, busiest (hash, count), p99, refused, would refuse.
         let notices = ["6", &payment, "2", "2", "2", "0"].map(String::from);

@@ -10,7 +10,7 @@ use tower_sessions::Session;
 use crate::domain::login;
 use crate::http::AppState;
 use crate::http::client::ClientAddr;
-use crate::http::context::{ADMIN_KEY, PageContext, SignedIn, html};
+use crate::http::context::{ADMIN_KEY, EPOCH_KEY, PageContext, SignedIn, html};
 use crate::http::csrf;
 use crate::http::error::{AppError, Result};
 use crate::http::extract::Query;
@@ -35,6 +35,13 @@ pub async fn require_admin(
         Ok(None) => None,
         Err(e) => return AppError::from(e).into_response(),
     };
+    // A disabled administrator, or a session from before a password change, a reset or a
+    // disable (another epoch), is signed out like a session that never was.
+    let epoch = match session.get::<i64>(EPOCH_KEY).await {
+        Ok(epoch) => epoch.unwrap_or(0),
+        Err(e) => return AppError::from(e).into_response(),
+    };
+    let admin = admin.filter(|a| a.disabled_at.is_none() && a.auth_epoch == epoch);
     match admin {
         Some(admin) => {
             request.extensions_mut().insert(SignedIn {
@@ -130,7 +137,11 @@ pub async fn login(
 ) -> Result<Response> {
     let name = form.name.trim().to_owned();
     let destination = safe_destination(form.destination.as_deref()).to_owned();
-    let admin = store::admins::by_name(&state.db, &name).await?;
+    // A disabled administrator is answered as a name no account has: the same message, in the
+    // same time, counted the same way, so the form tells nothing of who exists or is disabled.
+    let admin = store::admins::by_name(&state.db, &name)
+        .await?
+        .filter(|a| a.disabled_at.is_none());
     let snapshot = state.site.get().await;
     let settings = &snapshot.settings;
     let address = login::address_key(&snapshot.keys, client);
@@ -148,7 +159,7 @@ pub async fn login(
         state.passwords.as_long_as_a_check().await;
         return Ok(failed(ctx, name, destination));
     };
-    let account = login::account_keys(&snapshot.keys, admin.id, client);
+    let account = login::account_keys(&snapshot.keys, admin.id, admin.login_epoch, client);
     // A place in the pool before anything is counted: a full pool's 503 counts nowhere. Then
     // the limits; a refused attempt never checks the password.
     let place = state.passwords.admit().map_err(pool_error)?;
@@ -168,6 +179,8 @@ pub async fn login(
     // A new session id at sign-in: an id planted before it is worth nothing after.
     session.cycle_id().await?;
     session.insert(ADMIN_KEY, admin.id).await?;
+    session.insert(EPOCH_KEY, admin.auth_epoch).await?;
+    store::admins::signed_in(&state.db, admin.id, store::now()).await?;
     tracing::info!(admin = admin.id, "administrator signed in");
     let mut response = Redirect::to(&destination).into_response();
     response.extensions_mut().insert(csrf::Rotate);
@@ -186,6 +199,16 @@ fn failed(ctx: PageContext, name: String, destination: String) -> Response {
     });
     *response.status_mut() = StatusCode::UNAUTHORIZED;
     response
+}
+
+/// A new password's hash, made on the bounded pool (argon2 is slow and takes 19 MiB).
+pub async fn hash_password(state: &AppState, password: String) -> Result<String> {
+    state
+        .passwords
+        .run(move || crate::domain::password::hash(&password))
+        .await
+        .map_err(pool_error)?
+        .map_err(|e| AppError::internal("password hashing failed", e))
 }
 
 /// The password pool's refusal: a 503 page at once when it is full.

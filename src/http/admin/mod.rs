@@ -8,6 +8,7 @@ use axum::routing::{get, post};
 use super::AppState;
 use super::csrf;
 
+pub mod admins;
 pub mod auth;
 pub mod dashboard;
 pub mod instances;
@@ -72,6 +73,22 @@ pub fn router(state: AppState) -> Router<AppState> {
             "/admin/config/api/{name}/revoke",
             get(tokens::revoke_form).post(tokens::revoke),
         )
+        .route("/admin/admins", get(admins::list).post(admins::invite))
+        .route(
+            "/admin/admins/password",
+            get(admins::password_form).post(admins::change_password),
+        )
+        .route("/admin/admins/{id}/reset", post(admins::reset))
+        .route(
+            "/admin/admins/{id}/disable",
+            get(admins::disable_form).post(admins::disable),
+        )
+        .route("/admin/admins/{id}/enable", post(admins::enable))
+        .route(
+            "/admin/admins/{id}/remove",
+            get(admins::remove_form).post(admins::remove),
+        )
+        .route("/admin/admins/{id}/unlock", post(admins::unlock))
         // An unknown page under /admin, for a signed-in administrator: the 404 with navigation.
         .route("/admin/{*rest}", get(crate::http::error::not_found))
         // Inside the sign-in check: error pages keep the navigation (`auth::error_pages`).

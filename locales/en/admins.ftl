@@ -1,0 +1,81 @@
+# Administrators: the list, invitations, passwords, disable, remove and unlock (issue 20).
+
+nav-admins = Administrators
+admins-title = Administrators
+admins-intro = Everyone who can sign in here. Invite another by name; they choose their password through a one-time link. The last active administrator can be neither disabled nor removed.
+admins-name = Name
+admins-created = Created
+admins-last-sign-in = Last sign-in
+admins-state = State
+admins-lock = Sign-in limit
+admins-actions = Actions
+admins-you = (you)
+admins-never = Never
+admins-active = Active
+admins-disabled = Disabled
+admins-locked = Locked out ({ $failures } failed attempts)
+admins-not-locked = —
+admins-lock-help = "Locked out" means the account's failed sign-ins this period have reached the per-account limit (Settings › Request limits). Unlock lets it try again at once; the limit stays on.
+admins-change-password = Change my password
+admins-reset = Make a reset link
+admins-unlock = Unlock
+admins-enable = Enable
+admins-disable-short = Disable
+admins-remove-short = Remove
+admins-link-help = Copy this link now and give it to that person only: it is shown once, works once, and is not stored anywhere in clear.
+admins-invite = Invite an administrator
+admins-invite-help = The name they will sign in with: letters, digits and . _ - @, up to 60 characters. They choose their own password through the link.
+admins-invite-submit = Make an invitation link
+admins-invite-made = Invitation link for { $name } (valid for 7 days):
+admins-reset-made = Password reset link for { $name } (valid for 24 hours):
+
+admins-disable-title = Disable { $name }
+admins-disable-explain = { $name } will no longer be able to sign in, and every session they have open stops working at once. You can enable them again later.
+admins-disable = Disable { $name }
+admins-remove-title = Remove { $name }
+admins-remove-explain = { $name } is deleted for good: they can no longer sign in, their open sessions stop working and any reset link for them stops working. This cannot be undone.
+admins-remove = Remove { $name }
+admins-disabled-flash = The administrator was disabled and signed out.
+admins-enabled-flash = The administrator was enabled; they can sign in again.
+admins-removed-flash = The administrator was removed.
+admins-unlocked-flash = The administrator was unlocked: they can sign in again with the right password.
+admins-last-active-flash = That is the last active administrator: it cannot be disabled or removed.
+admins-is-disabled-flash = That administrator is disabled: enable them first.
+
+admins-unknown = No administrator is named { $name }.
+admins-last-active = { $name } is the last active administrator: the site would have no one left to manage it. Invite or enable another first.
+admins-is-disabled = { $name } is disabled: enable them first.
+
+admins-password-title = Change my password
+admins-password-intro = Your current password first, then the new one twice (at least 10 characters). Every other session you have open is signed out; this one stays.
+admins-current-password = Current password
+admins-new-password = New password
+admins-password-submit = Change my password
+admins-current-wrong = This is not your current password.
+admins-password-changed = Your password was changed. Your other sessions are signed out.
+
+admins-invite-page-title = Welcome, { $name }
+admins-invite-page-intro = You were invited to administer this site as { $name }. Choose a password of at least 10 characters; this page works once.
+admins-reset-page-title = New password for { $name }
+admins-reset-page-intro = Choose a new password of at least 10 characters. Every session { $name } has open will be signed out; this page works once.
+admins-link-submit = Save the password and sign in
+admins-invite-done = Welcome. You are signed in as an administrator.
+admins-reset-done = Your new password is saved and you are signed in. Your other sessions were signed out.
+
+cli-about-admin-list = List the administrators: id, name, state, created, last sign-in, recent failed sign-ins (tab-separated)
+cli-about-admin-password = Set an administrator's password (asked at a terminal, else one line of standard input, or ORCHESTRA_ADMIN_PASSWORD); signs out their sessions
+cli-about-admin-reset = Print a one-time link that lets the administrator choose a new password (24 hours)
+cli-about-admin-disable = Disable an administrator: no sign-in, their sessions signed out
+cli-about-admin-enable = Enable a disabled administrator again
+cli-about-admin-remove = Remove an administrator for good (asks first unless --yes)
+cli-about-admin-unlock = Let an administrator locked out by the per-account sign-in limit try again at once
+cli-arg-remove-yes = Remove without asking
+cli-password-prompt = Password:{" "}
+cli-password-again = Password again:{" "}
+cli-admin-password-set = Password of { $name } set; their sessions are signed out.
+cli-admin-disabled = Administrator { $name } disabled; their sessions are signed out.
+cli-admin-enabled = Administrator { $name } enabled.
+cli-admin-removed = Administrator { $name } removed.
+cli-admin-unlocked = Administrator { $name } unlocked: their failed sign-ins count afresh.
+cli-admin-remove-voids = Removing an administrator deletes the account for good and signs out its sessions.
+cli-admin-never = never

@@ -1,0 +1,81 @@
+# Administrateurs : la liste, les invitations, les mots de passe, désactiver, supprimer, débloquer (ticket 20).
+
+nav-admins = Administrateurs
+admins-title = Administrateurs
+admins-intro = Toutes les personnes qui peuvent se connecter ici. Invitez-en une autre par son nom : elle choisira son mot de passe grâce à un lien à usage unique. Le dernier administrateur actif ne peut être ni désactivé ni supprimé.
+admins-name = Nom
+admins-created = Créé le
+admins-last-sign-in = Dernière connexion
+admins-state = État
+admins-lock = Limite de connexion
+admins-actions = Actions
+admins-you = (vous)
+admins-never = Jamais
+admins-active = Actif
+admins-disabled = Désactivé
+admins-locked = Bloqué ({ $failures } tentatives échouées)
+admins-not-locked = —
+admins-lock-help = « Bloqué » signifie que les connexions échouées de ce compte sur la période ont atteint la limite par compte (Réglages › Limites de requêtes). « Débloquer » lui permet de réessayer tout de suite ; la limite reste en place.
+admins-change-password = Changer mon mot de passe
+admins-reset = Créer un lien de réinitialisation
+admins-unlock = Débloquer
+admins-enable = Réactiver
+admins-disable-short = Désactiver
+admins-remove-short = Supprimer
+admins-link-help = Copiez ce lien maintenant et ne le donnez qu’à cette personne : il n’est affiché qu’une fois, ne sert qu’une fois et n’est conservé nulle part en clair.
+admins-invite = Inviter un administrateur
+admins-invite-help = Le nom avec lequel il se connectera : lettres, chiffres et . _ - @, 60 caractères au plus. Il choisira lui-même son mot de passe grâce au lien.
+admins-invite-submit = Créer un lien d’invitation
+admins-invite-made = Lien d’invitation pour { $name } (valable 7 jours) :
+admins-reset-made = Lien de réinitialisation du mot de passe de { $name } (valable 24 heures) :
+
+admins-disable-title = Désactiver { $name }
+admins-disable-explain = { $name } ne pourra plus se connecter, et toutes ses sessions ouvertes cessent aussitôt de fonctionner. Vous pourrez le réactiver plus tard.
+admins-disable = Désactiver { $name }
+admins-remove-title = Supprimer { $name }
+admins-remove-explain = { $name } est supprimé définitivement : il ne peut plus se connecter, ses sessions ouvertes et ses éventuels liens de réinitialisation cessent de fonctionner. C’est irréversible.
+admins-remove = Supprimer { $name }
+admins-disabled-flash = L’administrateur a été désactivé et déconnecté.
+admins-enabled-flash = L’administrateur a été réactivé : il peut de nouveau se connecter.
+admins-removed-flash = L’administrateur a été supprimé.
+admins-unlocked-flash = L’administrateur a été débloqué : il peut de nouveau se connecter avec le bon mot de passe.
+admins-last-active-flash = C’est le dernier administrateur actif : il ne peut être ni désactivé ni supprimé.
+admins-is-disabled-flash = Cet administrateur est désactivé : réactivez-le d’abord.
+
+admins-unknown = Aucun administrateur ne s’appelle { $name }.
+admins-last-active = { $name } est le dernier administrateur actif : plus personne ne pourrait gérer le site. Invitez ou réactivez d’abord quelqu’un d’autre.
+admins-is-disabled = { $name } est désactivé : réactivez-le d’abord.
+
+admins-password-title = Changer mon mot de passe
+admins-password-intro = Votre mot de passe actuel d’abord, puis le nouveau deux fois (10 caractères au moins). Toutes vos autres sessions ouvertes sont déconnectées ; celle-ci reste ouverte.
+admins-current-password = Mot de passe actuel
+admins-new-password = Nouveau mot de passe
+admins-password-submit = Changer mon mot de passe
+admins-current-wrong = Ce n’est pas votre mot de passe actuel.
+admins-password-changed = Votre mot de passe a été changé. Vos autres sessions sont déconnectées.
+
+admins-invite-page-title = Bienvenue, { $name }
+admins-invite-page-intro = Vous avez été invité à administrer ce site sous le nom { $name }. Choisissez un mot de passe de 10 caractères au moins ; cette page ne sert qu’une fois.
+admins-reset-page-title = Nouveau mot de passe pour { $name }
+admins-reset-page-intro = Choisissez un nouveau mot de passe de 10 caractères au moins. Toutes les sessions ouvertes de { $name } seront déconnectées ; cette page ne sert qu’une fois.
+admins-link-submit = Enregistrer le mot de passe et se connecter
+admins-invite-done = Bienvenue. Vous êtes connecté en tant qu’administrateur.
+admins-reset-done = Votre nouveau mot de passe est enregistré et vous êtes connecté. Vos autres sessions ont été déconnectées.
+
+cli-about-admin-list = Lister les administrateurs : id, nom, état, création, dernière connexion, connexions échouées récentes (séparés par des tabulations)
+cli-about-admin-password = Définir le mot de passe d’un administrateur (demandé dans un terminal, sinon une ligne de l’entrée standard, ou ORCHESTRA_ADMIN_PASSWORD) ; déconnecte ses sessions
+cli-about-admin-reset = Afficher un lien à usage unique qui permet à l’administrateur de choisir un nouveau mot de passe (24 heures)
+cli-about-admin-disable = Désactiver un administrateur : plus de connexion, ses sessions déconnectées
+cli-about-admin-enable = Réactiver un administrateur désactivé
+cli-about-admin-remove = Supprimer définitivement un administrateur (demande confirmation, sauf avec --yes)
+cli-about-admin-unlock = Permettre à un administrateur bloqué par la limite de connexion par compte de réessayer tout de suite
+cli-arg-remove-yes = Supprimer sans demander
+cli-password-prompt = Mot de passe :{" "}
+cli-password-again = Mot de passe, de nouveau :{" "}
+cli-admin-password-set = Mot de passe de { $name } défini ; ses sessions sont déconnectées.
+cli-admin-disabled = Administrateur { $name } désactivé ; ses sessions sont déconnectées.
+cli-admin-enabled = Administrateur { $name } réactivé.
+cli-admin-removed = Administrateur { $name } supprimé.
+cli-admin-unlocked = Administrateur { $name } débloqué : ses connexions échouées repartent de zéro.
+cli-admin-remove-voids = Supprimer un administrateur efface définitivement le compte et déconnecte ses sessions.
+cli-admin-never = jamais

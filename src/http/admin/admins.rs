@@ -1,0 +1,448 @@
+//! The administrators: the list (with who is disabled and who the sign-in limits hold), an
+//! invitation for a new one, one's own password, and for another a reset link, disable (after
+//! a confirmation page), enable, remove (after one) and unlock. A link made here is shown once,
+//! on the list the POST redirects to, and never stored in clear.
+
+use axum::Extension;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use serde::Deserialize;
+use tower_sessions::Session;
+
+use super::workflows::ConfirmPage;
+use super::{FieldErrors, error_for};
+use crate::domain::admins::{self, Refusal};
+use crate::domain::login;
+use crate::http::AppState;
+use crate::http::client::ClientAddr;
+use crate::http::context::{EPOCH_KEY, FlashKind, PageContext, SignedIn, flash, flash_as, html};
+use crate::http::error::{AppError, Result};
+use crate::http::extract::Path;
+use crate::http::form::Form;
+use crate::http::once::{Once, Slot};
+use crate::i18n::Message;
+use crate::store;
+use crate::store::admins::Admin;
+
+const LIST: &str = "/admin/admins";
+
+pub struct AdminLine {
+    pub id: i64,
+    pub name: String,
+    pub created: String,
+    pub last_sign_in: String,
+    pub active: bool,
+    pub state: String,
+    pub locked: bool,
+    pub lock: String,
+    pub me: bool,
+}
+
+/// A link just made, as the list shows it once: what it is for, and the URL.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Made {
+    label: String,
+    url: String,
+}
+
+#[derive(askama::Template)]
+#[template(path = "admin/admins.html")]
+struct AdminsPage {
+    ctx: PageContext,
+    admins: Vec<AdminLine>,
+    made: Option<(String, String)>,
+    name: String,
+    errors: FieldErrors,
+}
+
+impl AdminsPage {
+    fn error(&self, key: &str) -> Option<&str> {
+        error_for(&self.errors, key)
+    }
+}
+
+async fn page(state: &AppState, ctx: PageContext, me: i64) -> Result<AdminsPage> {
+    let snapshot = state.site.get().await;
+    let never = ctx.t("admins-never");
+    let admins = store::admins::list(&state.db)
+        .await?
+        .into_iter()
+        .map(|a| {
+            let (failures, locked) = login::account_lock(
+                &state.guard,
+                &snapshot.settings,
+                &snapshot.keys,
+                a.id,
+                a.login_epoch,
+            );
+            AdminLine {
+                created: crate::time::format_utc(a.created_at),
+                last_sign_in: a
+                    .last_sign_in_at
+                    .map_or_else(|| never.clone(), crate::time::format_utc),
+                active: a.disabled_at.is_none(),
+                state: ctx.t(if a.disabled_at.is_none() {
+                    "admins-active"
+                } else {
+                    "admins-disabled"
+                }),
+                locked,
+                lock: if locked {
+                    ctx.msg(&Message::new("admins-locked").arg("failures", failures.to_string()))
+                } else {
+                    ctx.t("admins-not-locked")
+                },
+                me: a.id == me,
+                id: a.id,
+                name: a.name,
+            }
+        })
+        .collect();
+    Ok(AdminsPage {
+        ctx,
+        admins,
+        made: None,
+        name: String::new(),
+        errors: Vec::new(),
+    })
+}
+
+fn no_store(response: &mut Response) {
+    response.headers_mut().insert(
+        axum::http::header::CACHE_CONTROL,
+        axum::http::HeaderValue::from_static("no-store"),
+    );
+}
+
+pub async fn list(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    Extension(me): Extension<SignedIn>,
+    once: Once,
+) -> Result<Response> {
+    let mut page = page(&state, ctx, me.id).await?;
+    page.made = once.take::<Made>(Slot::AdminLink).map(|m| (m.label, m.url));
+    let mut response = html(&page);
+    no_store(&mut response);
+    once.forget(&mut response, Slot::AdminLink)?;
+    Ok(response)
+}
+
+#[derive(Deserialize)]
+pub struct InviteForm {
+    #[serde(default)]
+    name: String,
+}
+
+/// Invites a new administrator by name: the link is shown once, on the list.
+pub async fn invite(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    Extension(me): Extension<SignedIn>,
+    once: Once,
+    Form(form): Form<InviteForm>,
+) -> Result<Response> {
+    let name = form.name.trim().to_owned();
+    let snapshot = state.site.get().await;
+    let made = admins::invite(
+        &state.db,
+        &snapshot.keys,
+        &snapshot.settings.base_url,
+        Some(me.id),
+        &name,
+    )
+    .await?;
+    match made {
+        Ok(url) => {
+            let label = ctx.msg(&Message::new("admins-invite-made").arg("name", name));
+            let mut response = Redirect::to(LIST).into_response();
+            once.keep(&mut response, Slot::AdminLink, Made { label, url })?;
+            Ok(response)
+        }
+        Err(errors) => {
+            let mut page = page(&state, ctx, me.id).await?;
+            page.errors = errors
+                .into_iter()
+                .map(|(f, m)| (f, page.ctx.msg(&m)))
+                .collect();
+            page.name = form.name;
+            let mut response = html(&page);
+            *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+            Ok(response)
+        }
+    }
+}
+
+async fn admin_of(state: &AppState, id: i64) -> Result<Admin> {
+    store::admins::by_id(&state.db, id)
+        .await?
+        .ok_or(AppError::NotFound)
+}
+
+/// A refusal, said on the list as an error.
+async fn refused(session: &Session, refusal: &Refusal) -> Result<Response> {
+    let id = match refusal {
+        Refusal::Unknown(_) => return Err(AppError::NotFound),
+        Refusal::LastActive(_) => "admins-last-active-flash",
+        Refusal::Disabled(_) => "admins-is-disabled-flash",
+    };
+    flash_as(session, FlashKind::Error, id).await?;
+    Ok(Redirect::to(LIST).into_response())
+}
+
+/// Makes a reset link for another administrator, shown once on the list.
+pub async fn reset(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    session: Session,
+    Extension(me): Extension<SignedIn>,
+    once: Once,
+    Path(id): Path<i64>,
+) -> Result<Response> {
+    let admin = admin_of(&state, id).await?;
+    let snapshot = state.site.get().await;
+    let made = admins::reset_link(
+        &state.db,
+        &snapshot.keys,
+        &snapshot.settings.base_url,
+        Some(me.id),
+        &admin,
+    )
+    .await?;
+    match made {
+        Ok(url) => {
+            let label = ctx.msg(&Message::new("admins-reset-made").arg("name", admin.name));
+            let mut response = Redirect::to(LIST).into_response();
+            once.keep(&mut response, Slot::AdminLink, Made { label, url })?;
+            Ok(response)
+        }
+        Err(refusal) => refused(&session, &refusal).await,
+    }
+}
+
+/// Which of the two confirmed actions a confirmation page is for.
+#[derive(Clone, Copy)]
+enum Confirmed {
+    Disable,
+    Remove,
+}
+
+fn confirm_page(ctx: PageContext, action: Confirmed, admin: &Admin) -> ConfirmPage {
+    let (title, explain, confirm) = match action {
+        Confirmed::Disable => (
+            "admins-disable-title",
+            "admins-disable-explain",
+            "admins-disable",
+        ),
+        Confirmed::Remove => (
+            "admins-remove-title",
+            "admins-remove-explain",
+            "admins-remove",
+        ),
+    };
+    let named = |id: &'static str| ctx.msg(&Message::new(id).arg("name", admin.name.clone()));
+    ConfirmPage {
+        title: named(title),
+        message: named(explain),
+        confirm: named(confirm),
+        cancel_url: LIST.into(),
+        refusal: None,
+        ctx,
+    }
+}
+
+/// The confirmation page, or the refusal on it when the action cannot be done: the last
+/// active administrator is never disabled nor removed.
+async fn confirm_form(
+    state: &AppState,
+    ctx: PageContext,
+    action: Confirmed,
+    id: i64,
+) -> Result<Response> {
+    let admin = admin_of(state, id).await?;
+    let others_active = store::admins::list(&state.db)
+        .await?
+        .iter()
+        .any(|a| a.id != id && a.disabled_at.is_none());
+    let page = confirm_page(ctx, action, &admin);
+    if admin.disabled_at.is_none() && !others_active {
+        let why = page
+            .ctx
+            .msg(&Refusal::LastActive(admin.name.clone()).message());
+        return Ok(page.refused(why));
+    }
+    Ok(html(&page))
+}
+
+pub async fn disable_form(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    Path(id): Path<i64>,
+) -> Result<Response> {
+    confirm_form(&state, ctx, Confirmed::Disable, id).await
+}
+
+pub async fn remove_form(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    Path(id): Path<i64>,
+) -> Result<Response> {
+    confirm_form(&state, ctx, Confirmed::Remove, id).await
+}
+
+async fn confirmed(
+    state: &AppState,
+    ctx: PageContext,
+    session: &Session,
+    action: Confirmed,
+    id: i64,
+) -> Result<Response> {
+    let admin = admin_of(state, id).await?;
+    let done = match action {
+        Confirmed::Disable => admins::disable(&state.db, &admin).await?,
+        Confirmed::Remove => admins::remove(&state.db, &admin).await?,
+    };
+    match done {
+        Ok(()) => {
+            let flash_id = match action {
+                Confirmed::Disable => "admins-disabled-flash",
+                Confirmed::Remove => "admins-removed-flash",
+            };
+            flash(session, flash_id).await?;
+            Ok(Redirect::to(LIST).into_response())
+        }
+        // Refused meanwhile (another administrator was disabled since the page was drawn):
+        // the page again, saying why, and nothing changed.
+        Err(refusal) => {
+            let page = confirm_page(ctx, action, &admin);
+            let why = page.ctx.msg(&refusal.message());
+            Ok(page.refused(why))
+        }
+    }
+}
+
+pub async fn disable(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    session: Session,
+    Path(id): Path<i64>,
+) -> Result<Response> {
+    confirmed(&state, ctx, &session, Confirmed::Disable, id).await
+}
+
+pub async fn remove(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    session: Session,
+    Path(id): Path<i64>,
+) -> Result<Response> {
+    confirmed(&state, ctx, &session, Confirmed::Remove, id).await
+}
+
+pub async fn enable(
+    State(state): State<AppState>,
+    session: Session,
+    Path(id): Path<i64>,
+) -> Result<Response> {
+    let admin = admin_of(&state, id).await?;
+    match admins::enable(&state.db, &admin).await? {
+        Ok(()) => {
+            flash(&session, "admins-enabled-flash").await?;
+            Ok(Redirect::to(LIST).into_response())
+        }
+        Err(refusal) => refused(&session, &refusal).await,
+    }
+}
+
+pub async fn unlock(
+    State(state): State<AppState>,
+    session: Session,
+    Path(id): Path<i64>,
+) -> Result<Response> {
+    let admin = admin_of(&state, id).await?;
+    let keys = state.site.get().await.keys.clone();
+    if !admins::unlock(&state.db, &keys, admin.id).await? {
+        return Err(AppError::NotFound);
+    }
+    flash(&session, "admins-unlocked-flash").await?;
+    Ok(Redirect::to(LIST).into_response())
+}
+
+#[derive(askama::Template)]
+#[template(path = "admin/admin_password.html")]
+struct PasswordPage {
+    ctx: PageContext,
+    errors: FieldErrors,
+}
+
+impl PasswordPage {
+    fn error(&self, key: &str) -> Option<&str> {
+        error_for(&self.errors, key)
+    }
+}
+
+pub async fn password_form(ctx: PageContext) -> Response {
+    html(&PasswordPage {
+        ctx,
+        errors: Vec::new(),
+    })
+}
+
+#[derive(Deserialize)]
+pub struct PasswordForm {
+    #[serde(default)]
+    current: String,
+    #[serde(default)]
+    password: String,
+    #[serde(default)]
+    confirm: String,
+}
+
+/// Changes one's own password: the current one first, checked as a sign-in is (under the same
+/// limits, so a session left open is no way to guess it), then the new one twice. Every other
+/// session of this administrator is signed out; this one goes on under a new id.
+pub async fn change_password(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    session: Session,
+    ClientAddr(client): ClientAddr,
+    Extension(me): Extension<SignedIn>,
+    Form(form): Form<PasswordForm>,
+) -> Result<Response> {
+    let admin = admin_of(&state, me.id).await?;
+    let mut errors: Vec<(String, Message)> =
+        login::check_new_password(&form.password, Some(&form.confirm));
+    let snapshot = state.site.get().await;
+    let settings = &snapshot.settings;
+    let address = login::address_key(&snapshot.keys, client);
+    let account = login::account_keys(&snapshot.keys, admin.id, admin.login_epoch, client);
+    let place = state.passwords.admit().map_err(super::auth::pool_error)?;
+    let admitted = login::admit(&state.guard, settings, &address, Some(&account))
+        .map_err(|_| AppError::TooManyAttempts)?;
+    let (current, stored) = (form.current, admin.password_hash.clone());
+    let ok = place
+        .run(move || crate::domain::password::verify(&current, &stored))
+        .await
+        .map_err(super::auth::pool_error)?;
+    if !ok {
+        login::failed(&state.guard, settings, &account, admitted);
+        errors.insert(0, ("current".into(), Message::new("admins-current-wrong")));
+    }
+    if !errors.is_empty() {
+        let errors = errors.into_iter().map(|(f, m)| (f, ctx.msg(&m))).collect();
+        let mut response = html(&PasswordPage { ctx, errors });
+        *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+        return Ok(response);
+    }
+    let hash = super::auth::hash_password(&state, form.password).await?;
+    let Some(epoch) = admins::set_password(&state.db, admin.id, &hash).await? else {
+        return Err(AppError::NotFound);
+    };
+    session.cycle_id().await?;
+    session.insert(EPOCH_KEY, epoch).await?;
+    flash(&session, "admins-password-changed").await?;
+    let mut response = Redirect::to(LIST).into_response();
+    response.extensions_mut().insert(crate::http::csrf::Rotate);
+    Ok(response)
+}
