@@ -374,6 +374,11 @@ async fn the_last_active_admin_can_be_neither_disabled_nor_removed() {
         &[("csrf", page.csrf().as_str())],
     )
     .await;
+    // The list offers neither to the last active one (the disabled one can still go).
+    let list = get(&ada, &app, "/admin/admins").await;
+    assert!(!list.has(&format!("a[href='/admin/admins/{id}/disable']")));
+    assert!(!list.has(&format!("a[href='/admin/admins/{id}/remove']")));
+    assert!(list.has(&format!("a[href='/admin/admins/{bob_id}/remove']")));
     for action in ["disable", "remove"] {
         let path = format!("/admin/admins/{id}/{action}");
         let page = get(&ada, &app, &path).await;

@@ -574,6 +574,8 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
         ("status", "/admin/reports/status".to_owned()),
         ("tokens", "/admin/config/api".to_owned()),
         ("cancel", format!("/admin/instances/{running}/cancel")),
+        ("admins", "/admin/admins".to_owned()),
+        ("password", "/admin/admins/password".to_owned()),
     ];
     for lang in ["en", "fr"] {
         b.resize(1280, 900).await;
@@ -588,6 +590,7 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
                     | "tokens"
                     | "interaction"
                     | "cancel"
+                    | "admins"
             ) {
                 b.screenshot(&format!("{name}-{lang}")).await;
             }
@@ -617,6 +620,8 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
             "state and Revoke on screen ({lang})"
         );
         b.screenshot(&format!("instance-phone-{lang}")).await;
+        b.goto(&format!("/admin/admins?lang={lang}")).await;
+        b.screenshot(&format!("admins-phone-{lang}")).await;
         // The status report itself: the loop above ends on another page.
         b.goto(&format!("/admin/reports/status?lang={lang}")).await;
         b.screenshot(&format!("status-phone-{lang}")).await;

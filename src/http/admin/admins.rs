@@ -37,6 +37,8 @@ pub struct AdminLine {
     pub locked: bool,
     pub lock: String,
     pub me: bool,
+    /// The only active administrator: no Disable or Remove to offer.
+    pub last_active: bool,
 }
 
 /// A link just made, as the list shows it once: what it is for, and the URL.
@@ -65,8 +67,9 @@ impl AdminsPage {
 async fn page(state: &AppState, ctx: PageContext, me: i64) -> Result<AdminsPage> {
     let snapshot = state.site.get().await;
     let never = ctx.t("admins-never");
-    let admins = store::admins::list(&state.db)
-        .await?
+    let rows = store::admins::list(&state.db).await?;
+    let active = rows.iter().filter(|a| a.disabled_at.is_none()).count();
+    let admins = rows
         .into_iter()
         .map(|a| {
             let (failures, locked) = login::account_lock(
@@ -94,6 +97,7 @@ async fn page(state: &AppState, ctx: PageContext, me: i64) -> Result<AdminsPage>
                     ctx.t("admins-not-locked")
                 },
                 me: a.id == me,
+                last_active: active == 1 && a.disabled_at.is_none(),
                 id: a.id,
                 name: a.name,
             }

@@ -212,7 +212,7 @@ async fn show_page(state: &AppState, ctx: PageContext, id: i64) -> Result<ShowPa
             "{} / {} — {}",
             i + 1,
             definition.steps.len(),
-            definition.steps.get(i).map_or("", |s| s.title.as_str())
+            definition.steps.get(i).map_or("", |s| s.title_in(ctx.lang))
         )
     };
     let participants = links::participants_left(&state.db, &instance, &definition)
