@@ -1317,3 +1317,102 @@ async fn examples_left_as_shipped_get_their_french_words_on_upgrade() {
         versions
     );
 }
+
+/// A database as the main before issue 20 left it (migrations 1 to 8): an administrator, a
+/// workflow version, an instance started by an API token with a recorded link out. After the
+/// upgrade the link answers, the token reads and starts, and the administrator signs in.
+#[tokio::test]
+async fn a_database_made_by_the_main_before_issue_20_upgrades_and_keeps_working() {
+    use hmac::Mac;
+    let database = helpers::fresh_database().await;
+    let pool = helpers::schema_before(&database.url, 9).await;
+    let keys =
+        orchestra::domain::keys::SiteKeys::from_bytes([7; 32], [9; 32]).with_token_key([5; 32]);
+    let hex = |b: [u8; 32]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    exec(
+        &pool,
+        "INSERT INTO site_keys (id, private_key, hash_salt, created_at, token_key) VALUES (1, $1, $2, 1700000000, $3)",
+        &[&hex([7; 32]), &hex([9; 32]), &hex([5; 32])],
+    )
+    .await;
+    let password = orchestra::domain::password::hash(helpers::PASSWORD).unwrap();
+    exec(
+        &pool,
+        "INSERT INTO admins (name, password_hash, created_at) VALUES ($1, $2, 1700000000)",
+        &[helpers::ADMIN, &password],
+    )
+    .await;
+    let definition = orchestra::domain::workflow::Definition::parse(
+        "review[legal,finance]: Approve the contract\n",
+    )
+    .unwrap()
+    .to_json();
+    exec(&pool, "INSERT INTO workflows (name, label, created_at, updated_at) VALUES ('contract_review', 'Contract review', 1700000000, 1700000000)", &[]).await;
+    exec(&pool, "INSERT INTO workflow_versions (workflow_id, number, definition, created_at) VALUES (1, 1, $1, 1700000000)", &[&definition]).await;
+    let token_text = "orch_0123456789abcdef0123456789abcdef";
+    let mut mac = keys.token_hasher();
+    mac.update(token_text.as_bytes());
+    let token_hash = hex::encode(mac.finalize().into_bytes());
+    exec(
+        &pool,
+        "INSERT INTO api_tokens (name, hash, created_at) VALUES ('crm', $1, 1700000000)",
+        &[&token_hash],
+    )
+    .await;
+    exec(&pool, "INSERT INTO instances (workflow_id, version_id, subject_title, subject_body, token, step_index, state, created_at, updated_at, api_token_id) VALUES (1, 1, 'Lease', '', 'instance-token', 0, 'active', 1700000000, 1700000000, 1)", &[]).await;
+    exec(&pool, "INSERT INTO history (instance_id, step_index, branch, event, answer, at) VALUES (1, 0, '', 'started', '{}', 1700000000)", &[]).await;
+    // The test apps' clock reads 1,900,000,000 seconds (2030): a day after it.
+    let expires = 1_900_000_000 + 86_400;
+    let link = orchestra::domain::capability::sign(
+        &keys,
+        &orchestra::domain::capability::Claims {
+            kind: orchestra::domain::capability::Kind::Link,
+            instance: 1,
+            branch: Some("legal".into()),
+            expires,
+        },
+        "instance-token",
+    );
+    exec(
+        &pool,
+        &format!("INSERT INTO links (instance_id, hash, participant, expires, issued_by, issued_at) VALUES (1, $1, 'legal', {expires}, 'cli', 1700000000)"),
+        &[&keys.keyed_hash("link", &link)],
+    )
+    .await;
+    pool.close().await;
+
+    let app = helpers::spawn_on(database, |_, clock| {
+        Arc::new(orchestra::limits::flood::MemoryFlood::new(4096, clock))
+    })
+    .await;
+    // The link answers its step.
+    let path = format!("/interaction/{link}");
+    let page = get(&app.client(), &app, &path).await;
+    assert_eq!(page.status, 200, "the link issued before the upgrade");
+    assert!(page.has("section.step-review"));
+    let answered = answer_step(&app.client(), &app, &path, &[("decision", "approve")]).await;
+    assert_eq!(answered.status, 200);
+    assert_eq!(answered.first("h1"), "Thank you");
+    // The token reads its instance and starts another.
+    let view = read(
+        app.client()
+            .get(app.url("/api/v1/instances/1"))
+            .header("authorization", format!("Bearer {token_text}")),
+    )
+    .await;
+    assert_eq!(view.status, 200, "{}", view.body);
+    let started = read(
+        app.client()
+            .post(app.url("/api/v1/instances"))
+            .header("authorization", format!("Bearer {token_text}"))
+            .header("content-type", "application/json")
+            .body(r#"{"workflow":"contract_review","subject":{"title":"After"}}"#),
+    )
+    .await;
+    assert_eq!(started.status, 201, "{}", started.body);
+    // The administrator signs in and sees the instance.
+    let admin = sign_in(&app).await;
+    let shown = get(&admin, &app, "/admin/instances/1").await;
+    assert_eq!(shown.status, 200);
+    assert_eq!(shown.first("h1"), "#1 Lease");
+}
