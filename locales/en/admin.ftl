@@ -566,3 +566,8 @@ status-base-url = Links
 status-base-url-ok = Built on { $url }
 status-base-url-elsewhere = Built on { $base }, but the server listens on { $listening }
 status-base-url-elsewhere-description = Links issued now lead nowhere. Save the address visitors reach this server at as the base URL under Settings, or run the server on the address the base URL names.
+
+# An older version's definition on a workflow's page.
+workflow-definition-of = Steps of version { $number }
+workflow-older-version-help = An older version: instances that started on it keep it until they end.
+workflow-show-newest = Show the newest version.

@@ -566,3 +566,8 @@ status-base-url = Liens
 status-base-url-ok = Construits sur { $url }
 status-base-url-elsewhere = Construits sur { $base }, mais le serveur écoute sur { $listening }
 status-base-url-elsewhere-description = Les liens émis maintenant ne mènent nulle part. Enregistrez comme URL de base, dans Réglages, l'adresse à laquelle les visiteurs joignent ce serveur, ou lancez le serveur sur l'adresse que nomme l'URL de base.
+
+# An older version's definition on a workflow's page.
+workflow-definition-of = Étapes de la version { $number }
+workflow-older-version-help = Une version antérieure : les instances qui ont démarré dessus la gardent jusqu'à leur fin.
+workflow-show-newest = Afficher la version la plus récente.

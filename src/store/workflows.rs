@@ -95,6 +95,22 @@ pub async fn version(db: &Db, id: i64) -> Result<Option<VersionRow>, sqlx::Error
     .await
 }
 
+/// A workflow's version by its number, unless deleted.
+pub async fn version_numbered(
+    db: &Db,
+    workflow: i64,
+    number: i64,
+) -> Result<Option<VersionRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, workflow_id, number, definition, created_at FROM workflow_versions \
+         WHERE workflow_id = $1 AND number = $2 AND deleted_at IS NULL",
+    )
+    .bind(workflow)
+    .bind(number)
+    .fetch_optional(db.reader())
+    .await
+}
+
 /// A workflow's versions, newest first, with the instances on each. Deleted versions are left
 /// out.
 pub async fn versions(db: &Db, workflow: i64) -> Result<Vec<VersionLine>, sqlx::Error> {

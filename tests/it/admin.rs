@@ -1338,3 +1338,55 @@ async fn an_admin_404_keeps_the_navigation() {
     assert_eq!(stranger.status, 303, "not signed in: to the sign-in page");
     assert!(stranger.location().starts_with("/admin/login"));
 }
+
+/// A workflow's page shows an older version's steps when asked, so an administrator can read
+/// what the instances still on it answer.
+#[tokio::test]
+async fn a_workflows_page_shows_an_older_versions_definition() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let id = workflow_id(&app, "contract_review").await;
+    let w = orchestra::store::workflows::by_id(&app.db, id)
+        .await
+        .unwrap()
+        .unwrap();
+    let def =
+        orchestra::domain::workflow::Definition::parse("review@boss: Sign the lease\n").unwrap();
+    orchestra::store::workflows::save(&app.db, id, &w.label, &def.to_json())
+        .await
+        .unwrap();
+    let page = get(&admin, &app, &format!("/admin/workflows/{id}")).await;
+    assert_eq!(page.first("h2#definition"), "Steps");
+    assert!(page.first("pre.definition").contains("Sign the lease"));
+    assert!(page.has(&format!(
+        "a[href='/admin/workflows/{id}?version=1#definition']"
+    )));
+    let older = get(&admin, &app, &format!("/admin/workflows/{id}?version=1")).await;
+    assert_eq!(older.status, 200);
+    assert_eq!(older.first("h2#definition"), "Steps of version 1");
+    assert!(
+        older
+            .first("pre.definition")
+            .contains("Approve the contract")
+    );
+    assert_eq!(
+        older.attr("pre.definition", "data-version").as_deref(),
+        Some("1")
+    );
+    let french = get(
+        &admin,
+        &app,
+        &format!("/admin/workflows/{id}?version=1&lang=fr"),
+    )
+    .await;
+    assert_eq!(french.first("h2#definition"), "Étapes de la version 1");
+    assert_eq!(
+        get(&admin, &app, &format!("/admin/workflows/{id}?version=9"))
+            .await
+            .status,
+        404
+    );
+    let bad = get(&admin, &app, &format!("/admin/workflows/{id}?version=x")).await;
+    assert_eq!(bad.status, 400);
+    assert!(bad.has("nav.admin"), "the themed page, with the navigation");
+}

@@ -3,7 +3,7 @@
 
 use axum::extract::State;
 
-use crate::http::extract::Path;
+use crate::http::extract::{Path, Query};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
@@ -85,20 +85,45 @@ struct ShowPage {
     version: i64,
     participants: String,
     definition: String,
+    /// The version whose definition is shown: the newest unless `?version=` asks for another.
+    shown: i64,
+    definition_heading: String,
     versions: Vec<VersionView>,
     edit_label: String,
     delete_label: String,
+}
+
+#[derive(Deserialize)]
+pub struct ShowQuery {
+    version: Option<i64>,
 }
 
 pub async fn show(
     State(state): State<AppState>,
     ctx: PageContext,
     Path(id): Path<i64>,
+    Query(q): Query<ShowQuery>,
 ) -> Result<Response> {
     let w = store::workflows::by_id(&state.db, id)
         .await?
         .ok_or(AppError::NotFound)?;
-    let definition = Definition::from_json(&w.definition).unwrap_or(Definition { steps: vec![] });
+    let newest = Definition::from_json(&w.definition).unwrap_or(Definition { steps: vec![] });
+    // An older version's definition, shown in place of the newest's.
+    let (shown, definition) = match q.version.filter(|&n| n != w.version) {
+        Some(number) => {
+            let v = store::workflows::version_numbered(&state.db, id, number)
+                .await?
+                .ok_or(AppError::NotFound)?;
+            let d = Definition::from_json(&v.definition).unwrap_or(Definition { steps: vec![] });
+            (number, d)
+        }
+        None => (w.version, newest.clone()),
+    };
+    let definition_heading = if shown == w.version {
+        ctx.t("workflow-steps")
+    } else {
+        ctx.msg(&Message::new("workflow-definition-of").arg("number", shown.to_string()))
+    };
     let versions = store::workflows::versions(&state.db, id)
         .await?
         .into_iter()
@@ -112,13 +137,15 @@ pub async fn show(
         })
         .collect();
     Ok(html(&ShowPage {
-        participants: definition
+        participants: newest
             .participants()
             .iter()
             .map(|p| p.as_str())
             .collect::<Vec<_>>()
             .join(", "),
         definition: definition.to_text(),
+        shown,
+        definition_heading,
         edit_label: ctx.msg(&Message::new("workflow-edit-named").arg("label", w.label.clone())),
         delete_label: ctx.msg(&Message::new("workflow-delete-named").arg("label", w.label.clone())),
         versions,
