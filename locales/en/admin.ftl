@@ -571,3 +571,7 @@ status-base-url-elsewhere-description = Links issued now lead nowhere. Save the 
 workflow-definition-of = Steps of version { $number }
 workflow-older-version-help = An older version: instances that started on it keep it until they end.
 workflow-show-newest = Show the newest version.
+definition-options = Line { $line }: a choice lists 2 to 30 different options separated by slashes, as in "Size (choice: Small / Medium / Large)".
+definition-translation-options = Line { $line }: give a choice as many options as the step's own line, separated by slashes.
+definition-help = Line { $line }: "help:" takes a few words (at most 500 characters), once per line.
+workflow-choice-help = a choice between options; "help:" adds a few words under the step's title

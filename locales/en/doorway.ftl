@@ -61,3 +61,4 @@ doorway-expires-soon-minutes = This link expires in { $minutes ->
 }: answer now, or ask for a new link.
 doorway-expired-title = This link has expired
 doorway-expired-kept = Your answer was not recorded: this link stopped working on { $expired }. What you typed is below; copy it before you leave this page, and ask whoever sent you the link for a new one.
+doorway-choose = Choose…

@@ -219,3 +219,4 @@ cli-arg-token-reach = Which instances: own (those it started, the default) or al
 cli-arg-token-workflows = Which workflows, comma-separated machine names (default: * for every workflow)
 cli-about-token-scope = Change a token's scope: the options given replace those parts, the others stay
 cli-token-scope = Token { $name }: abilities { $abilities }, reach { $reach }, workflows { $workflows }.
+field-choice = Choose one of the options.

@@ -571,3 +571,7 @@ status-base-url-elsewhere-description = Les liens émis maintenant ne mènent nu
 workflow-definition-of = Étapes de la version { $number }
 workflow-older-version-help = Une version antérieure : les instances qui ont démarré dessus la gardent jusqu'à leur fin.
 workflow-show-newest = Afficher la version la plus récente.
+definition-options = Ligne { $line } : un choix propose de 2 à 30 options différentes séparées par des barres obliques, comme dans « Taille (choice: Petit / Moyen / Grand) ».
+definition-translation-options = Ligne { $line } : donnez à un choix autant d'options que la ligne de l'étape, séparées par des barres obliques.
+definition-help = Ligne { $line } : « help: » prend quelques mots (500 caractères au plus), une fois par ligne.
+workflow-choice-help = un choix entre des options ; « help: » ajoute quelques mots sous le titre de l'étape

@@ -61,3 +61,4 @@ doorway-expires-soon-minutes = Ce lien expire dans { $minutes ->
 } : répondez maintenant, ou demandez un nouveau lien.
 doorway-expired-title = Ce lien a expiré
 doorway-expired-kept = Votre réponse n'a pas été enregistrée : ce lien a cessé de fonctionner le { $expired }. Ce que vous avez saisi figure ci-dessous ; copiez-le avant de quitter cette page, et demandez un nouveau lien à la personne qui vous l'a envoyé.
+doorway-choose = Choisissez…

@@ -223,3 +223,4 @@ cli-arg-token-reach = Quelles instances : own (celles qu'il a démarrées, par d
 cli-arg-token-workflows = Quels workflows, noms machine séparés par des virgules (par défaut : * pour tous)
 cli-about-token-scope = Changer la portée d'un jeton : les options données remplacent ces parties, les autres restent
 cli-token-scope = Jeton { $name } : capacités { $abilities }, portée { $reach }, workflows { $workflows }.
+field-choice = Choisissez l'une des options.

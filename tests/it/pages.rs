@@ -423,9 +423,7 @@ async fn the_test_provider_and_the_payment_return_are_rendered_in_both_languages
 async fn error_pages_are_rendered_in_the_visitors_language() {
     let app = spawn(Flood::Memory).await;
     let admin = app.admin_client().await;
-    // (An unknown page under /admin sends a stranger to sign in first; signed in, it is the
-    // 404 below, with the navigation.)
-    for path in ["/nowhere", "/test-provider/x"] {
+    for path in ["/nowhere", "/admin/nowhere", "/test-provider/x"] {
         check(&app.client(), &app.client(), &app, path, "h1", 404).await;
         check(
             &app.client(),

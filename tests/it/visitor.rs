@@ -325,3 +325,74 @@ async fn an_answer_on_a_link_that_has_just_expired_is_given_back_and_not_recorde
     assert_eq!(refused.status, 404, "a changed expiry breaks the signature");
     assert!(answers(&app, id).await.is_empty());
 }
+
+/// A choice field and a step's help, in the visitor's language: the options offered, an
+/// unknown one refused with the form kept, the option recorded in the definition's own words
+/// and shown to a later step in the reader's.
+#[tokio::test]
+async fn a_choice_and_its_help_speak_the_visitors_language() {
+    let app = spawn(Flood::Memory).await;
+    let text = "form@buyer: Order | Size* (choice: Small / Medium / Large), Note | help: Pick the size you wear.\n\
+                \x20 fr: Commande | Taille (Petit / Moyen / Grand), Remarque | help: Choisissez votre taille.\n\
+                review@checker: Check the order | show 1\n\
+                \x20 fr: Vérifier la commande\n";
+    let def = orchestra::domain::workflow::Definition::parse(text).unwrap();
+    orchestra::store::workflows::create(&app.db, "shirts", "Shirts", &def.to_json())
+        .await
+        .unwrap();
+    let id = app.start("shirts", "Shirt").await;
+    let buyer = link(&app, id, "buyer", 86_400).await;
+    let en = get(&app.client(), &app, &with_lang(&buyer, "en")).await;
+    assert_eq!(en.first("p.step-help"), "Pick the size you wear.");
+    assert_eq!(
+        en.text("select#f-size option"),
+        ["Choose…", "Small", "Medium", "Large"]
+    );
+    let fr = get(&app.client(), &app, &with_lang(&buyer, "fr")).await;
+    assert_eq!(fr.first("p.step-help"), "Choisissez votre taille.");
+    assert_eq!(
+        fr.text("select#f-size option"),
+        ["Choisissez…", "Petit", "Moyen", "Grand"]
+    );
+    assert_eq!(
+        fr.attr("select#f-size option:nth-child(3)", "value")
+            .as_deref(),
+        Some("medium")
+    );
+
+    let bad = post(
+        &app.client(),
+        &app,
+        &buyer,
+        &[("size", "huge"), ("note", "Blue please")],
+    )
+    .await;
+    assert_eq!(bad.status, 422);
+    assert_eq!(
+        bad.first(".field-error[data-field=size]"),
+        "Choose one of the options."
+    );
+    assert_eq!(
+        bad.attr("input#f-note", "value").as_deref(),
+        Some("Blue please")
+    );
+    assert!(answers(&app, id).await.is_empty());
+
+    let sent = answer_step(
+        &app.client(),
+        &app,
+        &buyer,
+        &[("size", "medium"), ("note", "Blue please")],
+    )
+    .await;
+    assert_eq!(sent.status, 200);
+    assert_eq!(answers(&app, id).await[0]["fields"][0]["value"], "Medium");
+    let checker = link(&app, id, "checker", 86_400).await;
+    let shown = get(&app.client(), &app, &with_lang(&checker, "fr")).await;
+    assert_eq!(
+        shown.text("section.earlier dd"),
+        ["Moyen", "Blue please"],
+        "the option in the reader's language"
+    );
+    assert_eq!(shown.text("section.earlier dt"), ["Taille", "Remarque"]);
+}

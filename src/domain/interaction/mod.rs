@@ -370,7 +370,8 @@ fn labelled(fields: &[Field], values: Vec<(String, String)>) -> Vec<FieldAnswer>
         .map(|(f, (name, value))| FieldAnswer {
             name,
             label: f.label.clone(),
-            value,
+            // A choice posts its option's slug; the answer records the option's own words.
+            value: f.option_of(&value).map_or(value, str::to_owned),
         })
         .collect()
 }

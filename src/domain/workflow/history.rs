@@ -133,6 +133,12 @@ pub fn answer_lines(lang: Lang, json: &str, step: Option<&Step>) -> Vec<(String,
                     .or_else(|| f.get("label").map(text))
                     .unwrap_or_default();
                 let value = f.get("value").map(text).unwrap_or_default();
+                // A choice's option in the reader's language, else as recorded.
+                let value = f
+                    .get("name")
+                    .and_then(|n| n.as_str())
+                    .and_then(|n| step?.option_named(lang, n, &value))
+                    .map_or(value.clone(), str::to_owned);
                 out.push((label, value));
             }
         }

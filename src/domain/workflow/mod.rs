@@ -44,6 +44,9 @@ pub struct Step {
     /// in the fields' order. A visitor sees their language, else the definition's own words.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub translations: BTreeMap<String, StepText>,
+    /// A few words under the step's title for whoever answers it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub help: String,
 }
 
 /// A step's words in one language.
@@ -52,6 +55,11 @@ pub struct StepText {
     pub title: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<String>,
+    /// Per field, in order: a choice's options in this language (empty for other fields).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<Vec<String>>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub help: String,
 }
 
 impl Step {
@@ -75,6 +83,42 @@ impl Step {
                 .and_then(|t| t.labels.get(index))
                 .map_or(own, String::as_str),
         )
+    }
+
+    /// The step's help in a language, falling back to the definition's own.
+    pub fn help_in(&self, lang: Lang) -> &str {
+        self.translations
+            .get(lang.code())
+            .map(|t| t.help.as_str())
+            .filter(|h| !h.is_empty())
+            .unwrap_or(&self.help)
+    }
+
+    /// The options of the step's field at `index` in a language, falling back to the
+    /// definition's own (empty for a field that is no choice).
+    pub fn options_in(&self, lang: Lang, index: usize) -> &[String] {
+        let Interaction::Form { fields } = &self.interaction else {
+            return &[];
+        };
+        let Some(field) = fields.get(index) else {
+            return &[];
+        };
+        self.translations
+            .get(lang.code())
+            .and_then(|t| t.options.get(index))
+            .filter(|o| o.len() == field.options.len() && !o.is_empty())
+            .map_or(field.options.as_slice(), Vec::as_slice)
+    }
+
+    /// An option as recorded (the definition's own words) in a language: for showing an
+    /// answer of the field named `name` to a reader of another language.
+    pub fn option_named(&self, lang: Lang, name: &str, value: &str) -> Option<&str> {
+        let Interaction::Form { fields } = &self.interaction else {
+            return None;
+        };
+        let index = fields.iter().position(|f| f.name == name)?;
+        let at = fields[index].options.iter().position(|o| o == value)?;
+        self.options_in(lang, index).get(at).map(String::as_str)
     }
 
     /// The label of the field named `name` in a language, if the step has that field.
@@ -163,7 +207,28 @@ pub struct Field {
     pub label: String,
     pub kind: FieldKind,
     pub required: bool,
+    /// A choice's options, as the definition writes them; the answer records the one picked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<String>,
 }
+
+impl Field {
+    /// The option a choice's posted value (its slug) names, as the definition writes it.
+    pub fn option_of(&self, posted: &str) -> Option<&str> {
+        self.options
+            .iter()
+            .find(|o| slug(o) == posted)
+            .map(String::as_str)
+    }
+
+    /// The value a choice's option posts.
+    pub fn option_value(option: &str) -> String {
+        slug(option)
+    }
+}
+
+/// Options one choice may offer.
+pub const MAX_OPTIONS: usize = 30;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -172,6 +237,7 @@ pub enum FieldKind {
     Email,
     Number,
     Long,
+    Choice,
 }
 
 impl FieldKind {
@@ -191,6 +257,7 @@ impl FieldKind {
             Self::Email => "email",
             Self::Number => "number",
             Self::Long => "long",
+            Self::Choice => "choice",
         }
     }
 
@@ -286,6 +353,7 @@ impl Definition {
                         interaction: Interaction::Review,
                         shows: Vec::new(),
                         translations: BTreeMap::new(),
+                        help: String::new(),
                     });
                     last_ok = false;
                 }
@@ -328,7 +396,11 @@ impl Definition {
                         .iter()
                         .map(|f| {
                             let star = if f.required { "*" } else { "" };
-                            format!("{}{star} ({})", f.label, f.kind.name())
+                            if f.kind == FieldKind::Choice {
+                                format!("{}{star} (choice: {})", f.label, f.options.join(" / "))
+                            } else {
+                                format!("{}{star} ({})", f.label, f.kind.name())
+                            }
                         })
                         .collect();
                     out.push_str(&fields.join(", "));
@@ -346,6 +418,10 @@ impl Definition {
                 out.push_str(" | show ");
                 out.push_str(&numbers.join(", "));
             }
+            if !step.help.is_empty() {
+                out.push_str(" | help: ");
+                out.push_str(&step.help);
+            }
             out.push('\n');
             for (lang, text) in &step.translations {
                 out.push_str("  ");
@@ -353,8 +429,23 @@ impl Definition {
                 out.push_str(": ");
                 out.push_str(&text.title);
                 if !text.labels.is_empty() {
+                    let labels: Vec<String> = text
+                        .labels
+                        .iter()
+                        .enumerate()
+                        .map(
+                            |(i, l)| match text.options.get(i).filter(|o| !o.is_empty()) {
+                                Some(options) => format!("{l} ({})", options.join(" / ")),
+                                None => l.clone(),
+                            },
+                        )
+                        .collect();
                     out.push_str(" | ");
-                    out.push_str(&text.labels.join(", "));
+                    out.push_str(&labels.join(", "));
+                }
+                if !text.help.is_empty() {
+                    out.push_str(" | help: ");
+                    out.push_str(&text.help);
                 }
                 out.push('\n');
             }
@@ -366,13 +457,20 @@ impl Definition {
 fn parse_fields(details: &str) -> Result<Vec<Field>, &'static str> {
     let mut fields: Vec<Field> = Vec::new();
     for spec in details.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let mut options = Vec::new();
         let (label, kind) = match spec.split_once('(') {
             Some((label, kind)) => {
-                let kind = kind.strip_suffix(')').ok_or("definition-field")?;
-                (
-                    label.trim(),
-                    FieldKind::parse(kind.trim()).ok_or("definition-field-kind")?,
-                )
+                let kind = kind.strip_suffix(')').ok_or("definition-field")?.trim();
+                match kind.strip_prefix("choice:") {
+                    Some(list) => {
+                        options = parse_options(list).ok_or("definition-options")?;
+                        (label.trim(), FieldKind::Choice)
+                    }
+                    None => (
+                        label.trim(),
+                        FieldKind::parse(kind).ok_or("definition-field-kind")?,
+                    ),
+                }
             }
             None => (spec, FieldKind::Text),
         };
@@ -392,12 +490,25 @@ fn parse_fields(details: &str) -> Result<Vec<Field>, &'static str> {
             label: label.to_owned(),
             kind,
             required,
+            options,
         });
     }
     if fields.is_empty() {
         return Err("definition-no-fields");
     }
     Ok(fields)
+}
+
+/// `Small / Medium / Large`: 2 to `MAX_OPTIONS` distinct options of at most 100 characters.
+fn parse_options(list: &str) -> Option<Vec<String>> {
+    let options: Vec<String> = list.split('/').map(|o| o.trim().to_owned()).collect();
+    let mut slugs: Vec<String> = options.iter().map(|o| slug(o)).collect();
+    let ok = (2..=MAX_OPTIONS).contains(&options.len())
+        && options.iter().all(|o| o.chars().count() <= 100)
+        && slugs.iter().all(|s| !s.is_empty());
+    slugs.sort();
+    slugs.dedup();
+    (ok && slugs.len() == options.len()).then_some(options)
 }
 
 fn slug(label: &str) -> String {
@@ -508,6 +619,9 @@ pub fn check_form(fields: &[Field], submitted: &[(String, String)]) -> FormCheck
             Some(Message::new("field-too-long").arg("max", field.kind.max_len().to_string()))
         } else {
             match field.kind {
+                FieldKind::Choice if !field.options.iter().any(|o| slug(o) == value) => {
+                    Some(Message::new("field-choice"))
+                }
                 FieldKind::Email if !looks_like_email(&value) => Some(Message::new("field-email")),
                 FieldKind::Number
                     if value
@@ -581,8 +695,14 @@ fn parse_step(line_number: usize, line: &str, earlier: usize) -> Result<Step, Me
     let title = segments.next().unwrap_or("");
     let mut details = "";
     let mut shows = Vec::new();
+    let mut help = String::new();
     for segment in segments {
-        if let Some(list) = show_list(segment) {
+        if let Some(words) = segment.strip_prefix("help:") {
+            if !help.is_empty() || words.trim().is_empty() || words.chars().count() > 500 {
+                return Err(at("definition-help"));
+            }
+            help = words.trim().to_owned();
+        } else if let Some(list) = show_list(segment) {
             if !shows.is_empty() {
                 return Err(at("definition-show"));
             }
@@ -623,6 +743,7 @@ fn parse_step(line_number: usize, line: &str, earlier: usize) -> Result<Step, Me
         interaction,
         shows,
         translations: BTreeMap::new(),
+        help,
     })
 }
 
@@ -667,36 +788,66 @@ fn translate(step: &mut Step, lang: Lang, words: &str, line_number: usize) -> Re
     if step.translations.contains_key(lang.code()) {
         return Err(at("definition-translation-twice"));
     }
-    let (title, labels) = match words.split_once('|') {
-        Some((t, l)) => (t.trim(), Some(l.trim())),
-        None => (words.trim(), None),
-    };
+    let mut segments = words.split('|').map(str::trim);
+    let title = segments.next().unwrap_or("");
+    let (mut labels, mut help) = (None, String::new());
+    for segment in segments {
+        if let Some(words) = segment.strip_prefix("help:") {
+            if !help.is_empty() || words.trim().is_empty() || words.chars().count() > 500 {
+                return Err(at("definition-help"));
+            }
+            help = words.trim().to_owned();
+        } else if labels.is_none() {
+            labels = Some(segment);
+        } else {
+            return Err(at("definition-segments"));
+        }
+    }
     if title.is_empty() || title.chars().count() > 200 {
         return Err(at("definition-title"));
     }
-    let labels: Vec<String> = match (&step.interaction, labels) {
+    let (labels, options): (Vec<String>, Vec<Vec<String>>) = match (&step.interaction, labels) {
         (Interaction::Form { fields }, Some(labels)) => {
-            let labels: Vec<String> = labels.split(',').map(|l| l.trim().to_owned()).collect();
-            if labels.len() != fields.len()
-                || labels
-                    .iter()
-                    .any(|l| l.is_empty() || l.chars().count() > 100)
-            {
-                return Err(
-                    at("definition-translation-labels").arg("count", fields.len().to_string())
-                );
+            let wrong =
+                || at("definition-translation-labels").arg("count", fields.len().to_string());
+            let specs: Vec<&str> = labels.split(',').map(str::trim).collect();
+            if specs.len() != fields.len() {
+                return Err(wrong());
             }
-            labels
+            let mut out = (Vec::new(), Vec::new());
+            for (spec, field) in specs.into_iter().zip(fields) {
+                let (label, options) = match spec.split_once('(') {
+                    Some((label, list)) if field.kind == FieldKind::Choice => {
+                        let list = list.strip_suffix(')').ok_or_else(wrong)?;
+                        let options = parse_options(list)
+                            .filter(|o| o.len() == field.options.len())
+                            .ok_or_else(|| at("definition-translation-options"))?;
+                        (label.trim(), options)
+                    }
+                    _ => (spec, Vec::new()),
+                };
+                if label.is_empty() || label.chars().count() > 100 {
+                    return Err(wrong());
+                }
+                out.0.push(label.to_owned());
+                out.1.push(options);
+            }
+            if out.1.iter().all(Vec::is_empty) {
+                out.1.clear();
+            }
+            out
         }
-        (Interaction::Form { .. }, None) => Vec::new(),
+        (Interaction::Form { .. }, None) => (Vec::new(), Vec::new()),
         (_, Some(_)) => return Err(at("definition-segments")),
-        (_, None) => Vec::new(),
+        (_, None) => (Vec::new(), Vec::new()),
     };
     step.translations.insert(
         lang.code().to_owned(),
         StepText {
             title: title.to_owned(),
             labels,
+            options,
+            help,
         },
     );
     Ok(())
@@ -808,6 +959,44 @@ mod words_tests {
                 .translations
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn a_choice_and_help_are_parsed_translated_and_checked() {
+        let text = "form: Order | Size* (choice: Small / Medium / Large), Note | help: Pick one.\n\
+                    \x20 fr: Commande | Taille (Petit / Moyen / Grand), Remarque | help: Choisissez.\n";
+        let def = Definition::parse(text).unwrap();
+        let step = &def.steps[0];
+        let Interaction::Form { fields } = &step.interaction else {
+            panic!()
+        };
+        assert_eq!(fields[0].kind, FieldKind::Choice);
+        assert_eq!(fields[0].options, ["Small", "Medium", "Large"]);
+        assert_eq!(step.options_in(Lang::Fr, 0), ["Petit", "Moyen", "Grand"]);
+        assert_eq!(step.options_in(Lang::En, 0), ["Small", "Medium", "Large"]);
+        assert!(step.options_in(Lang::Fr, 1).is_empty());
+        assert_eq!(step.help_in(Lang::Fr), "Choisissez.");
+        assert_eq!(step.help_in(Lang::En), "Pick one.");
+        assert_eq!(step.option_named(Lang::Fr, "size", "Medium"), Some("Moyen"));
+        assert_eq!(Definition::parse(&def.to_text()).unwrap(), def);
+        let ok = check_form(fields, &[("size".into(), "medium".into())]);
+        assert!(ok.errors.is_empty());
+        assert_eq!(fields[0].option_of("medium"), Some("Medium"));
+        let bad = check_form(fields, &[("size".into(), "huge".into())]);
+        assert_eq!(bad.errors[0].1.id, "field-choice");
+        for (text, id) in [
+            ("form: A | S (choice: One)\n", "definition-options"),
+            ("form: A | S (choice: One / one)\n", "definition-options"),
+            (
+                "form: A | S (choice: One / Two)\n fr: B | S (Un)\n",
+                "definition-translation-options",
+            ),
+            ("review: A | help:\n", "definition-help"),
+            ("review: A | help: x | help: y\n", "definition-help"),
+        ] {
+            let errors = Definition::parse_all(text).unwrap_err();
+            assert_eq!(errors[0].id, id, "{text:?}");
+        }
     }
 
     #[test]

@@ -8,10 +8,10 @@ pub const EXAMPLES: &[(&str, &str, &str)] = &[
     (
         "supplier_onboarding",
         "Supplier onboarding",
-        "form@supplier: Supplier details | Company*, Contact email* (email), Yearly volume (number), Notes (long)\n\
-         \x20 fr: Coordonnées du fournisseur | Société, Adresse e-mail du contact, Volume annuel, Remarques\n\
-         review@reviewer: Check the supplier | show 1\n\
-         \x20 fr: Vérifier le fournisseur\n",
+        "form@supplier: Supplier details | Company*, Contact email* (email), Yearly volume (number), Notes (long) | help: Tell us who you are; a reviewer reads these answers next.\n\
+         \x20 fr: Coordonnées du fournisseur | Société, Adresse e-mail du contact, Volume annuel, Remarques | help: Dites-nous qui vous êtes\u{202f}; une personne relira ces réponses ensuite.\n\
+         review@reviewer: Check the supplier | show 1 | help: The supplier's answers are above; a rejection needs a reason.\n\
+         \x20 fr: Vérifier le fournisseur | help: Les réponses du fournisseur figurent ci-dessus\u{202f}; un refus demande un motif.\n",
     ),
     (
         "contract_review",
@@ -111,5 +111,9 @@ mod tests {
         }
         let supplier = super::super::Definition::parse(EXAMPLES[0].2).unwrap();
         assert_eq!(supplier.steps[1].shows, [0]);
+        for step in &supplier.steps {
+            assert!(!step.help.is_empty());
+            assert_ne!(step.help_in(Lang::Fr), step.help);
+        }
     }
 }

@@ -50,6 +50,15 @@ pub async fn require_admin(
             });
             next.run(request).await
         }
+        // A page that is not there is a plain 404 to a stranger: sending them to sign in would
+        // carry whatever they typed (a mistyped link, say) into the login page's address.
+        None if request
+            .extensions()
+            .get::<axum::extract::MatchedPath>()
+            .is_some_and(|m| m.as_str() == super::UNKNOWN_PAGE) =>
+        {
+            AppError::NotFound.into_response()
+        }
         None => {
             let path = request.uri().path();
             let to = serde_urlencoded::to_string([("destination", path)]).unwrap_or_default();

@@ -90,7 +90,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         )
         .route("/admin/admins/{id}/unlock", post(admins::unlock))
         // An unknown page under /admin, for a signed-in administrator: the 404 with navigation.
-        .route("/admin/{*rest}", get(crate::http::error::not_found))
+        .route(UNKNOWN_PAGE, get(crate::http::error::not_found))
         // Inside the sign-in check: error pages keep the navigation (`auth::error_pages`).
         .route_layer(from_fn_with_state(state.clone(), auth::error_pages))
         .route_layer(from_fn_with_state(state.clone(), auth::require_admin));
@@ -102,6 +102,9 @@ pub fn router(state: AppState) -> Router<AppState> {
 }
 
 /// Field errors as the templates show them beside each field.
+/// Every other path under /admin: the 404, with the navigation for a signed-in administrator.
+pub const UNKNOWN_PAGE: &str = "/admin/{*rest}";
+
 pub type FieldErrors = Vec<(String, String)>;
 
 pub fn error_for<'a>(errors: &'a FieldErrors, field: &str) -> Option<&'a str> {

@@ -23,6 +23,7 @@ struct StepPage<'a> {
     subject_title: &'a str,
     subject_body: &'a str,
     step_title: &'a str,
+    step_help: &'a str,
     step_number: usize,
     step_count: usize,
     branch: &'a str,
@@ -64,6 +65,8 @@ struct FieldView<'a> {
     required: bool,
     value: String,
     error: Option<String>,
+    /// A choice's options: the value each posts, and its words in the visitor's language.
+    options: Vec<(String, String)>,
 }
 
 #[derive(askama::Template)]
@@ -185,6 +188,7 @@ pub fn step(
         subject_title: &resolved.instance.subject_title,
         subject_body: &resolved.instance.subject_body,
         step_title: step.title_in(ctx.lang),
+        step_help: step.help_in(ctx.lang),
         step_number: resolved.step_number(),
         step_count: resolved.definition.steps.len(),
         branch,
@@ -220,6 +224,12 @@ fn field_view<'a>(
     FieldView {
         name: &field.name,
         label: step.label_in(ctx.lang, index).unwrap_or(&field.label),
+        options: field
+            .options
+            .iter()
+            .zip(step.options_in(ctx.lang, index))
+            .map(|(own, shown)| (Field::option_value(own), shown.clone()))
+            .collect(),
         kind: field.kind.name(),
         required: field.required,
         value: input
@@ -257,7 +267,16 @@ pub fn expired(
             .enumerate()
             .map(|(i, f)| {
                 let label = step.label_in(ctx.lang, i).unwrap_or(&f.label).to_owned();
-                (label, value(&f.name))
+                let typed = value(&f.name);
+                // A choice posts its option's slug: give back the option's words.
+                let shown = f
+                    .options
+                    .iter()
+                    .position(|o| Field::option_value(o) == typed)
+                    .and_then(|at| step.options_in(ctx.lang, i).get(at))
+                    .cloned()
+                    .unwrap_or(typed);
+                (label, shown)
             })
             .collect(),
         Interaction::Review => {
