@@ -289,7 +289,10 @@ status-login-off = Nothing limits sign-in attempts: every limit is 0.
 status-login-off-description = Anyone can try passwords as fast as the server checks them. Set them in Settings › Request limits, or: orchestra config set login.limits.per_account 5
 status-proxies = Client addresses
 status-proxies-none = Taken from the connection; no proxy is trusted
-status-proxies-named = Read from { $header } only, as set by { $count } trusted proxy addresses or ranges
+status-proxies-named = Read from { $header } only, as set by { $count ->
+        [one] { $count } trusted proxy address or range
+       *[other] { $count } trusted proxy addresses or ranges
+    }
 status-proxies-ignored = Forwarded headers arrive, but no proxy is trusted
 status-proxies-ignored-description = Every visitor behind the proxy counts as the proxy's address, so one visitor's sign-in attempts can lock out the others. Set ORCHESTRA_TRUSTED_PROXIES to the proxy's address (see docs/operations.md).
 definition-too-large = A workflow definition is at most { $max } characters.

@@ -289,7 +289,10 @@ status-login-off = Rien ne limite les tentatives de connexion : toutes les limit
 status-login-off-description = N'importe qui peut essayer des mots de passe aussi vite que le serveur les vérifie. Réglez-les dans Réglages › Limites de requêtes, ou : orchestra config set login.limits.per_account 5
 status-proxies = Adresses des clients
 status-proxies-none = Prises de la connexion ; aucun proxy n'est de confiance
-status-proxies-named = Lues dans { $header } seulement, tel que l'écrivent { $count } adresses ou plages de proxys de confiance
+status-proxies-named = Lues dans { $header } seulement, tel que l'écrivent { $count ->
+        [one] { $count } adresse ou plage de proxys de confiance
+       *[other] { $count } adresses ou plages de proxys de confiance
+    }
 status-proxies-ignored = Des en-têtes transmis arrivent, mais aucun proxy n'est de confiance
 status-proxies-ignored-description = Chaque visiteur derrière le proxy compte comme l'adresse du proxy : les tentatives de connexion de l'un peuvent bloquer les autres. Réglez ORCHESTRA_TRUSTED_PROXIES sur l'adresse du proxy (voir docs/operations.md).
 definition-too-large = Une définition de workflow fait au plus { $max } caractères.
