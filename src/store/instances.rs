@@ -103,20 +103,25 @@ pub async fn create(
     let now = super::now();
     let mut tx = db.pool.begin().await?;
     if let Some(quota) = quota {
-        sqlx::query("UPDATE api_tokens SET id = id WHERE id = $1")
-            .bind(quota.token)
-            .execute(&mut *tx)
-            .await?;
-        let running: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM instances WHERE api_token_id = $1 AND state = 'active'",
+        // The token's running figure is taken and checked in one statement; its row lock holds
+        // a second start of the token (in any process) until this one commits or rolls back.
+        let cap = i64::try_from(quota.running_cap).unwrap_or(i64::MAX);
+        let taken = sqlx::query(
+            "UPDATE api_tokens SET running = running + 1 WHERE id = $1 AND running < $2",
         )
         .bind(quota.token)
-        .fetch_one(&mut *tx)
-        .await?;
-        if u64::try_from(running).unwrap_or(0) >= quota.running_cap {
+        .bind(cap)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if taken == 0 {
             return Ok(Err(CapReached));
         }
     }
+    sqlx::query("UPDATE workflow_versions SET running = running + 1 WHERE id = $1")
+        .bind(new.version_id)
+        .execute(&mut *tx)
+        .await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO instances (workflow_id, version_id, subject_title, subject_body, token, \
          step_index, state, created_at, updated_at, api_token_id) \
@@ -424,6 +429,29 @@ pub async fn record_answer_in(
     Ok(outcome)
 }
 
+/// Moves a running instance's place to the ended in its version's figures, and frees it in its
+/// API token's: inside the transaction that ends it, so the figures never drift.
+async fn count_end(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    instance: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE workflow_versions SET running = running - 1, ended = ended + 1 \
+         WHERE id = (SELECT version_id FROM instances WHERE id = $1)",
+    )
+    .bind(instance)
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query(
+        "UPDATE api_tokens SET running = running - 1 \
+         WHERE id = (SELECT api_token_id FROM instances WHERE id = $1)",
+    )
+    .bind(instance)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
 async fn set_state(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     instance: i64,
@@ -437,6 +465,7 @@ async fn set_state(
         .bind(instance)
         .execute(&mut **tx)
         .await?;
+    count_end(tx, instance).await?;
     insert_history(
         tx,
         instance,
@@ -476,6 +505,7 @@ pub async fn cancel(
     let Some(step) = step else {
         return Ok(false);
     };
+    count_end(&mut tx, instance).await?;
     revoke_records(&mut tx, instance, by, now).await?;
     sqlx::query(
         "UPDATE payments SET state = 'cancelled', open_key = NULL, updated_at = $1 \

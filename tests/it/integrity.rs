@@ -1416,3 +1416,80 @@ async fn a_database_made_by_the_main_before_issue_20_upgrades_and_keeps_working(
     assert_eq!(shown.status, 200);
     assert_eq!(shown.first("h1"), "#1 Lease");
 }
+
+/// A version's running and ended figures, and a token's running figure, are kept by the starts,
+/// ends and cancels themselves: after each they equal a count of the instances.
+#[tokio::test]
+async fn the_kept_counts_follow_starts_ends_and_cancels() {
+    let app = spawn(Flood::Memory).await;
+    let client = app.client();
+    let w = store::workflows::by_name(&app.db, "contract_review")
+        .await
+        .unwrap()
+        .unwrap();
+    let url = app.database.url.clone();
+    let truth = |version: i64| {
+        let url = url.clone();
+        async move {
+            let pool = sqlx::AnyPool::connect(&store::normalize_url(&url).unwrap().1)
+                .await
+                .unwrap();
+            let counted: (i64, i64) = sqlx::query_as(
+                "SELECT CAST(COALESCE(SUM(CASE WHEN state = 'active' THEN 1 ELSE 0 END), 0) AS BIGINT), \
+                 CAST(COALESCE(SUM(CASE WHEN state <> 'active' THEN 1 ELSE 0 END), 0) AS BIGINT) \
+                 FROM instances WHERE version_id = $1",
+            )
+            .bind(version)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+            pool.close().await;
+            counted
+        }
+    };
+    let kept = |workflow: i64| {
+        let db = app.db.clone();
+        async move {
+            store::workflows::versions(&db, workflow)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|v| (v.id, v.running, v.ended))
+                .collect::<Vec<_>>()
+        }
+    };
+    let a = app.start("contract_review", "A").await;
+    let b = app.start("contract_review", "B").await;
+    let _c = app.start("contract_review", "C").await;
+    assert_eq!(kept(w.id).await, [(w.version_id, 3, 0)]);
+    // A ends complete through its links; B is cancelled; C runs on.
+    for branch in ["legal", "finance"] {
+        let l = app.link(a, Some(branch)).await;
+        let page = answer_step(&client, &app, &l, &[("decision", "approve")]).await;
+        assert_eq!(page.status, 200);
+    }
+    orchestra::domain::links::cancel(
+        &app.db,
+        b,
+        &orchestra::domain::links::Actor::CommandLine,
+        "",
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(kept(w.id).await, [(w.version_id, 1, 2)]);
+    assert_eq!(truth(w.version_id).await, (1, 2));
+    // A cancel of an ended instance changes nothing.
+    assert!(
+        orchestra::domain::links::cancel(
+            &app.db,
+            b,
+            &orchestra::domain::links::Actor::CommandLine,
+            ""
+        )
+        .await
+        .unwrap()
+        .is_err()
+    );
+    assert_eq!(kept(w.id).await, [(w.version_id, 1, 2)]);
+}
