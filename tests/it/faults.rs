@@ -362,6 +362,30 @@ async fn orchestra_status_exits_2_within_5_seconds_while_postgresql_is_stopped()
         .expect("trust authentication takes any password");
     assert_eq!(db.health().await, orchestra::store::Health::Ok);
     assert!(!format!("{db:?}").contains("s3cret-pw"), "{db:?}");
+
+    // A database whose sessions are read-only by default is reported so, although the probe
+    // runs on the read pool, whose sessions are read-only by the app's own choice.
+    let admin = sqlx::AnyPool::connect(&cluster.url()).await.unwrap();
+    let name: String = sqlx::query_scalar("SELECT CAST(current_database() AS TEXT)")
+        .fetch_one(&admin)
+        .await
+        .unwrap();
+    sqlx::query(&format!(
+        "ALTER DATABASE \"{name}\" SET default_transaction_read_only = on"
+    ))
+    .execute(&admin)
+    .await
+    .unwrap();
+    let read_only = orchestra::store::Db::open_read_only(&cluster.url(), STATUS_IN_TIME)
+        .await
+        .unwrap();
+    assert_eq!(read_only.health().await, orchestra::store::Health::ReadOnly);
+    sqlx::query(&format!(
+        "ALTER DATABASE \"{name}\" RESET default_transaction_read_only"
+    ))
+    .execute(&admin)
+    .await
+    .unwrap();
 }
 
 /// A SQLite database made by `orchestra init` in a directory anyone may write (for the
