@@ -287,10 +287,14 @@ async fn setup_url(
     if store::admins::count(db).await? > 0 {
         return Ok(None);
     }
-    // Until an administrator sets the base URL, the address just bound is the one that works.
+    // Until an administrator sets the base URL, the address just bound is the one that works;
+    // so it is when the saved one is on this machine but not where the server listens (the
+    // warning below says so): the first administrator must be able to open this URL.
     let base = match store::settings::get(db, "orchestra.base_url").await? {
-        Some(_) => snapshot.settings.base_url.clone(),
-        None => format!("http://{local}"),
+        Some(_) if snapshot.settings.base_url_elsewhere().is_none() => {
+            snapshot.settings.base_url.clone()
+        }
+        _ => format!("http://{local}"),
     };
     let token = crate::domain::keys::random_token();
     store::admins::put_setup_token(

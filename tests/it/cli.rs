@@ -1574,6 +1574,15 @@ async fn serve_warns_when_the_base_url_is_not_where_it_listens() {
         .and_then(|l| l.split(' ').next())
         .expect("the address")
         .to_owned();
+    // The first administrator's setup URL is on the address that works, not the saved one.
+    let setup = said
+        .iter()
+        .find(|l| l.contains("/setup/"))
+        .expect("a setup URL on a site without administrators");
+    assert!(
+        setup.starts_with(&format!("http://{address}/setup/")),
+        "the setup URL is on the bound address"
+    );
     assert_eq!(
         warning,
         format!(
