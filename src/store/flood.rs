@@ -119,12 +119,9 @@ pub async fn current_counts(
         .collect()
 }
 
+/// Deletes the counts expired by `now_ms`, in short batches (`super::expired`).
 pub async fn delete_expired(db: &Db, now_ms: i64) -> Result<u64, sqlx::Error> {
-    sqlx::query("DELETE FROM flood WHERE expiration <= $1")
-        .bind(now_ms)
-        .execute(&db.pool)
-        .await
-        .map(|r| r.rows_affected())
+    super::expired::delete(db, super::expired::Expired::Flood, now_ms).await
 }
 
 /// Every identifier in the table (tests and diagnostics read this).
