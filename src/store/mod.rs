@@ -628,6 +628,20 @@ impl Db {
         Ok(())
     }
 
+    /// Refreshes the query planner's statistics where they went stale: SQLite's `PRAGMA
+    /// optimize`, bounded by `analysis_limit` so it reads a sample of each table, not all of it
+    /// (usually it has nothing to do; cron and the stop run it). PostgreSQL's autovacuum
+    /// analyzes on its own, so nothing is run there.
+    pub async fn optimize(&self) -> Result<(), sqlx::Error> {
+        if self.backend == Backend::Sqlite {
+            // One call, so both run on one connection (`analysis_limit` is per connection).
+            self.pool
+                .execute("PRAGMA analysis_limit = 400; PRAGMA optimize;")
+                .await?;
+        }
+        Ok(())
+    }
+
     /// Whether the database file this process opened is gone or was replaced. Such a process
     /// must write nothing more: it would write into a deleted file.
     pub fn vanished(&self) -> bool {

@@ -12,6 +12,7 @@ mod admin;
 mod api;
 mod api_idempotency;
 mod browser;
+mod chores;
 mod cli;
 mod connections;
 mod doorway;
