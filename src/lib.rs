@@ -93,8 +93,10 @@ pub async fn build_state(
     })
 }
 
-/// Periodic maintenance: expired sessions, handles and flood events. Records its run for the
-/// status report. Returns how many records went, by kind.
+/// Periodic maintenance: expired sessions, handles, API signatures, idempotency records and
+/// flood events, each deleted in short batches (`store::expired`) so that no visitor's write
+/// waits behind it, whatever the backlog; then the planner's statistics (`Db::optimize`).
+/// Records its run for the status report. Returns how many records went, by kind.
 pub async fn run_cron(db: &Db, guard: &FloodGuard) -> Result<(u64, u64, u64), sqlx::Error> {
     let now = store::now();
     let sessions = store::sessions::delete_expired(db, now).await?;
@@ -109,6 +111,9 @@ pub async fn run_cron(db: &Db, guard: &FloodGuard) -> Result<(u64, u64, u64), sq
     });
     store::settings::put_all(db, &[(domain::status::CRON_LAST_RUN, now.to_string())]).await?;
     db.checkpoint().await?;
+    if let Err(e) = db.optimize().await {
+        tracing::warn!(error = %e, "cron could not refresh the planner's statistics");
+    }
     tracing::info!(
         sessions,
         handles,
@@ -171,6 +176,11 @@ pub async fn serve(
             Ok(_) => {}
             Err(_) => tracing::warn!("the flood store's last sync took too long; skipped"),
         }
+        match tokio::time::timeout(FINAL_SYNC, state.db.optimize()).await {
+            Ok(Err(e)) => tracing::warn!(error = %e, "the planner's statistics were not refreshed"),
+            Ok(Ok(())) => {}
+            Err(_) => tracing::warn!("refreshing the planner's statistics took too long; skipped"),
+        }
     }
     result
 }
@@ -179,35 +189,45 @@ pub async fn serve(
 const FINAL_SYNC: Duration = Duration::from_secs(5);
 
 /// The server's timers: the flood store's upkeep every `sync_every` (its sync, and the sizing
-/// charts' and the log's periods), and `cron` every `CRON_INTERVAL`, the first of each at once. `serve`
-/// starts them; a test may start them on an app of its own.
+/// charts' and the log's periods), and `cron` every `CRON_INTERVAL`, the first of each at once:
+/// a backlog of expired rows (after a flood, say) is deleted in the background while the
+/// server answers, never before it listens. The two run side by side, so a long cron never
+/// delays a sync. `serve` starts them; a test may start them on an app of its own.
 pub fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let mut sync = tokio::time::interval(sync_every);
-        let mut cron = tokio::time::interval(CRON_INTERVAL);
-        sync.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        cron.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
+        let upkeep = async {
+            let mut sync = tokio::time::interval(sync_every);
+            sync.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                sync.tick().await;
                 // Nothing is written into a database file that was deleted or replaced.
-                _ = sync.tick(), if !state.db.vanished() => {
-                    // Read from the snapshot every request uses, so a change of settings that
-                    // starts counting starts the upkeep at the next tick.
-                    let counting = state.site.get().await.settings.anything_counts();
-                    if let Some(Err(e)) = state.guard.upkeep(counting).await {
-                        tracing::warn!(error = %e, "flood store sync failed; counting locally until it works");
-                    }
-                    // Closes the sizing charts' and the log's periods off the request path.
-                    state.guard.tick();
+                if state.db.vanished() {
+                    continue;
                 }
-                _ = cron.tick(), if !state.db.vanished() => {
-                    if let Err(e) = run_cron(&state.db, &state.guard).await {
-                        tracing::error!(error = %e, "cron failed");
-                    }
+                // Read from the snapshot every request uses, so a change of settings that
+                // starts counting starts the upkeep at the next tick.
+                let counting = state.site.get().await.settings.anything_counts();
+                if let Some(Err(e)) = state.guard.upkeep(counting).await {
+                    tracing::warn!(error = %e, "flood store sync failed; counting locally until it works");
                 }
-                else => tokio::time::sleep(Duration::from_secs(1)).await,
+                // Closes the sizing charts' and the log's periods off the request path.
+                state.guard.tick();
             }
-        }
+        };
+        let cron = async {
+            let mut cron = tokio::time::interval(CRON_INTERVAL);
+            cron.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                cron.tick().await;
+                if state.db.vanished() {
+                    continue;
+                }
+                if let Err(e) = run_cron(&state.db, &state.guard).await {
+                    tracing::error!(error = %e, "cron failed");
+                }
+            }
+        };
+        tokio::join!(upkeep, cron);
     })
 }
 

@@ -175,12 +175,9 @@ pub async fn first_use_of_signature(
         .map(|r| r.rows_affected() == 1)
 }
 
+/// Deletes the signatures expired by `now`, in short batches (`super::expired`).
 pub async fn delete_expired_signatures(db: &Db, now: i64) -> Result<u64, sqlx::Error> {
-    sqlx::query("DELETE FROM api_signatures WHERE expires <= $1")
-        .bind(now)
-        .execute(&db.pool)
-        .await
-        .map(|r| r.rows_affected())
+    super::expired::delete(db, super::expired::Expired::Signatures, now).await
 }
 
 /// An instance as the API reaches it: its row, who started it, its workflow's machine name.

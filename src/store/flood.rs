@@ -53,6 +53,18 @@ pub async fn add_counts<'a>(
 /// Identifiers read by one statement.
 const KEYS_PER_STATEMENT: usize = 500;
 
+/// The sync's read of other processes' live counts of `keys` identifiers: `$1` this node,
+/// `$2` now (ms), then the identifiers. Up to a sync at every request, so it must cost what it
+/// reads: the index `flood_identifier (identifier, expiration)` (migration 0011) answers it with
+/// a seek per identifier, where the primary key (starting with `event`) could not.
+pub fn others_counts_statement(keys: usize) -> String {
+    format!(
+        "SELECT event, identifier, bucket_start, expiration, count FROM flood \
+         WHERE node <> $1 AND expiration > $2 AND identifier IN ({})",
+        super::placeholders(3, keys, 1)
+    )
+}
+
 /// Live counts other nodes registered for the given keys.
 pub async fn others_counts(
     db: &Db,
@@ -62,11 +74,7 @@ pub async fn others_counts(
 ) -> Result<Vec<CountRow>, sqlx::Error> {
     let mut out = Vec::new();
     for chunk in keys.chunks(KEYS_PER_STATEMENT) {
-        let sql = format!(
-            "SELECT event, identifier, bucket_start, expiration, count FROM flood \
-             WHERE node <> $1 AND expiration > $2 AND identifier IN ({})",
-            super::placeholders(3, chunk.len(), 1)
-        );
+        let sql = others_counts_statement(chunk.len());
         let asked: std::collections::HashSet<(&str, &str)> = chunk.iter().copied().collect();
         let mut query = sqlx::query(&sql).bind(node).bind(now_ms);
         for (_, identifier) in chunk {
@@ -119,12 +127,9 @@ pub async fn current_counts(
         .collect()
 }
 
+/// Deletes the counts expired by `now_ms`, in short batches (`super::expired`).
 pub async fn delete_expired(db: &Db, now_ms: i64) -> Result<u64, sqlx::Error> {
-    sqlx::query("DELETE FROM flood WHERE expiration <= $1")
-        .bind(now_ms)
-        .execute(&db.pool)
-        .await
-        .map(|r| r.rows_affected())
+    super::expired::delete(db, super::expired::Expired::Flood, now_ms).await
 }
 
 /// Every identifier in the table (tests and diagnostics read this).

@@ -130,16 +130,8 @@ pub async fn release(
     .map(|_| ())
 }
 
-/// Deletes at most `batch` expired rows; how many went. A batch is one short statement, so the
-/// cleanup never holds the write lock for long (`domain::api::idempotency::clean` loops).
-pub async fn delete_expired(db: &Db, now: i64, batch: i64) -> Result<u64, sqlx::Error> {
-    sqlx::query(
-        "DELETE FROM api_idempotency WHERE id IN \
-         (SELECT id FROM api_idempotency WHERE expires_at <= $1 LIMIT $2)",
-    )
-    .bind(now)
-    .bind(batch)
-    .execute(&db.pool)
-    .await
-    .map(|r| r.rows_affected())
+/// Deletes the records expired by `now`, in short batches (`super::expired`), so the cleanup
+/// never holds the write lock for long.
+pub async fn delete_expired(db: &Db, now: i64) -> Result<u64, sqlx::Error> {
+    super::expired::delete(db, super::expired::Expired::Idempotency, now).await
 }

@@ -11,6 +11,7 @@ use sqlx::{AnyPool, Executor};
 
 pub mod admins;
 pub mod api;
+pub mod expired;
 mod file;
 pub mod flood;
 pub mod idempotency;
@@ -621,6 +622,24 @@ impl Db {
                 .await?;
         }
         Ok(())
+    }
+
+    /// Refreshes the query planner's statistics (cron and the stop run it), so that, say, the
+    /// flood sync's statement keeps its index once the table has grown. SQLite: `PRAGMA
+    /// optimize`, bounded by `analysis_limit` so it reads a sample of each table, not all of it,
+    /// and usually has nothing to do. PostgreSQL: `ANALYZE` of the tables cron empties, which
+    /// reads a fixed sample (300 × the statistics target) whatever their size and blocks no
+    /// reader or writer; autovacuum does it too, but only once enough rows changed, and a plan
+    /// made before that (from a freshly filled table) scanned every live flood row.
+    pub async fn optimize(&self) -> Result<(), sqlx::Error> {
+        let sql = match self.backend {
+            // One call, so both run on one connection (`analysis_limit` is per connection).
+            Backend::Sqlite => "PRAGMA analysis_limit = 400; PRAGMA optimize;",
+            Backend::Postgres => {
+                "ANALYZE flood, sessions, handles, api_signatures, api_idempotency"
+            }
+        };
+        self.pool.execute(sql).await.map(|_| ())
     }
 
     /// Whether the database file this process opened is gone or was replaced. Such a process

@@ -125,10 +125,7 @@ pub async fn by_reference(db: &Db, reference: &str) -> Result<Option<PaymentRow>
     .await
 }
 
+/// Deletes the handles expired by `now`, in short batches (`super::expired`).
 pub async fn delete_expired_handles(db: &Db, now: i64) -> Result<u64, sqlx::Error> {
-    sqlx::query("DELETE FROM handles WHERE expires <= $1")
-        .bind(now)
-        .execute(&db.pool)
-        .await
-        .map(|r| r.rows_affected())
+    super::expired::delete(db, super::expired::Expired::Handles, now).await
 }

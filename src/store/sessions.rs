@@ -46,10 +46,7 @@ pub async fn delete(db: &Db, id: &str) -> Result<(), sqlx::Error> {
         .map(|_| ())
 }
 
+/// Deletes the sessions expired by `now`, in short batches (`super::expired`).
 pub async fn delete_expired(db: &Db, now: i64) -> Result<u64, sqlx::Error> {
-    sqlx::query("DELETE FROM sessions WHERE expiry <= $1")
-        .bind(now)
-        .execute(&db.pool)
-        .await
-        .map(|r| r.rows_affected())
+    super::expired::delete(db, super::expired::Expired::Sessions, now).await
 }

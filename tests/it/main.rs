@@ -13,6 +13,7 @@ mod admins;
 mod api;
 mod api_idempotency;
 mod browser;
+mod chores;
 mod cli;
 mod connections;
 mod doorway;

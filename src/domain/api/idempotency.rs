@@ -36,8 +36,6 @@ pub const LIFETIME_SECS: i64 = 24 * 60 * 60;
 /// (its process died: a live request's work runs to its end even when its client leaves, see
 /// `http::api`); a retry may then take the key over.
 pub const STALE_SECS: i64 = 5 * 60;
-/// Expired rows the cleanup deletes per statement: the write lock is held that long at most.
-const CLEAN_BATCH: i64 = 500;
 
 const KEY_PURPOSE: &str = "api-idempotency-key";
 const FINGERPRINT_PURPOSE: &str = "api-idempotency-request";
@@ -242,15 +240,7 @@ impl Reservation {
 /// Deletes the records expired by `now`, a short batch per statement so that no write waits
 /// long behind the cleanup; how many went.
 pub async fn clean(db: &Db, now: i64) -> Result<u64, sqlx::Error> {
-    let mut total = 0;
-    loop {
-        let gone = store::idempotency::delete_expired(db, now, CLEAN_BATCH).await?;
-        total += gone;
-        if gone < CLEAN_BATCH as u64 {
-            return Ok(total);
-        }
-        tokio::task::yield_now().await;
-    }
+    store::idempotency::delete_expired(db, now).await
 }
 
 #[cfg(test)]

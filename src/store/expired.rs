@@ -1,0 +1,96 @@
+//! Expired rows, deleted a short batch at a time: cron's chores (sessions, handles, API
+//! signatures, idempotency records, flood counts). One statement per batch, each its own
+//! transaction, so no visitor's write waits on a chore for more than one batch, whatever the
+//! backlog (issue 21: one `DELETE` of a million rows held SQLite's write lock for seconds).
+
+use std::time::{Duration, Instant};
+
+use super::Db;
+
+/// What expires. Each kind's statement reaches at most `$2` rows expired by `$1` through the
+/// index on their expiry, and deletes them by primary key: the form both backends run well
+/// (no `rowid`, no `ctid`, no `DELETE … LIMIT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expired {
+    /// Admin sessions; Unix seconds.
+    Sessions,
+    /// Payment continuation handles; Unix seconds.
+    Handles,
+    /// API signatures seen; Unix seconds.
+    Signatures,
+    /// API idempotency records; Unix seconds.
+    Idempotency,
+    /// Flood counts; Unix milliseconds.
+    Flood,
+}
+
+impl Expired {
+    fn statement(self) -> &'static str {
+        match self {
+            Expired::Sessions => {
+                "DELETE FROM sessions WHERE id IN \
+                 (SELECT id FROM sessions WHERE expiry <= $1 LIMIT $2)"
+            }
+            Expired::Handles => {
+                "DELETE FROM handles WHERE hash IN \
+                 (SELECT hash FROM handles WHERE expires <= $1 LIMIT $2)"
+            }
+            Expired::Signatures => {
+                "DELETE FROM api_signatures WHERE hash IN \
+                 (SELECT hash FROM api_signatures WHERE expires <= $1 LIMIT $2)"
+            }
+            Expired::Idempotency => {
+                "DELETE FROM api_idempotency WHERE id IN \
+                 (SELECT id FROM api_idempotency WHERE expires_at <= $1 LIMIT $2)"
+            }
+            Expired::Flood => {
+                "DELETE FROM flood WHERE (event, identifier, node, bucket_start) IN \
+                 (SELECT event, identifier, node, bucket_start FROM flood \
+                 WHERE expiration <= $1 LIMIT $2)"
+            }
+        }
+    }
+}
+
+/// Rows one batch deletes at most: a few milliseconds of the write lock on a loaded machine,
+/// and few enough dead tuples at a time for PostgreSQL's autovacuum to keep up.
+pub const BATCH: i64 = 1000;
+
+/// The pause after a batch is as long as the batch took, within these bounds. SQLite's busy
+/// handler retries a waiting writer after sleeps that grow with its wait (1, 2, 5, 10, 15, 20,
+/// 25 ms …), so a pause as long as the wait lets every writer that queued behind a batch in
+/// before the next one; the chore runs at half speed at worst.
+const PAUSE: (Duration, Duration) = (Duration::from_millis(5), Duration::from_millis(100));
+
+/// Deletes every row of `kind` expired by `now` (its unit: seconds, or milliseconds for
+/// `Flood`), `BATCH` rows a statement; how many went.
+pub async fn delete(db: &Db, kind: Expired, now: i64) -> Result<u64, sqlx::Error> {
+    delete_in_batches(db, kind, now, BATCH).await
+}
+
+/// `delete` with batches of `batch` rows.
+pub async fn delete_in_batches(
+    db: &Db,
+    kind: Expired,
+    now: i64,
+    batch: i64,
+) -> Result<u64, sqlx::Error> {
+    let batch = batch.max(1);
+    let mut total = 0;
+    loop {
+        let started = Instant::now();
+        let gone = sqlx::query(kind.statement())
+            .bind(now)
+            .bind(batch)
+            .execute(&db.pool)
+            .await?
+            .rows_affected();
+        total += gone;
+        // Fewer than asked: the backlog is gone (rows expiring meanwhile wait for the next run).
+        // A file deleted under the server is written no more.
+        if gone < batch as u64 || db.vanished() {
+            return Ok(total);
+        }
+        tokio::time::sleep(started.elapsed().clamp(PAUSE.0, PAUSE.1)).await;
+    }
+}
