@@ -31,3 +31,4 @@ mod sizing;
 mod soak;
 mod store;
 mod visitor;
+mod webhooks;

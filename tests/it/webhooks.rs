@@ -1,0 +1,227 @@
+//! Issue 22's outbox: a message per change, written with the change (an instance started, a
+//! step answered, an instance ended, a payment confirmed), none for a change refused or rolled
+//! back, and never a link, handle, secret or answer in what a receiver would be sent.
+
+use orchestra::domain::delivery::{self, Topic};
+use orchestra::domain::links::Actor;
+use orchestra::store::outbox::{self, MessageRow};
+
+use crate::helpers::{Flood, TestApp, answer_step, get, spawn, state_of};
+
+const SUPPLIER: [(&str, &str); 4] = [
+    ("company", "Acme & Sons <Ltd>"),
+    ("contact_email", "buyer@acme.example"),
+    ("yearly_volume", "1200.5"),
+    ("notes", "Deliveries on Tuesdays.\nNo pallets."),
+];
+
+async fn messages(app: &TestApp, id: i64) -> Vec<MessageRow> {
+    outbox::for_instance(&app.db, id).await.unwrap()
+}
+
+/// Each message as (event, step, state).
+async fn told(app: &TestApp, id: i64) -> Vec<(&'static str, Option<i64>, Option<String>)> {
+    messages(app, id)
+        .await
+        .into_iter()
+        .map(|m| (m.event.as_str(), m.step_index, m.state))
+        .collect()
+}
+
+/// Every payload of an instance, as the text a receiver would be sent, and the rows as stored.
+async fn sent_text(app: &TestApp, id: i64) -> String {
+    messages(app, id)
+        .await
+        .iter()
+        .map(|m| format!("{} {m:?}", delivery::payload(m)))
+        .collect()
+}
+
+/// What must never leave: a link's or handle's signed part, the instance's token.
+async fn assert_nothing_secret(app: &TestApp, id: i64, secrets: &[&str]) {
+    let text = sent_text(app, id).await;
+    let token = orchestra::store::instances::by_id(&app.db, id)
+        .await
+        .unwrap()
+        .unwrap()
+        .token;
+    for secret in secrets.iter().copied().chain([token.as_str()]) {
+        let secret = secret.rsplit('/').next().unwrap_or(secret);
+        assert!(!text.contains(secret), "{secret} is in a message: {text}");
+    }
+}
+
+#[tokio::test]
+async fn an_instance_driven_through_the_doorway_leaves_a_message_per_change() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("supplier_onboarding", "Acme onboarding").await;
+    assert_eq!(told(&app, id).await, [("instance.started", None, None)]);
+    let supplier = app.link(id, None).await;
+    let client = app.client();
+    assert_eq!(
+        answer_step(&client, &app, &supplier, &SUPPLIER)
+            .await
+            .status,
+        200
+    );
+    let reviewer = app.link(id, None).await;
+    let done = answer_step(
+        &client,
+        &app,
+        &reviewer,
+        &[("decision", "approve"), ("comment", "All in order.")],
+    )
+    .await;
+    assert_eq!(done.status, 200);
+    assert_eq!(state_of(&app, id).await.0, "complete");
+
+    assert_eq!(
+        told(&app, id).await,
+        [
+            ("instance.started", None, None),
+            ("step.answered", Some(0), None),
+            ("step.answered", Some(1), None),
+            ("instance.ended", Some(2), Some("complete".into())),
+        ]
+    );
+    let all = messages(&app, id).await;
+    assert!(all.iter().all(|m| m.workflow == "supplier_onboarding"));
+    let answered = delivery::payload(&all[1]);
+    assert_eq!(answered["type"], "step.answered");
+    assert_eq!(answered["data"]["instance"], id);
+    assert_eq!(answered["data"]["workflow"], "supplier_onboarding");
+    assert_eq!(answered["data"]["step"], 0);
+    assert!(answered["data"]["participant"].is_string());
+    // That a step was answered, never what.
+    let text = sent_text(&app, id).await;
+    for answer in [
+        "Acme & Sons",
+        "buyer@acme.example",
+        "All in order.",
+        "1200.5",
+    ] {
+        assert!(!text.contains(answer), "{answer} is in a message: {text}");
+    }
+    assert_nothing_secret(&app, id, &[&supplier, &reviewer]).await;
+}
+
+#[tokio::test]
+async fn a_refused_answer_or_cancel_leaves_no_message() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("contract_review", "Lease renewal").await;
+    let legal = app.link(id, Some("legal")).await;
+    let client = app.client();
+    let before = told(&app, id).await;
+
+    let bare = answer_step(
+        &client,
+        &app,
+        &legal,
+        &[("decision", "reject"), ("comment", "  ")],
+    )
+    .await;
+    assert_eq!(bare.status, 422, "a rejection needs a comment");
+    assert_eq!(
+        told(&app, id).await,
+        before,
+        "a refused answer says nothing"
+    );
+
+    let long = "x".repeat(10_000);
+    assert!(
+        orchestra::domain::links::cancel(&app.db, id, &Actor::CommandLine, &long)
+            .await
+            .unwrap()
+            .is_err()
+    );
+    assert_eq!(
+        told(&app, id).await,
+        before,
+        "a refused cancel says nothing"
+    );
+
+    orchestra::domain::links::cancel(&app.db, id, &Actor::CommandLine, "Dropped.")
+        .await
+        .unwrap()
+        .unwrap();
+    let after = told(&app, id).await;
+    assert_eq!(
+        after.last().unwrap(),
+        &("instance.ended", Some(0), Some("cancelled".into()))
+    );
+    assert!(
+        orchestra::domain::links::cancel(&app.db, id, &Actor::CommandLine, "Again.")
+            .await
+            .unwrap()
+            .is_err()
+    );
+    assert_eq!(told(&app, id).await, after, "a second cancel says nothing");
+    assert!(!sent_text(&app, id).await.contains("Dropped."));
+}
+
+/// A branch's second answer is stale: its transaction writes nothing, and no message either.
+#[tokio::test]
+async fn a_branch_answering_twice_is_told_once() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("contract_review", "Lease renewal").await;
+    let legal = app.link(id, Some("legal")).await;
+    let client = app.client();
+    let form = [("decision", "approve"), ("comment", "Fine.")];
+    assert_eq!(answer_step(&client, &app, &legal, &form).await.status, 200);
+    let again = answer_step(&client, &app, &legal, &form).await;
+    assert_eq!(again.status, 303, "a stale answer goes to the link's page");
+    assert_eq!(again.location(), legal, "without the thanks");
+    let answered = told(&app, id)
+        .await
+        .into_iter()
+        .filter(|(e, _, _)| *e == Topic::StepAnswered.as_str())
+        .count();
+    assert_eq!(answered, 1);
+}
+
+/// The payment's confirmation is told with its amount; the handle and the payment's reference
+/// are not.
+#[tokio::test]
+async fn a_confirmed_payment_is_told_without_its_handle() {
+    let app = spawn(Flood::Memory).await;
+    let id = app.start("order_payment", "Order 1042").await;
+    let link = app.link(id, None).await;
+    let client = app.client();
+    let delivery_form = [
+        ("name", "Grace Hopper"),
+        ("address", "1 Harbour Road\nPortsmouth"),
+        ("email", "grace@example.org"),
+    ];
+    assert_eq!(
+        answer_step(&client, &app, &link, &delivery_form)
+            .await
+            .status,
+        303
+    );
+    let pay = answer_step(&client, &app, &link, &[("action", "pay")]).await;
+    assert_eq!(pay.status, 303);
+    let provider = pay.location();
+    assert_eq!(get(&client, &app, &provider).await.status, 200);
+    let back = answer_step(&app.client(), &app, &provider, &[("outcome", "paid")]).await;
+    assert_eq!(back.status, 303, "{}", back.body);
+
+    let all = messages(&app, id).await;
+    let paid = all
+        .iter()
+        .find(|m| m.event == Topic::PaymentConfirmed)
+        .expect("the payment is told");
+    let payload = delivery::payload(paid);
+    assert_eq!(payload["data"]["amount_cents"], 4990);
+    assert_eq!(payload["data"]["currency"], "EUR");
+    assert_eq!(payload["data"]["step"], 1);
+    assert_eq!(
+        all.last().map(|m| (m.event, m.state.clone())),
+        Some((Topic::InstanceEnded, Some("complete".into())))
+    );
+    let reference = orchestra::store::payments::by_id(&app.db, 1)
+        .await
+        .unwrap()
+        .map(|p| p.reference)
+        .unwrap_or_default();
+    assert_nothing_secret(&app, id, &[&link, &provider, &reference]).await;
+}
