@@ -17,3 +17,16 @@ CREATE TABLE outbox (
     created_at INTEGER NOT NULL
 );
 CREATE INDEX outbox_instance ON outbox (instance_id);
+-- The endpoints messages are sent to. `events` is a comma-separated list of event names ('' for
+-- every event). `secret` is the signing key sealed with AES-256-GCM under a key derived from
+-- the site keys (`domain::delivery::endpoints`): never in clear. `failures` counts consecutive
+-- failed attempts; an endpoint past its limit is disabled (`enabled` 0) until re-created.
+CREATE TABLE webhook_endpoints (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    url TEXT NOT NULL,
+    events TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    enabled INTEGER NOT NULL DEFAULT 1,
+    failures INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL
+);

@@ -21,6 +21,7 @@ pub mod outbox;
 pub mod payments;
 pub mod sessions;
 pub mod settings;
+pub mod webhooks;
 pub mod workflows;
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");

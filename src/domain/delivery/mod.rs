@@ -4,6 +4,7 @@
 //! here, from the message's typed columns only, so no link, handle, secret or answer can reach
 //! a receiver. See docs/delivery.md.
 
+pub mod endpoints;
 pub mod signature;
 pub mod topic;
 

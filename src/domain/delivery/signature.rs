@@ -26,6 +26,11 @@ impl Secret {
         Secret(crate::domain::keys::random_bytes().to_vec())
     }
 
+    /// A key as stored (opened from its seal); `None` when shorter than 16 bytes.
+    pub fn from_bytes(bytes: Vec<u8>) -> Option<Self> {
+        (bytes.len() >= 16).then_some(Secret(bytes))
+    }
+
     /// Reads `whsec_<base64>` (or the base64 alone, as some receivers store it). `None` for
     /// anything else, or a key shorter than 16 bytes.
     pub fn parse(s: &str) -> Option<Self> {
