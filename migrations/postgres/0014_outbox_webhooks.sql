@@ -30,3 +30,19 @@ CREATE TABLE webhook_endpoints (
     failures BIGINT NOT NULL DEFAULT 0,
     created_at BIGINT NOT NULL
 );
+-- One row per message and endpoint that takes it, queued in the message's own transaction.
+-- A worker claims a due row by setting `claimed_until` in an UPDATE that checks no live claim
+-- is held, so of two workers (in any process) only one sends it.
+CREATE TABLE webhook_deliveries (
+    id BIGSERIAL PRIMARY KEY,
+    outbox_id BIGINT NOT NULL REFERENCES outbox (id),
+    endpoint_id BIGINT NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+    state TEXT NOT NULL DEFAULT 'pending',
+    attempts BIGINT NOT NULL DEFAULT 0,
+    next_at BIGINT NOT NULL,
+    claimed_until BIGINT,
+    created_at BIGINT NOT NULL,
+    UNIQUE (outbox_id, endpoint_id)
+);
+-- The worker finds what is due by it.
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (state, next_at);

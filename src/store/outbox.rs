@@ -57,18 +57,19 @@ pub struct MessageRow {
 const COLUMNS: &str = "id, event, instance_id, workflow, step_index, step_title, participant, \
      state, amount_cents, currency, created_at";
 
-/// Writes a message inside the caller's transaction: it commits, or vanishes, with the change.
-/// The workflow's machine name is read in the same statement, from the instance's row.
+/// Writes a message inside the caller's transaction, and queues a delivery of it to every
+/// enabled endpoint that takes its event: they commit, or vanish, with the change. The
+/// workflow's machine name is read in the same statement, from the instance's row.
 pub async fn record(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     m: &Message<'_>,
     now: i64,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
+    let id: i64 = sqlx::query_scalar(
         "INSERT INTO outbox (event, instance_id, workflow, step_index, step_title, participant, \
          state, amount_cents, currency, created_at) VALUES ($1, $2, \
          (SELECT w.name FROM instances i JOIN workflows w ON w.id = i.workflow_id WHERE i.id = $2), \
-         $3, $4, $5, $6, $7, $8, $9)",
+         $3, $4, $5, $6, $7, $8, $9) RETURNING id",
     )
     .bind(m.topic.as_str())
     .bind(m.instance)
@@ -79,6 +80,17 @@ pub async fn record(
     .bind(m.amount_cents)
     .bind(m.currency)
     .bind(now)
+    .fetch_one(&mut **tx)
+    .await?;
+    // `events` is a comma list without spaces; an event name holds no LIKE wildcard.
+    sqlx::query(
+        "INSERT INTO webhook_deliveries (outbox_id, endpoint_id, next_at, created_at) \
+         SELECT $1, id, $2, $2 FROM webhook_endpoints \
+         WHERE enabled = 1 AND (events = '' OR ',' || events || ',' LIKE $3)",
+    )
+    .bind(id)
+    .bind(now)
+    .bind(format!("%,{},%", m.topic.as_str()))
     .execute(&mut **tx)
     .await
     .map(|_| ())

@@ -87,3 +87,60 @@ pub async fn delete(db: &Db, id: i64) -> Result<bool, sqlx::Error> {
         .await
         .map(|r| r.rows_affected() == 1)
 }
+
+/// A delivery a worker holds, with the message it carries and where it goes.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct Claimed {
+    pub id: i64,
+    pub outbox_id: i64,
+    pub endpoint_id: i64,
+    pub attempts: i64,
+}
+
+/// Claims up to `limit` deliveries due at `now` for `lease` seconds. Each is taken by an UPDATE
+/// that checks no live claim holds it, so a delivery claimed here is claimed nowhere else: on
+/// SQLite the write lock orders the UPDATEs; on PostgreSQL the second UPDATE waits for the
+/// first's row lock and then re-reads the row, finds the claim, and changes nothing. (A
+/// `FOR UPDATE SKIP LOCKED` read would spare that wait; the portable claim keeps one SQL set.)
+pub async fn claim(db: &Db, now: i64, lease: i64, limit: i64) -> Result<Vec<Claimed>, sqlx::Error> {
+    let due: Vec<Claimed> = sqlx::query_as(
+        "SELECT id, outbox_id, endpoint_id, attempts FROM webhook_deliveries \
+         WHERE state = 'pending' AND next_at <= $1 \
+         AND (claimed_until IS NULL OR claimed_until < $1) ORDER BY next_at, id LIMIT $2",
+    )
+    .bind(now)
+    .bind(limit)
+    .fetch_all(&db.pool)
+    .await?;
+    let mut claimed = Vec::with_capacity(due.len());
+    for d in due {
+        let taken = sqlx::query(
+            "UPDATE webhook_deliveries SET claimed_until = $1 WHERE id = $2 \
+             AND state = 'pending' AND (claimed_until IS NULL OR claimed_until < $3)",
+        )
+        .bind(now + lease)
+        .bind(d.id)
+        .bind(now)
+        .execute(&db.pool)
+        .await?
+        .rows_affected();
+        if taken == 1 {
+            claimed.push(d);
+        }
+    }
+    Ok(claimed)
+}
+
+/// The deliveries of a message, as (endpoint, state, attempts).
+pub async fn deliveries_of(
+    db: &Db,
+    outbox_id: i64,
+) -> Result<Vec<(i64, String, i64)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT endpoint_id, state, attempts FROM webhook_deliveries \
+         WHERE outbox_id = $1 ORDER BY endpoint_id",
+    )
+    .bind(outbox_id)
+    .fetch_all(&db.pool)
+    .await
+}

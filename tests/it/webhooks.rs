@@ -225,3 +225,79 @@ async fn a_confirmed_payment_is_told_without_its_handle() {
         .unwrap_or_default();
     assert_nothing_secret(&app, id, &[&link, &provider, &reference]).await;
 }
+
+async fn endpoint(app: &TestApp, events: Option<&str>) -> i64 {
+    let keys = app.state.site.get().await.keys.clone();
+    orchestra::domain::delivery::endpoints::create(
+        &app.db,
+        &keys,
+        "http://127.0.0.1:9/hook",
+        events,
+        true,
+    )
+    .await
+    .unwrap()
+    .unwrap()
+    .id
+}
+
+/// Each message is queued, in its own transaction, for every enabled endpoint taking its event.
+#[tokio::test]
+async fn a_message_is_queued_for_each_endpoint_taking_its_event() {
+    let app = spawn(Flood::Memory).await;
+    let all = endpoint(&app, None).await;
+    let ends = endpoint(&app, Some("instance.ended")).await;
+    let id = app.start("contract_review", "Lease renewal").await;
+    orchestra::domain::links::cancel(&app.db, id, &Actor::CommandLine, "")
+        .await
+        .unwrap()
+        .unwrap();
+    let sent = messages(&app, id).await;
+    assert_eq!(sent.len(), 2);
+    let queued = |m: i64| orchestra::store::webhooks::deliveries_of(&app.db, m);
+    assert_eq!(
+        queued(sent[0].id).await.unwrap(),
+        [(all, "pending".into(), 0)]
+    );
+    assert_eq!(
+        queued(sent[1].id).await.unwrap(),
+        [(all, "pending".into(), 0), (ends, "pending".into(), 0)]
+    );
+}
+
+/// Two workers claiming at once: each delivery goes to exactly one, and a claim holds it from
+/// every other until its lease runs out.
+#[tokio::test]
+async fn two_workers_claim_each_delivery_once() {
+    let app = spawn(Flood::Memory).await;
+    endpoint(&app, Some("instance.started")).await;
+    for n in 0..12 {
+        app.start("contract_review", &format!("Lease {n}")).await;
+    }
+    let now = orchestra::store::now() + 1;
+    let (a, b) = tokio::join!(
+        orchestra::store::webhooks::claim(&app.db, now, 60, 12),
+        orchestra::store::webhooks::claim(&app.db, now, 60, 12),
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    let mut ids: Vec<i64> = a.iter().chain(&b).map(|d| d.id).collect();
+    ids.sort_unstable();
+    let count = ids.len();
+    ids.dedup();
+    assert_eq!((count, ids.len()), (12, 12), "each once: {a:?} {b:?}");
+    assert!(
+        orchestra::store::webhooks::claim(&app.db, now + 30, 60, 12)
+            .await
+            .unwrap()
+            .is_empty(),
+        "a live claim holds"
+    );
+    assert_eq!(
+        orchestra::store::webhooks::claim(&app.db, now + 61, 60, 12)
+            .await
+            .unwrap()
+            .len(),
+        12,
+        "a lapsed claim (its worker died) is taken again"
+    );
+}
