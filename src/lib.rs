@@ -175,6 +175,9 @@ pub async fn serve(
     result
 }
 
+/// How often the server sends the webhooks that are due.
+const WEBHOOKS_INTERVAL: Duration = Duration::from_secs(5);
+
 /// How long the stop waits for the flood store's last write.
 const FINAL_SYNC: Duration = Duration::from_secs(5);
 
@@ -185,6 +188,8 @@ pub fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::J
     tokio::spawn(async move {
         let mut sync = tokio::time::interval(sync_every);
         let mut cron = tokio::time::interval(CRON_INTERVAL);
+        let mut hooks = tokio::time::interval(WEBHOOKS_INTERVAL);
+        hooks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         sync.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         cron.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -203,6 +208,16 @@ pub fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::J
                 _ = cron.tick(), if !state.db.vanished() => {
                     if let Err(e) = run_cron(&state.db, &state.guard).await {
                         tracing::error!(error = %e, "cron failed");
+                    }
+                }
+                // Webhooks go out here, off every request's path.
+                _ = hooks.tick(), if !state.db.vanished() => {
+                    let keys = state.site.get().await.keys.clone();
+                    let allow = domain::delivery::endpoints::allow_private();
+                    if let Err(e) =
+                        domain::delivery::send::run_once(&state.db, &keys, store::now(), allow).await
+                    {
+                        tracing::error!(error = %e, "webhook delivery failed");
                     }
                 }
                 else => tokio::time::sleep(Duration::from_secs(1)).await,

@@ -46,3 +46,16 @@ CREATE TABLE webhook_deliveries (
 );
 -- The worker finds what is due by it.
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (state, next_at);
+-- The delivery log: one row per attempt (its HTTP status, or NULL and the error's kind when no
+-- answer came), kept per endpoint.
+CREATE TABLE webhook_attempts (
+    id BIGSERIAL PRIMARY KEY,
+    endpoint_id BIGINT NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+    delivery_id BIGINT NOT NULL,
+    attempt BIGINT NOT NULL,
+    status BIGINT,
+    latency_ms BIGINT NOT NULL,
+    error TEXT,
+    at BIGINT NOT NULL
+);
+CREATE INDEX webhook_attempts_endpoint ON webhook_attempts (endpoint_id, id);

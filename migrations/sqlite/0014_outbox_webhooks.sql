@@ -46,3 +46,16 @@ CREATE TABLE webhook_deliveries (
 );
 -- The worker finds what is due by it.
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (state, next_at);
+-- The delivery log: one row per attempt (its HTTP status, or NULL and the error's kind when no
+-- answer came), kept per endpoint.
+CREATE TABLE webhook_attempts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    endpoint_id INTEGER NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+    delivery_id INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,
+    status INTEGER,
+    latency_ms INTEGER NOT NULL,
+    error TEXT,
+    at INTEGER NOT NULL
+);
+CREATE INDEX webhook_attempts_endpoint ON webhook_attempts (endpoint_id, id);

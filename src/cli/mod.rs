@@ -747,6 +747,12 @@ async fn cron(config: &Config, db: &Db) -> Result<i32, sqlx::Error> {
         flood::Clock::system(),
     ));
     crate::run_cron(db, &guard).await?;
+    // What is due goes out from cron too, for a site whose server is not always running.
+    let keys = store::keys::load(db).await?;
+    let allow = crate::domain::delivery::endpoints::allow_private();
+    if let Err(e) = crate::domain::delivery::send::run_once(db, &keys, store::now(), allow).await {
+        tracing::error!(error = %e, "webhook delivery failed");
+    }
     Ok(0)
 }
 

@@ -116,3 +116,10 @@ pub async fn after(db: &Db, after: i64, limit: i64) -> Result<Vec<MessageRow>, s
     .fetch_all(&db.pool)
     .await
 }
+
+pub async fn by_id(db: &Db, id: i64) -> Result<Option<MessageRow>, sqlx::Error> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM outbox WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(&db.pool)
+        .await
+}

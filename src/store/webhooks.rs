@@ -144,3 +144,105 @@ pub async fn deliveries_of(
     .fetch_all(&db.pool)
     .await
 }
+
+/// What one attempt came to.
+#[derive(Clone, Debug)]
+pub struct Attempt<'a> {
+    pub status: Option<i64>,
+    pub latency_ms: i64,
+    /// Why no answer came (`timeout`, `connect`, `refused address` …), never a URL or a body.
+    pub error: Option<&'a str>,
+    pub ok: bool,
+    /// When to try again after a failure; `None`: give up (the delivery is `failed`).
+    pub retry_at: Option<i64>,
+}
+
+/// Records an attempt in one transaction: the log line, the delivery's state (delivered,
+/// due again, or failed) and its claim released, and the endpoint's run of failures (reset by
+/// a success; past `disable_after` the endpoint is disabled).
+pub async fn finish(
+    db: &Db,
+    d: &Claimed,
+    a: &Attempt<'_>,
+    disable_after: i64,
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    let mut tx = db.pool.begin().await?;
+    sqlx::query(
+        "INSERT INTO webhook_attempts (endpoint_id, delivery_id, attempt, status, latency_ms, \
+         error, at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(d.endpoint_id)
+    .bind(d.id)
+    .bind(d.attempts + 1)
+    .bind(a.status)
+    .bind(a.latency_ms)
+    .bind(a.error)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    let state = match (a.ok, a.retry_at) {
+        (true, _) => "delivered",
+        (false, Some(_)) => "pending",
+        (false, None) => "failed",
+    };
+    sqlx::query(
+        "UPDATE webhook_deliveries SET state = $1, attempts = attempts + 1, \
+         next_at = $2, claimed_until = NULL WHERE id = $3",
+    )
+    .bind(state)
+    .bind(a.retry_at.unwrap_or(now))
+    .bind(d.id)
+    .execute(&mut *tx)
+    .await?;
+    if a.ok {
+        sqlx::query("UPDATE webhook_endpoints SET failures = 0 WHERE id = $1")
+            .bind(d.endpoint_id)
+            .execute(&mut *tx)
+            .await?;
+    } else {
+        sqlx::query(
+            "UPDATE webhook_endpoints SET failures = failures + 1, \
+             enabled = CASE WHEN failures + 1 >= $1 THEN 0 ELSE enabled END WHERE id = $2",
+        )
+        .bind(disable_after)
+        .bind(d.endpoint_id)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await
+}
+
+/// Sets a delivery aside without an attempt (its endpoint is disabled): `skipped`.
+pub async fn skip(db: &Db, id: i64) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE webhook_deliveries SET state = 'skipped', claimed_until = NULL WHERE id = $1",
+    )
+    .bind(id)
+    .execute(&db.pool)
+    .await
+    .map(|_| ())
+}
+
+/// An endpoint's delivery log, newest first: (attempt, status, latency in ms, error).
+pub async fn attempts(
+    db: &Db,
+    endpoint: i64,
+    limit: i64,
+) -> Result<Vec<(i64, Option<i64>, i64, Option<String>)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT attempt, status, latency_ms, error FROM webhook_attempts \
+         WHERE endpoint_id = $1 ORDER BY id DESC LIMIT $2",
+    )
+    .bind(endpoint)
+    .bind(limit)
+    .fetch_all(&db.pool)
+    .await
+}
+
+/// How many endpoints are disabled, for the status report.
+pub async fn disabled_count(db: &Db) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM webhook_endpoints WHERE enabled = 0")
+        .fetch_one(&db.pool)
+        .await
+}

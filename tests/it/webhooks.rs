@@ -301,3 +301,230 @@ async fn two_workers_claim_each_delivery_once() {
         "a lapsed claim (its worker died) is taken again"
     );
 }
+
+// --- sending ------------------------------------------------------------------------------
+
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::{Arc, Mutex};
+
+use axum::http::{HeaderMap, StatusCode};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use hmac::{Hmac, Mac};
+use orchestra::domain::delivery::send;
+use sha2::Sha256;
+
+/// A receiver on loopback: records every POST and answers with `status`.
+struct Receiver {
+    url: String,
+    got: Arc<Mutex<Vec<(HeaderMap, String)>>>,
+    status: Arc<AtomicU16>,
+}
+
+async fn receiver(status: u16) -> Receiver {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let got: Arc<Mutex<Vec<(HeaderMap, String)>>> = Arc::default();
+    let status = Arc::new(AtomicU16::new(status));
+    let (g, s) = (got.clone(), status.clone());
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |headers: HeaderMap, body: String| {
+            let (g, s) = (g.clone(), s.clone());
+            async move {
+                g.lock().unwrap().push((headers, body));
+                StatusCode::from_u16(s.load(Ordering::SeqCst)).unwrap()
+            }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Receiver { url, got, status }
+}
+
+impl Receiver {
+    fn got(&self) -> Vec<(HeaderMap, String)> {
+        self.got.lock().unwrap().clone()
+    }
+}
+
+/// An endpoint on the receiver (private addresses allowed, as the flag would); its secret.
+async fn hook(app: &TestApp, r: &Receiver, events: Option<&str>) -> (i64, String) {
+    let keys = app.state.site.get().await.keys.clone();
+    let made = orchestra::domain::delivery::endpoints::create(&app.db, &keys, &r.url, events, true)
+        .await
+        .unwrap()
+        .unwrap();
+    (made.id, made.secret.reveal())
+}
+
+async fn send_due(app: &TestApp, now: i64, allow_private: bool) -> usize {
+    let keys = app.state.site.get().await.keys.clone();
+    send::run_once(&app.db, &keys, now, allow_private)
+        .await
+        .unwrap()
+}
+
+/// The check a receiver makes, written here from the specification, not from the sender's code.
+fn verifies(secret: &str, headers: &HeaderMap, body: &str) -> bool {
+    let key = STANDARD
+        .decode(secret.strip_prefix("whsec_").unwrap())
+        .unwrap();
+    let h = |n: &str| headers[n].to_str().unwrap().to_owned();
+    let mut mac = Hmac::<Sha256>::new_from_slice(&key).unwrap();
+    mac.update(format!("{}.{}.{body}", h("webhook-id"), h("webhook-timestamp")).as_bytes());
+    let expected = format!("v1,{}", STANDARD.encode(mac.finalize().into_bytes()));
+    h("webhook-signature") == expected
+}
+
+#[tokio::test]
+async fn a_receiver_gets_each_event_of_an_instance_signed() {
+    let app = spawn(Flood::Memory).await;
+    let r = receiver(200).await;
+    let (endpoint, secret) = hook(&app, &r, None).await;
+    let id = app.start("supplier_onboarding", "Acme onboarding").await;
+    let supplier = app.link(id, None).await;
+    let client = app.client();
+    answer_step(&client, &app, &supplier, &SUPPLIER).await;
+    let reviewer = app.link(id, None).await;
+    let done = answer_step(
+        &client,
+        &app,
+        &reviewer,
+        &[("decision", "approve"), ("comment", "All in order.")],
+    )
+    .await;
+    assert_eq!(done.status, 200);
+    assert!(r.got().is_empty(), "nothing is sent in a request");
+
+    assert_eq!(send_due(&app, orchestra::store::now(), true).await, 4);
+    let got = r.got();
+    let types: Vec<String> = got
+        .iter()
+        .map(|(_, b)| serde_json::from_str::<serde_json::Value>(b).unwrap()["type"].to_string())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "\"instance.started\"",
+            "\"step.answered\"",
+            "\"step.answered\"",
+            "\"instance.ended\""
+        ]
+    );
+    let mut ids = Vec::new();
+    for (headers, body) in &got {
+        assert!(verifies(&secret, headers, body), "{headers:?} {body}");
+        assert!(!verifies(&secret, headers, &format!("{body} ")));
+        assert_eq!(headers["content-type"], "application/json");
+        ids.push(headers["webhook-id"].to_str().unwrap().to_owned());
+        for secret_part in [&supplier, &reviewer, &secret] {
+            let tail = secret_part.rsplit('/').next().unwrap();
+            assert!(!body.contains(tail));
+        }
+        assert!(!body.contains("All in order."));
+    }
+    ids.dedup();
+    assert_eq!(ids.len(), 4, "each message has its own id");
+    assert_eq!(
+        send_due(&app, orchestra::store::now() + 100_000, true).await,
+        0
+    );
+    let log = orchestra::store::webhooks::attempts(&app.db, endpoint, 10)
+        .await
+        .unwrap();
+    assert_eq!(log.len(), 4);
+    assert!(
+        log.iter()
+            .all(|(n, s, _, e)| *n == 1 && *s == Some(200) && e.is_none())
+    );
+    let logs = app.logs();
+    assert!(
+        !logs.contains(&secret[6..]),
+        "the secret reaches no log line"
+    );
+    assert!(!logs.contains(reviewer.rsplit('/').next().unwrap()));
+}
+
+#[tokio::test]
+async fn a_failing_receiver_gets_retries_with_the_same_id() {
+    let app = spawn(Flood::Memory).await;
+    let r = receiver(500).await;
+    let (endpoint, secret) = hook(&app, &r, Some("instance.started")).await;
+    app.start("contract_review", "Lease renewal").await;
+    let now = orchestra::store::now();
+    assert_eq!(send_due(&app, now, true).await, 1);
+    assert_eq!(
+        send_due(&app, now + 1, true).await,
+        0,
+        "not due before its backoff"
+    );
+    assert_eq!(send_due(&app, now + 10, true).await, 1, "retried after 5 s");
+    r.status.store(204, Ordering::SeqCst);
+    assert_eq!(send_due(&app, now + 10 + 400, true).await, 1);
+    assert_eq!(
+        send_due(&app, now + 100_000, true).await,
+        0,
+        "delivered: done"
+    );
+    let got = r.got();
+    assert_eq!(got.len(), 3);
+    let id = got[0].0["webhook-id"].clone();
+    assert!(
+        got.iter()
+            .all(|(h, b)| h["webhook-id"] == id && verifies(&secret, h, b))
+    );
+    let log = orchestra::store::webhooks::attempts(&app.db, endpoint, 10)
+        .await
+        .unwrap();
+    let statuses: Vec<(i64, Option<i64>)> = log.iter().map(|(n, s, _, _)| (*n, *s)).collect();
+    assert_eq!(statuses, [(3, Some(204)), (2, Some(500)), (1, Some(500))]);
+    let row = orchestra::store::webhooks::by_id(&app.db, endpoint)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (row.enabled, row.failures),
+        (1, 0),
+        "a success resets the run"
+    );
+}
+
+/// An endpoint made while private addresses were allowed is refused at delivery once they are
+/// not: nothing reaches it, and the attempt says why.
+#[tokio::test]
+async fn an_internal_address_is_refused_at_delivery_too() {
+    let app = spawn(Flood::Memory).await;
+    let r = receiver(200).await;
+    let (endpoint, _) = hook(&app, &r, None).await;
+    app.start("contract_review", "Lease renewal").await;
+    assert_eq!(send_due(&app, orchestra::store::now(), false).await, 1);
+    assert!(r.got().is_empty());
+    let log = orchestra::store::webhooks::attempts(&app.db, endpoint, 10)
+        .await
+        .unwrap();
+    assert_eq!(log[0].1, None);
+    assert_eq!(log[0].3.as_deref(), Some("refused address"));
+}
+
+/// A run of failures disables the endpoint; its later deliveries are set aside untried.
+#[tokio::test]
+async fn an_endpoint_failing_again_and_again_is_disabled() {
+    let app = spawn(Flood::Memory).await;
+    let r = receiver(500).await;
+    let (endpoint, _) = hook(&app, &r, Some("instance.started")).await;
+    for n in 0..send::DISABLE_AFTER {
+        app.start("contract_review", &format!("Lease {n}")).await;
+    }
+    send_due(&app, orchestra::store::now(), true).await;
+    let row = orchestra::store::webhooks::by_id(&app.db, endpoint)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((row.enabled, row.failures), (0, send::DISABLE_AFTER));
+    let before = r.got().len();
+    assert_eq!(
+        send_due(&app, orchestra::store::now() + 100_000, true).await,
+        0
+    );
+    assert_eq!(r.got().len(), before, "a disabled endpoint is sent nothing");
+}

@@ -93,11 +93,8 @@ pub async fn check_url(
     allow_private: bool,
 ) -> Result<(url::Url, Vec<std::net::SocketAddr>), Refusal> {
     let url = url::Url::parse(text.trim()).map_err(|_| Refusal::BadUrl)?;
-    match url.scheme() {
-        "https" => {}
-        "http" if allow_private => {}
-        "http" => return Err(Refusal::NotHttps),
-        _ => return Err(Refusal::BadUrl),
+    if !matches!(url.scheme(), "https" | "http") {
+        return Err(Refusal::BadUrl);
     }
     if !url.username().is_empty() || url.password().is_some() {
         return Err(Refusal::BadUrl);
@@ -114,8 +111,12 @@ pub async fn check_url(
     if addrs.is_empty() {
         return Err(Refusal::Unresolved);
     }
+    // The address first: an internal one is named as such whatever the scheme.
     if !allow_private && addrs.iter().any(|a| is_internal(a.ip())) {
         return Err(Refusal::Private);
+    }
+    if url.scheme() == "http" && !allow_private {
+        return Err(Refusal::NotHttps);
     }
     Ok((url, addrs))
 }

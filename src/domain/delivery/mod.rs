@@ -5,6 +5,7 @@
 //! a receiver. See docs/delivery.md.
 
 pub mod endpoints;
+pub mod send;
 pub mod signature;
 pub mod topic;
 
