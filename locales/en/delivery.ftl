@@ -14,3 +14,9 @@ webhook-url-not-https = A webhook URL must start with https://.
 webhook-url-private = This address is inside the server's own network (loopback, private, link-local or metadata): webhooks are not sent there.
 webhook-url-unresolved = The URL's host name does not resolve.
 webhook-event-unknown = Unknown event { $event }. Events: { $events }.
+status-webhooks = Webhooks
+status-webhooks-value = { $total ->
+    [one] 1 endpoint
+   *[other] { $total } endpoints
+}, { $disabled } disabled
+status-webhooks-disabled-description = An endpoint is disabled after 15 failed deliveries in a row; nothing more is sent to it. See "orchestra webhook list", then delete it and create it again once its receiver works.

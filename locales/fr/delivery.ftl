@@ -14,3 +14,12 @@ webhook-url-not-https = L'URL d'un webhook doit commencer par https://.
 webhook-url-private = Cette adresse est dans le réseau du serveur (boucle locale, privée, lien local ou métadonnées) : aucun webhook n'y est envoyé.
 webhook-url-unresolved = Le nom d'hôte de l'URL ne se résout pas.
 webhook-event-unknown = Événement inconnu { $event }. Événements : { $events }.
+status-webhooks = Webhooks
+status-webhooks-value = { $total ->
+    [one] 1 point de réception
+   *[other] { $total } points de réception
+}, { $disabled ->
+    [one] 1 désactivé
+   *[other] { $disabled } désactivés
+}
+status-webhooks-disabled-description = Un point de réception est désactivé après 15 envois échoués d'affilée ; plus rien ne lui est envoyé. Voir « orchestra webhook list », puis le supprimer et le créer à nouveau une fois son récepteur réparé.

@@ -240,9 +240,12 @@ pub async fn attempts(
     .await
 }
 
-/// How many endpoints are disabled, for the status report.
-pub async fn disabled_count(db: &Db) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM webhook_endpoints WHERE enabled = 0")
-        .fetch_one(&db.pool)
-        .await
+/// How many endpoints there are, and how many of them are disabled, for the status report.
+pub async fn counts(db: &Db) -> Result<(i64, i64), sqlx::Error> {
+    sqlx::query_as(
+        "SELECT COUNT(*), COALESCE(SUM(CASE WHEN enabled = 0 THEN 1 ELSE 0 END), 0) \
+         FROM webhook_endpoints",
+    )
+    .fetch_one(&db.pool)
+    .await
 }

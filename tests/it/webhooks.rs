@@ -528,3 +528,32 @@ async fn an_endpoint_failing_again_and_again_is_disabled() {
     );
     assert_eq!(r.got().len(), before, "a disabled endpoint is sent nothing");
 }
+
+/// The status report warns while an endpoint is disabled, in both languages.
+#[tokio::test]
+async fn the_status_report_warns_of_a_disabled_endpoint() {
+    let app = spawn(Flood::Memory).await;
+    let r = receiver(500).await;
+    hook(&app, &r, Some("instance.started")).await;
+    let check = |report: orchestra::domain::status::Report| {
+        report
+            .checks
+            .into_iter()
+            .find(|c| c.id == "webhooks")
+            .expect("a webhooks check")
+    };
+    let fine = check(orchestra::domain::status::build(&app.db, "memory").await);
+    assert_eq!(fine.severity.name(), "ok");
+    for n in 0..send::DISABLE_AFTER {
+        app.start("contract_review", &format!("Lease {n}")).await;
+    }
+    send_due(&app, orchestra::store::now(), true).await;
+    let warned = check(orchestra::domain::status::build(&app.db, "memory").await);
+    assert_eq!(warned.severity.name(), "warning");
+    use orchestra::i18n::Lang;
+    assert_eq!(warned.value.render(Lang::En), "1 endpoint, 1 disabled");
+    assert_eq!(
+        warned.value.render(Lang::Fr),
+        "1 point de réception, 1 désactivé"
+    );
+}
