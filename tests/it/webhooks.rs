@@ -557,3 +557,26 @@ async fn the_status_report_warns_of_a_disabled_endpoint() {
         "1 point de réception, 1 désactivé"
     );
 }
+
+/// Two senders at once (two processes' timers, or serve and cron): each message reaches the
+/// receiver once.
+#[tokio::test]
+async fn two_senders_deliver_each_message_once() {
+    let app = spawn(Flood::Memory).await;
+    let r = receiver(200).await;
+    hook(&app, &r, Some("instance.started")).await;
+    for n in 0..10 {
+        app.start("contract_review", &format!("Lease {n}")).await;
+    }
+    let now = orchestra::store::now();
+    let (a, b) = tokio::join!(send_due(&app, now, true), send_due(&app, now, true));
+    assert_eq!(a + b, 10, "{a} + {b}");
+    let mut ids: Vec<String> = r
+        .got()
+        .iter()
+        .map(|(h, _)| h["webhook-id"].to_str().unwrap().to_owned())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!((r.got().len(), ids.len()), (10, 10));
+}
