@@ -580,3 +580,25 @@ async fn two_senders_deliver_each_message_once() {
     ids.dedup();
     assert_eq!((r.got().len(), ids.len()), (10, 10));
 }
+
+/// An https endpoint is spoken to in TLS: a receiver that does not speak it is a failed attempt
+/// (`tls`), never a request sent in clear.
+#[tokio::test]
+async fn an_https_endpoint_is_never_sent_in_clear() {
+    let app = spawn(Flood::Memory).await;
+    let r = receiver(200).await;
+    let keys = app.state.site.get().await.keys.clone();
+    let url = r.url.replace("http://", "https://");
+    let endpoint = orchestra::domain::delivery::endpoints::create(&app.db, &keys, &url, None, true)
+        .await
+        .unwrap()
+        .unwrap()
+        .id;
+    app.start("contract_review", "Lease renewal").await;
+    assert_eq!(send_due(&app, orchestra::store::now(), true).await, 1);
+    assert!(r.got().is_empty());
+    let log = orchestra::store::webhooks::attempts(&app.db, endpoint, 10)
+        .await
+        .unwrap();
+    assert_eq!(log[0].3.as_deref(), Some("tls"));
+}
