@@ -116,6 +116,11 @@ const FILES: &[(Lang, &str, &str)] = &[
         "doorway.ftl",
         include_str!("../locales/en/doorway.ftl"),
     ),
+    (
+        Lang::En,
+        "delivery.ftl",
+        include_str!("../locales/en/delivery.ftl"),
+    ),
     (Lang::Fr, "main.ftl", include_str!("../locales/fr/main.ftl")),
     (
         Lang::Fr,
@@ -131,6 +136,11 @@ const FILES: &[(Lang, &str, &str)] = &[
         Lang::Fr,
         "doorway.ftl",
         include_str!("../locales/fr/doorway.ftl"),
+    ),
+    (
+        Lang::Fr,
+        "delivery.ftl",
+        include_str!("../locales/fr/delivery.ftl"),
     ),
 ];
 

@@ -185,11 +185,15 @@ pub async fn serve(
     result
 }
 
+/// How often the server sends the webhooks that are due.
+const WEBHOOKS_INTERVAL: Duration = Duration::from_secs(5);
+
 /// How long the stop waits for the flood store's last write.
 const FINAL_SYNC: Duration = Duration::from_secs(5);
 
 /// The server's timers: the flood store's upkeep every `sync_every` (its sync, and the sizing
-/// charts' and the log's periods), and `cron` every `CRON_INTERVAL`, the first of each at once:
+/// charts' and the log's periods), webhooks every `WEBHOOKS_INTERVAL`, and `cron` every
+/// `CRON_INTERVAL`, the first of each at once:
 /// a backlog of expired rows (after a flood, say) is deleted in the background while the
 /// server answers, never before it listens. The two run side by side, so a long cron never
 /// delays a sync. `serve` starts them; a test may start them on an app of its own.
@@ -227,7 +231,25 @@ pub fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::J
                 }
             }
         };
-        tokio::join!(upkeep, cron);
+        // Webhooks go out here, off every request's path.
+        let hooks = async {
+            let mut hooks = tokio::time::interval(WEBHOOKS_INTERVAL);
+            hooks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                hooks.tick().await;
+                if state.db.vanished() {
+                    continue;
+                }
+                let keys = state.site.get().await.keys.clone();
+                let allow = domain::delivery::endpoints::allow_private();
+                if let Err(e) =
+                    domain::delivery::send::run_once(&state.db, &keys, store::now(), allow).await
+                {
+                    tracing::error!(error = %e, "webhook delivery failed");
+                }
+            }
+        };
+        tokio::join!(upkeep, cron, hooks);
     })
 }
 

@@ -68,6 +68,12 @@ pub enum Parsed {
         yes: bool,
     },
     IntegratorKeyCreate(String),
+    WebhookCreate {
+        url: String,
+        events: Option<String>,
+    },
+    WebhookList,
+    WebhookDelete(String),
 }
 
 /// A token's scope as its options wrote it (`--abilities`, `--reach`, `--workflows`); each
@@ -300,6 +306,23 @@ pub fn grammar(lang: Lang) -> Command {
                 ),
         )
         .subcommand(
+            command(lang, "webhook", "cli-about-webhook")
+                .subcommand_required(true)
+                .subcommand(
+                    command(lang, "create", "cli-about-webhook-create")
+                        .arg(positional(lang, "URL", "cli-arg-webhook-url"))
+                        .arg(option(lang, "events", "LIST", "cli-arg-webhook-events")),
+                )
+                .subcommand(command(lang, "list", "cli-about-webhook-list"))
+                .subcommand(
+                    command(lang, "delete", "cli-about-webhook-delete").arg(positional(
+                        lang,
+                        "ID",
+                        "cli-arg-webhook-id",
+                    )),
+                ),
+        )
+        .subcommand(
             command(lang, "integrator-key", "cli-about-integrator-key")
                 .subcommand_required(true)
                 .subcommand(
@@ -423,6 +446,12 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
             yes: m.get_flag("yes"),
         },
         ("integrator-key", Some(("create", m))) => Parsed::IntegratorKeyCreate(required(m, "NAME")),
+        ("webhook", Some(("create", m))) => Parsed::WebhookCreate {
+            url: required(m, "URL"),
+            events: value(m, "events"),
+        },
+        ("webhook", Some(("list", _))) => Parsed::WebhookList,
+        ("webhook", Some(("delete", m))) => Parsed::WebhookDelete(required(m, "ID")),
         _ => return Err(unknown(args)),
     })
 }

@@ -134,6 +134,11 @@ pub async fn run(args: Vec<String>) -> i32 {
         Parsed::TokenRevoke(name) => token_revoke(&out, &db, &name).await,
         Parsed::TokenRotateKey { yes } => token_rotate_key(&out, &db, yes).await,
         Parsed::IntegratorKeyCreate(name) => integrator_key_create(&out, &db, &name).await,
+        Parsed::WebhookCreate { url, events } => {
+            webhook_create(&out, &db, &url, events.as_deref()).await
+        }
+        Parsed::WebhookList => webhook_list(&db).await,
+        Parsed::WebhookDelete(id) => webhook_delete(&out, &db, &id).await,
         // Answered above, before the database.
         Parsed::Help(_)
         | Parsed::Version
@@ -746,6 +751,12 @@ async fn cron(config: &Config, db: &Db) -> Result<i32, sqlx::Error> {
         flood::Clock::system(),
     ));
     crate::run_cron(db, &guard).await?;
+    // What is due goes out from cron too, for a site whose server is not always running.
+    let keys = store::keys::load(db).await?;
+    let allow = crate::domain::delivery::endpoints::allow_private();
+    if let Err(e) = crate::domain::delivery::send::run_once(db, &keys, store::now(), allow).await {
+        tracing::error!(error = %e, "webhook delivery failed");
+    }
     Ok(0)
 }
 
@@ -964,4 +975,67 @@ async fn integrator_key_create(out: &Out, db: &Db, name: &str) -> Result<i32, sq
         }
         Err(e) => Ok(out.fail(e)),
     }
+}
+
+/// `orchestra webhook create URL [--events a,b]`: the signing secret alone on standard output,
+/// this once (it is stored sealed and never shown again); what was made on standard error.
+async fn webhook_create(
+    out: &Out,
+    db: &Db,
+    url: &str,
+    events: Option<&str>,
+) -> Result<i32, sqlx::Error> {
+    use crate::domain::delivery::endpoints;
+    let keys = store::keys::load(db).await?;
+    match endpoints::create(db, &keys, url, events, endpoints::allow_private()).await {
+        Ok(Ok(created)) => {
+            println!("{}", created.secret.reveal());
+            eprintln!(
+                "{}",
+                Message::new("cli-webhook-created")
+                    .arg("id", created.id.to_string())
+                    .render(out.lang)
+            );
+            Ok(0)
+        }
+        Ok(Err(refusal)) => Ok(out.err(refusal.message())),
+        Err(e) => Ok(out.fail(e)),
+    }
+}
+
+/// One line per endpoint, tab-separated: id, URL, events (`*` for all), state, consecutive
+/// failures. Never the secret.
+async fn webhook_list(db: &Db) -> Result<i32, sqlx::Error> {
+    for e in store::webhooks::all(db).await? {
+        println!(
+            "{}\t{}\t{}\t{}\t{}",
+            e.id,
+            e.url,
+            if e.events.is_empty() { "*" } else { &e.events },
+            if e.enabled != 0 {
+                "enabled"
+            } else {
+                "disabled"
+            },
+            e.failures,
+        );
+    }
+    Ok(0)
+}
+
+async fn webhook_delete(out: &Out, db: &Db, id: &str) -> Result<i32, sqlx::Error> {
+    let unknown = || out.err(Message::new("cli-webhook-unknown").arg("id", id.to_owned()));
+    let Ok(n) = id.trim().parse::<i64>() else {
+        return Ok(unknown());
+    };
+    if !store::webhooks::delete(db, n).await? {
+        return Ok(unknown());
+    }
+    eprintln!(
+        "{}",
+        Message::new("cli-webhook-deleted")
+            .arg("id", n.to_string())
+            .render(out.lang)
+    );
+    Ok(0)
 }

@@ -7,6 +7,7 @@
 pub mod admins;
 pub mod api;
 pub mod capability;
+pub mod delivery;
 pub mod interaction;
 pub mod keys;
 pub mod links;

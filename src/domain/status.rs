@@ -257,6 +257,31 @@ pub fn unreachable(backend: store::Backend, cause: Message, env: Environment) ->
     Report { checks }
 }
 
+/// "Webhooks": a warning while an endpoint is disabled (a run of failed deliveries); its
+/// messages are set aside until it is made again.
+pub fn webhooks_check(total: i64, disabled: i64) -> Check {
+    let value = Message::new("status-webhooks-value")
+        .arg("total", total.to_string())
+        .arg("disabled", disabled.to_string());
+    if disabled > 0 {
+        Check {
+            id: "webhooks",
+            title: Message::new("status-webhooks"),
+            value,
+            severity: Severity::Warning,
+            description: Some(Message::new("status-webhooks-disabled-description")),
+        }
+    } else {
+        Check {
+            id: "webhooks",
+            title: Message::new("status-webhooks"),
+            value,
+            severity: Severity::Ok,
+            description: None,
+        }
+    }
+}
+
 fn version_check() -> Check {
     Check {
         id: "version",
@@ -382,6 +407,12 @@ pub async fn build_with(db: &Db, flood_backend: &str, env: Environment) -> Repor
         }
     }
     checks.push(proxy_check(env));
+    // Only on a site with webhook endpoints: a site without any has nothing to be told.
+    match store::webhooks::counts(db).await {
+        Ok((0, _)) => {}
+        Ok((total, disabled)) => checks.push(webhooks_check(total, disabled)),
+        Err(_) => checks.push(check_failed("webhooks", "status-webhooks")),
+    }
     Report { checks }
 }
 

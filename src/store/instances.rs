@@ -2,6 +2,8 @@
 //! title, kind and participant), so no later version of the workflow changes them.
 
 use super::Db;
+use super::outbox::{self, Message};
+use crate::domain::delivery::topic::Topic;
 use crate::domain::workflow::InstanceState;
 use crate::domain::workflow::history::Event;
 
@@ -146,6 +148,7 @@ pub async fn create(
         now,
     )
     .await?;
+    outbox::record(&mut tx, &Message::of(Topic::InstanceStarted, id), now).await?;
     tx.commit().await?;
     Ok(Ok(id))
 }
@@ -406,6 +409,18 @@ pub async fn record_answer_in(
         now,
     )
     .await?;
+    // That a step was answered, by whom: never the answer itself.
+    outbox::record(
+        tx,
+        &Message {
+            step: Some(a.step),
+            step_title: Some(a.step_title),
+            participant: Some(a.participant),
+            ..Message::of(Topic::StepAnswered, a.instance)
+        },
+        now,
+    )
+    .await?;
     let complete = a
         .branches
         .iter()
@@ -475,7 +490,17 @@ async fn set_state(
         },
         now,
     )
-    .await
+    .await?;
+    outbox::record(tx, &ended(instance, step, state), now).await
+}
+
+/// The message an instance's end sends.
+fn ended(instance: i64, step: i64, state: InstanceState) -> Message<'static> {
+    Message {
+        step: Some(step),
+        state: Some(state),
+        ..Message::of(Topic::InstanceEnded, instance)
+    }
 }
 
 /// Ends a running instance as cancelled, in one transaction: its state, a new token (so every
@@ -524,6 +549,12 @@ pub async fn cancel(
             answer: reason_json,
             ..Entry::of(Event::Cancelled)
         },
+        now,
+    )
+    .await?;
+    outbox::record(
+        &mut tx,
+        &ended(instance, step, InstanceState::Cancelled),
         now,
     )
     .await?;

@@ -18,9 +18,11 @@ pub mod idempotency;
 pub mod instances;
 pub mod keys;
 pub mod links;
+pub mod outbox;
 pub mod payments;
 pub mod sessions;
 pub mod settings;
+pub mod webhooks;
 pub mod workflows;
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");

@@ -1810,3 +1810,83 @@ async fn french_help_puts_a_narrow_no_break_space_before_its_colons() {
     );
     assert!(run.stdout.contains("Options\u{202f}:\n"), "{}", run.stdout);
 }
+
+// --- webhook ------------------------------------------------------------------------------
+
+/// `webhook create` prints the signing secret alone, once; the database holds it only sealed,
+/// and `webhook list` never shows it.
+#[tokio::test]
+async fn webhook_create_prints_the_secret_once_and_stores_it_sealed() {
+    let cli = cli().await;
+    cli.init();
+    let allow = [("ORCHESTRA_WEBHOOKS_ALLOW_PRIVATE", "1")];
+    let made = cli.run_with(
+        &[
+            "webhook",
+            "create",
+            "http://127.0.0.1:9/hook",
+            "--events",
+            "step.answered,instance.ended",
+        ],
+        &allow,
+        None,
+    );
+    let secret = made.line().to_owned();
+    assert!(secret.starts_with("whsec_"), "{secret}");
+    assert_eq!(
+        made.stderr,
+        "Webhook endpoint 1 created: its signing secret is printed above, this once.\n"
+    );
+    let db = cli.db().await;
+    let row = store::webhooks::by_id(&db, 1).await.unwrap().unwrap();
+    let key = orchestra::domain::delivery::signature::Secret::parse(&secret).unwrap();
+    assert!(!row.secret.contains(&secret[6..]));
+    assert!(!row.secret.contains(&hex::encode(key.bytes())));
+    let keys = store::keys::load(&db).await.unwrap();
+    assert_eq!(
+        orchestra::domain::delivery::endpoints::open_secret(&keys, &row),
+        Some(key)
+    );
+    cli.run(&["webhook", "list"]).expect(
+        0,
+        "1\thttp://127.0.0.1:9/hook\tstep.answered,instance.ended\tenabled\t0\n",
+        "",
+    );
+    cli.run(&["webhook", "delete", "1"])
+        .expect(0, "", "Webhook endpoint 1 deleted.\n");
+    cli.run(&["webhook", "delete", "1"])
+        .expect(2, "", "No webhook endpoint 1.\n");
+    cli.run_fr(&["webhook", "delete", "1"])
+        .expect(2, "", "Aucun point de réception 1.\n");
+    cli.run(&["webhook", "list"]).expect(0, "", "");
+}
+
+/// Without `ORCHESTRA_WEBHOOKS_ALLOW_PRIVATE=1`, no endpoint inside the server's network and
+/// no plain http: nothing is saved.
+#[tokio::test]
+async fn webhook_create_refuses_internal_addresses_and_unknown_events() {
+    let cli = cli().await;
+    cli.init();
+    let private = "This address is inside the server's own network (loopback, private, link-local or metadata): webhooks are not sent there.\n";
+    for url in [
+        "https://127.0.0.1/hook",
+        "https://10.0.0.1/hook",
+        "https://169.254.169.254/latest/meta-data",
+        "https://[::1]/hook",
+    ] {
+        cli.run(&["webhook", "create", url]).expect(2, "", private);
+    }
+    cli.run(&["webhook", "create", "http://127.0.0.1:9/hook"])
+        .expect(2, "", private);
+    cli.run(&["webhook", "create", "http://93.184.216.34/hook"])
+        .expect(2, "", "A webhook URL must start with https://.\n");
+    cli.run_fr(&["webhook", "create", "http://93.184.216.34/hook"])
+        .expect(2, "", "L'URL d'un webhook doit commencer par https://.\n");
+    cli.run(&["webhook", "create", "https://93.184.216.34/", "--events", "x.y"])
+        .expect(
+            2,
+            "",
+            "Unknown event x.y. Events: instance.started, step.answered, instance.ended, payment.confirmed.\n",
+        );
+    cli.run(&["webhook", "list"]).expect(0, "", "");
+}

@@ -32,3 +32,4 @@ mod sizing;
 mod soak;
 mod store;
 mod visitor;
+mod webhooks;

@@ -13,6 +13,7 @@ use sha2::Sha256;
 
 use super::Resolved;
 use crate::domain::capability::{self, Claims, Kind};
+use crate::domain::delivery::Topic;
 use crate::domain::keys::SiteKeys;
 use crate::domain::workflow::versions::Cache;
 use crate::domain::workflow::{Interaction, Step, format_amount};
@@ -226,6 +227,20 @@ pub async fn apply(db: &Db, versions: &Cache, notice: &Notice) -> Result<Option<
             "payment": settled.reference,
         })
         .to_string();
+        // Told in the transaction that settles it: a rollback tells nothing.
+        store::outbox::record(
+            &mut tx,
+            &store::outbox::Message {
+                step: Some(settled.step_index),
+                step_title: Some(&step.title),
+                participant: Some(&settled.participant),
+                amount_cents: Some(settled.amount_cents),
+                currency: Some(&settled.currency),
+                ..store::outbox::Message::of(Topic::PaymentConfirmed, settled.instance_id)
+            },
+            store::now(),
+        )
+        .await?;
         let awaited = step.awaited();
         let recorded = store::instances::record_answer_in(
             &mut tx,

@@ -1,0 +1,22 @@
+# Issue 22: the outbox and webhooks (docs/delivery.md).
+cli-about-webhook = Webhook endpoints: webhook create URL, webhook list, webhook delete ID
+cli-about-webhook-create = Add a webhook endpoint; prints its signing secret once
+cli-arg-webhook-url = Where messages are posted (https; http and private addresses only with ORCHESTRA_WEBHOOKS_ALLOW_PRIVATE=1)
+cli-arg-webhook-events = The events it takes, comma-separated (every event when left out)
+cli-about-webhook-list = List webhook endpoints: id, URL, events, state, consecutive failures
+cli-about-webhook-delete = Delete a webhook endpoint
+cli-arg-webhook-id = The endpoint's number, as webhook list shows it
+cli-webhook-created = Webhook endpoint { $id } created: its signing secret is printed above, this once.
+cli-webhook-deleted = Webhook endpoint { $id } deleted.
+cli-webhook-unknown = No webhook endpoint { $id }.
+webhook-url-invalid = The URL is not one a webhook can be sent to (an http or https URL, without a user name or password).
+webhook-url-not-https = A webhook URL must start with https://.
+webhook-url-private = This address is inside the server's own network (loopback, private, link-local or metadata): webhooks are not sent there.
+webhook-url-unresolved = The URL's host name does not resolve.
+webhook-event-unknown = Unknown event { $event }. Events: { $events }.
+status-webhooks = Webhooks
+status-webhooks-value = { $total ->
+    [one] 1 endpoint
+   *[other] { $total } endpoints
+}, { $disabled } disabled
+status-webhooks-disabled-description = An endpoint is disabled after 15 failed deliveries in a row; nothing more is sent to it. See "orchestra webhook list", then delete it and create it again once its receiver works.

@@ -1,0 +1,25 @@
+# Issue 22 : la boîte d'envoi et les webhooks (docs/delivery.md).
+cli-about-webhook = Points de réception des webhooks : webhook create URL, webhook list, webhook delete ID
+cli-about-webhook-create = Ajouter un point de réception ; affiche son secret de signature une seule fois
+cli-arg-webhook-url = Où les messages sont envoyés (https ; http et adresses privées seulement avec ORCHESTRA_WEBHOOKS_ALLOW_PRIVATE=1)
+cli-arg-webhook-events = Les événements qu'il reçoit, séparés par des virgules (tous s'il est omis)
+cli-about-webhook-list = Lister les points de réception : numéro, URL, événements, état, échecs consécutifs
+cli-about-webhook-delete = Supprimer un point de réception
+cli-arg-webhook-id = Le numéro du point de réception, tel que webhook list l'affiche
+cli-webhook-created = Point de réception { $id } créé : son secret de signature est affiché ci-dessus, cette seule fois.
+cli-webhook-deleted = Point de réception { $id } supprimé.
+cli-webhook-unknown = Aucun point de réception { $id }.
+webhook-url-invalid = Cette URL ne peut pas recevoir de webhook (une URL http ou https, sans nom d'utilisateur ni mot de passe).
+webhook-url-not-https = L'URL d'un webhook doit commencer par https://.
+webhook-url-private = Cette adresse est dans le réseau du serveur (boucle locale, privée, lien local ou métadonnées) : aucun webhook n'y est envoyé.
+webhook-url-unresolved = Le nom d'hôte de l'URL ne se résout pas.
+webhook-event-unknown = Événement inconnu { $event }. Événements : { $events }.
+status-webhooks = Webhooks
+status-webhooks-value = { $total ->
+    [one] 1 point de réception
+   *[other] { $total } points de réception
+}, { $disabled ->
+    [one] 1 désactivé
+   *[other] { $disabled } désactivés
+}
+status-webhooks-disabled-description = Un point de réception est désactivé après 15 envois échoués d'affilée ; plus rien ne lui est envoyé. Voir « orchestra webhook list », puis le supprimer et le créer à nouveau une fois son récepteur réparé.

@@ -1,0 +1,91 @@
+//! Telling other systems what happened (issue 22): the outbox's messages, their JSON payloads,
+//! and their Standard Webhooks signatures. A message is written with the change that causes it
+//! (`store::outbox::record`, inside that change's transaction); what a payload says is decided
+//! here, from the message's typed columns only, so no link, handle, secret or answer can reach
+//! a receiver. See docs/delivery.md.
+
+pub mod endpoints;
+pub mod send;
+pub mod signature;
+pub mod topic;
+
+use serde_json::{Value, json};
+
+use crate::store::outbox::MessageRow;
+
+pub use topic::Topic;
+
+/// A message's id as receivers see it (`webhook-id`): the same on every retry, so a receiver
+/// can drop a message it has already handled.
+pub fn message_id(m: &MessageRow) -> String {
+    format!("msg_{}", m.id)
+}
+
+/// The JSON body of a message, in the Standard Webhooks shape: `type`, `timestamp` (when the
+/// change was made, RFC 3339) and `data`. Only ids, the workflow's machine name, the step's
+/// number and title, the participant, the state and a payment's amount: never an answer.
+pub fn payload(m: &MessageRow) -> Value {
+    let mut data = json!({
+        "instance": m.instance_id,
+        "workflow": m.workflow,
+        "at": m.created_at,
+    });
+    let fields = [
+        ("step", m.step_index.map(Value::from)),
+        ("step_title", m.step_title.clone().map(Value::from)),
+        ("participant", m.participant.clone().map(Value::from)),
+        ("state", m.state.clone().map(Value::from)),
+        ("amount_cents", m.amount_cents.map(Value::from)),
+        ("currency", m.currency.clone().map(Value::from)),
+    ];
+    if let Value::Object(map) = &mut data {
+        for (name, value) in fields {
+            if let Some(value) = value {
+                map.insert(name.to_owned(), value);
+            }
+        }
+    }
+    json!({
+        "type": m.event.as_str(),
+        "timestamp": crate::time::format_iso(m.created_at),
+        "data": data,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_payload_says_what_happened_and_no_more() {
+        let m = MessageRow {
+            id: 7,
+            event: Topic::StepAnswered,
+            instance_id: 3,
+            workflow: "contract_review".into(),
+            step_index: Some(0),
+            step_title: Some("Legal review".into()),
+            participant: Some("legal".into()),
+            state: None,
+            amount_cents: None,
+            currency: None,
+            created_at: 1_614_265_330,
+        };
+        assert_eq!(message_id(&m), "msg_7");
+        assert_eq!(
+            payload(&m),
+            json!({
+                "type": "step.answered",
+                "timestamp": "2021-02-25T15:02:10Z",
+                "data": {
+                    "instance": 3,
+                    "workflow": "contract_review",
+                    "at": 1_614_265_330,
+                    "step": 0,
+                    "step_title": "Legal review",
+                    "participant": "legal",
+                },
+            })
+        );
+    }
+}
