@@ -566,3 +566,36 @@ status-base-url = Links
 status-base-url-ok = Built on { $url }
 status-base-url-elsewhere = Built on { $base }, but the server listens on { $listening }
 status-base-url-elsewhere-description = Links issued now lead nowhere. Save the address visitors reach this server at as the base URL under Settings, or run the server on the address the base URL names.
+
+# Lists that page (issue 21).
+instances-filter-any = Any
+instances-started-by = Started by
+instances-search = Search in the subject
+instances-filter-apply = Filter
+instances-filter-clear = Clear the filters
+instances-none-match = No instance matches these filters here.
+instances-total = { $count ->
+        [0] No instance
+        [one] One instance
+       *[other] { $count } instances
+    }
+instances-total-more = More than { $count } instances
+instances-total-at-least = At least { $count } matching among the newest instances
+instances-search-window = A search looks through { $count } instances a page; look further with “Older”.
+started-by-admin = An administrator
+started-by-cli = The command line
+started-by-api = An API token
+pager-label = Pages
+pager-newer = ← Newer
+pager-older = Older →
+pager-newest = Newest
+pager-older-history = Earlier history
+instance-links-count = { $count ->
+        [0] No link issued yet.
+        [one] One link issued.
+       *[other] { $count } links issued, newest first.
+    }
+instance-history-count = { $count ->
+        [one] One event.
+       *[other] { $count } events; the page shows up to 50, oldest first.
+    }

@@ -566,3 +566,36 @@ status-base-url = Liens
 status-base-url-ok = Construits sur { $url }
 status-base-url-elsewhere = Construits sur { $base }, mais le serveur écoute sur { $listening }
 status-base-url-elsewhere-description = Les liens émis maintenant ne mènent nulle part. Enregistrez comme URL de base, dans Réglages, l'adresse à laquelle les visiteurs joignent ce serveur, ou lancez le serveur sur l'adresse que nomme l'URL de base.
+
+# Listes paginées (ticket 21).
+instances-filter-any = Tous
+instances-started-by = Démarrée par
+instances-search = Rechercher dans le sujet
+instances-filter-apply = Filtrer
+instances-filter-clear = Effacer les filtres
+instances-none-match = Aucune instance ne correspond à ces filtres ici.
+instances-total = { $count ->
+        [0] Aucune instance
+        [one] Une instance
+       *[other] { $count } instances
+    }
+instances-total-more = Plus de { $count } instances
+instances-total-at-least = Au moins { $count } correspondances parmi les instances les plus récentes
+instances-search-window = Une recherche parcourt { $count } instances par page{"\u202F"}; poursuivez avec «{"\u00A0"}Plus anciennes{"\u00A0"}».
+started-by-admin = Un administrateur
+started-by-cli = La ligne de commande
+started-by-api = Un jeton d'API
+pager-label = Pages
+pager-newer = ← Plus récentes
+pager-older = Plus anciennes →
+pager-newest = Les plus récentes
+pager-older-history = Historique antérieur
+instance-links-count = { $count ->
+        [0] Aucun lien émis pour l'instant.
+        [one] Un lien émis.
+       *[other] { $count } liens émis, les plus récents d'abord.
+    }
+instance-history-count = { $count ->
+        [one] Un événement.
+       *[other] { $count } événements{"\u202F"}; la page en montre jusqu'à 50, les plus anciens d'abord.
+    }

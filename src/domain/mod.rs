@@ -9,6 +9,7 @@ pub mod capability;
 pub mod interaction;
 pub mod keys;
 pub mod links;
+pub mod lists;
 pub mod login;
 pub mod password;
 pub mod settings;

@@ -17,6 +17,7 @@ pub mod idempotency;
 pub mod instances;
 pub mod keys;
 pub mod links;
+pub mod lists;
 pub mod payments;
 pub mod sessions;
 pub mod settings;

@@ -940,6 +940,8 @@ async fn cron_records_its_run_and_removes_what_expired() {
         title: "Order 7",
         body: "",
         token: "t",
+        started_by: "cli",
+        actor: "cli",
     };
     let id = store::instances::create(&db, &new, None)
         .await
