@@ -579,9 +579,15 @@ instances-total = { $count ->
         [one] One instance
        *[other] { $count } instances
     }
-instances-total-more = More than { $count } instances
+instances-total-more = { $count ->
+        [one] More than one instance
+       *[other] More than { $count } instances
+    }
 instances-total-at-least = At least { $count } matching among the newest instances
-instances-search-window = A search looks through { $count } instances a page; look further with “Older”.
+instances-search-window = { $count ->
+        [one] A search looks through one instance a page; look further with “Older”.
+       *[other] A search looks through { $count } instances a page; look further with “Older”.
+    }
 started-by-admin = An administrator
 started-by-cli = The command line
 started-by-api = An API token

@@ -579,9 +579,15 @@ instances-total = { $count ->
         [one] Une instance
        *[other] { $count } instances
     }
-instances-total-more = Plus de { $count } instances
+instances-total-more = { $count ->
+        [one] Plus d'une instance
+       *[other] Plus de { $count } instances
+    }
 instances-total-at-least = Au moins { $count } correspondances parmi les instances les plus récentes
-instances-search-window = Une recherche parcourt { $count } instances par page{"\u202F"}; poursuivez avec «{"\u00A0"}Plus anciennes{"\u00A0"}».
+instances-search-window = { $count ->
+        [one] Une recherche parcourt une instance par page{"\u202F"}; poursuivez avec «{"\u00A0"}Plus anciennes{"\u00A0"}».
+       *[other] Une recherche parcourt { $count } instances par page{"\u202F"}; poursuivez avec «{"\u00A0"}Plus anciennes{"\u00A0"}».
+    }
 started-by-admin = Un administrateur
 started-by-cli = La ligne de commande
 started-by-api = Un jeton d'API
