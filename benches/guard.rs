@@ -129,10 +129,17 @@ fn doorway(c: &mut Criterion) {
             .await
             .expect("read")
             .expect("a seeded workflow");
-        let id = orchestra::domain::links::start(&db, workflow.id, "Bench", "", None)
-            .await
-            .expect("start")
-            .expect("started");
+        let id = orchestra::domain::links::start(
+            &db,
+            workflow.id,
+            "Bench",
+            "",
+            &orchestra::domain::links::Actor::CommandLine,
+            None,
+        )
+        .await
+        .expect("start")
+        .expect("started");
         let now = clock.now_secs();
         let order = orchestra::domain::links::Order {
             participant: "supplier",

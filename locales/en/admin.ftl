@@ -578,3 +578,41 @@ definition-options = Line { $line }: a choice lists 2 to 30 different options se
 definition-translation-options = Line { $line }: give a choice as many options as the step's own line, separated by slashes.
 definition-help = Line { $line }: "help:" takes a few words (at most 500 characters), once per line.
 workflow-choice-help = a choice between options; "help:" adds a few words under the step's title
+# Lists that page (issue 21).
+instances-filter-any = Any
+instances-started-by = Started by
+instances-search = Search in the subject
+instances-filter-apply = Filter
+instances-filter-clear = Clear the filters
+instances-none-match = No instance matches these filters here.
+instances-total = { $count ->
+        [0] No instance
+        [one] One instance
+       *[other] { $count } instances
+    }
+instances-total-more = { $count ->
+        [one] More than one instance
+       *[other] More than { $count } instances
+    }
+instances-total-at-least = At least { $count } matching among the newest instances
+instances-search-window = { $count ->
+        [one] A search looks through one instance a page; look further with “Older”.
+       *[other] A search looks through { $count } instances a page; look further with “Older”.
+    }
+started-by-admin = An administrator
+started-by-cli = The command line
+started-by-api = An API token
+pager-label = Pages
+pager-newer = ← Newer
+pager-older = Older →
+pager-newest = Newest
+pager-older-history = Earlier history
+instance-links-count = { $count ->
+        [0] No link issued yet.
+        [one] One link issued.
+       *[other] { $count } links issued, newest first.
+    }
+instance-history-count = { $count ->
+        [one] One event.
+       *[other] { $count } events; the page shows up to 50, oldest first.
+    }

@@ -578,3 +578,41 @@ definition-options = Ligne { $line } : un choix propose de 2 à 30 options dif
 definition-translation-options = Ligne { $line } : donnez à un choix autant d'options que la ligne de l'étape, séparées par des barres obliques.
 definition-help = Ligne { $line } : « help: » prend quelques mots (500 caractères au plus), une fois par ligne.
 workflow-choice-help = un choix entre des options ; « help: » ajoute quelques mots sous le titre de l'étape
+# Listes paginées (ticket 21).
+instances-filter-any = Tous
+instances-started-by = Démarrée par
+instances-search = Rechercher dans le sujet
+instances-filter-apply = Filtrer
+instances-filter-clear = Effacer les filtres
+instances-none-match = Aucune instance ne correspond à ces filtres ici.
+instances-total = { $count ->
+        [0] Aucune instance
+        [one] Une instance
+       *[other] { $count } instances
+    }
+instances-total-more = { $count ->
+        [one] Plus d'une instance
+       *[other] Plus de { $count } instances
+    }
+instances-total-at-least = Au moins { $count } correspondances parmi les instances les plus récentes
+instances-search-window = { $count ->
+        [one] Une recherche parcourt une instance par page{"\u202F"}; poursuivez avec «{"\u00A0"}Plus anciennes{"\u00A0"}».
+       *[other] Une recherche parcourt { $count } instances par page{"\u202F"}; poursuivez avec «{"\u00A0"}Plus anciennes{"\u00A0"}».
+    }
+started-by-admin = Un administrateur
+started-by-cli = La ligne de commande
+started-by-api = Un jeton d'API
+pager-label = Pages
+pager-newer = ← Plus récentes
+pager-older = Plus anciennes →
+pager-newest = Les plus récentes
+pager-older-history = Historique antérieur
+instance-links-count = { $count ->
+        [0] Aucun lien émis pour l'instant.
+        [one] Un lien émis.
+       *[other] { $count } liens émis, les plus récents d'abord.
+    }
+instance-history-count = { $count ->
+        [one] Un événement.
+       *[other] { $count } événements{"\u202F"}; la page en montre jusqu'à 50, les plus anciens d'abord.
+    }

@@ -6,6 +6,16 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use crate::i18n::{Lang, Message, tr};
 
+/// `orchestra instance list`'s options, as typed (checked by the command).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ListArgs {
+    pub workflow: Option<String>,
+    pub state: Option<String>,
+    pub search: Option<String>,
+    pub limit: Option<String>,
+    pub before: Option<String>,
+}
+
 /// A command line, parsed.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Parsed {
@@ -37,6 +47,7 @@ pub enum Parsed {
         instance: String,
         reason: Option<String>,
     },
+    InstanceList(ListArgs),
     LinkIssue {
         instance: String,
         participant: Option<String>,
@@ -223,6 +234,14 @@ pub fn grammar(lang: Lang) -> Command {
                         .arg(option(lang, "body", "TEXT", "cli-arg-body")),
                 )
                 .subcommand(
+                    command(lang, "list", "cli-about-instance-list")
+                        .arg(option(lang, "workflow", "NAME", "cli-arg-list-workflow"))
+                        .arg(option(lang, "state", "STATE", "cli-arg-list-state"))
+                        .arg(option(lang, "search", "TEXT", "cli-arg-list-search"))
+                        .arg(option(lang, "limit", "N", "cli-arg-list-limit"))
+                        .arg(option(lang, "before", "ID", "cli-arg-list-before")),
+                )
+                .subcommand(
                     command(lang, "cancel", "cli-about-instance-cancel")
                         .arg(positional(lang, "INSTANCE", "cli-arg-instance"))
                         .arg(option(lang, "reason", "TEXT", "cli-arg-reason")),
@@ -400,6 +419,13 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
             subject: value(m, "subject"),
             body: value(m, "body"),
         },
+        ("instance", Some(("list", m))) => Parsed::InstanceList(ListArgs {
+            workflow: value(m, "workflow"),
+            state: value(m, "state"),
+            search: value(m, "search"),
+            limit: value(m, "limit"),
+            before: value(m, "before"),
+        }),
         ("instance", Some(("cancel", m))) => Parsed::InstanceCancel {
             instance: required(m, "INSTANCE"),
             reason: value(m, "reason"),

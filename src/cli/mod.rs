@@ -110,6 +110,7 @@ pub async fn run(args: Vec<String>) -> i32 {
         Parsed::InstanceCancel { instance, reason } => {
             instance_cancel(&out, &db, &instance, reason.as_deref()).await
         }
+        Parsed::InstanceList(args) => instance_list(&out, &db, &args).await,
         Parsed::LinkIssue {
             instance,
             participant,
@@ -551,7 +552,16 @@ async fn instance_start(
     };
     let subject = subject.map_or_else(|| row.label.clone(), str::to_owned);
     let body = body.unwrap_or("");
-    match crate::domain::links::start(db, row.id, &subject, body, None).await? {
+    match crate::domain::links::start(
+        db,
+        row.id,
+        &subject,
+        body,
+        &crate::domain::links::Actor::CommandLine,
+        None,
+    )
+    .await?
+    {
         Ok(id) => {
             println!("{id}");
             Ok(0)
@@ -603,6 +613,120 @@ async fn link_issue(
         Ok(Err(refusal)) => Ok(out.err(refusal.message())),
         Err(e) => Ok(out.fail(e)),
     }
+}
+
+/// A word as a shell reads it back unchanged: bare when it is plain, else single-quoted.
+fn shell_word(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'))
+    {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// `orchestra instance list`: a page of instances newest first as a table on standard output;
+/// the total and the command for the next page on standard error, so the table stays readable
+/// by a script.
+async fn instance_list(
+    out: &Out,
+    db: &Db,
+    args: &crate::cli::args::ListArgs,
+) -> Result<i32, sqlx::Error> {
+    use crate::domain::lists;
+    let state = match args.state.as_deref() {
+        None => None,
+        Some(word) => match lists::parse_state(word) {
+            Some(s) => Some(s),
+            None => {
+                return Ok(out.err(Message::new("cli-state-unknown").arg("state", word.to_owned())));
+            }
+        },
+    };
+    let limit = match args.limit.as_deref() {
+        None => lists::PAGE,
+        Some(n) => match n
+            .parse::<i64>()
+            .ok()
+            .filter(|n| (1..=lists::MAX_PAGE).contains(n))
+        {
+            Some(n) => n,
+            None => {
+                return Ok(out.err(
+                    Message::new("cli-limit-invalid").arg("max", lists::MAX_PAGE.to_string()),
+                ));
+            }
+        },
+    };
+    let from = match args.before.as_deref() {
+        None => lists::From::Newest,
+        Some(id) => match id.parse::<i64>().ok().filter(|id| *id > 0) {
+            Some(id) => lists::From::Before(id),
+            None => return Ok(out.err(Message::new("cli-before-invalid"))),
+        },
+    };
+    let mut filter = lists::filter(None, state, None, args.search.as_deref());
+    if let Some(name) = args.workflow.as_deref() {
+        let row = match name.parse::<i64>() {
+            Ok(id) => store::workflows::by_id(db, id).await?,
+            Err(_) => store::workflows::by_name(db, name).await?,
+        };
+        let Some(row) = row else {
+            return Ok(
+                out.err(Message::new("cli-workflow-unknown").arg("workflow", name.to_owned()))
+            );
+        };
+        filter.workflows = Some(vec![row.id]);
+    }
+    let listed = lists::page(db, &filter, from, limit).await?;
+    let t = |id: &'static str| Message::new(id).render(out.lang);
+    println!(
+        "#\t{}\t{}\t{}\t{}\t{}",
+        t("cli-list-state"),
+        t("cli-list-workflow"),
+        t("cli-list-started-by"),
+        t("cli-list-updated"),
+        t("cli-list-title")
+    );
+    for r in &listed.rows {
+        println!(
+            "{}\t{}\t{}\t{}\t{}\t{}",
+            r.id,
+            r.state.as_str(),
+            r.workflow_name.as_deref().unwrap_or("-"),
+            r.started_by.as_deref().unwrap_or("-"),
+            crate::time::format_utc(r.updated_at),
+            r.subject_title.replace(['\t', '\n'], " ")
+        );
+    }
+    eprintln!(
+        "{}",
+        lists::total(db, &filter).await?.message().render(out.lang)
+    );
+    if let Some(next) = listed.more {
+        let mut command = String::from("orchestra instance list");
+        for (option, value) in [
+            ("--workflow", &args.workflow),
+            ("--state", &args.state),
+            ("--search", &args.search),
+            ("--limit", &args.limit),
+        ] {
+            if let Some(v) = value {
+                command.push_str(&format!(" {option} {}", shell_word(v)));
+            }
+        }
+        command.push_str(&format!(" --before {next}"));
+        eprintln!(
+            "{}",
+            Message::new("cli-list-next")
+                .arg("command", command)
+                .render(out.lang)
+        );
+    }
+    Ok(0)
 }
 
 /// Cancels a running instance as the command line (`links::cancel`); says so on standard

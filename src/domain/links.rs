@@ -98,6 +98,7 @@ pub async fn start(
     workflow_id: i64,
     title: &str,
     body: &str,
+    by: &Actor,
     quota: Option<Quota>,
 ) -> Result<Result<i64, Vec<Refusal>>, sqlx::Error> {
     let mut errors = Vec::new();
@@ -123,6 +124,8 @@ pub async fn start(
             title,
             body: body.trim(),
             token: &crate::domain::keys::random_token(),
+            started_by: crate::domain::lists::Starter::of(by).as_str(),
+            actor: &by.stored(),
         },
         quota,
     )
@@ -304,16 +307,33 @@ impl LinkState {
     }
 }
 
-/// An instance's issued links, newest first, each with its state now.
+/// A page of an instance's links, newest first: up to `limit` older than `before` (from the
+/// newest when `None`), each with its state, and the id to read older ones from.
+pub struct LinkPage {
+    pub links: Vec<(LinkRow, LinkState)>,
+    pub older: Option<i64>,
+    /// How many links the instance has in all.
+    pub total: i64,
+}
+
+/// An instance's issued links, a page at a time, newest first, each with its state now.
 pub async fn list(
     db: &Db,
     instance: &store::instances::InstanceRow,
     definition: &Definition,
     now: i64,
-) -> Result<Vec<(LinkRow, LinkState)>, sqlx::Error> {
+    before: Option<i64>,
+    limit: i64,
+) -> Result<LinkPage, sqlx::Error> {
     let left = participants_left(db, instance, definition).await?;
-    Ok(store::links::list(db, instance.id)
-        .await?
+    let mut rows = store::links::page(db, instance.id, before, limit).await?;
+    let limit = usize::try_from(limit).unwrap_or(0);
+    let older = (rows.len() > limit).then(|| {
+        rows.truncate(limit);
+        rows.last().map(|l| l.id)
+    });
+    let total = store::links::count(db, instance.id).await?;
+    let links = rows
         .into_iter()
         .map(|l| {
             let state = if l.revoked_at.is_some() {
@@ -327,7 +347,12 @@ pub async fn list(
             };
             (l, state)
         })
-        .collect())
+        .collect();
+    Ok(LinkPage {
+        links,
+        older: older.flatten(),
+        total,
+    })
 }
 
 /// Revokes one link of an instance; `false` when there is no such live link.

@@ -11,6 +11,7 @@ pub mod delivery;
 pub mod interaction;
 pub mod keys;
 pub mod links;
+pub mod lists;
 pub mod login;
 pub mod password;
 pub mod settings;

@@ -80,6 +80,10 @@ pub struct New<'a> {
     pub title: &'a str,
     pub body: &'a str,
     pub token: &'a str,
+    /// Who starts it, as `started_by` stores it: `admin`, `cli` or `api`.
+    pub started_by: &'a str,
+    /// Who starts it, as its first history line names them (`Actor::stored`).
+    pub actor: &'a str,
 }
 
 /// The hard cap an API token starts under: at most `running_cap` of its instances active.
@@ -126,8 +130,8 @@ pub async fn create(
         .await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO instances (workflow_id, version_id, subject_title, subject_body, token, \
-         step_index, state, created_at, updated_at, api_token_id) \
-         VALUES ($1, $2, $3, $4, $5, 0, 'active', $6, $6, $7) RETURNING id",
+         step_index, state, created_at, updated_at, api_token_id, started_by) \
+         VALUES ($1, $2, $3, $4, $5, 0, 'active', $6, $6, $7, $8) RETURNING id",
     )
     .bind(new.workflow_id)
     .bind(new.version_id)
@@ -136,6 +140,7 @@ pub async fn create(
     .bind(new.token)
     .bind(now)
     .bind(quota.map(|q| q.token))
+    .bind(new.started_by)
     .fetch_one(&mut *tx)
     .await?;
     insert_history(
@@ -143,6 +148,7 @@ pub async fn create(
         id,
         &Entry {
             answer: "{}",
+            actor: new.actor,
             ..Entry::of(Event::Started)
         },
         now,
@@ -287,6 +293,41 @@ pub async fn history(db: &Db, instance: i64) -> Result<Vec<HistoryRow>, sqlx::Er
     .bind(instance)
     .fetch_all(db.reader())
     .await
+}
+
+/// A history line with its id, the cursor of a page of history.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct HistoryLine {
+    pub id: i64,
+    #[sqlx(flatten)]
+    pub line: HistoryRow,
+}
+
+/// Up to `limit` + 1 history lines of an instance older than `before` (every line when `None`),
+/// newest first: the extra one says there is an older page. One range of `history_instance_id`.
+pub async fn history_page(
+    db: &Db,
+    instance: i64,
+    before: Option<i64>,
+    limit: i64,
+) -> Result<Vec<HistoryLine>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, step_index, branch, event, answer, at, step_title, kind, participant, actor \
+         FROM history WHERE instance_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3",
+    )
+    .bind(instance)
+    .bind(before.unwrap_or(i64::MAX))
+    .bind(limit + 1)
+    .fetch_all(db.reader())
+    .await
+}
+
+/// How many history lines an instance has (a range count on `history_instance_id`).
+pub async fn history_count(db: &Db, instance: i64) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM history WHERE instance_id = $1")
+        .bind(instance)
+        .fetch_one(db.reader())
+        .await
 }
 
 /// Branches already answered at a step.

@@ -96,6 +96,33 @@ pub async fn list(db: &Db, instance: i64) -> Result<Vec<LinkRow>, sqlx::Error> {
     .await
 }
 
+/// Up to `limit` + 1 links of an instance older than `before` (from the newest when `None`),
+/// newest first: the extra one says there is an older page. One range of `links_instance_id`.
+pub async fn page(
+    db: &Db,
+    instance: i64,
+    before: Option<i64>,
+    limit: i64,
+) -> Result<Vec<LinkRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, participant, expires, issued_by, issued_at, revoked_at, revoked_by \
+         FROM links WHERE instance_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3",
+    )
+    .bind(instance)
+    .bind(before.unwrap_or(i64::MAX))
+    .bind(limit + 1)
+    .fetch_all(db.reader())
+    .await
+}
+
+/// How many links were issued for an instance.
+pub async fn count(db: &Db, instance: i64) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM links WHERE instance_id = $1")
+        .bind(instance)
+        .fetch_one(db.reader())
+        .await
+}
+
 /// Revokes one link of an instance; `false` when there is no such live record.
 pub async fn revoke(
     db: &Db,

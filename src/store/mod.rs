@@ -18,6 +18,7 @@ pub mod idempotency;
 pub mod instances;
 pub mod keys;
 pub mod links;
+pub mod lists;
 pub mod outbox;
 pub mod payments;
 pub mod sessions;

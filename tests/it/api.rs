@@ -756,7 +756,7 @@ async fn every_answer_is_as_the_description_says_and_the_check_can_fail() {
         let said = described::check(&doc, "POST", path, &as_json(status, body)).unwrap_err();
         assert!(said.contains(why), "{said}");
     }
-    let instance = r#"{"id":1,"workflow":null,"version":1,"state":"paused","subject":{"title":"","body":""},"current_step":null,"steps":1,"participants_left":[],"history":[]}"#;
+    let instance = r#"{"id":1,"workflow":null,"version":1,"state":"paused","subject":{"title":"","body":""},"current_step":null,"steps":1,"participants_left":[],"history":[],"history_total":0,"history_cursor":null}"#;
     let said = described::check(&doc, "GET", "/api/v1/instances/1", &as_json(200, instance));
     assert!(said.unwrap_err().contains("not one of"), "an unknown state");
     let mut html = as_json(404, "<p>gone</p>");
@@ -1323,7 +1323,7 @@ async fn issued_by(app: &TestApp, token: &str, instance: i64) -> (i64, String) {
     )
 }
 
-/// The history names who issued a link: an integrator's line reads "API token <name>" in the
+/// The history names who started the instance and who issued a link: an integrator's line reads "API token <name>" in the
 /// reader's language, never the raw stored `api:<name>`.
 #[tokio::test]
 async fn a_link_an_integrator_issued_names_its_token_in_the_history() {
@@ -1343,8 +1343,9 @@ async fn a_link_an_integrator_issued_names_its_token_in_the_history() {
                 .text("table.history .actor")
         }
     };
-    assert_eq!(actors("en").await, ["(API token billing)"]);
-    assert_eq!(actors("fr").await, ["(jeton d'API billing)"]);
+    // The start's line and the issue's: since issue 21 a start names who started too.
+    assert_eq!(actors("en").await, ["(API token billing)"; 2]);
+    assert_eq!(actors("fr").await, ["(jeton d'API billing)"; 2]);
 }
 
 /// A new token reaches what it started and nothing else: another token's instance and an

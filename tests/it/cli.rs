@@ -940,6 +940,8 @@ async fn cron_records_its_run_and_removes_what_expired() {
         title: "Order 7",
         body: "",
         token: "t",
+        started_by: "cli",
+        actor: "cli",
     };
     let id = store::instances::create(&db, &new, None)
         .await
@@ -1889,4 +1891,82 @@ async fn webhook_create_refuses_internal_addresses_and_unknown_events() {
             "Unknown event x.y. Events: instance.started, step.answered, instance.ended, payment.confirmed.\n",
         );
     cli.run(&["webhook", "list"]).expect(0, "", "");
+}
+
+// --- instance list ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn instance_list_prints_a_page_and_the_command_for_the_next() {
+    let cli = cli().await;
+    for n in 0..5 {
+        cli.run(&[
+            "instance",
+            "start",
+            "contract_review",
+            "--subject",
+            &format!("Lease {n}"),
+        ])
+        .line();
+    }
+    cli.run(&["instance", "start", "order_payment", "--subject", "Order 9"])
+        .line();
+    let run = cli.run(&[
+        "instance",
+        "list",
+        "--workflow",
+        "contract_review",
+        "--search",
+        "LEASE",
+        "--limit",
+        "2",
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        "#\tstate\tworkflow\tstarted by\tlast change\tsubject"
+    );
+    assert_eq!(lines.len(), 3);
+    assert!(
+        lines[1].starts_with("5\tactive\tcontract_review\tcli\t"),
+        "{}",
+        lines[1]
+    );
+    assert!(lines[1].ends_with("\tLease 4"));
+    assert!(lines[2].starts_with("4\t"));
+    assert_eq!(
+        run.stderr,
+        "5 instances\nNext page: orchestra instance list --workflow contract_review --search LEASE --limit 2 --before 4\n"
+    );
+    let last = cli.run(&[
+        "instance",
+        "list",
+        "--workflow",
+        "contract_review",
+        "--search",
+        "LEASE",
+        "--limit",
+        "2",
+        "--before",
+        "2",
+    ]);
+    assert_eq!(last.stdout.lines().count(), 2, "{last:#?}");
+    assert_eq!(last.stderr, "5 instances\n", "no next page");
+    let french = cli.run_fr(&[
+        "instance", "list", "--state", "active", "--search", "order 9",
+    ]);
+    assert_eq!(
+        french.stdout.lines().next(),
+        Some("#\tétat\tprocessus\tdémarrée par\tdernier changement\tsujet")
+    );
+    assert_eq!(french.stderr, "Une instance\n");
+    cli.run(&["instance", "list", "--state", "lost"]).expect(
+        2,
+        "",
+        "No state named lost: give active, complete, rejected or cancelled.\n",
+    );
+    let bad = cli.run(&["instance", "list", "--before", "x"]);
+    assert_eq!(bad.code, 2, "{bad:#?}");
+    let help = cli.run_fr(&["instance", "list", "--help"]);
+    assert!(help.stdout.contains("Liste les instances"), "{help:#?}");
 }

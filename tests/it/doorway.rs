@@ -1218,10 +1218,17 @@ async fn a_form_sent_again_after_it_was_answered_does_not_answer_the_next_step()
     .await
     .unwrap()
     .unwrap();
-    let id = orchestra::domain::links::start(&app.db, workflow, "Order 7", "", None)
-        .await
-        .unwrap()
-        .unwrap();
+    let id = orchestra::domain::links::start(
+        &app.db,
+        workflow,
+        "Order 7",
+        "",
+        &orchestra::domain::links::Actor::CommandLine,
+        None,
+    )
+    .await
+    .unwrap()
+    .unwrap();
     let link = app.link(id, None).await;
     let client = app.client();
     let page = get(&client, &app, &link).await;

@@ -21,6 +21,7 @@ mod faults;
 mod guard;
 mod integrity;
 mod layout;
+mod lists;
 mod memory;
 mod metrics;
 mod pages;

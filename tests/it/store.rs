@@ -46,6 +46,8 @@ async fn an_instance(db: &Db) -> i64 {
             title: "The subject",
             body: "Its body",
             token: "token-1",
+            started_by: "cli",
+            actor: "cli",
         },
         None,
     )

@@ -12,6 +12,7 @@ use tower_sessions::Session;
 use super::workflows::ConfirmPage;
 use super::{FieldErrors, error_for};
 use crate::domain::links::{self, Actor};
+use crate::domain::lists;
 use crate::domain::workflow::history;
 use crate::http::AppState;
 use crate::http::context::{FlashKind, PageContext, flash, flash_as, html};
@@ -29,36 +30,182 @@ pub struct InstanceLine {
     pub updated: String,
 }
 
+/// What the list's form and links keep in the URL. Every part is read leniently: a value that
+/// is not one (`before=abc`, `state=lost`) is left out, never an error page.
+#[derive(Deserialize, Default)]
+pub struct ListQuery {
+    workflow: Option<String>,
+    state: Option<String>,
+    by: Option<String>,
+    q: Option<String>,
+    before: Option<String>,
+    after: Option<String>,
+}
+
+/// The list's filters as understood.
+struct Chosen {
+    workflow: Option<i64>,
+    state: Option<crate::domain::workflow::InstanceState>,
+    by: Option<lists::Starter>,
+    q: String,
+}
+
+impl Chosen {
+    fn read(query: &ListQuery) -> Self {
+        let word = |v: &Option<String>| v.as_deref().map(str::trim).unwrap_or_default().to_owned();
+        Self {
+            workflow: query
+                .workflow
+                .as_deref()
+                .and_then(|w| w.trim().parse::<i64>().ok()),
+            state: lists::parse_state(&word(&query.state)),
+            by: lists::Starter::parse(&word(&query.by)),
+            q: query
+                .q
+                .as_deref()
+                .unwrap_or_default()
+                .trim()
+                .chars()
+                .take(lists::MAX_SEARCH)
+                .collect(),
+        }
+    }
+
+    fn filter(&self) -> lists::Filter {
+        lists::filter(self.workflow, self.state, self.by, Some(&self.q))
+    }
+
+    /// `/admin/instances?…` with these filters and, when given, a cursor.
+    fn url(&self, cursor: Option<(&str, i64)>) -> String {
+        let mut pairs: Vec<(&str, String)> = Vec::new();
+        if let Some(w) = self.workflow {
+            pairs.push(("workflow", w.to_string()));
+        }
+        if let Some(s) = self.state {
+            pairs.push(("state", s.as_str().to_owned()));
+        }
+        if let Some(b) = self.by {
+            pairs.push(("by", b.as_str().to_owned()));
+        }
+        if !self.q.is_empty() {
+            pairs.push(("q", self.q.clone()));
+        }
+        if let Some((name, id)) = cursor {
+            pairs.push((name, id.to_string()));
+        }
+        let query = serde_urlencoded::to_string(&pairs).unwrap_or_default();
+        if query.is_empty() {
+            "/admin/instances".to_owned()
+        } else {
+            format!("/admin/instances?{query}")
+        }
+    }
+}
+
 #[derive(askama::Template)]
 #[template(path = "admin/instances.html")]
 struct ListPage {
     ctx: PageContext,
     instances: Vec<InstanceLine>,
+    /// The workflows to filter by: id and label.
+    workflows: Vec<(i64, String)>,
+    states: Vec<(&'static str, String)>,
+    starters: Vec<(&'static str, String)>,
+    workflow: i64,
+    state: &'static str,
+    by: &'static str,
+    q: String,
+    filtered: bool,
+    total: String,
+    newer_url: Option<String>,
+    older_url: Option<String>,
+    /// Set when a search page shows fewer than a page: how far it looked.
+    window_note: Option<String>,
 }
 
-pub async fn list(State(state): State<AppState>, ctx: PageContext) -> Result<Response> {
-    let mut labels: Vec<(i64, String)> = Vec::new();
-    let mut instances = Vec::new();
-    for i in store::instances::recent(&state.db, 200).await? {
-        let workflow = match labels.iter().find(|(id, _)| *id == i.workflow_id) {
-            Some((_, l)) => l.clone(),
-            None => {
-                let l = store::workflows::label(&state.db, i.workflow_id)
-                    .await?
-                    .unwrap_or_default();
-                labels.push((i.workflow_id, l.clone()));
-                l
-            }
-        };
-        instances.push(InstanceLine {
+/// Newest first, `lists::PAGE` at a time, keyset on the id (`?before=` older, `?after=` newer):
+/// a page is one range read and its total a count capped at `lists::COUNT_CAP`.
+pub async fn list(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    Query(query): Query<ListQuery>,
+) -> Result<Response> {
+    let chosen = Chosen::read(&query);
+    let filter = chosen.filter();
+    let cursor = |v: &Option<String>| {
+        v.as_deref()
+            .and_then(|v| v.trim().parse::<i64>().ok())
+            .filter(|id| *id > 0)
+    };
+    let mut from = match (cursor(&query.before), cursor(&query.after)) {
+        (Some(id), _) => lists::From::Before(id),
+        (None, Some(id)) => lists::From::After(id),
+        (None, None) => lists::From::Newest,
+    };
+    let mut listed = lists::page(&state.db, &filter, from, lists::PAGE).await?;
+    if matches!(from, lists::From::After(_)) && listed.more.is_none() {
+        // Nothing newer than this page: it is the first page, shown whole.
+        from = lists::From::Newest;
+        listed = lists::page(&state.db, &filter, from, lists::PAGE).await?;
+    }
+    let (older, newer) = match from {
+        lists::From::Newest => (listed.more, None),
+        lists::From::Before(before) => (
+            listed.more,
+            Some(listed.rows.first().map_or(before - 1, |r| r.id)),
+        ),
+        lists::From::After(after) => (
+            Some(listed.rows.last().map_or(after + 1, |r| r.id)),
+            listed.more,
+        ),
+    };
+    let total = ctx.msg(&lists::total(&state.db, &filter).await?.message());
+    let window_note =
+        (filter.search.is_some() && older.is_some() && listed.rows.len() < lists::PAGE as usize)
+            .then(|| {
+                ctx.msg(
+                    &Message::new("instances-search-window")
+                        .arg("count", lists::SEARCH_WINDOW.to_string()),
+                )
+            });
+    let instances = listed
+        .rows
+        .into_iter()
+        .map(|i| InstanceLine {
             id: i.id,
-            workflow,
+            workflow: i.workflow_label.unwrap_or_default(),
             state: ctx.t(i.state.message_id()),
             updated: crate::time::format_utc(i.updated_at),
             title: i.subject_title,
-        });
-    }
-    Ok(html(&ListPage { ctx, instances }))
+        })
+        .collect();
+    let states = crate::domain::workflow::InstanceState::ALL
+        .iter()
+        .map(|s| (s.as_str(), ctx.t(s.message_id())))
+        .collect();
+    let starters = lists::Starter::ALL
+        .iter()
+        .map(|s| (s.as_str(), ctx.t(s.message_id())))
+        .collect();
+    Ok(html(&ListPage {
+        workflows: workflow_options(&state).await?,
+        states,
+        starters,
+        workflow: chosen.workflow.unwrap_or(0),
+        state: chosen.state.map_or("", |s| s.as_str()),
+        by: chosen.by.map_or("", |b| b.as_str()),
+        filtered: chosen.workflow.is_some()
+            || chosen.state.is_some()
+            || chosen.by.is_some()
+            || !chosen.q.is_empty(),
+        older_url: older.map(|id| chosen.url(Some(("before", id)))),
+        newer_url: newer.map(|id| chosen.url(Some(("after", id)))),
+        q: chosen.q,
+        total,
+        window_note,
+        instances,
+        ctx,
+    }))
 }
 
 #[derive(askama::Template)]
@@ -130,7 +277,16 @@ pub async fn start(
     Form(form): Form<NewInstance>,
 ) -> Result<Response> {
     let workflow = form.workflow.parse::<i64>().unwrap_or(0);
-    match links::start(&state.db, workflow, &form.title, &form.body, None).await? {
+    match links::start(
+        &state.db,
+        workflow,
+        &form.title,
+        &form.body,
+        &actor(&ctx),
+        None,
+    )
+    .await?
+    {
         Ok(id) => {
             flash(&session, "instance-started").await?;
             Ok(Redirect::to(&format!("/admin/instances/{id}")).into_response())
@@ -191,9 +347,57 @@ struct ShowPage {
     participant: String,
     issued_url: Option<String>,
     link_error: Option<String>,
+    /// "n links", "n history lines": how many in all, beside the page shown.
+    links_total: String,
+    history_total: String,
+    links_older: Option<String>,
+    history_older: Option<String>,
+    /// Back to the newest links / history (shown on an older page).
+    links_newest: Option<String>,
+    history_newest: Option<String>,
 }
 
-async fn show_page(state: &AppState, ctx: PageContext, id: i64) -> Result<ShowPage> {
+/// `?links_before=ID&history_before=ID`: an older page of each, apart. Anything but a positive
+/// number is the newest page.
+#[derive(Deserialize, Default)]
+pub struct ShowQuery {
+    links_before: Option<String>,
+    history_before: Option<String>,
+}
+
+impl ShowQuery {
+    fn read(v: &Option<String>) -> Option<i64> {
+        v.as_deref()
+            .and_then(|v| v.trim().parse::<i64>().ok())
+            .filter(|id| *id > 0)
+    }
+}
+
+/// The instance page's URL with these two cursors.
+fn show_url(id: i64, links: Option<i64>, history: Option<i64>) -> String {
+    let mut pairs: Vec<(&str, String)> = Vec::new();
+    if let Some(l) = links {
+        pairs.push(("links_before", l.to_string()));
+    }
+    if let Some(h) = history {
+        pairs.push(("history_before", h.to_string()));
+    }
+    let query = serde_urlencoded::to_string(&pairs).unwrap_or_default();
+    if query.is_empty() {
+        format!("/admin/instances/{id}")
+    } else {
+        format!("/admin/instances/{id}?{query}")
+    }
+}
+
+async fn show_page(
+    state: &AppState,
+    ctx: PageContext,
+    id: i64,
+    paging: &ShowQuery,
+) -> Result<ShowPage> {
+    let links_before = ShowQuery::read(&paging.links_before);
+    let history_before = ShowQuery::read(&paging.history_before);
     let instance = store::instances::by_id(&state.db, id)
         .await?
         .ok_or(AppError::NotFound)?;
@@ -221,8 +425,17 @@ async fn show_page(state: &AppState, ctx: PageContext, id: i64) -> Result<ShowPa
         .map(|p| p.as_str().to_owned())
         .collect();
     let now = state.clock.now_secs();
-    let links = links::list(&state.db, &instance, &definition, now)
-        .await?
+    let link_page = links::list(
+        &state.db,
+        &instance,
+        &definition,
+        now,
+        links_before,
+        lists::PAGE,
+    )
+    .await?;
+    let links = link_page
+        .links
         .into_iter()
         .map(|(l, s)| LinkLine {
             revoke_label: ctx.msg(
@@ -242,8 +455,9 @@ async fn show_page(state: &AppState, ctx: PageContext, id: i64) -> Result<ShowPa
             participant: l.participant,
         })
         .collect();
-    let history = store::instances::history(&state.db, id)
-        .await?
+    let history_page = lists::history(&state.db, id, history_before, lists::PAGE).await?;
+    let history = history_page
+        .lines
         .into_iter()
         .map(|h| HistoryLine {
             at: crate::time::format_utc(h.at),
@@ -275,6 +489,19 @@ async fn show_page(state: &AppState, ctx: PageContext, id: i64) -> Result<ShowPa
         participant: String::new(),
         issued_url: None,
         link_error: None,
+        links_total: ctx
+            .msg(&Message::new("instance-links-count").arg("count", link_page.total.to_string())),
+        history_total: ctx.msg(
+            &Message::new("instance-history-count").arg("count", history_page.total.to_string()),
+        ),
+        links_older: link_page
+            .older
+            .map(|l| show_url(id, Some(l), history_before)),
+        history_older: history_page
+            .older
+            .map(|h| show_url(id, links_before, Some(h))),
+        links_newest: links_before.map(|_| show_url(id, None, history_before)),
+        history_newest: history_before.map(|_| show_url(id, links_before, None)),
         instance,
         ctx,
     })
@@ -303,8 +530,9 @@ pub async fn show(
     ctx: PageContext,
     once: Once,
     Path(id): Path<i64>,
+    Query(paging): Query<ShowQuery>,
 ) -> Result<Response> {
-    let mut page = show_page(&state, ctx, id).await?;
+    let mut page = show_page(&state, ctx, id, &paging).await?;
     let slot = Slot::IssuedLink(id);
     let issued = once.take::<Issued>(slot).filter(|i| i.instance == id);
     let live = issued.is_some();
@@ -375,7 +603,7 @@ pub async fn issue_link(
     let url = match result {
         Ok(issued) => issued.url,
         Err(refusal) => {
-            let mut page = show_page(&state, ctx, id).await?;
+            let mut page = show_page(&state, ctx, id, &ShowQuery::default()).await?;
             page.ttl = form.ttl;
             page.participant = form.participant;
             page.link_error = Some(page.ctx.msg(&refusal.message()));

@@ -38,6 +38,7 @@ pub fn document() -> &'static str {
     paths(
         super::workflows,
         super::start,
+        super::list,
         super::instance,
         super::issue,
         super::revoke,

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
+use axum::extract::{RawQuery, Request, State};
 use axum::http::{HeaderMap, HeaderName, StatusCode};
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
@@ -30,6 +30,7 @@ use crate::domain::api::idempotency::{self, Answer, Begun};
 use crate::domain::api::scope::Ability;
 use crate::domain::api::{self, Signature, Signed};
 use crate::domain::links::{self, Actor, Refusal};
+use crate::domain::lists;
 use crate::domain::login;
 use crate::domain::site::Snapshot;
 use crate::domain::workflow::{Definition, Participant};
@@ -61,6 +62,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/api/v1/openapi.json"),
     ("GET", "/api/v1/workflows"),
     ("POST", "/api/v1/instances"),
+    ("GET", "/api/v1/instances"),
     ("GET", "/api/v1/instances/{id}"),
     ("POST", "/api/v1/instances/{id}/links"),
     ("DELETE", "/api/v1/instances/{id}/links/{link}"),
@@ -73,6 +75,8 @@ pub fn router(state: AppState) -> Router<AppState> {
         let route = match (*method, *path) {
             ("GET", "/api/v1/workflows") => get(workflows),
             ("POST", "/api/v1/instances") => post(start),
+            // Merged by axum into one route with the POST above.
+            ("GET", "/api/v1/instances") => get(list),
             ("GET", "/api/v1/instances/{id}") => get(instance),
             ("POST", "/api/v1/instances/{id}/links") => post(issue),
             ("DELETE", "/api/v1/instances/{id}/links/{link}") => delete(revoke),
@@ -717,6 +721,7 @@ async fn start_now(
         workflow.id,
         &title,
         &subject.body.unwrap_or_default(),
+        &Actor::Api(token.name.clone()),
         Some(quota),
     )
     .await?
@@ -733,11 +738,19 @@ async fn start_now(
     made(
         StatusCode::CREATED,
         Some(format!("/api/v1/instances/{id}")),
-        &instance_of(&state, row).await?,
+        &instance_of(&state, row, None).await?,
     )
 }
 
-async fn instance_of(state: &AppState, row: InstanceRow) -> Result<wire::Instance, ApiError> {
+/// How many history lines an instance's view holds; older ones are read with its
+/// `history_cursor`.
+const HISTORY_PAGE: i64 = 100;
+
+async fn instance_of(
+    state: &AppState,
+    row: InstanceRow,
+    history_before: Option<i64>,
+) -> Result<wire::Instance, ApiError> {
     let id = row.id;
     let definition = state.versions.get(&state.db, row.version_id).await?;
     let version = store::workflows::version(&state.db, row.version_id)
@@ -763,8 +776,9 @@ async fn instance_of(state: &AppState, row: InstanceRow) -> Result<wire::Instanc
             })
     };
     let participants_left = names(&links::participants_left(&state.db, &row, &definition).await?);
-    let history = store::instances::history(&state.db, id)
-        .await?
+    let page = lists::history(&state.db, id, history_before, HISTORY_PAGE).await?;
+    let history = page
+        .lines
         .into_iter()
         .map(|h| wire::HistoryEntry {
             at: h.at,
@@ -789,6 +803,8 @@ async fn instance_of(state: &AppState, row: InstanceRow) -> Result<wire::Instanc
         steps: definition.steps.len(),
         participants_left,
         history,
+        history_total: page.total,
+        history_cursor: page.older.map(lists::cursor),
     })
 }
 
@@ -798,11 +814,12 @@ async fn instance_of(state: &AppState, row: InstanceRow) -> Result<wire::Instanc
     operation_id = "readInstance",
     summary = "Read an instance: state, current step, participants, history",
     description = "Needs the read ability; an instance beyond the token's reach is 404, as a missing one is.",
-    params(("id" = i64, Path, description = "the instance")),
+    params(("id" = i64, Path, description = "the instance"), wire::HistoryCursor),
     responses(
-        (status = 200, description = "the instance", body = wire::Instance),
+        (status = 200, description = "the instance, with its newest 100 history lines (oldest first) and the cursor to older ones", body = wire::Instance),
         (status = 403, description = "the token's scope lacks read (error: forbidden_scope)", body = wire::Error),
         (status = 404, description = "no such instance, or one beyond the token's reach (error: not_found)", body = wire::Error),
+        (status = 422, description = "a history_cursor this API did not give (error: invalid, field: history_cursor)", body = wire::Error),
     )
 )]
 async fn instance(
@@ -810,11 +827,113 @@ async fn instance(
     lang: Lang,
     who: Option<axum::Extension<Caller>>,
     Id(id): Id<i64>,
+    RawQuery(query): RawQuery,
 ) -> ApiResult {
     let token = caller(&who)?;
     needs(&token, Ability::Read, lang)?;
+    let pairs = query_pairs(query.as_deref());
+    let before = match last(&pairs, "history_cursor") {
+        None => None,
+        Some(text) => Some(lists::parse_cursor(text).ok_or_else(|| {
+            ApiError::invalid(lang, "history_cursor", &Message::new("api-bad-cursor"))
+        })?),
+    };
     let reached = reached(&state, &token, id, lang).await?;
-    Ok(Json(instance_of(&state, reached.instance).await?).into_response())
+    Ok(Json(instance_of(&state, reached.instance, before).await?).into_response())
+}
+
+/// A query string's pairs; one that does not decode is no pairs (each field then is absent).
+fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
+    serde_urlencoded::from_str(query.unwrap_or_default()).unwrap_or_default()
+}
+
+/// A query field's last value; an empty one is absent.
+fn last<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .rev()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+        .filter(|v| !v.is_empty())
+}
+
+/// The instances the token reaches, newest first, a page at a time.
+#[utoipa::path(
+    get,
+    path = "/api/v1/instances",
+    operation_id = "listInstances",
+    summary = "List the instances the token reaches, newest first, a page at a time",
+    description = "Needs the read ability; lists only the instances the token's scope reaches (its own unless it reaches all, and only its workflows). Pass `next_cursor` back as `cursor` for the next page; it is null on the last page. With `q`, a page looks through at most 10,000 instances, so a page may hold fewer than `limit` (even none) while `next_cursor` is still set.",
+    params(wire::ListInstances),
+    responses(
+        (status = 200, description = "a page of instances", body = wire::InstanceList),
+        (status = 403, description = "the token's scope lacks read (error: forbidden_scope)", body = wire::Error),
+        (status = 422, description = "a bad limit, cursor or state; `field` names it (error: invalid)", body = wire::Error),
+    )
+)]
+async fn list(
+    State(state): State<AppState>,
+    lang: Lang,
+    who: Option<axum::Extension<Caller>>,
+    RawQuery(query): RawQuery,
+) -> ApiResult {
+    let token = caller(&who)?;
+    needs(&token, Ability::Read, lang)?;
+    let pairs = query_pairs(query.as_deref());
+    let limit = match last(&pairs, "limit") {
+        None => lists::PAGE,
+        Some(text) => text
+            .parse::<i64>()
+            .ok()
+            .filter(|n| (1..=lists::MAX_PAGE).contains(n))
+            .ok_or_else(|| {
+                ApiError::invalid(
+                    lang,
+                    "limit",
+                    &Message::new("api-bad-limit").arg("max", lists::MAX_PAGE.to_string()),
+                )
+            })?,
+    };
+    let from =
+        match last(&pairs, "cursor") {
+            None => lists::From::Newest,
+            Some(text) => lists::From::Before(lists::parse_cursor(text).ok_or_else(|| {
+                ApiError::invalid(lang, "cursor", &Message::new("api-bad-cursor"))
+            })?),
+        };
+    let state_filter = match last(&pairs, "state") {
+        None => None,
+        Some(word) => Some(
+            lists::parse_state(word)
+                .ok_or_else(|| ApiError::invalid(lang, "state", &Message::new("api-bad-state")))?,
+        ),
+    };
+    let mut filter = lists::filter(None, state_filter, None, last(&pairs, "q"));
+    if let Some(name) = last(&pairs, "workflow") {
+        // An unknown name, like one outside the scope, lists nothing: no answer tells them apart.
+        filter.workflows = Some(lists::workflow_ids(&state.db, name).await?);
+    }
+    let filter = lists::within_scope(&state.db, &token.scope, token.id, filter).await?;
+    let listed = lists::page(&state.db, &filter, from, limit).await?;
+    let instances = listed
+        .rows
+        .into_iter()
+        .map(|r| wire::InstanceSummary {
+            id: r.id,
+            workflow: r.workflow_label,
+            workflow_name: r.workflow_name,
+            state: r.state.as_str(),
+            title: r.subject_title,
+            started_by: r.started_by,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        })
+        .collect();
+    Ok(Json(wire::InstanceList {
+        instances,
+        next_cursor: listed.more.map(lists::cursor),
+    })
+    .into_response())
 }
 
 #[utoipa::path(
@@ -1138,7 +1257,7 @@ async fn cancel(
     let row = store::instances::by_id(&state.db, id)
         .await?
         .ok_or_else(|| ApiError::not_found(lang))?;
-    Ok(Json(instance_of(&state, row).await?).into_response())
+    Ok(Json(instance_of(&state, row, None).await?).into_response())
 }
 
 /// This description (`doc`): public, as a token is not needed to learn how to use one.

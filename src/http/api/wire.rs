@@ -136,8 +136,71 @@ pub struct Instance {
     pub steps: usize,
     /// The current step's participants who have not answered yet.
     pub participants_left: Vec<String>,
-    /// Oldest first.
+    /// The newest 100 lines at most (or the 100 before `history_cursor`), oldest first: an
+    /// instance with fewer has its whole history here, as before paging.
     pub history: Vec<HistoryEntry>,
+    /// How many history lines the instance has in all.
+    pub history_total: i64,
+    /// Pass it as `?history_cursor=` for the lines before these; null when these reach the start.
+    pub history_cursor: Option<String>,
+}
+
+/// `GET /api/v1/instances/{id}`'s query; only described, as the handler reads the query itself.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct HistoryCursor {
+    /// An instance view's `history_cursor`: the 100 history lines before it.
+    pub history_cursor: Option<String>,
+}
+
+/// `GET /api/v1/instances`'s query; only described, as the handler reads the query itself.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct ListInstances {
+    /// How many instances a page holds: 1 to 200, 50 when left out.
+    // `lists::MAX_PAGE`: a test below holds the two together.
+    #[param(minimum = 1, maximum = 200)]
+    pub limit: Option<i64>,
+    /// The `next_cursor` of the page before; left out for the newest page.
+    pub cursor: Option<String>,
+    /// Only the instances of this workflow (its machine name); an unknown one lists none.
+    pub workflow: Option<String>,
+    /// Only the instances in this state: active, complete, rejected or cancelled.
+    #[param(pattern = "^(active|complete|rejected|cancelled)$")]
+    pub state: Option<String>,
+    /// Only the instances whose subject title holds this text, in any case (up to 200
+    /// characters are used).
+    pub q: Option<String>,
+}
+
+/// `GET /api/v1/instances`: a page of instances, newest first.
+#[derive(Serialize, ToSchema)]
+pub struct InstanceList {
+    pub instances: Vec<InstanceSummary>,
+    /// Pass it as `cursor` for the next page; null on the last.
+    pub next_cursor: Option<String>,
+}
+
+/// An instance as a list shows it; its own path has the rest.
+#[derive(Serialize, ToSchema)]
+pub struct InstanceSummary {
+    pub id: i64,
+    /// The workflow's label; null once the workflow itself is gone.
+    pub workflow: Option<String>,
+    /// The workflow's machine name; null once the workflow itself is gone.
+    pub workflow_name: Option<String>,
+    #[schema(schema_with = instance_states)]
+    pub state: &'static str,
+    /// The subject's title.
+    pub title: String,
+    /// Who started it: admin, cli or api; null for instances started before this was recorded.
+    pub started_by: Option<String>,
+    /// Unix seconds.
+    pub created_at: i64,
+    /// Unix seconds.
+    pub updated_at: i64,
 }
 
 /// The subject as stored: both texts, empty when none was given.
@@ -252,6 +315,13 @@ mod tests {
             key["schema"]["maxLength"],
             crate::domain::api::idempotency::MAX_KEY_LEN
         );
+        let limit = json["paths"]["/api/v1/instances"]["get"]["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "limit")
+            .unwrap();
+        assert_eq!(limit["schema"]["maximum"], crate::domain::lists::MAX_PAGE);
         let ttl = &schemas["IssueLink"]["properties"]["ttl_seconds"];
         assert_eq!(ttl["minimum"], settings::MIN_TTL);
         assert_eq!(ttl["maximum"], settings::MAX_TTL);

@@ -254,10 +254,17 @@ impl TestApp {
             .await
             .unwrap()
             .expect("seeded workflow");
-        orchestra::domain::links::start(&self.db, w.id, title, "The body of the subject.", None)
-            .await
-            .unwrap()
-            .unwrap()
+        orchestra::domain::links::start(
+            &self.db,
+            w.id,
+            title,
+            "The body of the subject.",
+            &orchestra::domain::links::Actor::Admin("ada".into()),
+            None,
+        )
+        .await
+        .unwrap()
+        .unwrap()
     }
 
     /// Issues a link and returns its path (`/interaction/...`): for a participant, or with

@@ -1,0 +1,229 @@
+//! The instance list as every edge reads it (the admin page, the API, the CLI): a filter from
+//! what was typed, a page newest first with where the next starts, a total that stays cheap at a
+//! million instances, and the opaque cursor the API hands out.
+
+use crate::domain::api::scope::{Reach, Scope};
+use crate::domain::workflow::InstanceState;
+use crate::domain::workflow::history::Actor;
+use crate::i18n::Message;
+use crate::store::{self, Db};
+
+pub use crate::store::lists::{Filter, From, ListRow, Listed, SEARCH_WINDOW};
+
+/// A page of the admin list and the API's default.
+pub const PAGE: i64 = 50;
+/// The API's largest page.
+pub const MAX_PAGE: i64 = 200;
+/// A total is counted exactly up to this many; beyond, it is "more than" this.
+pub const COUNT_CAP: i64 = 10_000;
+/// A search's text is cut to this many characters.
+pub const MAX_SEARCH: usize = 200;
+
+/// Who started an instance, as the list filters by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Starter {
+    Admin,
+    CommandLine,
+    Api,
+}
+
+impl Starter {
+    pub const ALL: [Starter; 3] = [Starter::Admin, Starter::CommandLine, Starter::Api];
+
+    /// As `instances.started_by` stores it, and as URLs and the CLI name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Starter::Admin => "admin",
+            Starter::CommandLine => "cli",
+            Starter::Api => "api",
+        }
+    }
+
+    pub fn parse(word: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == word)
+    }
+
+    pub fn message_id(self) -> &'static str {
+        match self {
+            Starter::Admin => "started-by-admin",
+            Starter::CommandLine => "started-by-cli",
+            Starter::Api => "started-by-api",
+        }
+    }
+
+    pub fn of(actor: &Actor) -> Self {
+        match actor {
+            Actor::Admin(_) => Starter::Admin,
+            Actor::CommandLine => Starter::CommandLine,
+            Actor::Api(_) => Starter::Api,
+        }
+    }
+}
+
+/// A state as a filter names it.
+pub fn parse_state(word: &str) -> Option<InstanceState> {
+    InstanceState::ALL.into_iter().find(|s| s.as_str() == word)
+}
+
+/// The text searched for: trimmed, cut to `MAX_SEARCH` characters, lowercased (the store
+/// compares with `LOWER(title)`); `None` when blank.
+pub fn search_text(raw: &str) -> Option<String> {
+    let text: String = raw.trim().chars().take(MAX_SEARCH).collect();
+    (!text.is_empty()).then(|| text.to_lowercase())
+}
+
+/// A filter with the parts each edge reads from its input.
+pub fn filter(
+    workflow: Option<i64>,
+    state: Option<InstanceState>,
+    started_by: Option<Starter>,
+    search: Option<&str>,
+) -> Filter {
+    Filter {
+        workflows: workflow.map(|w| vec![w]),
+        state,
+        started_by: started_by.map(Starter::as_str),
+        token: None,
+        search: search.and_then(search_text),
+    }
+}
+
+/// Narrows a filter to what an API token reaches: its own instances unless it reaches all, and
+/// only the workflows its scope covers.
+pub async fn within_scope(
+    db: &Db,
+    scope: &Scope,
+    token: i64,
+    mut filter: Filter,
+) -> Result<Filter, sqlx::Error> {
+    if scope.reach == Reach::Own {
+        filter.token = Some(token);
+    }
+    if scope.workflows.is_some() {
+        let covered: Vec<i64> = store::workflows::list(db)
+            .await?
+            .into_iter()
+            .filter(|w| scope.covers(&w.name))
+            .map(|w| w.id)
+            .collect();
+        filter.workflows = Some(match filter.workflows {
+            Some(asked) => asked.into_iter().filter(|w| covered.contains(w)).collect(),
+            None => covered,
+        });
+    }
+    Ok(filter)
+}
+
+/// A workflow's id by its machine name (the API and the CLI name workflows so); an unknown
+/// name is a filter matching nothing.
+pub async fn workflow_ids(db: &Db, name: &str) -> Result<Vec<i64>, sqlx::Error> {
+    Ok(store::workflows::by_name(db, name)
+        .await?
+        .map(|w| w.id)
+        .into_iter()
+        .collect())
+}
+
+pub async fn page(db: &Db, filter: &Filter, from: From, limit: i64) -> Result<Listed, sqlx::Error> {
+    store::lists::page(db, filter, from, limit.clamp(1, MAX_PAGE)).await
+}
+
+/// A page of an instance's history: up to `limit` lines older than `before` (the newest when
+/// `None`), oldest first as a history reads, and the id to read older ones from.
+pub struct HistoryPage {
+    pub lines: Vec<store::instances::HistoryRow>,
+    pub older: Option<i64>,
+    pub total: i64,
+}
+
+pub async fn history(
+    db: &Db,
+    instance: i64,
+    before: Option<i64>,
+    limit: i64,
+) -> Result<HistoryPage, sqlx::Error> {
+    let mut rows = store::instances::history_page(db, instance, before, limit).await?;
+    let limit = usize::try_from(limit).unwrap_or(0);
+    let mut older = None;
+    if rows.len() > limit {
+        rows.truncate(limit);
+        older = rows.last().map(|h| h.id);
+    }
+    let total = store::instances::history_count(db, instance).await?;
+    Ok(HistoryPage {
+        lines: rows.into_iter().rev().map(|h| h.line).collect(),
+        older,
+        total,
+    })
+}
+
+/// How many instances a filter holds, as far as it is cheap to know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Total {
+    Exact(u64),
+    /// More than `COUNT_CAP` without a search.
+    MoreThan(u64),
+    /// With a search over more than `COUNT_CAP` instances: this many matched among the newest.
+    AtLeast(u64),
+}
+
+impl Total {
+    pub fn message(self) -> Message {
+        let (id, n) = match self {
+            Total::Exact(n) => ("instances-total", n),
+            Total::MoreThan(n) => ("instances-total-more", n),
+            Total::AtLeast(n) => ("instances-total-at-least", n),
+        };
+        Message::new(id).arg("count", n.to_string())
+    }
+}
+
+pub async fn total(db: &Db, filter: &Filter) -> Result<Total, sqlx::Error> {
+    let (rows, matches) = store::lists::count(db, filter, COUNT_CAP).await?;
+    let n = |v: i64| u64::try_from(v).unwrap_or(0);
+    Ok(if rows <= COUNT_CAP {
+        Total::Exact(n(matches))
+    } else if filter.search.is_none() {
+        Total::MoreThan(n(COUNT_CAP))
+    } else {
+        Total::AtLeast(n(matches))
+    })
+}
+
+/// The API's cursor: opaque to callers (they pass back what they were given), here the hex of
+/// `b<id>` so that a typed number is not one.
+pub fn cursor(id: i64) -> String {
+    hex::encode(format!("b{id}"))
+}
+
+pub fn parse_cursor(text: &str) -> Option<i64> {
+    let bytes = hex::decode(text).ok()?;
+    let text = std::str::from_utf8(&bytes).ok()?;
+    text.strip_prefix('b')?
+        .parse::<i64>()
+        .ok()
+        .filter(|id| *id > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cursor_reads_back_and_nothing_else_reads_as_one() {
+        assert_eq!(parse_cursor(&cursor(42)), Some(42));
+        for bad in ["", "42", "zz", &hex::encode("b-1"), &hex::encode("x42")] {
+            assert_eq!(parse_cursor(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_search_is_trimmed_cut_and_lowercased() {
+        assert_eq!(search_text("  Order 7 "), Some("order 7".into()));
+        assert_eq!(search_text("   "), None);
+        assert_eq!(
+            search_text(&"a".repeat(500)).map(|s| s.len()),
+            Some(MAX_SEARCH)
+        );
+    }
+}
