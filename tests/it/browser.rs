@@ -591,6 +591,7 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
                     | "interaction"
                     | "cancel"
                     | "admins"
+                    | "instances"
             ) {
                 b.screenshot(&format!("{name}-{lang}")).await;
             }
@@ -622,6 +623,8 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
         b.screenshot(&format!("instance-phone-{lang}")).await;
         b.goto(&format!("/admin/admins?lang={lang}")).await;
         b.screenshot(&format!("admins-phone-{lang}")).await;
+        b.goto(&format!("/admin/instances?lang={lang}")).await;
+        b.screenshot(&format!("instances-phone-{lang}")).await;
         // The status report itself: the loop above ends on another page.
         b.goto(&format!("/admin/reports/status?lang={lang}")).await;
         b.screenshot(&format!("status-phone-{lang}")).await;
