@@ -121,6 +121,11 @@ const FILES: &[(Lang, &str, &str)] = &[
         "delivery.ftl",
         include_str!("../locales/en/delivery.ftl"),
     ),
+    (
+        Lang::En,
+        "webhooks.ftl",
+        include_str!("../locales/en/webhooks.ftl"),
+    ),
     (Lang::Fr, "main.ftl", include_str!("../locales/fr/main.ftl")),
     (
         Lang::Fr,
@@ -141,6 +146,11 @@ const FILES: &[(Lang, &str, &str)] = &[
         Lang::Fr,
         "delivery.ftl",
         include_str!("../locales/fr/delivery.ftl"),
+    ),
+    (
+        Lang::Fr,
+        "webhooks.ftl",
+        include_str!("../locales/fr/webhooks.ftl"),
     ),
 ];
 

@@ -90,11 +90,14 @@ pub async fn build_state(
         forwarded_seen: Default::default(),
         bodies: Default::default(),
         secure_cookies: false,
+        webhooks_allow_private: Arc::new(std::sync::atomic::AtomicBool::new(
+            domain::delivery::endpoints::allow_private(),
+        )),
     })
 }
 
-/// Periodic maintenance: expired sessions, handles, API signatures, idempotency records and
-/// flood events, each deleted in short batches (`store::expired`) so that no visitor's write
+/// Periodic maintenance: expired sessions, handles, API signatures, idempotency records, old
+/// outbox rows (`domain::delivery::clean`) and flood events, each deleted in short batches (`store::expired`) so that no visitor's write
 /// waits behind it, whatever the backlog; then the planner's statistics (`Db::optimize`).
 /// Records its run for the status report. Returns how many records went, by kind.
 pub async fn run_cron(db: &Db, guard: &FloodGuard) -> Result<(u64, u64, u64), sqlx::Error> {
@@ -103,6 +106,7 @@ pub async fn run_cron(db: &Db, guard: &FloodGuard) -> Result<(u64, u64, u64), sq
     let handles = store::payments::delete_expired_handles(db, now).await?;
     store::api::delete_expired_signatures(db, now).await?;
     let idempotency = domain::api::idempotency::clean(db, now).await?;
+    let outbox = domain::delivery::clean(db, now).await?;
     // No sync here: the server's upkeep writes its counts (and only while something counts),
     // and `orchestra cron`'s own store has counted nothing.
     let events = guard.collect_garbage().await.unwrap_or_else(|e| {
@@ -118,6 +122,7 @@ pub async fn run_cron(db: &Db, guard: &FloodGuard) -> Result<(u64, u64, u64), sq
         sessions,
         handles,
         idempotency,
+        outbox,
         flood_events = events,
         "cron ran"
     );
@@ -241,7 +246,7 @@ pub fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::J
                     continue;
                 }
                 let keys = state.site.get().await.keys.clone();
-                let allow = domain::delivery::endpoints::allow_private();
+                let allow = state.webhooks_private_allowed();
                 if let Err(e) =
                     domain::delivery::send::run_once(&state.db, &keys, store::now(), allow).await
                 {

@@ -19,4 +19,4 @@ status-webhooks-value = { $total ->
     [one] 1 endpoint
    *[other] { $total } endpoints
 }, { $disabled } disabled
-status-webhooks-disabled-description = An endpoint is disabled after 15 failed deliveries in a row; nothing more is sent to it. See "orchestra webhook list", then delete it and create it again once its receiver works.
+status-webhooks-disabled-description = An endpoint is disabled after 15 failed deliveries in a row; nothing more is sent to it. See its delivery log on the Webhooks page, then enable it again once its receiver works.

@@ -22,4 +22,4 @@ status-webhooks-value = { $total ->
     [one] 1 désactivé
    *[other] { $disabled } désactivés
 }
-status-webhooks-disabled-description = Un point de réception est désactivé après 15 envois échoués d'affilée ; plus rien ne lui est envoyé. Voir « orchestra webhook list », puis le supprimer et le créer à nouveau une fois son récepteur réparé.
+status-webhooks-disabled-description = Un point de réception est désactivé après 15 envois échoués d'affilée ; plus rien ne lui est envoyé. Voir son journal des envois sur la page Webhooks, puis le réactiver une fois son récepteur réparé.

@@ -66,9 +66,18 @@ pub struct AppState {
     /// Whether the cookies handlers set themselves are `Secure` (`once`): set by `app` from
     /// what it is given, like the session and CSRF cookies.
     pub secure_cookies: bool,
+    /// `ORCHESTRA_WEBHOOKS_ALLOW_PRIVATE=1`, read at start: whether an endpoint may be http or
+    /// inside the server's network. Shared so that a test may allow it for its own app only.
+    pub webhooks_allow_private: Arc<AtomicBool>,
 }
 
 impl AppState {
+    /// Whether webhook endpoints may be http or private addresses (see the field).
+    pub fn webhooks_private_allowed(&self) -> bool {
+        self.webhooks_allow_private
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     pub fn with_trusted_proxies(mut self, proxies: crate::proxy::TrustedProxies) -> Self {
         self.proxies = Arc::new(proxies);
         self

@@ -20,6 +20,7 @@ use crate::domain::keys::SiteKeys;
 const TOKEN_COOKIE: &str = "orchestra_once_token";
 const LINK_COOKIE: &str = "orchestra_once_link";
 const ADMIN_LINK_COOKIE: &str = "orchestra_once_admin_link";
+const WEBHOOK_COOKIE: &str = "orchestra_once_webhook";
 
 /// How long a value waits for its page: the redirect is followed at once, so a minute is
 /// ample, and a cookie a browser kept past it is refused by the date sealed inside it.
@@ -34,6 +35,8 @@ pub enum Slot {
     IssuedLink(i64),
     /// An invitation or a reset link just made, for the administrators page.
     AdminLink,
+    /// A new webhook endpoint's signing secret, for the webhooks page.
+    WebhookSecret,
 }
 
 impl Slot {
@@ -43,6 +46,7 @@ impl Slot {
             Self::NewToken => TOKEN_COOKIE,
             Self::IssuedLink(_) => LINK_COOKIE,
             Self::AdminLink => ADMIN_LINK_COOKIE,
+            Self::WebhookSecret => WEBHOOK_COOKIE,
         }
     }
 
@@ -52,6 +56,7 @@ impl Slot {
             Self::NewToken => "/admin/config/api".to_owned(),
             Self::IssuedLink(instance) => format!("/admin/instances/{instance}"),
             Self::AdminLink => "/admin/admins".to_owned(),
+            Self::WebhookSecret => "/admin/webhooks".to_owned(),
         }
     }
 }
@@ -82,7 +87,7 @@ fn key(keys: &SiteKeys) -> Key {
 
 fn sent(headers: &HeaderMap) -> Vec<Cookie<'static>> {
     super::headers::cookies(headers)
-        .filter(|c| [TOKEN_COOKIE, LINK_COOKIE, ADMIN_LINK_COOKIE].contains(&c.name()))
+        .filter(|c| [TOKEN_COOKIE, LINK_COOKIE, ADMIN_LINK_COOKIE, WEBHOOK_COOKIE].contains(&c.name()))
         .map(Cookie::into_owned)
         .collect()
 }

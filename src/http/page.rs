@@ -117,6 +117,9 @@ impl PageContext {
             "admins" if parts.len() >= 3 => {
                 out.push(("/admin/admins".to_owned(), self.t("nav-admins")));
             }
+            "webhooks" if parts.len() >= 3 => {
+                out.push(("/admin/webhooks".to_owned(), self.t("nav-webhooks")));
+            }
             "config" if parts.len() >= 4 => {
                 out.push(("/admin/config/orchestra".to_owned(), self.t("nav-settings")));
             }

@@ -22,6 +22,14 @@ pub enum Expired {
     Idempotency,
     /// Flood counts; Unix milliseconds.
     Flood,
+    /// The delivery log's attempts made before the cutoff, but none of a delivery still
+    /// pending (a delivery sent again keeps its log); Unix seconds.
+    WebhookAttempts,
+    /// Deliveries done with (delivered, failed or set aside) whose last attempt was before
+    /// the cutoff; never a pending one. Through `webhook_deliveries_due` (state, next_at).
+    WebhookDeliveries,
+    /// Outbox messages written before the cutoff that no delivery names any more.
+    Outbox,
 }
 
 impl Expired {
@@ -47,6 +55,22 @@ impl Expired {
                 "DELETE FROM flood WHERE (event, identifier, node, bucket_start) IN \
                  (SELECT event, identifier, node, bucket_start FROM flood \
                  WHERE expiration <= $1 LIMIT $2)"
+            }
+            Expired::WebhookAttempts => {
+                "DELETE FROM webhook_attempts WHERE id IN \
+                 (SELECT a.id FROM webhook_attempts a WHERE a.at <= $1 AND NOT EXISTS \
+                 (SELECT 1 FROM webhook_deliveries d WHERE d.id = a.delivery_id \
+                 AND d.state = 'pending') LIMIT $2)"
+            }
+            Expired::WebhookDeliveries => {
+                "DELETE FROM webhook_deliveries WHERE id IN \
+                 (SELECT id FROM webhook_deliveries WHERE state IN ('delivered', 'failed', 'skipped') \
+                 AND next_at <= $1 LIMIT $2)"
+            }
+            Expired::Outbox => {
+                "DELETE FROM outbox WHERE id IN \
+                 (SELECT o.id FROM outbox o WHERE o.created_at <= $1 AND NOT EXISTS \
+                 (SELECT 1 FROM webhook_deliveries d WHERE d.outbox_id = o.id) LIMIT $2)"
             }
         }
     }

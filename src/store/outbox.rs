@@ -59,7 +59,10 @@ const COLUMNS: &str = "id, event, instance_id, workflow, step_index, step_title,
 
 /// Writes a message inside the caller's transaction, and queues a delivery of it to every
 /// enabled endpoint that takes its event: they commit, or vanish, with the change. The
-/// workflow's machine name is read in the same statement, from the instance's row.
+/// workflow's machine name is read in the same statement, from the instance's row. An API
+/// token's endpoint is queued a message only when that token started the instance and is not
+/// revoked: one `INSERT … SELECT` decides it (the subquery reads the instance and the token by
+/// their primary keys).
 pub async fn record(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     m: &Message<'_>,
@@ -82,19 +85,27 @@ pub async fn record(
     .bind(now)
     .fetch_one(&mut **tx)
     .await?;
-    // `events` is a comma list without spaces; an event name holds no LIKE wildcard.
-    sqlx::query(
-        "INSERT INTO webhook_deliveries (outbox_id, endpoint_id, next_at, created_at) \
-         SELECT $1, id, $2, $2 FROM webhook_endpoints \
-         WHERE enabled = 1 AND (events = '' OR ',' || events || ',' LIKE $3)",
-    )
-    .bind(id)
-    .bind(now)
-    .bind(format!("%,{},%", m.topic.as_str()))
-    .execute(&mut **tx)
-    .await
-    .map(|_| ())
+    sqlx::query(QUEUE)
+        .bind(id)
+        .bind(now)
+        .bind(format!("%,{},%", m.topic.as_str()))
+        .bind(m.instance)
+        .execute(&mut **tx)
+        .await
+        .map(|_| ())
 }
+
+/// The deliveries of message `$1`, due at `$2`, about instance `$4`: every enabled endpoint
+/// whose events match `$3` (`events` is a comma list without spaces; an event name holds no
+/// LIKE wildcard), an administrator's (no token) or the live token's that started the instance.
+/// A NULL `api_token_id` on the instance (started by an administrator or the CLI) matches no
+/// token's endpoint.
+pub const QUEUE: &str = "INSERT INTO webhook_deliveries (outbox_id, endpoint_id, next_at, created_at) \
+     SELECT $1, e.id, $2, $2 FROM webhook_endpoints e \
+     WHERE e.enabled = 1 AND (e.events = '' OR ',' || e.events || ',' LIKE $3) \
+     AND (e.api_token_id IS NULL OR e.api_token_id = \
+     (SELECT i.api_token_id FROM instances i JOIN api_tokens t ON t.id = i.api_token_id \
+      WHERE i.id = $4 AND t.revoked_at IS NULL))";
 
 /// The messages about an instance, oldest first.
 pub async fn for_instance(db: &Db, instance: i64) -> Result<Vec<MessageRow>, sqlx::Error> {

@@ -14,6 +14,9 @@ pub struct EndpointRow {
     pub enabled: i64,
     pub failures: i64,
     pub created_at: i64,
+    /// The API token that registered it (sent only its own instances' messages); `None` for
+    /// an administrator's.
+    pub api_token_id: Option<i64>,
 }
 
 /// By hand: the sealed secret stays out of any log line.
@@ -25,29 +28,33 @@ impl std::fmt::Debug for EndpointRow {
             .field("events", &self.events)
             .field("enabled", &self.enabled)
             .field("failures", &self.failures)
+            .field("api_token_id", &self.api_token_id)
             .finish_non_exhaustive()
     }
 }
 
-const COLUMNS: &str = "id, url, events, secret, enabled, failures, created_at";
+const COLUMNS: &str = "id, url, events, secret, enabled, failures, created_at, api_token_id";
 
 /// Inserts an endpoint whose secret is sealed by `seal` once its id is known (the id is the
-/// seal's associated data), in one transaction: no row ever holds an unsealed secret.
+/// seal's associated data), in one transaction: no row ever holds an unsealed secret. `token`:
+/// the API token registering it for its own instances, `None` for an administrator's.
 pub async fn create(
     db: &Db,
     url: &str,
     events: &str,
+    token: Option<i64>,
     seal: impl FnOnce(i64) -> Option<String>,
     now: i64,
 ) -> Result<Option<i64>, sqlx::Error> {
     let mut tx = db.pool.begin().await?;
     let id: i64 = sqlx::query_scalar(
-        "INSERT INTO webhook_endpoints (url, events, secret, created_at) \
-         VALUES ($1, $2, '', $3) RETURNING id",
+        "INSERT INTO webhook_endpoints (url, events, secret, created_at, api_token_id) \
+         VALUES ($1, $2, '', $3, $4) RETURNING id",
     )
     .bind(url)
     .bind(events)
     .bind(now)
+    .bind(token)
     .fetch_one(&mut *tx)
     .await?;
     let Some(sealed) = seal(id) else {
@@ -86,6 +93,146 @@ pub async fn delete(db: &Db, id: i64) -> Result<bool, sqlx::Error> {
         .execute(&db.pool)
         .await
         .map(|r| r.rows_affected() == 1)
+}
+
+/// The endpoints an API token registered, oldest first.
+pub async fn of_token(db: &Db, token: i64) -> Result<Vec<EndpointRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM webhook_endpoints WHERE api_token_id = $1 ORDER BY id"
+    ))
+    .bind(token)
+    .fetch_all(&db.pool)
+    .await
+}
+
+/// Deletes an endpoint of a token's own; `false` when it has none by that id (another's
+/// included: the same answer).
+pub async fn delete_of_token(db: &Db, token: i64, id: i64) -> Result<bool, sqlx::Error> {
+    sqlx::query("DELETE FROM webhook_endpoints WHERE id = $1 AND api_token_id = $2")
+        .bind(id)
+        .bind(token)
+        .execute(&db.pool)
+        .await
+        .map(|r| r.rows_affected() == 1)
+}
+
+/// An endpoint as the admin page lists it: the row, the name of the token that registered it,
+/// and when it was last tried.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct Listed {
+    #[sqlx(flatten)]
+    pub endpoint: EndpointRow,
+    pub token_name: Option<String>,
+    pub last_attempt_at: Option<i64>,
+}
+
+/// Every endpoint, oldest first, for the admin page. The last attempt is read through
+/// `webhook_attempts_endpoint` (endpoint_id, id): one index probe per endpoint.
+pub async fn listed(db: &Db) -> Result<Vec<Listed>, sqlx::Error> {
+    sqlx::query_as(&format!("{LISTED} ORDER BY e.id"))
+        .fetch_all(&db.pool)
+        .await
+}
+
+/// One endpoint as `listed` reads it, for its delivery log's page.
+pub async fn listed_one(db: &Db, id: i64) -> Result<Option<Listed>, sqlx::Error> {
+    sqlx::query_as(&format!("{LISTED} WHERE e.id = $1"))
+        .bind(id)
+        .fetch_optional(&db.pool)
+        .await
+}
+
+const LISTED: &str = "SELECT e.id, e.url, e.events, e.secret, e.enabled, e.failures, \
+     e.created_at, e.api_token_id, t.name AS token_name, \
+     (SELECT a.at FROM webhook_attempts a WHERE a.endpoint_id = e.id \
+      ORDER BY a.id DESC LIMIT 1) AS last_attempt_at \
+     FROM webhook_endpoints e LEFT JOIN api_tokens t ON t.id = e.api_token_id";
+
+/// Enables an endpoint again with its run of failures forgotten: new messages are queued for
+/// it from now on (those set aside while it was disabled stay `skipped`; each can be sent
+/// again). `false` when there is no such endpoint.
+pub async fn enable(db: &Db, id: i64) -> Result<bool, sqlx::Error> {
+    sqlx::query("UPDATE webhook_endpoints SET enabled = 1, failures = 0 WHERE id = $1")
+        .bind(id)
+        .execute(&db.pool)
+        .await
+        .map(|r| r.rows_affected() == 1)
+}
+
+/// One line of an endpoint's delivery log: an attempt, with the delivery and message it was for.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct LogLine {
+    pub id: i64,
+    pub delivery_id: i64,
+    pub attempt: i64,
+    pub status: Option<i64>,
+    pub latency_ms: i64,
+    pub error: Option<String>,
+    pub at: i64,
+    /// The message's id and event; `None` once cron cleaned the delivery away.
+    pub outbox_id: Option<i64>,
+    pub event: Option<String>,
+    pub delivery_state: Option<String>,
+}
+
+/// An endpoint's delivery log, newest first: at most `limit` attempts before the attempt
+/// `before` (keyset: `webhook_attempts_endpoint` (endpoint_id, id) is read from the key on,
+/// never counted through), `None` for the newest.
+pub async fn log(
+    db: &Db,
+    endpoint: i64,
+    before: Option<i64>,
+    limit: i64,
+) -> Result<Vec<LogLine>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT a.id, a.delivery_id, a.attempt, a.status, a.latency_ms, a.error, a.at, \
+         d.outbox_id, o.event, d.state AS delivery_state \
+         FROM webhook_attempts a \
+         LEFT JOIN webhook_deliveries d ON d.id = a.delivery_id \
+         LEFT JOIN outbox o ON o.id = d.outbox_id \
+         WHERE a.endpoint_id = $1 AND a.id < $2 ORDER BY a.id DESC LIMIT $3",
+    )
+    .bind(endpoint)
+    .bind(before.unwrap_or(i64::MAX))
+    .bind(limit)
+    .fetch_all(&db.pool)
+    .await
+}
+
+/// What asking to send a delivery again came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Again {
+    Queued,
+    /// A sender holds it this moment: it is being sent.
+    Busy,
+    /// No such delivery to this endpoint.
+    Missing,
+}
+
+/// Queues a delivery of `endpoint` again, due `now`, whatever its state: the same message, so
+/// the same `webhook-id`. Its attempts go on counting (a failed one gets one more try, then
+/// fails again). A delivery a sender holds is left to it.
+pub async fn send_again(db: &Db, endpoint: i64, delivery: i64, now: i64) -> Result<Again, sqlx::Error> {
+    let queued = sqlx::query(
+        "UPDATE webhook_deliveries SET state = 'pending', next_at = $1 \
+         WHERE id = $2 AND endpoint_id = $3 AND (claimed_until IS NULL OR claimed_until < $1)",
+    )
+    .bind(now)
+    .bind(delivery)
+    .bind(endpoint)
+    .execute(&db.pool)
+    .await?
+    .rows_affected();
+    if queued == 1 {
+        return Ok(Again::Queued);
+    }
+    let exists: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM webhook_deliveries WHERE id = $1 AND endpoint_id = $2")
+            .bind(delivery)
+            .bind(endpoint)
+            .fetch_optional(&db.pool)
+            .await?;
+    Ok(if exists.is_some() { Again::Busy } else { Again::Missing })
 }
 
 /// A delivery a worker holds, with the message it carries and where it goes.

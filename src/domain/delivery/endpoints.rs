@@ -149,12 +149,26 @@ pub struct Created {
     pub secret: Secret,
 }
 
-/// Makes an endpoint after checking its URL and events.
+/// Makes an administrator's endpoint after checking its URL and events (the CLI, the admin
+/// page).
 pub async fn create(
     db: &Db,
     keys: &SiteKeys,
     url: &str,
     events: Option<&str>,
+    allow_private: bool,
+) -> Result<Result<Created, Refusal>, Error> {
+    create_for(db, keys, url, events, None, allow_private).await
+}
+
+/// Makes an endpoint after checking its URL and events: an administrator's (`token` `None`),
+/// or an API token's, sent only the messages about the instances that token started.
+pub async fn create_for(
+    db: &Db,
+    keys: &SiteKeys,
+    url: &str,
+    events: Option<&str>,
+    token: Option<i64>,
     allow_private: bool,
 ) -> Result<Result<Created, Refusal>, Error> {
     let events = match parse_events(events) {
@@ -170,6 +184,7 @@ pub async fn create(
         db,
         url.as_str(),
         &events,
+        token,
         |id| seal(keys, id, &secret),
         store::now(),
     )
@@ -278,6 +293,7 @@ mod tests {
             enabled: 1,
             failures: 0,
             created_at: 0,
+            api_token_id: None,
         };
         assert_eq!(open_secret(&keys, &row(3)), Some(secret));
         assert_eq!(open_secret(&keys, &row(4)), None);

@@ -52,6 +52,27 @@ pub fn payload(m: &MessageRow) -> Value {
     })
 }
 
+/// How long the delivery log and what it tells of are kept once done with: delivered, failed
+/// and set-aside deliveries, their attempts, and the messages no delivery names any more.
+pub const KEEP_SECS: i64 = 30 * 24 * 3600;
+
+/// Cron's cleanup: what is older than `KEEP_SECS` and done with, in batches (`store::expired`),
+/// the attempts first, then the deliveries, then the messages they named. A pending delivery,
+/// its attempts and its message are never touched. Returns how many rows went.
+pub async fn clean(db: &crate::store::Db, now: i64) -> Result<u64, sqlx::Error> {
+    use crate::store::expired::{Expired, delete};
+    let cutoff = now - KEEP_SECS;
+    let mut gone = 0;
+    for kind in [
+        Expired::WebhookAttempts,
+        Expired::WebhookDeliveries,
+        Expired::Outbox,
+    ] {
+        gone += delete(db, kind, cutoff).await?;
+    }
+    Ok(gone)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

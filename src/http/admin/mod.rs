@@ -16,6 +16,7 @@ pub mod settings;
 pub mod sizing;
 pub mod status;
 pub mod tokens;
+pub mod webhooks;
 pub mod workflows;
 
 pub fn router(state: AppState) -> Router<AppState> {
@@ -89,6 +90,17 @@ pub fn router(state: AppState) -> Router<AppState> {
             get(admins::remove_form).post(admins::remove),
         )
         .route("/admin/admins/{id}/unlock", post(admins::unlock))
+        .route("/admin/webhooks", get(webhooks::list).post(webhooks::create))
+        .route("/admin/webhooks/{id}", get(webhooks::log))
+        .route(
+            "/admin/webhooks/{id}/delete",
+            get(webhooks::delete_form).post(webhooks::delete),
+        )
+        .route("/admin/webhooks/{id}/enable", post(webhooks::enable))
+        .route(
+            "/admin/webhooks/{id}/deliveries/{delivery}/again",
+            post(webhooks::send_again),
+        )
         // An unknown page under /admin, for a signed-in administrator: the 404 with navigation.
         .route(UNKNOWN_PAGE, get(crate::http::error::not_found))
         // Inside the sign-in check: error pages keep the navigation (`auth::error_pages`).

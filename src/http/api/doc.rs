@@ -43,6 +43,9 @@ pub fn document() -> &'static str {
         super::issue,
         super::revoke,
         super::cancel,
+        super::create_webhook,
+        super::webhooks,
+        super::delete_webhook,
         super::openapi
     ),
     components(schemas(wire::Error, wire::RateLimited)),

@@ -67,6 +67,9 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/api/v1/instances/{id}/links"),
     ("DELETE", "/api/v1/instances/{id}/links/{link}"),
     ("POST", "/api/v1/instances/{id}/cancel"),
+    ("POST", "/api/v1/webhooks"),
+    ("GET", "/api/v1/webhooks"),
+    ("DELETE", "/api/v1/webhooks/{id}"),
 ];
 
 pub fn router(state: AppState) -> Router<AppState> {
@@ -81,6 +84,10 @@ pub fn router(state: AppState) -> Router<AppState> {
             ("POST", "/api/v1/instances/{id}/links") => post(issue),
             ("DELETE", "/api/v1/instances/{id}/links/{link}") => delete(revoke),
             ("POST", "/api/v1/instances/{id}/cancel") => post(cancel),
+            ("POST", "/api/v1/webhooks") => post(create_webhook),
+            // Merged by axum into one route with the POST above.
+            ("GET", "/api/v1/webhooks") => get(webhooks),
+            ("DELETE", "/api/v1/webhooks/{id}") => delete(delete_webhook),
             // A route listed without a handler is a programming error, caught by every test.
             _ => panic!("no handler for {method} {path}"),
         };
@@ -1258,6 +1265,127 @@ async fn cancel(
         .await?
         .ok_or_else(|| ApiError::not_found(lang))?;
     Ok(Json(instance_of(&state, row, None).await?).into_response())
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/v1/webhooks",
+    operation_id = "createWebhook",
+    summary = "Register a webhook endpoint for the instances this token starts",
+    description = "Needs the start ability. The endpoint is sent a signed message (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) for each event it takes of the instances this token started, and of no other; it stops receiving when the token is revoked. The answer holds its signing secret, shown this once. The URL is checked as the administrators' are: https, to a public address. See docs/delivery.md.",
+    request_body = wire::CreateWebhook,
+    responses(
+        (status = 201, description = "the endpoint, with its signing secret (shown this once)", body = wire::CreatedWebhook),
+        (status = 403, description = "the token's scope lacks start (error: forbidden_scope)", body = wire::Error),
+        (status = 422, description = "a URL that is not https to a public address, or an unknown event; `field` is url or events (error: invalid)", body = wire::Error),
+    )
+)]
+async fn create_webhook(
+    State(state): State<AppState>,
+    lang: Lang,
+    who: Option<axum::Extension<Caller>>,
+    read: Read,
+) -> ApiResult {
+    let token = caller(&who)?;
+    needs(&token, Ability::Start, lang)?;
+    let bytes = read.json(lang)?;
+    let input: wire::CreateWebhook = body(lang, &bytes)?;
+    let Some(url) = input.url.filter(|u| !u.trim().is_empty()) else {
+        return Err(ApiError::invalid(
+            lang,
+            "url",
+            &Message::new("webhook-url-invalid"),
+        ));
+    };
+    let events = input.events.unwrap_or_default().join(",");
+    let keys = snapshot_of(&who)?.keys.clone();
+    let made = crate::domain::delivery::endpoints::create_for(
+        &state.db,
+        &keys,
+        &url,
+        Some(&events),
+        Some(token.id),
+        state.webhooks_private_allowed(),
+    )
+    .await?;
+    let created = match made {
+        Ok(created) => created,
+        Err(refusal) => {
+            let field = match refusal {
+                crate::domain::delivery::endpoints::Refusal::UnknownEvent(_) => "events",
+                _ => "url",
+            };
+            return Err(ApiError::invalid(lang, field, &refusal.message()));
+        }
+    };
+    let row = store::webhooks::by_id(&state.db, created.id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(lang))?;
+    let shown = wire::Webhook::of(&row);
+    let answer = wire::CreatedWebhook {
+        id: shown.id,
+        url: shown.url,
+        events: shown.events,
+        enabled: shown.enabled,
+        failures: shown.failures,
+        created_at: shown.created_at,
+        secret: created.secret.reveal(),
+    };
+    Ok((StatusCode::CREATED, Json(answer)).into_response())
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/webhooks",
+    operation_id = "listWebhooks",
+    summary = "List this token's webhook endpoints",
+    description = "Needs the start ability. Only the endpoints this token registered; never their secrets.",
+    responses(
+        (status = 200, description = "the token's endpoints, oldest first", body = wire::Webhooks),
+        (status = 403, description = "the token's scope lacks start (error: forbidden_scope)", body = wire::Error),
+    )
+)]
+async fn webhooks(
+    State(state): State<AppState>,
+    lang: Lang,
+    who: Option<axum::Extension<Caller>>,
+) -> ApiResult {
+    let token = caller(&who)?;
+    needs(&token, Ability::Start, lang)?;
+    let webhooks = store::webhooks::of_token(&state.db, token.id)
+        .await?
+        .iter()
+        .map(wire::Webhook::of)
+        .collect();
+    Ok(Json(wire::Webhooks { webhooks }).into_response())
+}
+
+#[utoipa::path(
+    delete,
+    path = "/api/v1/webhooks/{id}",
+    operation_id = "deleteWebhook",
+    summary = "Delete one of this token's webhook endpoints",
+    description = "Needs the start ability. Another token's endpoint, or an administrator's, is 404, as a missing one is. Its queued deliveries and delivery log go with it.",
+    params(("id" = i64, Path, description = "the endpoint")),
+    responses(
+        (status = 204, description = "deleted"),
+        (status = 403, description = "the token's scope lacks start (error: forbidden_scope)", body = wire::Error),
+        (status = 404, description = "no such endpoint of this token's (error: not_found)", body = wire::Error),
+    )
+)]
+async fn delete_webhook(
+    State(state): State<AppState>,
+    lang: Lang,
+    who: Option<axum::Extension<Caller>>,
+    Id(id): Id<i64>,
+) -> ApiResult {
+    let token = caller(&who)?;
+    needs(&token, Ability::Start, lang)?;
+    if !store::webhooks::delete_of_token(&state.db, token.id, id).await? {
+        return Err(ApiError::not_found(lang));
+    }
+    tracing::info!(endpoint = id, "webhook endpoint deleted through the API");
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 /// This description (`doc`): public, as a token is not needed to learn how to use one.

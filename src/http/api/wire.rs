@@ -336,3 +336,68 @@ mod tests {
         assert_eq!(read.retry_after_seconds, 7);
     }
 }
+
+/// `POST /api/v1/webhooks`.
+#[derive(Deserialize, ToSchema)]
+pub struct CreateWebhook {
+    /// Where messages are posted: https, to a public address (its host is resolved now and at
+    /// each delivery; loopback, private, link-local and metadata addresses are refused).
+    #[schema(required = true, value_type = String, min_length = 1)]
+    pub url: Option<String>,
+    /// The events it takes: instance.started, step.answered, instance.ended,
+    /// payment.confirmed. Left out, null or empty: every event.
+    pub events: Option<Vec<String>>,
+}
+
+/// `GET /api/v1/webhooks`: the token's own endpoints.
+#[derive(Serialize, ToSchema)]
+pub struct Webhooks {
+    pub webhooks: Vec<Webhook>,
+}
+
+/// A webhook endpoint of the token's: sent the messages about the instances this token started.
+#[derive(Serialize, ToSchema)]
+pub struct Webhook {
+    pub id: i64,
+    pub url: String,
+    /// The events it takes; empty: every event.
+    pub events: Vec<String>,
+    /// False once 15 deliveries in a row failed: nothing more is sent to it.
+    pub enabled: bool,
+    /// Failed deliveries in a row.
+    pub failures: i64,
+    /// Unix seconds.
+    pub created_at: i64,
+}
+
+/// An endpoint just made, with its signing secret: shown this once, never again.
+#[derive(Serialize, ToSchema)]
+pub struct CreatedWebhook {
+    pub id: i64,
+    pub url: String,
+    pub events: Vec<String>,
+    pub enabled: bool,
+    pub failures: i64,
+    pub created_at: i64,
+    /// `whsec_` and the base64 of 32 bytes: the key of each message's `webhook-signature`
+    /// (Standard Webhooks). Shown this once.
+    pub secret: String,
+}
+
+impl Webhook {
+    pub fn of(row: &crate::store::webhooks::EndpointRow) -> Self {
+        Self {
+            id: row.id,
+            url: row.url.clone(),
+            events: row
+                .events
+                .split(',')
+                .filter(|e| !e.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            enabled: row.enabled != 0,
+            failures: row.failures,
+            created_at: row.created_at,
+        }
+    }
+}

@@ -1,0 +1,52 @@
+# Issue 22: the webhooks page (docs/delivery.md).
+nav-webhooks = Webhooks
+webhooks-title = Webhooks
+webhooks-intro = Endpoints that are sent a signed message (Standard Webhooks) when an instance starts, a step is answered, a payment is confirmed or an instance ends. An endpoint is disabled after 15 failed deliveries in a row; enable it again once its receiver works.
+webhooks-none = No endpoint yet.
+webhooks-url = URL
+webhooks-events = Events
+webhooks-owner = Registered by
+webhooks-state = State
+webhooks-failures = Failures in a row
+webhooks-created = Created
+webhooks-last-attempt = Last attempt
+webhooks-actions = Actions
+webhooks-every-event = Every event
+webhooks-owner-site = An administrator
+webhooks-owner-token = API token { $name } (its own instances only)
+webhooks-enabled = Enabled
+webhooks-disabled-why = { $failures ->
+    [one] Disabled after 1 failed delivery
+   *[other] Disabled after { $failures } failed deliveries in a row
+}
+webhooks-never = Never
+webhooks-log = Delivery log
+webhooks-enable = Enable again
+webhooks-delete = Delete
+webhooks-new = Add an endpoint
+webhooks-url-help = Where messages are posted: https, to a public address. Its host is resolved now and again at each delivery.
+webhooks-events-help = Leave every box empty to be sent every event.
+webhooks-create = Add the endpoint
+webhooks-created-flash = Endpoint added. Copy its signing secret now: it is not shown again.
+webhooks-secret-label = Signing secret
+webhooks-secret-help = Shown this once. The receiver checks each message's webhook-signature with it (see docs/delivery.md).
+webhooks-delete-title = Delete the endpoint { $url }?
+webhooks-delete-explain = Nothing more is sent to it, and its delivery log goes with it. Messages already written stay in the outbox for other endpoints.
+webhooks-delete-confirm = Delete the endpoint
+webhooks-deleted-flash = Endpoint deleted.
+webhooks-enabled-flash = Endpoint enabled again: new messages are queued for it.
+webhooks-log-title = Delivery log
+webhooks-log-attempts = Attempts, newest first
+webhooks-log-none = Nothing has been sent to this endpoint yet.
+webhooks-log-event = Event
+webhooks-log-message = Message
+webhooks-log-attempt = Attempt
+webhooks-log-outcome = Answer
+webhooks-log-latency = Time taken
+webhooks-log-at = When
+webhooks-log-newest = Newest
+webhooks-latency = { $ms } ms
+webhooks-again = Send again
+webhooks-again-flash = Queued again: it is sent within a few seconds, with the same message id.
+webhooks-again-busy = This delivery is being sent right now; try again in a minute if it fails.
+webhooks-again-disabled = The endpoint is disabled: enable it again first.

@@ -1,0 +1,52 @@
+# Issue 22 : la page des webhooks (docs/delivery.md).
+nav-webhooks = Webhooks
+webhooks-title = Webhooks
+webhooks-intro = Les points de réception reçoivent un message signé (Standard Webhooks) quand une instance démarre, qu'une étape reçoit une réponse, qu'un paiement est confirmé ou qu'une instance se termine. Un point de réception est désactivé après 15 envois échoués d'affilée ; réactivez-le une fois son récepteur réparé.
+webhooks-none = Aucun point de réception pour l'instant.
+webhooks-url = URL
+webhooks-events = Événements
+webhooks-owner = Enregistré par
+webhooks-state = État
+webhooks-failures = Échecs d'affilée
+webhooks-created = Créé
+webhooks-last-attempt = Dernier envoi
+webhooks-actions = Actions
+webhooks-every-event = Tous les événements
+webhooks-owner-site = Un administrateur
+webhooks-owner-token = Jeton d'API { $name } (ses propres instances seulement)
+webhooks-enabled = Actif
+webhooks-disabled-why = { $failures ->
+    [one] Désactivé après 1 envoi échoué
+   *[other] Désactivé après { $failures } envois échoués d'affilée
+}
+webhooks-never = Jamais
+webhooks-log = Journal des envois
+webhooks-enable = Réactiver
+webhooks-delete = Supprimer
+webhooks-new = Ajouter un point de réception
+webhooks-url-help = Où les messages sont envoyés : en https, vers une adresse publique. Son nom d'hôte est résolu maintenant, puis à chaque envoi.
+webhooks-events-help = Ne cochez aucune case pour recevoir tous les événements.
+webhooks-create = Ajouter le point de réception
+webhooks-created-flash = Point de réception ajouté. Copiez son secret de signature maintenant : il ne sera plus affiché.
+webhooks-secret-label = Secret de signature
+webhooks-secret-help = Affiché cette seule fois. Le récepteur vérifie avec lui l'en-tête webhook-signature de chaque message (voir docs/delivery.md).
+webhooks-delete-title = Supprimer le point de réception { $url } ?
+webhooks-delete-explain = Plus rien ne lui sera envoyé, et son journal des envois disparaît avec lui. Les messages déjà écrits restent dans la boîte d'envoi pour les autres points de réception.
+webhooks-delete-confirm = Supprimer le point de réception
+webhooks-deleted-flash = Point de réception supprimé.
+webhooks-enabled-flash = Point de réception réactivé : les nouveaux messages lui sont de nouveau destinés.
+webhooks-log-title = Journal des envois
+webhooks-log-attempts = Envois, du plus récent au plus ancien
+webhooks-log-none = Rien n'a encore été envoyé à ce point de réception.
+webhooks-log-event = Événement
+webhooks-log-message = Message
+webhooks-log-attempt = Essai
+webhooks-log-outcome = Réponse
+webhooks-log-latency = Durée
+webhooks-log-at = Quand
+webhooks-log-newest = Les plus récents
+webhooks-latency = { $ms } ms
+webhooks-again = Renvoyer
+webhooks-again-flash = Remis en file : il part dans quelques secondes, avec le même identifiant de message.
+webhooks-again-busy = Cet envoi est en cours en ce moment ; réessayez dans une minute s'il échoue.
+webhooks-again-disabled = Le point de réception est désactivé : réactivez-le d'abord.
