@@ -654,3 +654,97 @@ async fn support_state(app: &TestApp, id: i64) -> String {
         .as_str()
         .to_owned()
 }
+
+/// The webhooks page (issue 22) in both languages, at desktop and phone width: a refused URL
+/// beside its field, an endpoint added and its secret shown once, the list, the delivery log.
+/// Apart from the test above so that each can grow without the other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhooks_in_a_real_browser() {
+    let Some(mut b) = start().await else {
+        return;
+    };
+    let app: TestApp = spawn(Flood::Memory).await;
+    app.state
+        .webhooks_allow_private
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    app.create_admin().await;
+    b.app_base = app.base.clone();
+    let receiver = crate::webhooks::receiver(200).await;
+    sign_in(&mut b).await;
+
+    for lang in ["en", "fr"] {
+        b.resize(1280, 900).await;
+        b.goto(&format!("/admin/webhooks?lang={lang}")).await;
+        assert_eq!(
+            b.attr("nav.admin a[aria-current=page]", "href")
+                .await
+                .as_deref(),
+            Some("/admin/webhooks")
+        );
+        // Refused: the error beside the field, what was typed kept, the box still ticked.
+        b.fill("#url", "ftp://example.org/hook").await;
+        b.click("input[name=event][value='step.answered']").await;
+        b.follow("form.stack button[type=submit]").await;
+        assert_eq!(b.prop("#url", "value").await, "ftp://example.org/hook");
+        assert_eq!(
+            b.attr("#url", "aria-invalid").await.as_deref(),
+            Some("true")
+        );
+        assert_eq!(b.count(".field-error[data-field=url]").await, 1);
+        assert_eq!(
+            b.prop("input[name=event][value='step.answered']", "checked")
+                .await,
+            true
+        );
+        b.screenshot(&format!("webhooks-refused-{lang}")).await;
+        b.fill("#url", &receiver.url).await;
+        b.follow("form.stack button[type=submit]").await;
+        assert_eq!(b.path().await, "/admin/webhooks");
+        let secret = b.prop("#webhook-secret", "value").await;
+        assert!(
+            secret.as_str().is_some_and(|s| s.starts_with("whsec_")),
+            "the secret is shown"
+        );
+        b.screenshot(&format!("webhooks-{lang}")).await;
+        b.resize(390, 844).await;
+        assert!(
+            !b.scrolls_sideways().await,
+            "the webhooks page ({lang}) at 390 px"
+        );
+        b.screenshot(&format!("webhooks-phone-{lang}")).await;
+        b.goto(&format!("/admin/webhooks?lang={lang}")).await;
+        assert_eq!(b.count("#webhook-secret").await, 0, "shown once");
+
+        // Something to log: an instance and its answer, sent.
+        let id = app.start("contract_review", "Lease renewal").await;
+        let legal = app.link(id, Some("legal")).await;
+        crate::helpers::answer_step(
+            &app.client(),
+            &app,
+            &legal,
+            &[("decision", "approve"), ("comment", "Fine.")],
+        )
+        .await;
+        while crate::webhooks::send_due(&app, orchestra::store::now(), true).await > 0 {}
+        let endpoint = orchestra::store::webhooks::all(&app.db)
+            .await
+            .unwrap()
+            .last()
+            .unwrap()
+            .id;
+        b.resize(1280, 900).await;
+        b.goto(&format!("/admin/webhooks/{endpoint}?lang={lang}"))
+            .await;
+        assert!(b.count("table.webhook-log tbody tr").await >= 1);
+        b.screenshot(&format!("webhook-log-{lang}")).await;
+        b.resize(390, 844).await;
+        assert!(
+            !b.scrolls_sideways().await,
+            "the delivery log ({lang}) at 390 px"
+        );
+        b.screenshot(&format!("webhook-log-phone-{lang}")).await;
+        b.goto(&format!("/admin/webhooks?lang={lang}")).await;
+        b.screenshot(&format!("webhooks-list-phone-{lang}")).await;
+    }
+    assert!(b.console_errors.is_empty(), "{:#?}", b.console_errors);
+}
