@@ -653,7 +653,9 @@ async fn fail_until_disabled(app: &TestApp, r: &Receiver) {
     for n in 0..send::DISABLE_AFTER {
         app.start("contract_review", &format!("Failing {n}")).await;
     }
-    send_due(app, orchestra::store::now(), true).await;
+    // Every first attempt (a run claims 20 at most); the retries are not due yet.
+    let now = orchestra::store::now();
+    while send_due(app, now, true).await > 0 {}
 }
 
 #[tokio::test]
@@ -786,7 +788,13 @@ async fn a_new_endpoints_secret_is_shown_once_and_signs_what_it_is_sent() {
     assert_eq!(send_due(&app, orchestra::store::now(), true).await, 1);
     let got = r.got();
     assert!(verifies(&secret, &got[0].0, &got[0].1));
-    assert!(!app.logs().contains(&secret[6..]), "in no log line");
+    // The app's lines, without those of the test's own HTML parsing (which logs what it reads).
+    let logs: String = app
+        .logs()
+        .lines()
+        .filter(|l| !l.contains(" html5ever::") && !l.contains(" selectors::"))
+        .collect();
+    assert!(!logs.contains(&secret[6..]), "in no log line");
 }
 
 /// A disabled endpoint is queued nothing; enabled again, its failures are forgotten and new
@@ -823,7 +831,15 @@ async fn a_disabled_endpoint_enabled_again_is_queued_new_messages() {
     let after = app.start("contract_review", "Enabled again").await;
     assert_eq!(queued(after).await, [(id, "pending".to_owned(), 0)]);
     r.status.store(200, Ordering::SeqCst);
-    assert_eq!(send_due(&app, orchestra::store::now(), true).await, 1);
+    let now = orchestra::store::now();
+    while send_due(&app, now, true).await > 0 {}
+    let told: Vec<i64> = r
+        .got()
+        .iter()
+        .map(|(_, b)| serde_json::from_str::<serde_json::Value>(b).unwrap()["data"]["instance"].as_i64().unwrap())
+        .collect();
+    assert!(told.contains(&after), "sent to once enabled again");
+    assert!(!told.contains(&before));
 
     let missing = submit(&admin, &app, &format!("{PAGE}/987654/enable"), &[], "en").await;
     assert_eq!(missing.status, 404);
@@ -932,6 +948,14 @@ async fn strangers_and_forged_posts_change_no_endpoint() {
         .await
         .unwrap()[0]
         .delivery_id;
+    let pool = raw(&app).await;
+    let queue = || {
+        sqlx::query_as::<_, (i64, String, i64)>(
+            "SELECT id, state, next_at FROM webhook_deliveries ORDER BY id",
+        )
+        .fetch_all(&pool)
+    };
+    let queued = queue().await.unwrap();
     let stranger = app.client();
     for path in [PAGE.to_owned(), format!("{PAGE}/{id}"), format!("{PAGE}/{id}/delete")] {
         let page = get(&stranger, &app, &path).await;
@@ -965,8 +989,7 @@ async fn strangers_and_forged_posts_change_no_endpoint() {
     let rows = orchestra::store::webhooks::all(&app.db).await.unwrap();
     assert_eq!(rows.len(), 1, "none made, none deleted");
     assert_eq!(rows[0].enabled, 0, "not enabled");
-    let states = orchestra::store::webhooks::log(&app.db, id, None, 100).await.unwrap();
-    assert!(states.iter().all(|l| l.delivery_state.as_deref() != Some("pending")));
+    assert_eq!(queue().await.unwrap(), queued, "nothing sent again");
 }
 
 #[tokio::test]

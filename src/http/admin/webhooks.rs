@@ -165,7 +165,7 @@ pub async fn create(
         &state.db,
         &keys,
         &url,
-        Some(&events),
+        Some(events.as_str()),
         state.webhooks_private_allowed(),
     )
     .await?;

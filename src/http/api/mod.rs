@@ -1303,7 +1303,7 @@ async fn create_webhook(
         &state.db,
         &keys,
         &url,
-        Some(&events),
+        Some(events.as_str()),
         Some(token.id),
         state.webhooks_private_allowed(),
     )
