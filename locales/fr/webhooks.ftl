@@ -20,7 +20,7 @@ webhooks-disabled-why = { $failures ->
    *[other] Désactivé après { $failures } envois échoués d'affilée
 }
 webhooks-never = Jamais
-webhooks-log = Journal des envois
+webhooks-log = Journal
 webhooks-enable = Réactiver
 webhooks-delete = Supprimer
 webhooks-new = Ajouter un point de réception

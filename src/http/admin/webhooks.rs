@@ -40,8 +40,18 @@ pub struct EndpointLine {
     /// Enabled, or disabled and why.
     pub state: String,
     pub failures: String,
-    pub created: String,
-    pub last_attempt: String,
+    /// A time as the list shows it: its day and its hour, each kept on one line.
+    pub created: (String, String),
+    pub last_attempt: (String, String),
+}
+
+/// A time's day and the rest ("2026-12-04", "09:45 UTC"): a narrow column breaks between the
+/// two, never inside the day.
+fn day_and_hour(text: String) -> (String, String) {
+    match text.split_once(' ') {
+        Some((day, hour)) => (day.to_owned(), hour.to_owned()),
+        None => (text, String::new()),
+    }
 }
 
 fn line(ctx: &PageContext, e: &EndpointRow, token: Option<&str>, last: Option<i64>) -> EndpointLine {
@@ -70,8 +80,10 @@ fn line(ctx: &PageContext, e: &EndpointRow, token: Option<&str>, last: Option<i6
             )
         },
         failures: e.failures.to_string(),
-        created: crate::time::format_utc(e.created_at),
-        last_attempt: last.map_or_else(|| ctx.t("webhooks-never"), crate::time::format_utc),
+        created: day_and_hour(crate::time::format_utc(e.created_at)),
+        last_attempt: day_and_hour(
+            last.map_or_else(|| ctx.t("webhooks-never"), crate::time::format_utc),
+        ),
     }
 }
 
