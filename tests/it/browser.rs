@@ -744,6 +744,9 @@ async fn webhooks_in_a_real_browser() {
         );
         b.screenshot(&format!("webhook-log-phone-{lang}")).await;
         b.goto(&format!("/admin/webhooks?lang={lang}")).await;
+        // The list as cards, below the fold on a phone.
+        b.script("document.querySelector('table.webhooks').scrollIntoView(); return true;")
+            .await;
         b.screenshot(&format!("webhooks-list-phone-{lang}")).await;
     }
     assert!(b.console_errors.is_empty(), "{:#?}", b.console_errors);
