@@ -87,7 +87,9 @@ fn key(keys: &SiteKeys) -> Key {
 
 fn sent(headers: &HeaderMap) -> Vec<Cookie<'static>> {
     super::headers::cookies(headers)
-        .filter(|c| [TOKEN_COOKIE, LINK_COOKIE, ADMIN_LINK_COOKIE, WEBHOOK_COOKIE].contains(&c.name()))
+        .filter(|c| {
+            [TOKEN_COOKIE, LINK_COOKIE, ADMIN_LINK_COOKIE, WEBHOOK_COOKIE].contains(&c.name())
+        })
         .map(Cookie::into_owned)
         .collect()
 }

@@ -212,7 +212,12 @@ pub enum Again {
 /// Queues a delivery of `endpoint` again, due `now`, whatever its state: the same message, so
 /// the same `webhook-id`. Its attempts go on counting (a failed one gets one more try, then
 /// fails again). A delivery a sender holds is left to it.
-pub async fn send_again(db: &Db, endpoint: i64, delivery: i64, now: i64) -> Result<Again, sqlx::Error> {
+pub async fn send_again(
+    db: &Db,
+    endpoint: i64,
+    delivery: i64,
+    now: i64,
+) -> Result<Again, sqlx::Error> {
     let queued = sqlx::query(
         "UPDATE webhook_deliveries SET state = 'pending', next_at = $1 \
          WHERE id = $2 AND endpoint_id = $3 AND (claimed_until IS NULL OR claimed_until < $1)",
@@ -232,7 +237,11 @@ pub async fn send_again(db: &Db, endpoint: i64, delivery: i64, now: i64) -> Resu
             .bind(endpoint)
             .fetch_optional(&db.pool)
             .await?;
-    Ok(if exists.is_some() { Again::Busy } else { Again::Missing })
+    Ok(if exists.is_some() {
+        Again::Busy
+    } else {
+        Again::Missing
+    })
 }
 
 /// A delivery a worker holds, with the message it carries and where it goes.

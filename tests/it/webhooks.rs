@@ -629,7 +629,13 @@ fn allow_loopback(app: &TestApp) {
 }
 
 /// Posts a form of the webhooks pages with the page's own CSRF token, in `lang`.
-async fn submit(client: &Client, app: &TestApp, path: &str, form: &[(&str, &str)], lang: &str) -> Page {
+async fn submit(
+    client: &Client,
+    app: &TestApp,
+    path: &str,
+    form: &[(&str, &str)],
+    lang: &str,
+) -> Page {
     let csrf = get(client, app, PAGE).await.csrf();
     let mut fields = vec![("csrf", csrf.as_str())];
     fields.extend_from_slice(form);
@@ -644,7 +650,10 @@ async fn submit(client: &Client, app: &TestApp, path: &str, form: &[(&str, &str)
 }
 
 async fn endpoint_count(app: &TestApp) -> usize {
-    orchestra::store::webhooks::all(&app.db).await.unwrap().len()
+    orchestra::store::webhooks::all(&app.db)
+        .await
+        .unwrap()
+        .len()
 }
 
 /// Sets an endpoint's run of failures past the limit, as the sender does.
@@ -674,7 +683,8 @@ async fn the_webhooks_page_lists_each_endpoint_and_why_one_is_disabled_in_both_l
         assert_eq!(page.header("cache-control"), Some("no-store"));
         assert_eq!(page.text("table.webhooks tbody tr").len(), 2);
         assert_eq!(
-            page.attr("nav.admin a[aria-current=page]", "href").as_deref(),
+            page.attr("nav.admin a[aria-current=page]", "href")
+                .as_deref(),
             Some(PAGE)
         );
     }
@@ -713,11 +723,20 @@ async fn a_refused_url_or_event_keeps_what_was_typed_and_saves_nothing_in_both_l
     let admin = app.admin_client().await;
     for (lang, tag) in [(Lang::En, "en"), (Lang::Fr, "fr")] {
         for (url, message) in [
-            ("ftp://example.org/hook", Message::new("webhook-url-invalid")),
+            (
+                "ftp://example.org/hook",
+                Message::new("webhook-url-invalid"),
+            ),
             ("not a url", Message::new("webhook-url-invalid")),
             // Without the flag, loopback is refused, as the CLI refuses it.
-            ("https://127.0.0.1/hook", Message::new("webhook-url-private")),
-            ("http://93.184.216.34/hook", Message::new("webhook-url-not-https")),
+            (
+                "https://127.0.0.1/hook",
+                Message::new("webhook-url-private"),
+            ),
+            (
+                "http://93.184.216.34/hook",
+                Message::new("webhook-url-not-https"),
+            ),
         ] {
             let page = submit(
                 &admin,
@@ -741,7 +760,10 @@ async fn a_refused_url_or_event_keeps_what_was_typed_and_saves_nothing_in_both_l
             &admin,
             &app,
             PAGE,
-            &[("url", "https://93.184.216.34/hook"), ("event", "instance.deleted")],
+            &[
+                ("url", "https://93.184.216.34/hook"),
+                ("event", "instance.deleted"),
+            ],
             tag,
         )
         .await;
@@ -781,7 +803,10 @@ async fn a_new_endpoints_secret_is_shown_once_and_signs_what_it_is_sent() {
     assert!(!again.body.contains(&secret[6..]));
     let rows = orchestra::store::webhooks::all(&app.db).await.unwrap();
     assert_eq!(rows.len(), 1);
-    assert_eq!((rows[0].events.as_str(), rows[0].api_token_id), ("instance.started", None));
+    assert_eq!(
+        (rows[0].events.as_str(), rows[0].api_token_id),
+        ("instance.started", None)
+    );
     assert!(!rows[0].secret.contains(&secret[6..]), "stored sealed");
 
     app.start("contract_review", "Lease renewal").await;
@@ -815,7 +840,10 @@ async fn a_disabled_endpoint_enabled_again_is_queued_new_messages() {
         }
     };
     let before = app.start("contract_review", "While disabled").await;
-    assert!(queued(before).await.is_empty(), "a disabled endpoint is queued nothing");
+    assert!(
+        queued(before).await.is_empty(),
+        "a disabled endpoint is queued nothing"
+    );
 
     let enabled = submit(&admin, &app, &format!("{PAGE}/{id}/enable"), &[], "en").await;
     assert_eq!(enabled.status, 303);
@@ -826,7 +854,10 @@ async fn a_disabled_endpoint_enabled_again_is_queued_new_messages() {
         .unwrap();
     assert_eq!((row.enabled, row.failures), (1, 0));
     let page = get(&admin, &app, PAGE).await;
-    assert_eq!(page.first("p.flash"), "Endpoint enabled again: new messages are queued for it.");
+    assert_eq!(
+        page.first("p.flash"),
+        "Endpoint enabled again: new messages are queued for it."
+    );
     assert_eq!(page.first("td.webhook-state"), "Enabled");
     let after = app.start("contract_review", "Enabled again").await;
     assert_eq!(queued(after).await, [(id, "pending".to_owned(), 0)]);
@@ -836,7 +867,11 @@ async fn a_disabled_endpoint_enabled_again_is_queued_new_messages() {
     let told: Vec<i64> = r
         .got()
         .iter()
-        .map(|(_, b)| serde_json::from_str::<serde_json::Value>(b).unwrap()["data"]["instance"].as_i64().unwrap())
+        .map(|(_, b)| {
+            serde_json::from_str::<serde_json::Value>(b).unwrap()["data"]["instance"]
+                .as_i64()
+                .unwrap()
+        })
         .collect();
     assert!(told.contains(&after), "sent to once enabled again");
     assert!(!told.contains(&before));
@@ -866,9 +901,7 @@ async fn the_delivery_log_pages_by_key_newest_first() {
     let ids = |p: &Page| p.text("table.webhook-log td.message code");
     let page_one = ids(&first);
     assert_eq!(page_one.len(), 50);
-    let newest = messages(&app, app.start("contract_review", "Probe").await)
-        .await[0]
-        .id;
+    let newest = messages(&app, app.start("contract_review", "Probe").await).await[0].id;
     assert_eq!(page_one[0], format!("msg_{}", newest - 1), "newest first");
     assert!(!first.has("#newest"));
     assert_eq!(first.first("td.outcome"), "HTTP 200");
@@ -890,8 +923,14 @@ async fn the_delivery_log_pages_by_key_newest_first() {
     assert_eq!(ids(&get(&admin, &app, &older).await), page_two);
     assert_eq!(ids(&get(&admin, &app, &log).await).len(), 50);
     // A cursor that is not one is the newest page, never an error.
-    assert_eq!(get(&admin, &app, &format!("{log}?before=abc")).await.status, 200);
-    assert_eq!(get(&admin, &app, &format!("{PAGE}/987654")).await.status, 404);
+    assert_eq!(
+        get(&admin, &app, &format!("{log}?before=abc")).await.status,
+        200
+    );
+    assert_eq!(
+        get(&admin, &app, &format!("{PAGE}/987654")).await.status,
+        404
+    );
     let fr = get(&admin, &app, &with_lang(&log, "fr")).await;
     assert_eq!(fr.first("h1"), "Journal des envois");
 }
@@ -913,10 +952,17 @@ async fn send_again_queues_the_delivery_now_with_the_same_message_id() {
     let queued = submit(&admin, &app, &again, &[], "en").await;
     assert_eq!(queued.status, 303);
     assert_eq!(queued.location(), log);
-    assert_eq!(send_due(&app, orchestra::store::now(), true).await, 1, "due now");
+    assert_eq!(
+        send_due(&app, orchestra::store::now(), true).await,
+        1,
+        "due now"
+    );
     let got = r.got();
     assert_eq!(got.len(), 2);
-    assert_eq!(got[0].0["webhook-id"], got[1].0["webhook-id"], "the same message id");
+    assert_eq!(
+        got[0].0["webhook-id"], got[1].0["webhook-id"],
+        "the same message id"
+    );
     assert!(verifies(&secret, &got[1].0, &got[1].1));
     let page = get(&admin, &app, &log).await;
     assert_eq!(page.text("td.attempt"), ["2", "1"]);
@@ -957,10 +1003,17 @@ async fn strangers_and_forged_posts_change_no_endpoint() {
     };
     let queued = queue().await.unwrap();
     let stranger = app.client();
-    for path in [PAGE.to_owned(), format!("{PAGE}/{id}"), format!("{PAGE}/{id}/delete")] {
+    for path in [
+        PAGE.to_owned(),
+        format!("{PAGE}/{id}"),
+        format!("{PAGE}/{id}/delete"),
+    ] {
         let page = get(&stranger, &app, &path).await;
         assert_eq!(page.status, 303, "{path}");
-        assert!(page.location().starts_with("/admin/login?destination="), "{path}");
+        assert!(
+            page.location().starts_with("/admin/login?destination="),
+            "{path}"
+        );
     }
     let posts = [
         PAGE.to_owned(),
@@ -970,7 +1023,13 @@ async fn strangers_and_forged_posts_change_no_endpoint() {
     ];
     let csrf = get(&stranger, &app, "/admin/login").await.csrf();
     for path in &posts {
-        let page = post(&stranger, &app, path, &[("csrf", csrf.as_str()), ("url", r.url.as_str())]).await;
+        let page = post(
+            &stranger,
+            &app,
+            path,
+            &[("csrf", csrf.as_str()), ("url", r.url.as_str())],
+        )
+        .await;
         assert_eq!(page.status, 303, "{path}");
         assert!(page.location().starts_with("/admin/login"), "{path}");
     }
@@ -1028,7 +1087,10 @@ async fn api_start(app: &TestApp, token: &str) -> i64 {
 async fn a_tokens_endpoint_gets_only_its_own_instances_and_another_token_gets_404() {
     let app = spawn(Flood::Memory).await;
     allow_loopback(&app);
-    let (mine, theirs) = (token(&app, "crm", None, None).await, token(&app, "erp", None, None).await);
+    let (mine, theirs) = (
+        token(&app, "crm", None, None).await,
+        token(&app, "erp", None, None).await,
+    );
     let r = receiver(200).await;
     let site = receiver(200).await;
     hook(&app, &site, Some("instance.started")).await;
@@ -1038,14 +1100,20 @@ async fn a_tokens_endpoint_gets_only_its_own_instances_and_another_token_gets_40
         "POST",
         "/api/v1/webhooks",
         &mine,
-        Some(&webhook_body(&r.url, &["instance.started", "instance.ended"])),
+        Some(&webhook_body(
+            &r.url,
+            &["instance.started", "instance.ended"],
+        )),
     )
     .await;
     assert_eq!(made.status, 201, "{}", made.body);
     let made = json(&made);
     let secret = made["secret"].as_str().unwrap().to_owned();
     assert!(secret.starts_with("whsec_"));
-    assert_eq!(made["events"], serde_json::json!(["instance.started", "instance.ended"]));
+    assert_eq!(
+        made["events"],
+        serde_json::json!(["instance.started", "instance.ended"])
+    );
     let id = made["id"].as_i64().unwrap();
     assert!(!app.logs().contains(&secret[6..]));
 
@@ -1053,14 +1121,37 @@ async fn a_tokens_endpoint_gets_only_its_own_instances_and_another_token_gets_40
     assert_eq!(listed.status, 200);
     let listed = json(&listed);
     assert_eq!(listed["webhooks"].as_array().unwrap().len(), 1);
-    assert!(listed["webhooks"][0].get("secret").is_none(), "never shown again");
+    assert!(
+        listed["webhooks"][0].get("secret").is_none(),
+        "never shown again"
+    );
     let theirs_list = call(&app, "GET", "/api/v1/webhooks", &theirs, None).await;
     assert_eq!(json(&theirs_list)["webhooks"], serde_json::json!([]));
-    let refused = call(&app, "DELETE", &format!("/api/v1/webhooks/{id}"), &theirs, None).await;
-    assert_eq!((refused.status, json(&refused)["error"].as_str()), (404, Some("not_found")));
+    let refused = call(
+        &app,
+        "DELETE",
+        &format!("/api/v1/webhooks/{id}"),
+        &theirs,
+        None,
+    )
+    .await;
+    assert_eq!(
+        (refused.status, json(&refused)["error"].as_str()),
+        (404, Some("not_found"))
+    );
     let admins = orchestra::store::webhooks::all(&app.db).await.unwrap()[0].id;
-    let not_its = call(&app, "DELETE", &format!("/api/v1/webhooks/{admins}"), &mine, None).await;
-    assert_eq!(not_its.status, 404, "an administrator's endpoint is not a token's");
+    let not_its = call(
+        &app,
+        "DELETE",
+        &format!("/api/v1/webhooks/{admins}"),
+        &mine,
+        None,
+    )
+    .await;
+    assert_eq!(
+        not_its.status, 404,
+        "an administrator's endpoint is not a token's"
+    );
     assert_eq!(endpoint_count(&app).await, 2);
 
     let own = api_start(&app, &mine).await;
@@ -1070,16 +1161,31 @@ async fn a_tokens_endpoint_gets_only_its_own_instances_and_another_token_gets_40
     let instances = |r: &Receiver| -> Vec<i64> {
         r.got()
             .iter()
-            .map(|(_, b)| serde_json::from_str::<serde_json::Value>(b).unwrap()["data"]["instance"].as_i64().unwrap())
+            .map(|(_, b)| {
+                serde_json::from_str::<serde_json::Value>(b).unwrap()["data"]["instance"]
+                    .as_i64()
+                    .unwrap()
+            })
             .collect()
     };
     assert_eq!(instances(&r), [own], "only the token's own instance");
     let mut every = instances(&site);
     every.sort_unstable();
-    assert_eq!(every, [own, other, by_admin], "the administrator's endpoint gets all");
+    assert_eq!(
+        every,
+        [own, other, by_admin],
+        "the administrator's endpoint gets all"
+    );
     assert!(r.got().iter().all(|(h, b)| verifies(&secret, h, b)));
 
-    let gone = call(&app, "DELETE", &format!("/api/v1/webhooks/{id}"), &mine, None).await;
+    let gone = call(
+        &app,
+        "DELETE",
+        &format!("/api/v1/webhooks/{id}"),
+        &mine,
+        None,
+    )
+    .await;
     assert_eq!(gone.status, 204);
     assert_eq!(endpoint_count(&app).await, 1);
 
@@ -1120,10 +1226,11 @@ async fn a_token_without_the_start_ability_cannot_register_endpoints() {
     let scope = orchestra::domain::api::scope::Scope::default()
         .with_words(Some(["read"]), None, None::<[&str; 0]>)
         .unwrap();
-    let reader = orchestra::domain::api::create_scoped_token(&app.db, &keys, "reader", None, None, &scope)
-        .await
-        .unwrap()
-        .unwrap();
+    let reader =
+        orchestra::domain::api::create_scoped_token(&app.db, &keys, "reader", None, None, &scope)
+            .await
+            .unwrap()
+            .unwrap();
     let r = receiver(200).await;
     let body = webhook_body(&r.url, &[]);
     for (method, path, body) in [
@@ -1146,7 +1253,10 @@ async fn a_token_without_the_start_ability_cannot_register_endpoints() {
     assert_eq!(json(&refused)["field"], "url");
     let unknown = webhook_body("https://93.184.216.34/hook", &["instance.deleted"]);
     let refused = call(&app, "POST", "/api/v1/webhooks", &crm, Some(&unknown)).await;
-    assert_eq!((refused.status, json(&refused)["field"].as_str()), (422, Some("events")));
+    assert_eq!(
+        (refused.status, json(&refused)["field"].as_str()),
+        (422, Some("events"))
+    );
     assert_eq!(endpoint_count(&app).await, 0);
 }
 
@@ -1173,16 +1283,27 @@ async fn queueing_reads_the_instance_and_token_by_their_keys() {
         .fetch_all(&raw(&app).await)
         .await
         .unwrap();
-    let plan: Vec<String> = rows.iter().map(|r| r.try_get::<String, _>(column).unwrap()).collect();
+    let plan: Vec<String> = rows
+        .iter()
+        .map(|r| r.try_get::<String, _>(column).unwrap())
+        .collect();
     let plan = plan.join("\n");
-    assert!(plan.contains("SEARCH i USING INTEGER PRIMARY KEY"), "{plan}");
-    assert!(plan.contains("SEARCH t USING INTEGER PRIMARY KEY"), "{plan}");
+    assert!(
+        plan.contains("SEARCH i USING INTEGER PRIMARY KEY"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("SEARCH t USING INTEGER PRIMARY KEY"),
+        "{plan}"
+    );
     assert!(!plan.contains("SCAN i"), "{plan}");
 }
 
 /// A pool of the test's own on the app's database.
 async fn raw(app: &TestApp) -> sqlx::AnyPool {
-    let url = orchestra::store::normalize_url(&app.database.url).unwrap().1;
+    let url = orchestra::store::normalize_url(&app.database.url)
+        .unwrap()
+        .1;
     sqlx::AnyPool::connect(&url).await.unwrap()
 }
 
@@ -1232,9 +1353,16 @@ async fn cron_cleans_old_deliveries_but_never_a_pending_one() {
         1
     );
     assert_eq!(count("SELECT COUNT(*) FROM webhook_deliveries").await, 1);
-    let kept = orchestra::store::webhooks::log(&app.db, failing, None, 10).await.unwrap();
+    let kept = orchestra::store::webhooks::log(&app.db, failing, None, 10)
+        .await
+        .unwrap();
     assert_eq!(kept.len(), 1, "a pending delivery's attempts stay");
-    assert!(orchestra::store::webhooks::log(&app.db, delivered_to, None, 10).await.unwrap().is_empty());
+    assert!(
+        orchestra::store::webhooks::log(&app.db, delivered_to, None, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 
     // In batches: a batch of two still reaches every row.
     for n in 0..5 {
@@ -1243,8 +1371,14 @@ async fn cron_cleans_old_deliveries_but_never_a_pending_one() {
     while send_due(&app, orchestra::store::now(), true).await > 0 {}
     use orchestra::store::expired::{Expired, delete_in_batches};
     assert_eq!(
-        delete_in_batches(&app.db, Expired::WebhookDeliveries, later, 2).await.unwrap(),
+        delete_in_batches(&app.db, Expired::WebhookDeliveries, later, 2)
+            .await
+            .unwrap(),
         5
     );
-    assert_eq!(count("SELECT COUNT(*) FROM webhook_deliveries").await, 1, "the pending one");
+    assert_eq!(
+        count("SELECT COUNT(*) FROM webhook_deliveries").await,
+        1,
+        "the pending one"
+    );
 }

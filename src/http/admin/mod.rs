@@ -90,7 +90,10 @@ pub fn router(state: AppState) -> Router<AppState> {
             get(admins::remove_form).post(admins::remove),
         )
         .route("/admin/admins/{id}/unlock", post(admins::unlock))
-        .route("/admin/webhooks", get(webhooks::list).post(webhooks::create))
+        .route(
+            "/admin/webhooks",
+            get(webhooks::list).post(webhooks::create),
+        )
         .route("/admin/webhooks/{id}", get(webhooks::log))
         .route(
             "/admin/webhooks/{id}/delete",

@@ -54,7 +54,12 @@ fn day_and_hour(text: String) -> (String, String) {
     }
 }
 
-fn line(ctx: &PageContext, e: &EndpointRow, token: Option<&str>, last: Option<i64>) -> EndpointLine {
+fn line(
+    ctx: &PageContext,
+    e: &EndpointRow,
+    token: Option<&str>,
+    last: Option<i64>,
+) -> EndpointLine {
     let events = if e.events.is_empty() {
         ctx.t("webhooks-every-event")
     } else {
@@ -62,9 +67,8 @@ fn line(ctx: &PageContext, e: &EndpointRow, token: Option<&str>, last: Option<i6
     };
     let owner = match (e.api_token_id, token) {
         (None, _) => ctx.t("webhooks-owner-site"),
-        (Some(_), name) => ctx.msg(
-            &Message::new("webhooks-owner-token").arg("name", name.unwrap_or("?").to_owned()),
-        ),
+        (Some(_), name) => ctx
+            .msg(&Message::new("webhooks-owner-token").arg("name", name.unwrap_or("?").to_owned())),
     };
     EndpointLine {
         id: e.id,
@@ -75,9 +79,7 @@ fn line(ctx: &PageContext, e: &EndpointRow, token: Option<&str>, last: Option<i6
         state: if e.enabled != 0 {
             ctx.t("webhooks-enabled")
         } else {
-            ctx.msg(
-                &Message::new("webhooks-disabled-why").arg("failures", e.failures.to_string()),
-            )
+            ctx.msg(&Message::new("webhooks-disabled-why").arg("failures", e.failures.to_string()))
         },
         failures: e.failures.to_string(),
         created: day_and_hour(crate::time::format_utc(e.created_at)),
