@@ -3,7 +3,7 @@ cli-about-webhook = Webhook endpoints: webhook create URL, webhook list, webhook
 cli-about-webhook-create = Add a webhook endpoint; prints its signing secret once
 cli-arg-webhook-url = Where messages are posted (https; http and private addresses only with ORCHESTRA_WEBHOOKS_ALLOW_PRIVATE=1)
 cli-arg-webhook-events = The events it takes, comma-separated (every event when left out)
-cli-about-webhook-list = List webhook endpoints: id, URL, events, state, consecutive failures
+cli-about-webhook-list = List webhook endpoints: id, URL, events, state, consecutive failures, the API token that registered it (- for an administrator)
 cli-about-webhook-delete = Delete a webhook endpoint
 cli-arg-webhook-id = The endpoint's number, as webhook list shows it
 cli-webhook-created = Webhook endpoint { $id } created: its signing secret is printed above, this once.

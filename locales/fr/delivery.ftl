@@ -3,7 +3,7 @@ cli-about-webhook = Points de réception des webhooks : webhook create URL, webh
 cli-about-webhook-create = Ajouter un point de réception ; affiche son secret de signature une seule fois
 cli-arg-webhook-url = Où les messages sont envoyés (https ; http et adresses privées seulement avec ORCHESTRA_WEBHOOKS_ALLOW_PRIVATE=1)
 cli-arg-webhook-events = Les événements qu'il reçoit, séparés par des virgules (tous s'il est omis)
-cli-about-webhook-list = Lister les points de réception : numéro, URL, événements, état, échecs consécutifs
+cli-about-webhook-list = Lister les points de réception : numéro, URL, événements, état, échecs consécutifs, le jeton d'API qui l'a enregistré (- pour un administrateur)
 cli-about-webhook-delete = Supprimer un point de réception
 cli-arg-webhook-id = Le numéro du point de réception, tel que webhook list l'affiche
 cli-webhook-created = Point de réception { $id } créé : son secret de signature est affiché ci-dessus, cette seule fois.

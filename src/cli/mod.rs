@@ -1130,9 +1130,10 @@ async fn webhook_create(
 /// One line per endpoint, tab-separated: id, URL, events (`*` for all), state, consecutive
 /// failures. Never the secret.
 async fn webhook_list(db: &Db) -> Result<i32, sqlx::Error> {
-    for e in store::webhooks::all(db).await? {
+    for listed in store::webhooks::listed(db).await? {
+        let e = &listed.endpoint;
         println!(
-            "{}\t{}\t{}\t{}\t{}",
+            "{}\t{}\t{}\t{}\t{}\t{}",
             e.id,
             e.url,
             if e.events.is_empty() { "*" } else { &e.events },
@@ -1142,6 +1143,8 @@ async fn webhook_list(db: &Db) -> Result<i32, sqlx::Error> {
                 "disabled"
             },
             e.failures,
+            // The API token that registered it, sent only its own instances' messages.
+            listed.token_name.as_deref().unwrap_or("-"),
         );
     }
     Ok(0)

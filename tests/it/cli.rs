@@ -1851,7 +1851,7 @@ async fn webhook_create_prints_the_secret_once_and_stores_it_sealed() {
     );
     cli.run(&["webhook", "list"]).expect(
         0,
-        "1\thttp://127.0.0.1:9/hook\tstep.answered,instance.ended\tenabled\t0\n",
+        "1\thttp://127.0.0.1:9/hook\tstep.answered,instance.ended\tenabled\t0\t-\n",
         "",
     );
     cli.run(&["webhook", "delete", "1"])
