@@ -1382,3 +1382,64 @@ async fn cron_cleans_old_deliveries_but_never_a_pending_one() {
         "the pending one"
     );
 }
+
+/// A token's endpoint is on the administrators' page, named by its token; a delivery of a
+/// disabled endpoint is not sent again until the endpoint is enabled again.
+#[tokio::test]
+async fn the_page_names_a_tokens_endpoint_and_sends_nothing_again_to_a_disabled_one() {
+    let (app, admin) = admin_allowing_loopback().await;
+    let crm = token(&app, "crm", None, None).await;
+    let r = receiver(500).await;
+    let made = call(
+        &app,
+        "POST",
+        "/api/v1/webhooks",
+        &crm,
+        Some(&webhook_body(&r.url, &["instance.started"])),
+    )
+    .await;
+    assert_eq!(made.status, 201);
+    let id = json(&made)["id"].as_i64().unwrap();
+    let page = get(&admin, &app, PAGE).await;
+    assert_eq!(
+        page.first(&format!("tr[data-endpoint='{id}'] .owner")),
+        "API token crm (its own instances only)"
+    );
+
+    for _ in 0..send::DISABLE_AFTER {
+        api_start(&app, &crm).await;
+    }
+    let now = orchestra::store::now();
+    while send_due(&app, now, true).await > 0 {}
+    let row = orchestra::store::webhooks::by_id(&app.db, id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.enabled, 0);
+    let delivery = orchestra::store::webhooks::log(&app.db, id, None, 1)
+        .await
+        .unwrap()[0]
+        .delivery_id;
+    let log = format!("{PAGE}/{id}");
+    assert!(!get(&admin, &app, &log).await.has("td.actions form"));
+    let refused = submit(
+        &admin,
+        &app,
+        &format!("{log}/deliveries/{delivery}/again"),
+        &[],
+        "fr",
+    )
+    .await;
+    assert_eq!(refused.status, 303);
+    let shown = get(&admin, &app, &with_lang(&log, "fr")).await;
+    assert_eq!(
+        shown.first("p.flash"),
+        "Le point de réception est désactivé : réactivez-le d'abord."
+    );
+    let before = r.got().len();
+    assert_eq!(
+        send_due(&app, orchestra::store::now() + 100_000, true).await,
+        0
+    );
+    assert_eq!(r.got().len(), before, "nothing sent again");
+}
