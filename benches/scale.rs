@@ -238,7 +238,10 @@ async fn ensure(opts: &Options, n: u64) -> Built {
     if !opts.rebuild
         && let Some(secs) = built_marker(&built).await
     {
-        println!("reusing the database of {n} instances (built in {secs} s): {}", built.url);
+        println!(
+            "reusing the database of {n} instances (built in {secs} s): {}",
+            built.url
+        );
         return built;
     }
     let started = Instant::now();
@@ -331,10 +334,22 @@ async fn connect(built: &Built) -> AnyPool {
 }
 
 /// SQLite: the bench's own bulk writes moved out of the WAL, as a site's would have been by
-/// the checkpoints along the way, so the app does not meet a WAL of a gigabyte.
-async fn checkpoint(pool: &AnyPool, backend: Backend) {
-    if backend == Backend::Sqlite {
+/// the checkpoints along the way, so the app does not meet a WAL of a gigabyte; then the file
+/// flushed to the disk. The bulk writes run with `synchronous = OFF`: without the flush, the
+/// app's first checkpoint `fsync`s gigabytes of the bench's dirty pages on a visitor's time.
+async fn checkpoint(pool: &AnyPool, built: &Built) {
+    if built.backend == Backend::Sqlite {
         exec(pool, "PRAGMA wal_checkpoint(TRUNCATE)").await;
+        let started = Instant::now();
+        if let Some(path) = built.url.strip_prefix("sqlite:") {
+            std::fs::File::open(path)
+                .and_then(|f| f.sync_all())
+                .expect("flush the database file");
+        }
+        eprintln!(
+            "  the database file flushed in {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
     }
 }
 
@@ -394,10 +409,7 @@ async fn build(built: &Built) {
     let pool = connect(built).await;
     let n = built.n as i64;
     let step = |what: &str, started: Instant| {
-        eprintln!(
-            "  [{n}] {what}: {:.1} s",
-            started.elapsed().as_secs_f64()
-        );
+        eprintln!("  [{n}] {what}: {:.1} s", started.elapsed().as_secs_f64());
     };
     match built.backend {
         Backend::Sqlite => {
@@ -467,7 +479,7 @@ async fn build(built: &Built) {
             quoted(&TABLES)
         ),
         Backend::Postgres => format!(
-            "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' \
+            "SELECT indexname::text, indexdef::text FROM pg_indexes WHERE schemaname = 'public' \
              AND tablename IN ({}) AND indexname NOT IN (SELECT conname FROM pg_constraint)",
             quoted(&TABLES)
         ),
@@ -490,7 +502,10 @@ async fn build(built: &Built) {
     let version = {
         let mut case = String::from("CASE w * 10 + (1 + ((i - 1) * 3) / $N)");
         for (id, workflow, number) in &versions {
-            let w = workflows.iter().position(|x| x.0 == *workflow).expect("its workflow");
+            let w = workflows
+                .iter()
+                .position(|x| x.0 == *workflow)
+                .expect("its workflow");
             case.push_str(&format!(" WHEN {} THEN {id}", w * 10 + *number as usize));
         }
         case.push_str(" END");
@@ -702,7 +717,8 @@ async fn build(built: &Built) {
     let started = Instant::now();
     match built.backend {
         Backend::Sqlite => {
-            exec(&pool, "ANALYZE; PRAGMA wal_checkpoint(TRUNCATE)").await;
+            exec(&pool, "ANALYZE").await;
+            checkpoint(&pool, built).await;
         }
         Backend::Postgres => {
             for table in ["instances", "payments"] {
@@ -761,6 +777,8 @@ struct Site {
     started_in: Duration,
     client: reqwest::Client,
     token: String,
+    /// A token of reach `own` that started nothing.
+    own_token: String,
     workflow_id: i64,
     big_id: i64,
     oldest_cursor: i64,
@@ -856,6 +874,18 @@ impl Site {
             .find(|w| w.len() > 20)
             .unwrap_or(&token)
             .to_owned();
+        // A token that reaches only what it started, and started nothing: its list is the
+        // filter on `api_token_id` at its emptiest.
+        let own = serve::cli(
+            ORCHESTRA,
+            &built.url,
+            &["token", "create", &format!("{name}_own"), "--reach", "own"],
+        );
+        let own_token = own
+            .split_whitespace()
+            .find(|w| w.len() > 20)
+            .unwrap_or(&own)
+            .to_owned();
         let pool = connect(built).await;
         let workflow_id = ints(
             &pool,
@@ -878,6 +908,7 @@ impl Site {
             started_in,
             client,
             token,
+            own_token,
             workflow_id,
             big_id,
             // Near the oldest instance: a keyset page costs the same anywhere, this shows it.
@@ -936,7 +967,13 @@ impl Measured {
         }
     }
 
-    fn one(what: impl Into<String>, unit: &'static str, bound: Bound, small: f64, large: f64) -> Self {
+    fn one(
+        what: impl Into<String>,
+        unit: &'static str,
+        bound: Bound,
+        small: f64,
+        large: f64,
+    ) -> Self {
         let mut m = Self::new(what, unit, bound);
         m.samples = [vec![small], vec![large]];
         m.turns = [vec![small], vec![large]];
@@ -948,6 +985,8 @@ impl Measured {
 enum Ask {
     Page(String),
     Api(String),
+    /// With the token of reach `own`.
+    ApiOwn(String),
     ApiStart,
 }
 
@@ -959,10 +998,8 @@ fn start_body(title: &str) -> String {
 async fn ask(site: &Site, what: &Ask) -> (f64, bool, usize) {
     let request = match what {
         Ask::Page(path) => site.client.get(site.url(path)),
-        Ask::Api(path) => site
-            .client
-            .get(site.url(path))
-            .bearer_auth(&site.token),
+        Ask::Api(path) => site.client.get(site.url(path)).bearer_auth(&site.token),
+        Ask::ApiOwn(path) => site.client.get(site.url(path)).bearer_auth(&site.own_token),
         Ask::ApiStart => site
             .client
             .post(site.url("/api/v1/instances"))
@@ -983,7 +1020,7 @@ async fn ask(site: &Site, what: &Ask) -> (f64, bool, usize) {
         eprintln!(
             "  {:?} answered {status}: {}",
             match what {
-                Ask::Page(p) | Ask::Api(p) => p.as_str(),
+                Ask::Page(p) | Ask::Api(p) | Ask::ApiOwn(p) => p.as_str(),
                 Ask::ApiStart => "POST /api/v1/instances",
             },
             String::from_utf8_lossy(&body[..body.len().min(300)])
@@ -1030,6 +1067,10 @@ async fn pages(opts: &Options, sites: &[Site]) -> Vec<Measured> {
         (
             "API list, first page",
             Box::new(|_| Ask::Api("/api/v1/instances".into())),
+        ),
+        (
+            "API list, a reach-own token's (none started)",
+            Box::new(|_| Ask::ApiOwn("/api/v1/instances".into())),
         ),
         (
             "API list, title search",
@@ -1154,7 +1195,7 @@ async fn backlog(built: &Built, handles: u64, flood: u64) {
         ),
     )
     .await;
-    checkpoint(&pool, built.backend).await;
+    checkpoint(&pool, built).await;
     eprintln!(
         "  backlog written ({handles} expired handles, {flood} expired flood rows) in {:.1} s",
         started.elapsed().as_secs_f64()
@@ -1175,7 +1216,10 @@ async fn count_backlog(built: &Built) -> (i64, i64) {
                 .get::<i64, _>(0)
         }
     };
-    let handles = get(format!("SELECT COUNT(*) FROM handles WHERE expires <= {now}")).await;
+    let handles = get(format!(
+        "SELECT COUNT(*) FROM handles WHERE expires <= {now}"
+    ))
+    .await;
     let flood = get(format!(
         "SELECT COUNT(*) FROM flood WHERE expiration <= {}",
         now * 1000
@@ -1241,7 +1285,7 @@ async fn visitor(site: &Site, stop: impl Fn() -> bool) -> Visit {
             .and_then(|j| j["id"].as_i64());
         if let Some(id) = id {
             let link = timed(
-            &mut v,
+                &mut v,
                 site.client
                     .post(format!("{base}/api/v1/instances/{id}/links"))
                     .bearer_auth(&site.token)
@@ -1252,16 +1296,21 @@ async fn visitor(site: &Site, stop: impl Fn() -> bool) -> Visit {
             .and_then(|(_, b)| serde_json::from_str::<serde_json::Value>(&b).ok())
             .and_then(|j| j["url"].as_str().map(str::to_owned));
             if let Some(url) = link {
-                let path = url.find("/interaction/").map_or(url.as_str(), |i| &url[i..]);
+                let path = url
+                    .find("/interaction/")
+                    .map_or(url.as_str(), |i| &url[i..]);
                 let doorway = client();
                 timed(&mut v, doorway.get(format!("{base}{path}"))).await;
-                timed(&mut v, doorway.post(format!("{base}{path}")).form(&[
-                    ("_step", "1"),
-                    ("company", "Nordwind AG"),
-                    ("contact_email", "buyer@example.com"),
-                    ("yearly_volume", "1200"),
-                    ("notes", "Answered while cron ran."),
-                ]))
+                timed(
+                    &mut v,
+                    doorway.post(format!("{base}{path}")).form(&[
+                        ("_step", "1"),
+                        ("company", "Nordwind AG"),
+                        ("contact_email", "buyer@example.com"),
+                        ("yearly_volume", "1200"),
+                        ("notes", "Answered while cron ran."),
+                    ]),
+                )
                 .await;
             }
         }
@@ -1297,10 +1346,13 @@ async fn chores(
         let pool = connect(built).await;
         exec(&pool, "DELETE FROM flood WHERE node = 'scale-flood'").await;
         exec(&pool, "DELETE FROM handles WHERE payment_id IS NULL").await;
-        checkpoint(&pool, built.backend).await;
+        checkpoint(&pool, built).await;
         pool.close().await;
     }
-    eprintln!("chores: writing the backlog into the database of {}", large.n);
+    eprintln!(
+        "chores: writing the backlog into the database of {}",
+        large.n
+    );
     backlog(large, opts.expired_handles, opts.flood_rows).await;
     let (handles, flood) = count_backlog(large).await;
 
@@ -1401,7 +1453,7 @@ async fn chores(
     let pool = connect(large).await;
     exec(&pool, "DELETE FROM flood WHERE node = 'scale-flood'").await;
     exec(&pool, "DELETE FROM handles WHERE payment_id IS NULL").await;
-    checkpoint(&pool, large.backend).await;
+    checkpoint(&pool, large).await;
     pool.close().await;
     (rows, notes)
 }
@@ -1439,7 +1491,7 @@ async fn sync(opts: &Options, small: &Built, large: &Built) -> Measured {
             "sync: {live} live keys written in {:.1} s",
             started.elapsed().as_secs_f64()
         );
-        checkpoint(&pool, built.backend).await;
+        checkpoint(&pool, built).await;
         // Half the keys asked are live ones (spread over the table), half are not stored.
         let sample = ints(
             &pool,
@@ -1464,14 +1516,17 @@ async fn sync(opts: &Options, small: &Built, large: &Built) -> Measured {
     for turn in 0..opts.turns * 2 {
         let order = if turn % 2 == 0 { [0, 1] } else { [1, 0] };
         for s in order {
-            let asked: Vec<(&str, &str)> =
-                keys[s].iter().map(|k| ("interaction", k.as_str())).collect();
+            let asked: Vec<(&str, &str)> = keys[s]
+                .iter()
+                .map(|k| ("interaction", k.as_str()))
+                .collect();
             let mut times = Vec::new();
             for _ in 0..opts.per_turn {
                 let started = Instant::now();
-                let rows = orchestra::store::flood::others_counts(&dbs[s], "scale-me", now_ms, &asked)
-                    .await
-                    .expect("the sync's read");
+                let rows =
+                    orchestra::store::flood::others_counts(&dbs[s], "scale-me", now_ms, &asked)
+                        .await
+                        .expect("the sync's read");
                 times.push(started.elapsed().as_secs_f64() * 1e3);
                 assert!(!rows.is_empty(), "the sync found none of the live keys");
             }
@@ -1484,7 +1539,7 @@ async fn sync(opts: &Options, small: &Built, large: &Built) -> Measured {
         db.close().await;
         let pool = connect(built).await;
         exec(&pool, "DELETE FROM flood WHERE node = 'scale-other'").await;
-        checkpoint(&pool, built.backend).await;
+        checkpoint(&pool, built).await;
         pool.close().await;
     }
     m
