@@ -1029,8 +1029,11 @@ async fn ask(site: &Site, what: &Ask) -> (f64, bool, usize) {
     (ms, ok, body.len())
 }
 
+/// What a row asks of a site (its ids differ between the two databases).
+type PathOf = Box<dyn Fn(&Site) -> Ask>;
+
 async fn pages(opts: &Options, sites: &[Site]) -> Vec<Measured> {
-    let rows: Vec<(&str, Box<dyn Fn(&Site) -> Ask>)> = vec![
+    let rows: Vec<(&str, PathOf)> = vec![
         ("dashboard", Box::new(|_| Ask::Page("/admin".into()))),
         (
             "workflow page",
