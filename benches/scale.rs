@@ -1056,6 +1056,10 @@ async fn pages(opts: &Options, sites: &[Site]) -> Vec<Measured> {
             Box::new(|_| Ask::Page(format!("/admin/instances?q={SEARCH}"))),
         ),
         (
+            "instance list, state filter (rejected)",
+            Box::new(|_| Ask::Page("/admin/instances?state=rejected".into())),
+        ),
+        (
             "instance page, 10,000 links",
             Box::new(|s| Ask::Page(format!("/admin/instances/{}", s.big_id))),
         ),
@@ -1070,6 +1074,10 @@ async fn pages(opts: &Options, sites: &[Site]) -> Vec<Measured> {
         (
             "API list, first page",
             Box::new(|_| Ask::Api("/api/v1/instances".into())),
+        ),
+        (
+            "API list, state filter (complete)",
+            Box::new(|_| Ask::Api("/api/v1/instances?state=complete".into())),
         ),
         (
             "API list, a reach-own token's (none started)",
@@ -1472,6 +1480,7 @@ async fn sync(opts: &Options, small: &Built, large: &Built) -> Measured {
     );
     let live = [SMALL.min(opts.live_keys), opts.live_keys];
     let mut keys: Vec<Vec<String>> = Vec::new();
+    let mut plans = Vec::new();
     let mut dbs = Vec::new();
     let now_ms = orchestra::store::now() * 1000;
     for (built, live) in [small, large].into_iter().zip(live) {
@@ -1507,14 +1516,18 @@ async fn sync(opts: &Options, small: &Built, large: &Built) -> Measured {
         .await;
         let mut asked: Vec<String> = sample.into_iter().map(|(_, id)| id).collect();
         asked.extend((0..250).map(|i| format!("{i:064x}")));
-        keys.push(asked);
-        pool.close().await;
         let db = orchestra::store::Db::connect(&built.url)
             .await
             .expect("open the database");
         // The planner's statistics as the server's cron leaves them (every 10 minutes).
         db.optimize().await.expect("refresh the statistics");
         dbs.push(db);
+        // A connection reads the statistics when it opens: the plan is a new connection's.
+        pool.close().await;
+        let pool = connect(built).await;
+        plans.push(sync_plan(&pool, built.backend, &asked, now_ms).await);
+        keys.push(asked);
+        pool.close().await;
     }
     for turn in 0..opts.turns * 2 {
         let order = if turn % 2 == 0 { [0, 1] } else { [1, 0] };
@@ -1537,7 +1550,10 @@ async fn sync(opts: &Options, small: &Built, large: &Built) -> Measured {
             m.samples[s].extend(times);
         }
     }
-    m.note = format!("{} and {} live keys", live[0], live[1]);
+    m.note = format!(
+        "{} and {} live keys; plan at 10k: {}; at N: {}",
+        live[0], live[1], plans[0], plans[1]
+    );
     for (db, built) in dbs.into_iter().zip([small, large]) {
         db.close().await;
         let pool = connect(built).await;
@@ -1546,6 +1562,32 @@ async fn sync(opts: &Options, small: &Built, large: &Built) -> Measured {
         pool.close().await;
     }
     m
+}
+
+/// The plan of the sync's statement for these keys, its lines joined: SQLite's `EXPLAIN QUERY
+/// PLAN` detail, PostgreSQL's `EXPLAIN` (the nodes only).
+async fn sync_plan(pool: &AnyPool, backend: Backend, keys: &[String], now_ms: i64) -> String {
+    let sql = orchestra::store::flood::others_counts_statement(keys.len());
+    let (explain, column) = match backend {
+        Backend::Sqlite => (format!("EXPLAIN QUERY PLAN {sql}"), 3),
+        Backend::Postgres => (format!("EXPLAIN {sql}"), 0),
+    };
+    let mut query = sqlx::query(&explain).bind("scale-me").bind(now_ms);
+    for k in keys {
+        query = query.bind(k);
+    }
+    let rows = query.fetch_all(pool).await.expect("the sync's plan");
+    rows.iter()
+        .filter_map(|r| r.try_get::<String, _>(column).ok())
+        .map(|l| l.split("  (cost").next().unwrap_or("").trim().to_owned())
+        .filter(|l| {
+            !l.is_empty()
+                && !l.contains("Cond:")
+                && !l.starts_with("Filter")
+                && !l.starts_with("Recheck")
+        })
+        .collect::<Vec<_>>()
+        .join(" / ")
 }
 
 // ---------------------------------------------------------------------------------------------
