@@ -116,7 +116,7 @@ pub fn is_bad_text(e: &sqlx::Error) -> bool {
 }
 
 /// SQLITE_BUSY and its extended codes: another connection holds the write lock.
-fn is_busy(e: &sqlx::Error) -> bool {
+pub(crate) fn is_busy(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(d) if matches!(d.code().as_deref(), Some("5" | "261" | "517")))
 }
 
