@@ -85,6 +85,7 @@ pub enum Parsed {
     },
     WebhookList,
     WebhookDelete(String),
+    WebhookEnable(String),
 }
 
 /// A token's scope as its options wrote it (`--abilities`, `--reach`, `--workflows`); each
@@ -339,6 +340,13 @@ pub fn grammar(lang: Lang) -> Command {
                         "ID",
                         "cli-arg-webhook-id",
                     )),
+                )
+                .subcommand(
+                    command(lang, "enable", "cli-about-webhook-enable").arg(positional(
+                        lang,
+                        "ID",
+                        "cli-arg-webhook-id",
+                    )),
                 ),
         )
         .subcommand(
@@ -478,6 +486,7 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
         },
         ("webhook", Some(("list", _))) => Parsed::WebhookList,
         ("webhook", Some(("delete", m))) => Parsed::WebhookDelete(required(m, "ID")),
+        ("webhook", Some(("enable", m))) => Parsed::WebhookEnable(required(m, "ID")),
         _ => return Err(unknown(args)),
     })
 }

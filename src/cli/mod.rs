@@ -140,6 +140,7 @@ pub async fn run(args: Vec<String>) -> i32 {
         }
         Parsed::WebhookList => webhook_list(&db).await,
         Parsed::WebhookDelete(id) => webhook_delete(&out, &db, &id).await,
+        Parsed::WebhookEnable(id) => webhook_enable(&out, &db, &id).await,
         // Answered above, before the database.
         Parsed::Help(_)
         | Parsed::Version
@@ -1147,6 +1148,25 @@ async fn webhook_list(db: &Db) -> Result<i32, sqlx::Error> {
             listed.token_name.as_deref().unwrap_or("-"),
         );
     }
+    Ok(0)
+}
+
+/// Enables a disabled endpoint again (its run of failures forgotten), as the admin page's
+/// *Enable again* does.
+async fn webhook_enable(out: &Out, db: &Db, id: &str) -> Result<i32, sqlx::Error> {
+    let unknown = || out.err(Message::new("cli-webhook-unknown").arg("id", id.to_owned()));
+    let Ok(n) = id.trim().parse::<i64>() else {
+        return Ok(unknown());
+    };
+    if !store::webhooks::enable(db, n).await? {
+        return Ok(unknown());
+    }
+    eprintln!(
+        "{}",
+        Message::new("cli-webhook-enabled")
+            .arg("id", n.to_string())
+            .render(out.lang)
+    );
     Ok(0)
 }
 

@@ -1816,7 +1816,7 @@ async fn french_help_puts_a_narrow_no_break_space_before_its_colons() {
 // --- webhook ------------------------------------------------------------------------------
 
 /// `webhook create` prints the signing secret alone, once; the database holds it only sealed,
-/// and `webhook list` never shows it.
+/// and `webhook list` never shows it; `webhook enable` takes a disabled endpoint back.
 #[tokio::test]
 async fn webhook_create_prints_the_secret_once_and_stores_it_sealed() {
     let cli = cli().await;
@@ -1854,6 +1854,32 @@ async fn webhook_create_prints_the_secret_once_and_stores_it_sealed() {
         "1\thttp://127.0.0.1:9/hook\tstep.answered,instance.ended\tenabled\t0\t-\n",
         "",
     );
+    // Disabled after its run of failures, `webhook enable` takes it back with the run forgotten.
+    sqlx::any::install_default_drivers();
+    let (_, url) = store::normalize_url(&cli.database.url).unwrap();
+    let pool = sqlx::AnyPool::connect(&url).await.unwrap();
+    sqlx::query("UPDATE webhook_endpoints SET enabled = 0, failures = 15 WHERE id = 1")
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    cli.run(&["webhook", "list"]).expect(
+        0,
+        "1\thttp://127.0.0.1:9/hook\tstep.answered,instance.ended\tdisabled\t15\t-\n",
+        "",
+    );
+    cli.run(&["webhook", "enable", "1"]).expect(
+        0,
+        "",
+        "Webhook endpoint 1 enabled: new messages are queued for it again.\n",
+    );
+    cli.run(&["webhook", "list"]).expect(
+        0,
+        "1\thttp://127.0.0.1:9/hook\tstep.answered,instance.ended\tenabled\t0\t-\n",
+        "",
+    );
+    cli.run_fr(&["webhook", "enable", "2"])
+        .expect(2, "", "Aucun point de réception 2.\n");
     cli.run(&["webhook", "delete", "1"])
         .expect(0, "", "Webhook endpoint 1 deleted.\n");
     cli.run(&["webhook", "delete", "1"])
