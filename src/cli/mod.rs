@@ -139,8 +139,8 @@ pub async fn run(args: Vec<String>) -> i32 {
             webhook_create(&out, &db, &url, events.as_deref()).await
         }
         Parsed::WebhookList => webhook_list(&db).await,
-        Parsed::WebhookDelete(id) => webhook_delete(&out, &db, &id).await,
-        Parsed::WebhookEnable(id) => webhook_enable(&out, &db, &id).await,
+        Parsed::WebhookDelete(id) => webhook_change(&out, &db, &id, false).await,
+        Parsed::WebhookEnable(id) => webhook_change(&out, &db, &id, true).await,
         // Answered above, before the database.
         Parsed::Help(_)
         | Parsed::Version
@@ -1151,38 +1151,24 @@ async fn webhook_list(db: &Db) -> Result<i32, sqlx::Error> {
     Ok(0)
 }
 
-/// Enables a disabled endpoint again (its run of failures forgotten), as the admin page's
-/// *Enable again* does.
-async fn webhook_enable(out: &Out, db: &Db, id: &str) -> Result<i32, sqlx::Error> {
+/// `webhook enable` takes a disabled endpoint back (its run of failures forgotten), as the
+/// admin page's *Enable again* does; `webhook delete` removes one. Exit 2 for no such endpoint.
+async fn webhook_change(out: &Out, db: &Db, id: &str, enable: bool) -> Result<i32, sqlx::Error> {
     let unknown = || out.err(Message::new("cli-webhook-unknown").arg("id", id.to_owned()));
     let Ok(n) = id.trim().parse::<i64>() else {
         return Ok(unknown());
     };
-    if !store::webhooks::enable(db, n).await? {
-        return Ok(unknown());
-    }
-    eprintln!(
-        "{}",
-        Message::new("cli-webhook-enabled")
-            .arg("id", n.to_string())
-            .render(out.lang)
-    );
-    Ok(0)
-}
-
-async fn webhook_delete(out: &Out, db: &Db, id: &str) -> Result<i32, sqlx::Error> {
-    let unknown = || out.err(Message::new("cli-webhook-unknown").arg("id", id.to_owned()));
-    let Ok(n) = id.trim().parse::<i64>() else {
-        return Ok(unknown());
+    let (done, said) = if enable {
+        (store::webhooks::enable(db, n).await?, "cli-webhook-enabled")
+    } else {
+        (store::webhooks::delete(db, n).await?, "cli-webhook-deleted")
     };
-    if !store::webhooks::delete(db, n).await? {
+    if !done {
         return Ok(unknown());
     }
     eprintln!(
         "{}",
-        Message::new("cli-webhook-deleted")
-            .arg("id", n.to_string())
-            .render(out.lang)
+        Message::new(said).arg("id", n.to_string()).render(out.lang)
     );
     Ok(0)
 }
