@@ -115,6 +115,10 @@ async fn every_admin_page_is_rendered_in_english_and_in_french() {
             "fieldset#request-limits legend",
         ),
         ("/admin/config/orchestra/interaction".to_owned(), "h1"),
+        // "Webhooks" is French too: the page's other words are compared.
+        ("/admin/webhooks".to_owned(), "p.empty"),
+        ("/admin/webhooks".to_owned(), "h2"),
+        ("/admin/webhooks".to_owned(), "p#url-help"),
         ("/admin/reports/status".to_owned(), "h1"),
         (
             "/admin/reports/status".to_owned(),
