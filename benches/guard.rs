@@ -136,6 +136,7 @@ fn doorway(c: &mut Criterion) {
             "",
             &orchestra::domain::links::Actor::CommandLine,
             None,
+            &[],
         )
         .await
         .expect("start")

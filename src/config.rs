@@ -27,6 +27,9 @@ pub struct Config {
     pub metrics_bind: Option<SocketAddr>,
     /// The server's bounds on connections and request bodies (`http::server`, `http::body`).
     pub connections: Connections,
+    /// `ORCHESTRA_SMTP_URL` and `ORCHESTRA_MAIL_FROM`: where participants' emails go out;
+    /// `None` when unset (no email is sent).
+    pub mailer: Option<crate::domain::mail::Mailer>,
 }
 
 /// How long a connection may take and how many may be open, and how much of request bodies the
@@ -136,7 +139,9 @@ impl Config {
                     }),
             }
         };
+        let mailer = crate::domain::mail::Mailer::from_lookup(&get).map_err(|r| r.message())?;
         Ok(Self {
+            mailer,
             database_url,
             database_is_default,
             trusted_proxies,

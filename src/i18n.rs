@@ -121,6 +121,7 @@ const FILES: &[(Lang, &str, &str)] = &[
         "delivery.ftl",
         include_str!("../locales/en/delivery.ftl"),
     ),
+    (Lang::En, "mail.ftl", include_str!("../locales/en/mail.ftl")),
     (
         Lang::En,
         "webhooks.ftl",
@@ -147,6 +148,7 @@ const FILES: &[(Lang, &str, &str)] = &[
         "delivery.ftl",
         include_str!("../locales/fr/delivery.ftl"),
     ),
+    (Lang::Fr, "mail.ftl", include_str!("../locales/fr/mail.ftl")),
     (
         Lang::Fr,
         "webhooks.ftl",

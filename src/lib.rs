@@ -93,6 +93,7 @@ pub async fn build_state(
         webhooks_allow_private: Arc::new(std::sync::atomic::AtomicBool::new(
             domain::delivery::endpoints::allow_private(),
         )),
+        mailer: None,
     })
 }
 
@@ -148,7 +149,9 @@ pub async fn serve(
         .settings
         .base_url
         .starts_with("https://");
-    let state = state.with_body_limits(&config.connections);
+    let state = state
+        .with_body_limits(&config.connections)
+        .with_mailer(config.mailer.clone());
     let app = http::app(state.clone(), secure);
     let metrics = metrics.map(|listener| {
         let recorder = Arc::new(http::metrics::Metrics::new(state.guard.clone()));
@@ -190,7 +193,7 @@ pub async fn serve(
     result
 }
 
-/// How often the server sends the webhooks that are due.
+/// How often the server sends the webhooks and emails that are due.
 const WEBHOOKS_INTERVAL: Duration = Duration::from_secs(5);
 
 /// How long the stop waits for the flood store's last write.
@@ -254,7 +257,30 @@ pub fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::J
                 }
             }
         };
-        tokio::join!(upkeep, cron, hooks);
+        // Participants' emails and steps' deadlines, likewise.
+        let mail = async {
+            let mut mail = tokio::time::interval(WEBHOOKS_INTERVAL);
+            mail.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                mail.tick().await;
+                if state.db.vanished() {
+                    continue;
+                }
+                let site = state.site.get().await;
+                if let Err(e) = domain::mail::send::run_once(
+                    &state.db,
+                    &state.versions,
+                    &site,
+                    state.mailer.as_deref(),
+                    store::now(),
+                )
+                .await
+                {
+                    tracing::error!(error = %e, "the email sender failed");
+                }
+            }
+        };
+        tokio::join!(upkeep, cron, hooks, mail);
     })
 }
 

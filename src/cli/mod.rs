@@ -560,6 +560,7 @@ async fn instance_start(
         body,
         &crate::domain::links::Actor::CommandLine,
         None,
+        &[],
     )
     .await?
     {
@@ -869,6 +870,9 @@ fn print_report(out: &Out, report: &status::Report, format: &str) -> i32 {
     report.worst().exit_code()
 }
 
+/// The most batches of emails one `orchestra cron` sends (20 each).
+const MAIL_ROUNDS: usize = 50;
+
 async fn cron(config: &Config, db: &Db) -> Result<i32, sqlx::Error> {
     let guard = crate::limits::guard::FloodGuard::new(crate::flood_store(
         config,
@@ -881,6 +885,30 @@ async fn cron(config: &Config, db: &Db) -> Result<i32, sqlx::Error> {
     let allow = crate::domain::delivery::endpoints::allow_private();
     if let Err(e) = crate::domain::delivery::send::run_once(db, &keys, store::now(), allow).await {
         tracing::error!(error = %e, "webhook delivery failed");
+    }
+    let site = crate::domain::site::Site::load(db.clone())
+        .await?
+        .get()
+        .await;
+    let versions = crate::domain::workflow::versions::Cache::default();
+    // Batch after batch while batches come full, within a bound: a cron run ends.
+    for _ in 0..MAIL_ROUNDS {
+        match crate::domain::mail::send::run_once(
+            db,
+            &versions,
+            &site,
+            config.mailer.as_ref(),
+            store::now(),
+        )
+        .await
+        {
+            Ok(run) if run.claimed < crate::domain::mail::send::BATCH as u64 => break,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::error!(error = %e, "the email sender failed");
+                break;
+            }
+        }
     }
     Ok(0)
 }

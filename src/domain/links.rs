@@ -34,6 +34,10 @@ pub enum Refusal {
     RunningCap(u64),
     /// An instance had as many links issued through the API in a day as the site allows.
     LinkCap(u64),
+    /// A participant's contact, refused.
+    Contact(crate::domain::mail::ContactRefusal),
+    /// "Send" asked for a participant who has no address.
+    NoAddress(String),
 }
 
 impl Refusal {
@@ -47,7 +51,24 @@ impl Refusal {
             Refusal::TtlInvalid => "ttl",
             Refusal::ParticipantMissing { .. }
             | Refusal::ParticipantUnknown { .. }
-            | Refusal::ParticipantDone(_) => "participant",
+            | Refusal::ParticipantDone(_)
+            | Refusal::NoAddress(_) => "participant",
+            Refusal::Contact(c) => match c.part {
+                crate::domain::mail::Part::Participant => "contacts",
+                crate::domain::mail::Part::Email => "email",
+                crate::domain::mail::Part::Name => "name",
+                crate::domain::mail::Part::Lang => "lang",
+            },
+        }
+    }
+
+    /// The participant a contact's refusal is about (`None` for any other refusal): with
+    /// `field`, it names the form's field (`email_legal`) or the API body's
+    /// (`participants.legal.email`).
+    pub fn contact_of(&self) -> Option<&str> {
+        match self {
+            Refusal::Contact(c) => Some(&c.participant),
+            _ => None,
         }
     }
 
@@ -79,6 +100,10 @@ impl Refusal {
             }
             Refusal::RunningCap(cap) => Message::new("api-running-cap").arg("cap", cap.to_string()),
             Refusal::LinkCap(cap) => Message::new("api-link-cap").arg("cap", cap.to_string()),
+            Refusal::Contact(c) => c.message(),
+            Refusal::NoAddress(participant) => {
+                Message::new("link-no-address").arg("participant", participant.clone())
+            }
         }
     }
 }
@@ -100,12 +125,26 @@ pub async fn start(
     body: &str,
     by: &Actor,
     quota: Option<Quota>,
+    contacts: &[crate::domain::mail::ContactInput],
 ) -> Result<Result<i64, Vec<Refusal>>, sqlx::Error> {
     let mut errors = Vec::new();
     let workflow = store::workflows::by_id(db, workflow_id).await?;
-    if workflow.is_none() {
+    let definition = workflow
+        .as_ref()
+        .and_then(|w| Definition::from_json(&w.definition));
+    if definition.is_none() {
         errors.push(Refusal::WorkflowUnknown);
     }
+    let contacts = match &definition {
+        Some(d) => match crate::domain::mail::check(d, contacts) {
+            Ok(rows) => rows,
+            Err(refusals) => {
+                errors.extend(refusals.into_iter().map(Refusal::Contact));
+                Vec::new()
+            }
+        },
+        None => Vec::new(),
+    };
     let title = title.trim();
     if title.is_empty() || title.chars().count() > MAX_TITLE {
         errors.push(Refusal::TitleInvalid);
@@ -113,9 +152,17 @@ pub async fn start(
     if body.chars().count() > MAX_BODY {
         errors.push(Refusal::BodyTooLong);
     }
-    let Some(workflow) = workflow.filter(|_| errors.is_empty()) else {
+    let (Some(workflow), Some(definition)) = (workflow, definition) else {
         return Ok(Err(errors));
     };
+    if !errors.is_empty() {
+        return Ok(Err(errors));
+    }
+    let first = definition
+        .steps
+        .first()
+        .map(|s| s.start())
+        .unwrap_or_default();
     let started = store::instances::create(
         db,
         &store::instances::New {
@@ -126,6 +173,8 @@ pub async fn start(
             token: &crate::domain::keys::random_token(),
             started_by: crate::domain::lists::Starter::of(by).as_str(),
             actor: &by.stored(),
+            contacts: &contacts,
+            first,
         },
         quota,
     )

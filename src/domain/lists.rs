@@ -54,7 +54,8 @@ impl Starter {
     pub fn of(actor: &Actor) -> Self {
         match actor {
             Actor::Admin(_) => Starter::Admin,
-            Actor::CommandLine => Starter::CommandLine,
+            // The email sender starts nothing; were it to, it is no person at a page.
+            Actor::CommandLine | Actor::Mail => Starter::CommandLine,
             Actor::Api(_) => Starter::Api,
         }
     }

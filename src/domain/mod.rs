@@ -13,6 +13,7 @@ pub mod keys;
 pub mod links;
 pub mod lists;
 pub mod login;
+pub mod mail;
 pub mod password;
 pub mod settings;
 pub mod site;

@@ -69,6 +69,9 @@ pub struct AppState {
     /// `ORCHESTRA_WEBHOOKS_ALLOW_PRIVATE=1`, read at start: whether an endpoint may be http or
     /// inside the server's network. Shared so that a test may allow it for its own app only.
     pub webhooks_allow_private: Arc<AtomicBool>,
+    /// The SMTP server participants' emails go through (`ORCHESTRA_SMTP_URL`); `None`: no
+    /// email is sent, and the status report says so once a participant has an address.
+    pub mailer: Option<Arc<crate::domain::mail::Mailer>>,
 }
 
 impl AppState {
@@ -76,6 +79,11 @@ impl AppState {
     pub fn webhooks_private_allowed(&self) -> bool {
         self.webhooks_allow_private
             .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub fn with_mailer(mut self, mailer: Option<crate::domain::mail::Mailer>) -> Self {
+        self.mailer = mailer.map(Arc::new);
+        self
     }
 
     pub fn with_trusted_proxies(mut self, proxies: crate::proxy::TrustedProxies) -> Self {

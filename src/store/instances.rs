@@ -2,10 +2,11 @@
 //! title, kind and participant), so no later version of the workflow changes them.
 
 use super::Db;
+use super::mails::{self, ContactRow};
 use super::outbox::{self, Message};
 use crate::domain::delivery::topic::Topic;
-use crate::domain::workflow::InstanceState;
 use crate::domain::workflow::history::Event;
+use crate::domain::workflow::{InstanceState, Participant};
 
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct InstanceRow {
@@ -72,6 +73,45 @@ impl Entry<'_> {
     }
 }
 
+/// What a step's start queues: its participants' links (for those with an address), their
+/// first reminder and the step's deadline, when its definition asks for them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StepStart<'a> {
+    pub participants: &'a [Participant],
+    /// Seconds after the step starts that a participant who has not answered is reminded.
+    pub remind_after: Option<i64>,
+    /// Seconds after the step starts that it expires.
+    pub expires_after: Option<i64>,
+}
+
+/// Queues what a step's start sends, inside the transaction that starts it.
+async fn open_step(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    instance: i64,
+    step: i64,
+    start: &StepStart<'_>,
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    let p = start.participants;
+    mails::queue_in(tx, instance, step, p, mails::Kind::Link, now, now).await?;
+    if let Some(after) = start.remind_after {
+        mails::queue_in(
+            tx,
+            instance,
+            step,
+            p,
+            mails::Kind::Reminder,
+            now + after,
+            now,
+        )
+        .await?;
+    }
+    if let Some(after) = start.expires_after {
+        mails::queue_deadline_in(tx, instance, step, now + after, now).await?;
+    }
+    Ok(())
+}
+
 /// An instance about to be started.
 #[derive(Clone, Copy, Debug)]
 pub struct New<'a> {
@@ -84,6 +124,10 @@ pub struct New<'a> {
     pub started_by: &'a str,
     /// Who starts it, as its first history line names them (`Actor::stored`).
     pub actor: &'a str,
+    /// The participants' addresses, checked (`domain::mail::contacts`).
+    pub contacts: &'a [ContactRow],
+    /// What its first step's start queues.
+    pub first: StepStart<'a>,
 }
 
 /// The hard cap an API token starts under: at most `running_cap` of its instances active.
@@ -155,6 +199,8 @@ pub async fn create(
     )
     .await?;
     outbox::record(&mut tx, &Message::of(Topic::InstanceStarted, id), now).await?;
+    mails::insert_contacts(&mut tx, id, new.contacts).await?;
+    open_step(&mut tx, id, 0, &new.first, now).await?;
     tx.commit().await?;
     Ok(Ok(id))
 }
@@ -391,6 +437,8 @@ pub struct Answer<'a> {
     pub step_title: &'a str,
     pub kind: &'a str,
     pub participant: &'a str,
+    /// What the next step's start queues (nothing after the last step).
+    pub next: StepStart<'a>,
 }
 
 /// Records an answer and moves the instance on when its step is complete, in one transaction.
@@ -480,8 +528,13 @@ pub async fn record_answer_in(
             .bind(a.instance)
             .execute(&mut **tx)
             .await?;
+        open_step(tx, a.instance, a.step + 1, &a.next, now).await?;
         Recorded::Advanced
     };
+    if outcome != Recorded::Waiting {
+        // The step is over: its reminders and deadline have nothing left to do.
+        mails::settle_step_in(tx, a.instance, a.step).await?;
+    }
     Ok(outcome)
 }
 
@@ -522,6 +575,7 @@ async fn set_state(
         .execute(&mut **tx)
         .await?;
     count_end(tx, instance).await?;
+    mails::settle_instance_in(tx, instance).await?;
     insert_history(
         tx,
         instance,
@@ -572,6 +626,7 @@ pub async fn cancel(
         return Ok(false);
     };
     count_end(&mut tx, instance).await?;
+    mails::settle_instance_in(&mut tx, instance).await?;
     revoke_records(&mut tx, instance, by, now).await?;
     sqlx::query(
         "UPDATE payments SET state = 'cancelled', open_key = NULL, updated_at = $1 \
@@ -601,4 +656,72 @@ pub async fn cancel(
     .await?;
     tx.commit().await?;
     Ok(true)
+}
+
+/// What a step's deadline did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lapsed {
+    /// The instance went on to the next step.
+    MovedOn,
+    /// The instance ended as expired.
+    Ended,
+    /// Nothing: the step had been answered, or the instance had ended, by then.
+    Nothing,
+}
+
+/// A step's deadline, in one transaction: when the instance still waits at `step`, it goes on
+/// to the next step (`next`: that step's start) or, without one, ends as expired (its figures,
+/// its pending emails set aside, the history line, the `instance.ended` message). The first
+/// statement takes the instance's row, so an answer recorded at the same moment either comes
+/// first (and the deadline finds nothing) or waits and finds the step moved on.
+pub async fn lapse(
+    db: &Db,
+    instance: i64,
+    step: i64,
+    step_title: &str,
+    next: Option<StepStart<'_>>,
+) -> Result<Lapsed, sqlx::Error> {
+    let now = super::now();
+    let mut tx = db.pool.begin().await?;
+    let held = sqlx::query(
+        "UPDATE instances SET updated_at = $1 WHERE id = $2 AND step_index = $3 AND state = 'active'",
+    )
+    .bind(now)
+    .bind(instance)
+    .bind(step)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    if held == 0 {
+        return Ok(Lapsed::Nothing);
+    }
+    mails::settle_step_in(&mut tx, instance, step).await?;
+    let outcome = match next {
+        Some(next) => {
+            insert_history(
+                &mut tx,
+                instance,
+                &Entry {
+                    step,
+                    step_title,
+                    ..Entry::of(Event::StepExpired)
+                },
+                now,
+            )
+            .await?;
+            sqlx::query("UPDATE instances SET step_index = $1 WHERE id = $2")
+                .bind(step + 1)
+                .bind(instance)
+                .execute(&mut *tx)
+                .await?;
+            open_step(&mut tx, instance, step + 1, &next, now).await?;
+            Lapsed::MovedOn
+        }
+        None => {
+            set_state(&mut tx, instance, step, InstanceState::Expired, now).await?;
+            Lapsed::Ended
+        }
+    };
+    tx.commit().await?;
+    Ok(outcome)
 }

@@ -86,6 +86,33 @@ pub async fn record(
     Ok(Ok(id))
 }
 
+/// Records a link the email sender signed, before it is sent: no history line yet (the line
+/// saying it was emailed is written once the server took it, `store::mails::sent`). Returns the
+/// record's id; a link the server did not take is deleted again (`forget`).
+pub async fn record_unlisted(db: &Db, link: &NewLink<'_>) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "INSERT INTO links (instance_id, hash, participant, expires, issued_by, issued_at) \
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+    )
+    .bind(link.instance)
+    .bind(link.hash)
+    .bind(link.participant)
+    .bind(link.expires)
+    .bind(link.issued_by)
+    .bind(super::now())
+    .fetch_one(&db.pool)
+    .await
+}
+
+/// Deletes the record of a link that was never sent.
+pub async fn forget(db: &Db, id: i64) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM links WHERE id = $1")
+        .bind(id)
+        .execute(&db.pool)
+        .await
+        .map(|_| ())
+}
+
 pub async fn list(db: &Db, instance: i64) -> Result<Vec<LinkRow>, sqlx::Error> {
     sqlx::query_as(
         "SELECT id, participant, expires, issued_by, issued_at, revoked_at, revoked_by \

@@ -19,6 +19,7 @@ pub mod instances;
 pub mod keys;
 pub mod links;
 pub mod lists;
+pub mod mails;
 pub mod outbox;
 pub mod payments;
 pub mod sessions;

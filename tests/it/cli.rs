@@ -942,6 +942,8 @@ async fn cron_records_its_run_and_removes_what_expired() {
         token: "t",
         started_by: "cli",
         actor: "cli",
+        contacts: &[],
+        first: Default::default(),
     };
     let id = store::instances::create(&db, &new, None)
         .await

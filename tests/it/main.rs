@@ -22,6 +22,7 @@ mod guard;
 mod integrity;
 mod layout;
 mod lists;
+mod mail;
 mod memory;
 mod metrics;
 mod pages;

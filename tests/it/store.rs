@@ -48,6 +48,8 @@ async fn an_instance(db: &Db) -> i64 {
             token: "token-1",
             started_by: "cli",
             actor: "cli",
+            contacts: &[],
+            first: Default::default(),
         },
         None,
     )
@@ -490,6 +492,7 @@ fn answer<'a>(instance: i64, step: i64, branch: &'a str, branches: &'a [String])
         step_title: "Approve",
         kind: "review",
         participant: branch,
+        next: Default::default(),
     }
 }
 

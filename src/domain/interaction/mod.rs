@@ -420,5 +420,11 @@ pub(crate) fn answer_of<'a>(
         step_title: &step.title,
         kind: step.interaction.kind(),
         participant: resolved.participant.as_str(),
+        next: resolved
+            .definition
+            .steps
+            .get(resolved.step_number())
+            .map(Step::start)
+            .unwrap_or_default(),
     }
 }

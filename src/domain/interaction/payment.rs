@@ -255,6 +255,11 @@ pub async fn apply(db: &Db, versions: &Cache, notice: &Notice) -> Result<Option<
                 step_title: &step.title,
                 kind: step.interaction.kind(),
                 participant: &settled.participant,
+                next: definition
+                    .steps
+                    .get(settled.step_index as usize + 1)
+                    .map(Step::start)
+                    .unwrap_or_default(),
             },
         )
         .await?;

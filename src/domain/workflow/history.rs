@@ -15,10 +15,18 @@ pub enum Event {
     LinksRevoked,
     /// The instance was cancelled; its answer holds the reason given, if any.
     Cancelled,
+    /// A participant's link was emailed to them.
+    Emailed,
+    /// A participant was reminded, with a fresh link.
+    Reminded,
+    /// A step's deadline passed; the instance went on to the next step.
+    StepExpired,
+    /// A step's deadline passed and the instance ended as expired.
+    Expired,
 }
 
 impl Event {
-    pub const ALL: [Event; 8] = [
+    pub const ALL: [Event; 12] = [
         Event::Started,
         Event::Answered,
         Event::Complete,
@@ -27,6 +35,10 @@ impl Event {
         Event::LinkRevoked,
         Event::LinksRevoked,
         Event::Cancelled,
+        Event::Emailed,
+        Event::Reminded,
+        Event::StepExpired,
+        Event::Expired,
     ];
 
     /// As stored, and as the API names it.
@@ -40,6 +52,10 @@ impl Event {
             Event::LinkRevoked => "link_revoked",
             Event::LinksRevoked => "links_revoked",
             Event::Cancelled => "cancelled",
+            Event::Emailed => "emailed",
+            Event::Reminded => "reminded",
+            Event::StepExpired => "step_expired",
+            Event::Expired => "expired",
         }
     }
 
@@ -54,6 +70,10 @@ impl Event {
             Event::LinkRevoked => "event-link-revoked",
             Event::LinksRevoked => "event-links-revoked",
             Event::Cancelled => "event-cancelled",
+            Event::Emailed => "event-emailed",
+            Event::Reminded => "event-reminded",
+            Event::StepExpired => "event-step-expired",
+            Event::Expired => "event-expired",
         }
     }
 
@@ -64,6 +84,7 @@ impl Event {
             InstanceState::Complete => Some(Event::Complete),
             InstanceState::Rejected => Some(Event::Rejected),
             InstanceState::Cancelled => Some(Event::Cancelled),
+            InstanceState::Expired => Some(Event::Expired),
         }
     }
 }
@@ -86,6 +107,8 @@ pub enum Actor {
     CommandLine,
     /// An integrator, by its API token's name.
     Api(String),
+    /// The email sender, which signs a participant's link when it sends it.
+    Mail,
 }
 
 impl Actor {
@@ -95,12 +118,16 @@ impl Actor {
             Actor::Admin(name) => format!("admin:{name}"),
             Actor::CommandLine => "cli".into(),
             Actor::Api(name) => format!("api:{name}"),
+            Actor::Mail => "mail".into(),
         }
     }
 
     pub fn from_stored(s: &str) -> Option<Self> {
         if s == "cli" {
             return Some(Actor::CommandLine);
+        }
+        if s == "mail" {
+            return Some(Actor::Mail);
         }
         if let Some(name) = s.strip_prefix("admin:") {
             return Some(Actor::Admin(name.to_owned()));
@@ -212,6 +239,7 @@ mod tests {
             Actor::Admin("ada".into()),
             Actor::CommandLine,
             Actor::Api("billing".into()),
+            Actor::Mail,
         ] {
             assert_eq!(Actor::from_stored(&actor.stored()), Some(actor));
         }

@@ -47,7 +47,38 @@ pub struct Step {
     /// A few words under the step's title for whoever answers it.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub help: String,
+    /// Remind a participant who has an address and has not answered (`| remind 2d x3`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remind: Option<Remind>,
+    /// The step's deadline (`| expires 7d`, or `| expires 7d then next`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<Expires>,
 }
+
+/// A step's reminders: the first `after` seconds after the step starts, then every `after`
+/// seconds, at most `times` in all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Remind {
+    pub after: u64,
+    pub times: u32,
+}
+
+/// A step's deadline: `after` seconds after it starts, the instance ends as expired, or goes on
+/// to the next step when `then_next`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Expires {
+    pub after: u64,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub then_next: bool,
+}
+
+/// The most reminders a step may send a participant, and the shortest wait before one: a
+/// definition cannot make Orchestra send a stream of emails.
+pub const MAX_REMINDERS: u32 = 10;
+pub const MIN_REMIND_AFTER: u64 = 3600;
+/// The shortest and longest deadline a step may have.
+pub const MIN_EXPIRES_AFTER: u64 = 60;
+pub const MAX_DELAY: u64 = 365 * 86_400;
 
 /// A step's words in one language.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -140,6 +171,20 @@ impl Step {
                 .iter()
                 .find(|b| *b == who)
                 .map(Participant::as_str)
+        }
+    }
+
+    /// What this step's start queues: its participants' links, its first reminder, its
+    /// deadline.
+    pub fn start(&self) -> crate::store::instances::StepStart<'_> {
+        crate::store::instances::StepStart {
+            participants: self.participants(),
+            remind_after: self
+                .remind
+                .map(|r| i64::try_from(r.after).unwrap_or(i64::MAX)),
+            expires_after: self
+                .expires
+                .map(|e| i64::try_from(e.after).unwrap_or(i64::MAX)),
         }
     }
 
@@ -354,6 +399,8 @@ impl Definition {
                         shows: Vec::new(),
                         translations: BTreeMap::new(),
                         help: String::new(),
+                        remind: None,
+                        expires: None,
                     });
                     last_ok = false;
                 }
@@ -417,6 +464,22 @@ impl Definition {
                 let numbers: Vec<String> = step.shows.iter().map(|i| (i + 1).to_string()).collect();
                 out.push_str(" | show ");
                 out.push_str(&numbers.join(", "));
+            }
+            if let Some(r) = step.remind {
+                out.push_str(&format!(
+                    " | remind {} x{}",
+                    crate::time::format_duration(r.after),
+                    r.times
+                ));
+            }
+            if let Some(e) = step.expires {
+                out.push_str(&format!(
+                    " | expires {}",
+                    crate::time::format_duration(e.after)
+                ));
+                if e.then_next {
+                    out.push_str(" then next");
+                }
             }
             if !step.help.is_empty() {
                 out.push_str(" | help: ");
@@ -696,8 +759,20 @@ fn parse_step(line_number: usize, line: &str, earlier: usize) -> Result<Step, Me
     let mut details = "";
     let mut shows = Vec::new();
     let mut help = String::new();
+    let mut remind = None;
+    let mut expires = None;
     for segment in segments {
-        if let Some(words) = segment.strip_prefix("help:") {
+        if let Some(spec) = segment.strip_prefix("remind ") {
+            if remind.is_some() {
+                return Err(at("definition-remind"));
+            }
+            remind = Some(parse_remind(spec).ok_or_else(|| at("definition-remind"))?);
+        } else if let Some(spec) = segment.strip_prefix("expires ") {
+            if expires.is_some() {
+                return Err(at("definition-expires"));
+            }
+            expires = Some(parse_expires(spec).ok_or_else(|| at("definition-expires"))?);
+        } else if let Some(words) = segment.strip_prefix("help:") {
             if !help.is_empty() || words.trim().is_empty() || words.chars().count() > 500 {
                 return Err(at("definition-help"));
             }
@@ -744,7 +819,38 @@ fn parse_step(line_number: usize, line: &str, earlier: usize) -> Result<Step, Me
         shows,
         translations: BTreeMap::new(),
         help,
+        remind,
+        expires,
     })
+}
+
+/// `2d x3`: the wait (at least an hour) and how many reminders (1 to `MAX_REMINDERS`; one
+/// when not said).
+fn parse_remind(spec: &str) -> Option<Remind> {
+    let mut words = spec.split_whitespace();
+    let after = crate::time::parse_duration(words.next()?)?;
+    let times = match words.next() {
+        Some(n) => n.strip_prefix('x')?.parse().ok()?,
+        None => 1,
+    };
+    let ok = words.next().is_none()
+        && (MIN_REMIND_AFTER..=MAX_DELAY).contains(&after)
+        && (1..=MAX_REMINDERS).contains(&times);
+    ok.then_some(Remind { after, times })
+}
+
+/// `7d` or `7d then next`.
+fn parse_expires(spec: &str) -> Option<Expires> {
+    let mut words = spec.split_whitespace();
+    let after = crate::time::parse_duration(words.next()?)?;
+    let then_next = match (words.next(), words.next(), words.next()) {
+        (None, _, _) => false,
+        (Some("then"), Some("next"), None) => true,
+        _ => return None,
+    };
+    (MIN_EXPIRES_AFTER..=MAX_DELAY)
+        .contains(&after)
+        .then_some(Expires { after, then_next })
 }
 
 /// `show 1, 2` in a step line: the list after the word, if the segment is one.

@@ -9,14 +9,17 @@ pub enum InstanceState {
     Rejected,
     /// Ended by an administrator, the command line or an integrator before its steps did.
     Cancelled,
+    /// A step's deadline passed with nobody's answer, and its definition ends the instance then.
+    Expired,
 }
 
 impl InstanceState {
-    pub const ALL: [InstanceState; 4] = [
+    pub const ALL: [InstanceState; 5] = [
         Self::Active,
         Self::Complete,
         Self::Rejected,
         Self::Cancelled,
+        Self::Expired,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -25,6 +28,7 @@ impl InstanceState {
             Self::Complete => "complete",
             Self::Rejected => "rejected",
             Self::Cancelled => "cancelled",
+            Self::Expired => "expired",
         }
     }
 
@@ -35,6 +39,7 @@ impl InstanceState {
             Self::Complete => "state-complete",
             Self::Rejected => "state-rejected",
             Self::Cancelled => "state-cancelled",
+            Self::Expired => "state-expired",
         }
     }
 
@@ -52,6 +57,7 @@ impl TryFrom<String> for InstanceState {
             "complete" => Ok(Self::Complete),
             "rejected" => Ok(Self::Rejected),
             "cancelled" => Ok(Self::Cancelled),
+            "expired" => Ok(Self::Expired),
             _ => Err(format!("unknown instance state {s:?}")),
         }
     }

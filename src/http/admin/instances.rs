@@ -284,6 +284,7 @@ pub async fn start(
         &form.body,
         &actor(&ctx),
         None,
+        &[],
     )
     .await?
     {
@@ -511,6 +512,7 @@ fn actor_name(ctx: &PageContext, stored: &str) -> String {
     match Actor::from_stored(stored) {
         Some(Actor::Admin(name)) => name,
         Some(Actor::CommandLine) => ctx.t("actor-cli"),
+        Some(Actor::Mail) => ctx.t("actor-mail"),
         Some(Actor::Api(name)) => ctx.msg(&Message::new("actor-api").arg("token", name)),
         None => stored.to_owned(),
     }

@@ -730,6 +730,7 @@ async fn start_now(
         &subject.body.unwrap_or_default(),
         &Actor::Api(token.name.clone()),
         Some(quota),
+        &[],
     )
     .await?
     {

@@ -126,6 +126,7 @@ pub fn nothing(ctx: PageContext, resolved: &Resolved) -> Response {
         InstanceState::Cancelled => {
             done(ctx, resolved, "doorway-closed-title", "doorway-cancelled")
         }
+        InstanceState::Expired => done(ctx, resolved, "doorway-closed-title", "doorway-expired"),
         InstanceState::Active => done(
             ctx,
             resolved,
@@ -314,6 +315,7 @@ pub fn thanked(ctx: PageContext, resolved: &Resolved, waiting: bool) -> Response
         InstanceState::Rejected => "doorway-rejected",
         InstanceState::Complete => "doorway-thanks-complete",
         InstanceState::Cancelled => "doorway-cancelled",
+        InstanceState::Expired => "doorway-expired",
         InstanceState::Active if waiting => "doorway-thanks-waiting",
         InstanceState::Active => "doorway-thanks-next",
     };

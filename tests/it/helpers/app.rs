@@ -261,6 +261,7 @@ impl TestApp {
             "The body of the subject.",
             &orchestra::domain::links::Actor::Admin("ada".into()),
             None,
+            &[],
         )
         .await
         .unwrap()
@@ -468,6 +469,29 @@ async fn serve(
     make: impl FnOnce(&Db, Clock) -> Arc<dyn FloodStore>,
     proxies: orchestra::proxy::TrustedProxies,
 ) -> TestApp {
+    serve_from(database, make, proxies, 1_900_000_000_000).await
+}
+
+/// Starts the whole app with its manual clock at the system's time now: for the tests of work
+/// the store times by the system's clock (the email sender's due rows) and the doorway then
+/// checks by the app's (the links it signed).
+pub async fn spawn_now(flood: Flood) -> TestApp {
+    let now_ms = orchestra::store::now() * 1000;
+    serve_from(
+        fresh_database().await,
+        move |db, clock| flood.store(db, clock),
+        Default::default(),
+        now_ms,
+    )
+    .await
+}
+
+async fn serve_from(
+    database: TestDb,
+    make: impl FnOnce(&Db, Clock) -> Arc<dyn FloodStore>,
+    proxies: orchestra::proxy::TrustedProxies,
+    start_ms: i64,
+) -> TestApp {
     route_logs();
     let number = NEXT_APP.fetch_add(1, Ordering::Relaxed);
     let logs = Arc::new(Mutex::new(String::new()));
@@ -478,7 +502,7 @@ async fn serve(
         let db = orchestra::open(&database.url)
             .await
             .expect("open the database");
-        let clock = Clock::manual(1_900_000_000_000);
+        let clock = Clock::manual(start_ms);
         let store = make(&db, clock.clone());
         let state = orchestra::build_state(
             db.clone(),

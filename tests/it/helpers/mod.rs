@@ -8,7 +8,9 @@ mod cluster;
 pub mod http1;
 mod page;
 pub mod serve;
+mod smtp;
 
 pub use app::*;
 pub use cluster::*;
 pub use page::*;
+pub use smtp::*;

@@ -1,0 +1,69 @@
+# Participants' emails, reminders and deadlines (issue 22).
+
+state-expired = Expired
+event-emailed = Link emailed
+event-reminded = Reminder emailed
+event-step-expired = Step expired; moved on
+event-expired = Expired
+doorway-expired = This request expired before it was answered; there is nothing more to answer.
+actor-mail = email
+
+contact-participant-unknown = "{ $participant }" is not a participant of this workflow (or is given twice). Its participants: { $participants }.
+contact-email-invalid = Enter an email address such as ada@example.org (at most { $max } characters).
+contact-name-invalid = A name has at most { $max } characters, on one line.
+contact-lang-invalid = Choose English (en) or French (fr).
+link-no-address = { $participant } has no email address in this instance: issue the link and send it yourself.
+
+config-env-smtp-url = ORCHESTRA_SMTP_URL must be an smtp:// or smtps:// URL with a host, such as smtp://127.0.0.1:2525 or smtps://user:password@mail.example.org (its value is not repeated here: it may hold a password).
+config-env-mail-from = ORCHESTRA_MAIL_FROM must be an address, such as orchestra@example.org or "Orchestra <orchestra@example.org>".
+config-env-smtp-half = Set both ORCHESTRA_SMTP_URL and ORCHESTRA_MAIL_FROM to send emails, or neither.
+
+mail-link-subject = { $step } – { $subject }
+mail-reminder-subject = Reminder: { $step } – { $subject }
+mail-greeting = Hello { $name },
+mail-greeting-anonymous = Hello,
+mail-link-intro = { $site } asks you to answer a step of "{ $subject }": { $step }.
+mail-reminder-intro = { $site } is still waiting for your answer to a step of "{ $subject }": { $step }. Here is a fresh link; the ones you had still work.
+mail-link-action = Open your step
+mail-link-expires = This link works until { $expires }.
+mail-link-yours = It is yours alone: whoever holds it can answer in your place, so do not forward it.
+mail-footer = You receive this email because your address was given for this request on { $site }.
+
+definition-remind = Line { $line }: write a reminder as "remind 2d x3": a wait of at least 1h, then at most 10 reminders (x1 when not said).
+definition-expires = Line { $line }: write a deadline as "expires 7d" or "expires 7d then next": at least 1m, at most 365d.
+
+instance-contacts = Participants' emails
+instance-contacts-help = Each participant given an address is emailed their link when their step starts, in their language. Leave a row empty to send the link yourself.
+instance-contacts-none = Choose a workflow to see its participants.
+instance-contacts-show = Show its participants
+contact-email = Email
+contact-name = Name
+contact-lang = Language
+instance-emails = Emails
+instance-emails-none = No email for this instance yet.
+instance-emails-more = The { $count } newest are shown.
+mail-kind-link = Link
+mail-kind-reminder = Reminder
+mail-state-pending = Waiting
+mail-state-sent = Sent
+mail-state-failed = Failed
+mail-state-skipped = Not needed
+mail-due = due { $at }
+mail-tries = { $count ->
+    [one] 1 try
+   *[other] { $count } tries
+}
+link-send = Send by email
+link-sent = The link will be emailed to { $participant } within a few seconds.
+instance-contact-of = { $participant }: { $email }
+
+status-mail = Email
+status-mail-off = No SMTP server is set (ORCHESTRA_SMTP_URL, ORCHESTRA_MAIL_FROM), and participants have addresses: their links are not sent; the emails wait.
+status-mail-unset = No SMTP server is set; no participant has an address yet.
+status-mail-ok = Emails go through { $server }; none waits.
+status-mail-unreachable = The SMTP server { $server } does not answer: emails wait and go once it is back.
+status-mail-waiting = Emails go through { $server }; the oldest waiting was due { $at }.
+status-mail-failed = { $count ->
+    [one] 1 email failed for good
+   *[other] { $count } emails failed for good
+} (see each instance's Emails).

@@ -1,0 +1,69 @@
+# Courriels des participants, rappels et échéances (issue 22).
+
+state-expired = Expirée
+event-emailed = Lien envoyé par courriel
+event-reminded = Rappel envoyé par courriel
+event-step-expired = Étape expirée ; suite
+event-expired = Expirée
+doorway-expired = Cette demande a expiré avant d'avoir reçu sa réponse ; il n'y a plus rien à répondre.
+actor-mail = courriel
+
+contact-participant-unknown = « { $participant } » n'est pas un participant de ce workflow (ou figure deux fois). Ses participants : { $participants }.
+contact-email-invalid = Saisissez une adresse électronique comme ada@example.org (au plus { $max } caractères).
+contact-name-invalid = Un nom compte au plus { $max } caractères, sur une ligne.
+contact-lang-invalid = Choisissez l'anglais (en) ou le français (fr).
+link-no-address = { $participant } n'a pas d'adresse électronique dans cette instance : créez le lien et envoyez-le vous-même.
+
+config-env-smtp-url = ORCHESTRA_SMTP_URL doit être une URL smtp:// ou smtps:// avec un hôte, comme smtp://127.0.0.1:2525 ou smtps://utilisateur:motdepasse@mail.example.org (sa valeur n'est pas répétée ici : elle peut contenir un mot de passe).
+config-env-mail-from = ORCHESTRA_MAIL_FROM doit être une adresse, comme orchestra@example.org ou « Orchestra <orchestra@example.org> ».
+config-env-smtp-half = Définissez à la fois ORCHESTRA_SMTP_URL et ORCHESTRA_MAIL_FROM pour envoyer des courriels, ou aucune des deux.
+
+mail-link-subject = { $step } – { $subject }
+mail-reminder-subject = Rappel : { $step } – { $subject }
+mail-greeting = Bonjour { $name },
+mail-greeting-anonymous = Bonjour,
+mail-link-intro = { $site } vous demande de répondre à une étape de « { $subject } » : { $step }.
+mail-reminder-intro = { $site } attend toujours votre réponse à une étape de « { $subject } » : { $step }. Voici un nouveau lien ; ceux que vous aviez fonctionnent toujours.
+mail-link-action = Ouvrir votre étape
+mail-link-expires = Ce lien fonctionne jusqu'au { $expires }.
+mail-link-yours = Il n'est qu'à vous : quiconque le détient peut répondre à votre place, ne le transférez donc pas.
+mail-footer = Vous recevez ce courriel parce que votre adresse a été donnée pour cette demande sur { $site }.
+
+definition-remind = Ligne { $line } : écrivez un rappel ainsi : « remind 2d x3 » : une attente d'au moins 1h, puis au plus 10 rappels (x1 si rien n'est dit).
+definition-expires = Ligne { $line } : écrivez une échéance ainsi : « expires 7d » ou « expires 7d then next » : au moins 1m, au plus 365d.
+
+instance-contacts = Courriels des participants
+instance-contacts-help = Chaque participant dont l'adresse est donnée reçoit son lien par courriel quand son étape commence, dans sa langue. Laissez une ligne vide pour envoyer le lien vous-même.
+instance-contacts-none = Choisissez un workflow pour voir ses participants.
+instance-contacts-show = Afficher ses participants
+contact-email = Courriel
+contact-name = Nom
+contact-lang = Langue
+instance-emails = Courriels
+instance-emails-none = Aucun courriel pour cette instance pour l'instant.
+instance-emails-more = Les { $count } plus récents sont affichés.
+mail-kind-link = Lien
+mail-kind-reminder = Rappel
+mail-state-pending = En attente
+mail-state-sent = Envoyé
+mail-state-failed = Échec
+mail-state-skipped = Plus nécessaire
+mail-due = prévu { $at }
+mail-tries = { $count ->
+    [one] 1 essai
+   *[other] { $count } essais
+}
+link-send = Envoyer par courriel
+link-sent = Le lien sera envoyé par courriel à { $participant } d'ici quelques secondes.
+instance-contact-of = { $participant } : { $email }
+
+status-mail = Courriel
+status-mail-off = Aucun serveur SMTP n'est défini (ORCHESTRA_SMTP_URL, ORCHESTRA_MAIL_FROM), et des participants ont une adresse : leurs liens ne sont pas envoyés ; les courriels attendent.
+status-mail-unset = Aucun serveur SMTP n'est défini ; aucun participant n'a encore d'adresse.
+status-mail-ok = Les courriels passent par { $server } ; aucun n'attend.
+status-mail-unreachable = Le serveur SMTP { $server } ne répond pas : les courriels attendent et partiront quand il sera de retour.
+status-mail-waiting = Les courriels passent par { $server } ; le plus ancien en attente était prévu { $at }.
+status-mail-failed = { $count ->
+    [one] 1 courriel a échoué définitivement
+   *[other] { $count } courriels ont échoué définitivement
+} (voir les Courriels de chaque instance).

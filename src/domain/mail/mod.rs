@@ -1,0 +1,294 @@
+//! Participants' emails (issue 22): their contacts, checked when an instance starts; the SMTP
+//! server they go through; what an email says; and the sender that signs each link when it
+//! sends. See docs/delivery.md.
+//!
+//! An address is personal data: it is shown to administrators and to the API token that gave
+//! it, and never written to a log line (rows and errors that hold one print without it).
+
+pub mod compose;
+pub mod send;
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use lettre::message::Mailbox;
+use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
+
+use crate::domain::workflow::{Definition, Participant};
+use crate::i18n::{Lang, Message};
+use crate::store::mails::ContactRow;
+
+/// The longest address kept (RFC 5321's path limit).
+pub const MAX_EMAIL: usize = 254;
+/// The longest display name kept, in characters.
+pub const MAX_NAME: usize = 100;
+
+/// A participant's contact as it was typed or sent, before it is checked.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct ContactInput {
+    pub participant: String,
+    pub email: String,
+    pub name: String,
+    pub lang: String,
+}
+
+/// By hand: the address stays out of any log line.
+impl fmt::Debug for ContactInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ContactInput")
+            .field("participant", &self.participant)
+            .field("lang", &self.lang)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Which part of a contact a refusal is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// The participant it names is not one of the workflow's.
+    Participant,
+    Email,
+    Name,
+    Lang,
+}
+
+impl Part {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Part::Participant => "participant",
+            Part::Email => "email",
+            Part::Name => "name",
+            Part::Lang => "lang",
+        }
+    }
+}
+
+/// A contact refused: whose, which part, and the words for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContactRefusal {
+    pub participant: String,
+    pub part: Part,
+    pub participants: String,
+}
+
+impl ContactRefusal {
+    pub fn message(&self) -> Message {
+        match self.part {
+            Part::Participant => Message::new("contact-participant-unknown")
+                .arg("participant", self.participant.clone())
+                .arg("participants", self.participants.clone()),
+            Part::Email => Message::new("contact-email-invalid").arg("max", MAX_EMAIL.to_string()),
+            Part::Name => Message::new("contact-name-invalid").arg("max", MAX_NAME.to_string()),
+            Part::Lang => Message::new("contact-lang-invalid"),
+        }
+    }
+}
+
+/// Whether an address is one an email can be sent to: `local@domain`, as lettre parses it, at
+/// most `MAX_EMAIL` bytes.
+pub fn valid_email(email: &str) -> bool {
+    email.len() <= MAX_EMAIL && email.parse::<lettre::Address>().is_ok()
+}
+
+/// Checks the contacts given at a start against the workflow's participants: each names one of
+/// them (once), has a valid address, a name of at most `MAX_NAME` characters without control
+/// characters, and a language Orchestra speaks (`en` when none is given). A contact with no
+/// address is no contact (a form's blank row). Every refusal is returned, each naming its part.
+pub fn check(
+    definition: &Definition,
+    given: &[ContactInput],
+) -> Result<Vec<ContactRow>, Vec<ContactRefusal>> {
+    let names = definition
+        .participants()
+        .iter()
+        .map(|p| p.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut rows: Vec<ContactRow> = Vec::new();
+    let mut refusals = Vec::new();
+    for c in given {
+        let email = c.email.trim();
+        let name = c.name.trim();
+        if email.is_empty() && name.is_empty() {
+            continue;
+        }
+        let participant: String = c.participant.trim().chars().take(40).collect();
+        let refuse = |part| ContactRefusal {
+            participant: participant.clone(),
+            part,
+            participants: names.clone(),
+        };
+        let known = Participant::parse(&participant)
+            .is_some_and(|p| definition.participants().contains(&&p));
+        if !known || rows.iter().any(|r| r.participant == participant) {
+            refusals.push(refuse(Part::Participant));
+            continue;
+        }
+        if !valid_email(email) {
+            refusals.push(refuse(Part::Email));
+        }
+        if name.chars().count() > MAX_NAME || name.chars().any(char::is_control) {
+            refusals.push(refuse(Part::Name));
+        }
+        let lang = match c.lang.trim() {
+            "" => Some(Lang::En),
+            code => Lang::from_code(code).filter(|l| l.code() == code),
+        };
+        let Some(lang) = lang else {
+            refusals.push(refuse(Part::Lang));
+            continue;
+        };
+        rows.push(ContactRow {
+            participant,
+            email: email.to_owned(),
+            name: name.to_owned(),
+            lang: lang.code().to_owned(),
+        });
+    }
+    if refusals.is_empty() {
+        Ok(rows)
+    } else {
+        Err(refusals)
+    }
+}
+
+/// How long one SMTP exchange may take, connection included.
+pub const SMTP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The SMTP server emails go through (`ORCHESTRA_SMTP_URL`) and whom they are from
+/// (`ORCHESTRA_MAIL_FROM`). The URL may hold a password: this type never prints it.
+#[derive(Clone)]
+pub struct Mailer {
+    transport: AsyncSmtpTransport<Tokio1Executor>,
+    pub from: Mailbox,
+    /// The server's host and port, for the status report (no user, no password).
+    pub server: String,
+}
+
+impl fmt::Debug for Mailer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Mailer")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why the mail settings were refused. Neither says the URL: it may hold a password.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MailerRefusal {
+    Url,
+    From,
+    /// One of the two is set without the other.
+    Half,
+}
+
+impl MailerRefusal {
+    pub fn message(self) -> Message {
+        match self {
+            MailerRefusal::Url => Message::new("config-env-smtp-url"),
+            MailerRefusal::From => Message::new("config-env-mail-from"),
+            MailerRefusal::Half => Message::new("config-env-smtp-half"),
+        }
+    }
+}
+
+impl Mailer {
+    /// From `smtp://host:port` (STARTTLS when the server offers it: add `?tls=required` to
+    /// insist), `smtps://user:password@host` (TLS from the first byte) and a `From` such as
+    /// `Orchestra <orchestra@example.org>`.
+    pub fn new(url: &str, from: &str) -> Result<Self, MailerRefusal> {
+        let parsed = url::Url::parse(url.trim()).map_err(|_| MailerRefusal::Url)?;
+        if !matches!(parsed.scheme(), "smtp" | "smtps") || parsed.host_str().is_none() {
+            return Err(MailerRefusal::Url);
+        }
+        let from: Mailbox = from.trim().parse().map_err(|_| MailerRefusal::From)?;
+        let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(url.trim())
+            .map_err(|_| MailerRefusal::Url)?
+            .timeout(Some(SMTP_TIMEOUT))
+            .build();
+        let server = match parsed.port() {
+            Some(port) => format!("{}:{port}", parsed.host_str().unwrap_or_default()),
+            None => parsed.host_str().unwrap_or_default().to_owned(),
+        };
+        Ok(Self {
+            transport,
+            from,
+            server,
+        })
+    }
+
+    /// From `ORCHESTRA_SMTP_URL` and `ORCHESTRA_MAIL_FROM` through `get`; `None` when neither
+    /// is set (no email is sent).
+    pub fn from_lookup(
+        get: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<Self>, MailerRefusal> {
+        let url = get("ORCHESTRA_SMTP_URL").filter(|v| !v.trim().is_empty());
+        let from = get("ORCHESTRA_MAIL_FROM").filter(|v| !v.trim().is_empty());
+        match (url, from) {
+            (None, None) => Ok(None),
+            (Some(url), Some(from)) => Self::new(&url, &from).map(Some),
+            _ => Err(MailerRefusal::Half),
+        }
+    }
+
+    /// Sends one message; the error's kind when it was not taken (never the server's words,
+    /// which may quote an address).
+    pub async fn send(&self, message: lettre::Message) -> Result<(), &'static str> {
+        match self.transport.send(message).await {
+            Ok(_) => Ok(()),
+            Err(e) if e.is_permanent() => Err("refused by the server"),
+            Err(e) if e.is_transient() => Err("deferred by the server"),
+            Err(e) if e.is_timeout() => Err("timeout"),
+            Err(_) => Err("connect"),
+        }
+    }
+
+    /// Whether the server answers (the status report's check): a connection and a NOOP.
+    pub async fn reachable(&self) -> bool {
+        matches!(
+            tokio::time::timeout(SMTP_TIMEOUT, self.transport.test_connection()).await,
+            Ok(Ok(true))
+        )
+    }
+}
+
+/// This process's email figures, for the metrics: sent, tried again, failed for good, and
+/// how many were due and waiting after the sender's last run.
+#[derive(Debug, Default)]
+pub struct Figures {
+    sent: AtomicU64,
+    retried: AtomicU64,
+    failed: AtomicU64,
+    waiting: AtomicU64,
+}
+
+pub static FIGURES: Figures = Figures {
+    sent: AtomicU64::new(0),
+    retried: AtomicU64::new(0),
+    failed: AtomicU64::new(0),
+    waiting: AtomicU64::new(0),
+};
+
+impl Figures {
+    fn add(&self, run: &send::Run) {
+        self.sent.fetch_add(run.sent, Ordering::Relaxed);
+        self.retried.fetch_add(run.retried, Ordering::Relaxed);
+        self.failed.fetch_add(run.failed, Ordering::Relaxed);
+    }
+
+    fn waiting(&self, n: i64) {
+        self.waiting
+            .store(u64::try_from(n).unwrap_or(0), Ordering::Relaxed);
+    }
+
+    /// (sent, retried, failed, waiting).
+    pub fn read(&self) -> (u64, u64, u64, u64) {
+        (
+            self.sent.load(Ordering::Relaxed),
+            self.retried.load(Ordering::Relaxed),
+            self.failed.load(Ordering::Relaxed),
+            self.waiting.load(Ordering::Relaxed),
+        )
+    }
+}

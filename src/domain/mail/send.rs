@@ -1,0 +1,289 @@
+//! The email sender: claims due mail rows, signs each participant's link as it sends it, and
+//! ends the steps whose deadline passed. Runs in `serve`'s background task and in
+//! `orchestra cron`, never in a request.
+//!
+//! A row is sent only while its participant still has its step to answer: a link queued for a
+//! step that moved on, or a reminder to a participant who answered, is set aside. The link is
+//! signed here, recorded by its keyed hash (as an issued link is) before the SMTP exchange, and
+//! its record deleted again when the server does not take the email; no link is ever stored in
+//! a row, a log line or an error.
+
+use lettre::message::Mailbox;
+
+use super::Mailer;
+use super::compose::{Letter, mailbox};
+use crate::domain::capability::{self, Claims, Kind as ClaimKind};
+use crate::domain::site::Snapshot;
+use crate::domain::workflow::versions::Cache;
+use crate::domain::workflow::{Definition, Participant, Step};
+use crate::error::Error;
+use crate::i18n::Lang;
+use crate::store::instances::{InstanceRow, Lapsed};
+use crate::store::mails::{self, Claimed, Kind, Outcome};
+use crate::store::{self, Db};
+
+/// How long a claim holds a row: past the longest SMTP exchange, with room.
+pub const LEASE: i64 = 60;
+/// Rows claimed per run.
+pub const BATCH: i64 = 20;
+/// Waits before each new try of an email the server did not take (seconds): about two days in
+/// all, then the row is `failed`.
+pub const BACKOFF: [i64; 8] = [60, 300, 1800, 3600, 7200, 21_600, 43_200, 86_400];
+
+/// When to try again after the `attempts`-th failure (1 for the first), with up to 10% of
+/// jitter; `None` once the schedule is spent.
+pub fn retry_at(now: i64, attempts: i64, jitter: u8) -> Option<i64> {
+    let wait = *BACKOFF.get(usize::try_from(attempts - 1).ok()?)?;
+    Some(now + wait + wait * i64::from(jitter) / 2550)
+}
+
+/// What one run did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Run {
+    /// Rows this run held (a full batch: more may be due).
+    pub claimed: u64,
+    pub sent: u64,
+    /// Not taken by the server, to be tried again.
+    pub retried: u64,
+    /// Not taken by the server, for good.
+    pub failed: u64,
+    pub skipped: u64,
+    /// Steps whose deadline passed while they waited.
+    pub lapsed: u64,
+}
+
+/// Sends what is due at `now` through `mailer` (`None`: no SMTP server is set, so only the
+/// deadlines are kept, and the emails wait).
+pub async fn run_once(
+    db: &Db,
+    versions: &Cache,
+    site: &Snapshot,
+    mailer: Option<&Mailer>,
+    now: i64,
+) -> Result<Run, Error> {
+    let claimed = store::mails::claim(db, now, LEASE, BATCH, mailer.is_some()).await?;
+    let mut run = Run {
+        claimed: claimed.len() as u64,
+        ..Run::default()
+    };
+    for m in claimed {
+        let Some(instance) = store::instances::by_id(db, m.instance_id).await? else {
+            mails::finish(db, &m, Outcome::Skipped, now).await?;
+            continue;
+        };
+        let definition = versions.get(db, instance.version_id).await?;
+        match m.kind() {
+            Some(Kind::Deadline) => {
+                if lapse(db, &instance, &definition, &m, now).await? {
+                    run.lapsed += 1;
+                }
+            }
+            Some(kind) => match mailer {
+                Some(mailer) => {
+                    match send_one(db, site, mailer, &instance, &definition, &m, kind, now).await? {
+                        Sent::Yes => run.sent += 1,
+                        Sent::Retry => run.retried += 1,
+                        Sent::No => run.failed += 1,
+                        Sent::Skipped => run.skipped += 1,
+                    }
+                }
+                None => {}
+            },
+            None => {
+                mails::finish(db, &m, Outcome::Failed("unknown kind"), now).await?;
+            }
+        }
+    }
+    super::FIGURES.add(&run);
+    if mailer.is_some() {
+        super::FIGURES.waiting(store::mails::due_count(db, now).await?);
+    }
+    Ok(run)
+}
+
+/// A deadline row: the step lapses if it still waits. `true` when it did.
+async fn lapse(
+    db: &Db,
+    instance: &InstanceRow,
+    definition: &Definition,
+    m: &Claimed,
+    now: i64,
+) -> Result<bool, Error> {
+    let index = usize::try_from(m.step_index).unwrap_or(usize::MAX);
+    let next = definition
+        .steps
+        .get(index)
+        .and_then(|s| s.expires)
+        .filter(|e| e.then_next)
+        .and_then(|_| definition.steps.get(index + 1))
+        .map(Step::start);
+    let title = definition.steps.get(index).map_or("", |s| s.title.as_str());
+    let lapsed = if instance.step_index == m.step_index && !instance.state.is_over() {
+        store::instances::lapse(db, instance.id, m.step_index, title, next).await?
+    } else {
+        Lapsed::Nothing
+    };
+    mails::finish(
+        db,
+        m,
+        if lapsed == Lapsed::Nothing {
+            Outcome::Skipped
+        } else {
+            Outcome::Done
+        },
+        now,
+    )
+    .await?;
+    if lapsed != Lapsed::Nothing {
+        tracing::info!(instance = instance.id, step = m.step_index, outcome = ?lapsed, "a step's deadline passed");
+    }
+    Ok(lapsed != Lapsed::Nothing)
+}
+
+enum Sent {
+    Yes,
+    Retry,
+    No,
+    Skipped,
+}
+
+/// Whether `m`'s participant still has its step to answer: the instance runs, waits at that
+/// step, the participant answers it, and has not yet.
+async fn still_waits(
+    db: &Db,
+    instance: &InstanceRow,
+    step: Option<&Step>,
+    m: &Claimed,
+) -> Result<bool, sqlx::Error> {
+    let Some(step) = step else {
+        return Ok(false);
+    };
+    if instance.state.is_over() || instance.step_index != m.step_index {
+        return Ok(false);
+    }
+    let Some(who) = Participant::parse(&m.participant) else {
+        return Ok(false);
+    };
+    let Some(branch) = step.branch_of(&who) else {
+        return Ok(false);
+    };
+    let answered =
+        store::instances::answered_branches(db, instance.id, instance.step_index).await?;
+    Ok(!answered.iter().any(|b| b == branch))
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn send_one(
+    db: &Db,
+    site: &Snapshot,
+    mailer: &Mailer,
+    instance: &InstanceRow,
+    definition: &Definition,
+    m: &Claimed,
+    kind: Kind,
+    now: i64,
+) -> Result<Sent, Error> {
+    let step = definition
+        .steps
+        .get(usize::try_from(m.step_index).unwrap_or(usize::MAX));
+    let contact = store::mails::contact(db, instance.id, &m.participant).await?;
+    let (Some(step), Some(contact)) = (step, contact) else {
+        mails::finish(db, m, Outcome::Skipped, now).await?;
+        return Ok(Sent::Skipped);
+    };
+    if !still_waits(db, instance, Some(step), m).await? {
+        mails::finish(db, m, Outcome::Skipped, now).await?;
+        return Ok(Sent::Skipped);
+    }
+    let Some(to) = mailbox(&contact.email, &contact.name) else {
+        mails::finish(db, m, Outcome::Failed("address"), now).await?;
+        return Ok(Sent::No);
+    };
+    let who = Participant::parse(&m.participant).unwrap_or_default();
+    let settings = &site.settings;
+    let claims = Claims {
+        kind: ClaimKind::Link,
+        instance: instance.id,
+        branch: who.claim(),
+        expires: now + i64::try_from(settings.default_link_ttl).unwrap_or(i64::MAX / 2),
+    };
+    let token = capability::sign(&site.keys, &claims, &instance.token);
+    let url = format!(
+        "{}/interaction/{token}",
+        settings.base_url.trim_end_matches('/')
+    );
+    let lang = Lang::from_code(&contact.lang).unwrap_or_default();
+    let letter = Letter {
+        lang,
+        kind,
+        site: &settings.site_name,
+        subject: &instance.subject_title,
+        step: step.title_in(lang),
+        name: &contact.name,
+        url: &url,
+        expires: claims.expires,
+    };
+    let message = letter.message(from(mailer), to);
+    let link = store::links::record_unlisted(
+        db,
+        &store::links::NewLink {
+            instance: instance.id,
+            step: m.step_index,
+            hash: &site.keys.keyed_hash("link", &token),
+            participant: who.as_str(),
+            expires: claims.expires,
+            issued_by: "mail",
+        },
+    )
+    .await?;
+    let outcome = match message {
+        Ok(message) => mailer.send(message).await,
+        Err(e) => Err(e),
+    };
+    match outcome {
+        Ok(()) => {
+            let next = match (kind, step.remind) {
+                (Kind::Reminder, Some(r)) => {
+                    let so_far =
+                        store::mails::reminders_at(db, instance.id, m.step_index, &m.participant)
+                            .await?;
+                    (so_far < i64::from(r.times))
+                        .then(|| now + i64::try_from(r.after).unwrap_or(i64::MAX / 2))
+                }
+                _ => None,
+            };
+            store::mails::sent(db, m, &step.title, next, now).await?;
+            tracing::info!(instance = instance.id, participant = %who, kind = kind.as_str(), "an email was sent");
+            Ok(Sent::Yes)
+        }
+        Err(error) => {
+            store::links::forget(db, link).await?;
+            let jitter = crate::domain::keys::random_bytes()[0];
+            let (outcome, sent) = match retry_at(now, m.attempts + 1, jitter) {
+                Some(at) => (Outcome::Retry(at, error), Sent::Retry),
+                None => (Outcome::Failed(error), Sent::No),
+            };
+            mails::finish(db, m, outcome, now).await?;
+            tracing::info!(instance = instance.id, participant = %who, error, "an email was not sent");
+            Ok(sent)
+        }
+    }
+}
+
+fn from(mailer: &Mailer) -> Mailbox {
+    mailer.from.clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retries_back_off_over_about_two_days_then_stop() {
+        assert_eq!(retry_at(1000, 1, 0), Some(1060));
+        assert_eq!(retry_at(1000, 2, 255), Some(1000 + 300 + 30));
+        let total: i64 = BACKOFF.iter().sum();
+        assert!((86_400..3 * 86_400).contains(&total), "{total}");
+        assert_eq!(retry_at(1000, BACKOFF.len() as i64 + 1, 0), None);
+    }
+}

@@ -1,0 +1,453 @@
+//! Participants' contacts and the emails queued for them (`domain::mail` owns their rules). A
+//! mail row names an instance, a participant and a step: never a link. The sender signs the
+//! link when it sends.
+
+use super::Db;
+use crate::domain::workflow::Participant;
+
+/// A participant's contact, as given when the instance was started.
+#[derive(Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ContactRow {
+    pub participant: String,
+    pub email: String,
+    pub name: String,
+    pub lang: String,
+}
+
+/// By hand: an address is personal data and stays out of any log line.
+impl std::fmt::Debug for ContactRow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ContactRow")
+            .field("participant", &self.participant)
+            .field("lang", &self.lang)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a mail row is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// The participant's link, when their step starts or an administrator asks.
+    Link,
+    /// A fresh link, again, while the step still waits for them.
+    Reminder,
+    /// The step's deadline: sent to nobody; the chore ends (or moves on from) the step.
+    Deadline,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Link => "link",
+            Kind::Reminder => "reminder",
+            Kind::Deadline => "deadline",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        [Kind::Link, Kind::Reminder, Kind::Deadline]
+            .into_iter()
+            .find(|k| k.as_str() == s)
+    }
+}
+
+/// Writes an instance's contacts inside the start's transaction.
+pub(crate) async fn insert_contacts(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    instance: i64,
+    contacts: &[ContactRow],
+) -> Result<(), sqlx::Error> {
+    for c in contacts {
+        sqlx::query(
+            "INSERT INTO contacts (instance_id, participant, email, name, lang) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(instance)
+        .bind(&c.participant)
+        .bind(&c.email)
+        .bind(&c.name)
+        .bind(&c.lang)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Queues a row of `kind` due at `due` for each of `participants` who has an address, inside
+/// the caller's transaction (a start, an answer that moves the instance on). One statement per
+/// participant, each a primary-key probe of `contacts`.
+pub(crate) async fn queue_in(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    instance: i64,
+    step: i64,
+    participants: &[Participant],
+    kind: Kind,
+    due: i64,
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    for p in participants {
+        sqlx::query(
+            "INSERT INTO mails (instance_id, participant, step_index, kind, next_at, created_at) \
+             SELECT instance_id, participant, $3, $4, $5, $6 FROM contacts \
+             WHERE instance_id = $1 AND participant = $2",
+        )
+        .bind(instance)
+        .bind(p.as_str())
+        .bind(step)
+        .bind(kind.as_str())
+        .bind(due)
+        .bind(now)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Queues a row due at `due` that needs no contact (a step's deadline).
+pub(crate) async fn queue_deadline_in(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    instance: i64,
+    step: i64,
+    due: i64,
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO mails (instance_id, participant, step_index, kind, next_at, created_at) \
+         VALUES ($1, '', $2, 'deadline', $3, $4)",
+    )
+    .bind(instance)
+    .bind(step)
+    .bind(due)
+    .bind(now)
+    .execute(&mut **tx)
+    .await
+    .map(|_| ())
+}
+
+/// Queues one participant's link at the instance's current step, due now, when they have an
+/// address (an administrator's or a token's *send*); `false` when they have none.
+pub async fn queue_link(
+    db: &Db,
+    instance: i64,
+    step: i64,
+    participant: &Participant,
+    now: i64,
+) -> Result<bool, sqlx::Error> {
+    let mut tx = db.pool.begin().await?;
+    let before: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM contacts WHERE instance_id = $1 AND participant = $2",
+    )
+    .bind(instance)
+    .bind(participant.as_str())
+    .fetch_one(&mut *tx)
+    .await?;
+    if before == 0 {
+        return Ok(false);
+    }
+    queue_in(
+        &mut tx,
+        instance,
+        step,
+        std::slice::from_ref(participant),
+        Kind::Link,
+        now,
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// An instance's contacts, by participant.
+pub async fn contacts_of(db: &Db, instance: i64) -> Result<Vec<ContactRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT participant, email, name, lang FROM contacts WHERE instance_id = $1 \
+         ORDER BY participant",
+    )
+    .bind(instance)
+    .fetch_all(db.reader())
+    .await
+}
+
+/// One participant's contact.
+pub async fn contact(
+    db: &Db,
+    instance: i64,
+    participant: &str,
+) -> Result<Option<ContactRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT participant, email, name, lang FROM contacts \
+         WHERE instance_id = $1 AND participant = $2",
+    )
+    .bind(instance)
+    .bind(participant)
+    .fetch_optional(&db.pool)
+    .await
+}
+
+/// A mail row a sender holds.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct Claimed {
+    pub id: i64,
+    pub instance_id: i64,
+    pub participant: String,
+    pub step_index: i64,
+    kind: String,
+    pub attempts: i64,
+}
+
+impl Claimed {
+    pub fn kind(&self) -> Option<Kind> {
+        Kind::parse(&self.kind)
+    }
+}
+
+/// Claims up to `limit` rows due at `now` for `lease` seconds, as the webhook sender claims its
+/// deliveries (`store::webhooks::claim`): each by an UPDATE that checks no live claim holds it,
+/// so of two senders, in one process or several, only one holds a row. `kinds`: which kinds
+/// this run takes (a server without SMTP still ends steps at their deadlines).
+pub async fn claim(
+    db: &Db,
+    now: i64,
+    lease: i64,
+    limit: i64,
+    with_mail: bool,
+) -> Result<Vec<Claimed>, sqlx::Error> {
+    let due: Vec<Claimed> = sqlx::query_as(
+        "SELECT id, instance_id, participant, step_index, kind, attempts FROM mails \
+         WHERE state = 'pending' AND next_at <= $1 \
+         AND (claimed_until IS NULL OR claimed_until < $1) \
+         AND ($3 = 1 OR kind = 'deadline') ORDER BY next_at, id LIMIT $2",
+    )
+    .bind(now)
+    .bind(limit)
+    .bind(i64::from(with_mail))
+    .fetch_all(&db.pool)
+    .await?;
+    let mut claimed = Vec::with_capacity(due.len());
+    for m in due {
+        let taken = sqlx::query(
+            "UPDATE mails SET claimed_until = $1 WHERE id = $2 \
+             AND state = 'pending' AND (claimed_until IS NULL OR claimed_until < $3)",
+        )
+        .bind(now + lease)
+        .bind(m.id)
+        .bind(now)
+        .execute(&db.pool)
+        .await?
+        .rows_affected();
+        if taken == 1 {
+            claimed.push(m);
+        }
+    }
+    Ok(claimed)
+}
+
+/// How a claimed row ended this time, when it was not sent (`sent` records that).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome<'a> {
+    /// Not sent; try again at this time (the error's kind kept, never an address or a link).
+    Retry(i64, &'a str),
+    /// Not sent, and no more tries.
+    Failed(&'a str),
+    /// Nothing to send any more: the participant has nothing left to answer at that step.
+    Skipped,
+    /// A deadline row whose step lapsed.
+    Done,
+}
+
+/// Records what came of a claimed row and releases its claim.
+pub async fn finish(
+    db: &Db,
+    m: &Claimed,
+    outcome: Outcome<'_>,
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    let (state, next_at, error) = match outcome {
+        Outcome::Retry(at, e) => ("pending", at, Some(e)),
+        Outcome::Failed(e) => ("failed", now, Some(e)),
+        Outcome::Skipped => ("skipped", now, None),
+        Outcome::Done => ("sent", now, None),
+    };
+    let tried = i64::from(!matches!(outcome, Outcome::Skipped));
+    sqlx::query(
+        "UPDATE mails SET state = $1, next_at = $2, error = $3, \
+         attempts = attempts + $4, claimed_until = NULL WHERE id = $5",
+    )
+    .bind(state)
+    .bind(next_at)
+    .bind(error)
+    .bind(tried)
+    .bind(m.id)
+    .execute(&db.pool)
+    .await
+    .map(|_| ())
+}
+
+/// Records an email the server took, in one transaction: its history line (emailed or
+/// reminded, naming the participant), the row sent and its claim released, and, for a reminder
+/// with more to come, the next one due at `next_reminder`.
+pub async fn sent(
+    db: &Db,
+    m: &Claimed,
+    step_title: &str,
+    next_reminder: Option<i64>,
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    use crate::domain::workflow::history::Event;
+    let mut tx = db.pool.begin().await?;
+    let event = if m.kind() == Some(Kind::Reminder) {
+        Event::Reminded
+    } else {
+        Event::Emailed
+    };
+    super::instances::insert_history(
+        &mut tx,
+        m.instance_id,
+        &super::instances::Entry {
+            step: m.step_index,
+            step_title,
+            participant: &m.participant,
+            actor: "mail",
+            ..super::instances::Entry::of(event)
+        },
+        super::now(),
+    )
+    .await?;
+    sqlx::query(
+        "UPDATE mails SET state = 'sent', sent_at = $1, attempts = attempts + 1, error = NULL, \
+         claimed_until = NULL WHERE id = $2",
+    )
+    .bind(now)
+    .bind(m.id)
+    .execute(&mut *tx)
+    .await?;
+    if let Some(at) = next_reminder {
+        sqlx::query(
+            "INSERT INTO mails (instance_id, participant, step_index, kind, next_at, created_at) \
+             VALUES ($1, $2, $3, 'reminder', $4, $5)",
+        )
+        .bind(m.instance_id)
+        .bind(&m.participant)
+        .bind(m.step_index)
+        .bind(at)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await
+}
+
+/// Sets aside every pending row of an instance's step (answered, ended or expired: nothing is
+/// left to remind of), inside the caller's transaction.
+pub(crate) async fn settle_step_in(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    instance: i64,
+    step: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE mails SET state = 'skipped' WHERE instance_id = $1 AND step_index = $2 \
+         AND state = 'pending' AND kind <> 'link'",
+    )
+    .bind(instance)
+    .bind(step)
+    .execute(&mut **tx)
+    .await
+    .map(|_| ())
+}
+
+/// Sets aside every pending row of an instance that has ended (completed, rejected, cancelled,
+/// expired), inside the transaction that ends it: nobody is sent a link to a closed instance.
+pub(crate) async fn settle_instance_in(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    instance: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE mails SET state = 'skipped' WHERE instance_id = $1 AND state = 'pending'")
+        .bind(instance)
+        .execute(&mut **tx)
+        .await
+        .map(|_| ())
+}
+
+/// A mail row as an instance's page lists it.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct MailLine {
+    pub id: i64,
+    pub participant: String,
+    pub step_index: i64,
+    pub kind: String,
+    pub state: String,
+    pub attempts: i64,
+    pub next_at: i64,
+    pub sent_at: Option<i64>,
+    pub error: Option<String>,
+    pub created_at: i64,
+}
+
+/// An instance's newest `limit` emails (deadlines left out), by `mails_instance`.
+pub async fn of_instance(db: &Db, instance: i64, limit: i64) -> Result<Vec<MailLine>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, participant, step_index, kind, state, attempts, next_at, sent_at, error, \
+         created_at FROM mails WHERE instance_id = $1 AND kind <> 'deadline' \
+         ORDER BY id DESC LIMIT $2",
+    )
+    .bind(instance)
+    .bind(limit)
+    .fetch_all(db.reader())
+    .await
+}
+
+/// For the status report: when the oldest email still waiting was due (`None`: none waits), and
+/// how many failed for good.
+pub async fn waiting(db: &Db) -> Result<(Option<i64>, i64), sqlx::Error> {
+    let oldest: Option<i64> = sqlx::query_scalar(
+        "SELECT next_at FROM mails WHERE state = 'pending' AND kind <> 'deadline' \
+         ORDER BY state, next_at LIMIT 1",
+    )
+    .fetch_optional(db.reader())
+    .await?;
+    let failed: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM mails WHERE state = 'failed' LIMIT 1000) f",
+    )
+    .fetch_one(db.reader())
+    .await?;
+    Ok((oldest, failed))
+}
+
+/// How many emails are due and not sent at `now`, counted to 10,000 at most (a range of
+/// `mails_due`).
+pub async fn due_count(db: &Db, now: i64) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM mails WHERE state = 'pending' AND next_at <= $1 \
+         AND kind <> 'deadline' LIMIT 10000) d",
+    )
+    .bind(now)
+    .fetch_one(db.reader())
+    .await
+}
+
+/// Whether any participant has an address (the status report says mail is off only then).
+pub async fn any_contact(db: &Db) -> Result<bool, sqlx::Error> {
+    let one: Option<i64> = sqlx::query_scalar("SELECT 1 FROM contacts LIMIT 1")
+        .fetch_optional(db.reader())
+        .await?;
+    Ok(one.is_some())
+}
+
+/// Reminders a participant was sent at a step (the definition bounds them).
+pub async fn reminders_at(
+    db: &Db,
+    instance: i64,
+    step: i64,
+    participant: &str,
+) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM mails WHERE instance_id = $1 AND step_index = $2 \
+         AND participant = $3 AND kind = 'reminder'",
+    )
+    .bind(instance)
+    .bind(step)
+    .bind(participant)
+    .fetch_one(&db.pool)
+    .await
+}

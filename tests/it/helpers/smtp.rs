@@ -1,0 +1,186 @@
+//! A real SMTP server on loopback (`mailin-embedded`, in a thread of its own) that keeps every
+//! message it is given, and the little reading of a message the mail tests need.
+
+use std::net::{SocketAddr, TcpListener};
+use std::sync::{Arc, Mutex};
+
+use base64::Engine;
+use mailin_embedded::{Handler, Response, Server, SslConfig, response};
+
+/// One message as the server took it: its envelope's recipients and its raw text.
+#[derive(Clone, Debug)]
+pub struct Received {
+    pub to: Vec<String>,
+    pub raw: String,
+}
+
+#[derive(Clone)]
+struct Keep {
+    kept: Arc<Mutex<Vec<Received>>>,
+    to: Vec<String>,
+    data: Vec<u8>,
+}
+
+impl Handler for Keep {
+    fn data_start(&mut self, _domain: &str, _from: &str, _is8bit: bool, to: &[String]) -> Response {
+        self.to = to.to_vec();
+        self.data.clear();
+        response::OK
+    }
+
+    fn data(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.data.extend_from_slice(buf);
+        Ok(())
+    }
+
+    fn data_end(&mut self) -> Response {
+        self.kept.lock().unwrap().push(Received {
+            to: std::mem::take(&mut self.to),
+            raw: String::from_utf8_lossy(&self.data).into_owned(),
+        });
+        response::OK
+    }
+}
+
+/// The server: where it listens and what it was given.
+pub struct Smtp {
+    pub addr: SocketAddr,
+    kept: Arc<Mutex<Vec<Received>>>,
+}
+
+impl Smtp {
+    /// Starts a server on a free loopback port.
+    pub fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        Self::on(listener)
+    }
+
+    /// Starts a server on a port a test chose (one where no server answered before).
+    pub fn on(listener: TcpListener) -> Self {
+        let addr = listener.local_addr().unwrap();
+        let kept = Arc::new(Mutex::new(Vec::new()));
+        let mut server = Server::new(Keep {
+            kept: kept.clone(),
+            to: Vec::new(),
+            data: Vec::new(),
+        });
+        server
+            .with_name("mail.test")
+            .with_ssl(SslConfig::None)
+            .unwrap()
+            .with_num_threads(2)
+            .with_tcp_listener(listener);
+        std::thread::spawn(move || {
+            let _ = server.serve().map_err(|e| e.to_string());
+        });
+        Self { addr, kept }
+    }
+
+    pub fn url(&self) -> String {
+        format!("smtp://{}", self.addr)
+    }
+
+    /// Every message given so far, oldest first.
+    pub fn received(&self) -> Vec<Received> {
+        self.kept.lock().unwrap().clone()
+    }
+}
+
+impl Received {
+    /// A header's value (unfolded), by its name.
+    pub fn header(&self, name: &str) -> Option<String> {
+        let head = self.raw.split("\r\n\r\n").next()?;
+        let unfolded = head.replace("\r\n ", " ").replace("\r\n\t", " ");
+        unfolded.lines().find_map(|line| {
+            let (n, v) = line.split_once(':')?;
+            n.eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
+        })
+    }
+
+    /// The decoded subject (RFC 2047 words, base64 or Q, joined).
+    pub fn subject(&self) -> String {
+        decode_words(&self.header("Subject").unwrap_or_default())
+    }
+
+    /// The decoded part of this content type (`text/plain`, `text/html`).
+    pub fn part(&self, content_type: &str) -> String {
+        for part in self.raw.split("\r\n--") {
+            let Some((head, body)) = part.split_once("\r\n\r\n") else {
+                continue;
+            };
+            let head_lower = head.to_ascii_lowercase();
+            if !head_lower.contains(&format!("content-type: {content_type}")) {
+                continue;
+            }
+            let body = body.trim_end_matches("--").trim_end();
+            if head_lower.contains("content-transfer-encoding: base64") {
+                let joined: String = body.split_whitespace().collect();
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(joined)
+                    .unwrap();
+                return String::from_utf8(bytes).unwrap();
+            }
+            if head_lower.contains("content-transfer-encoding: quoted-printable") {
+                return quoted_printable(body);
+            }
+            return body.replace("\r\n", "\n");
+        }
+        panic!("no {content_type} part in the message");
+    }
+
+    /// The doorway link the text part carries, as a path (`/interaction/…`).
+    pub fn link_path(&self) -> String {
+        let text = self.part("text/plain");
+        let start = text.find("/interaction/").expect("a link in the email");
+        text[start..].split_whitespace().next().unwrap().to_owned()
+    }
+}
+
+fn quoted_printable(body: &str) -> String {
+    let joined = body.replace("=\r\n", "");
+    let bytes = joined.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'=' && i + 3 <= bytes.len() {
+            if let Ok(b) = u8::from_str_radix(&joined[i + 1..i + 3], 16) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap().replace("\r\n", "\n")
+}
+
+fn decode_words(value: &str) -> String {
+    let mut out = String::new();
+    // Whitespace between two encoded words is not part of the text (RFC 2047, 6.2).
+    let mut after_encoded = false;
+    for word in value.split_whitespace() {
+        let Some(inner) = word.strip_prefix("=?").and_then(|w| w.strip_suffix("?=")) else {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(word);
+            after_encoded = false;
+            continue;
+        };
+        if !out.is_empty() && !after_encoded {
+            out.push(' ');
+        }
+        after_encoded = true;
+        let mut parts = inner.splitn(3, '?');
+        let (_charset, encoding, text) = (parts.next(), parts.next(), parts.next().unwrap_or(""));
+        let bytes = match encoding.map(str::to_ascii_uppercase).as_deref() {
+            Some("B") => base64::engine::general_purpose::STANDARD
+                .decode(text)
+                .unwrap(),
+            _ => quoted_printable(&text.replace('_', " ")).into_bytes(),
+        };
+        out.push_str(&String::from_utf8(bytes).unwrap());
+    }
+    out
+}

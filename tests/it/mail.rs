@@ -1,0 +1,491 @@
+//! Issue 22's emails, through a real SMTP server on loopback: a participant with an address is
+//! emailed their link when their step starts, in their language; the emailed link answers the
+//! step; reminders and deadlines happen at their times; with the server down the emails wait and
+//! go once it is back; a rolled-back answer sends nothing; two senders send each email once.
+
+use orchestra::domain::links::{self, Actor, Refusal};
+use orchestra::domain::mail::{ContactInput, Mailer, Part, send};
+use orchestra::store::{self, mails};
+
+use crate::helpers::{Flood, Smtp, TestApp, answer_step, events, spawn_now, state_of};
+
+const FROM: &str = "Orchestra <orchestra@example.org>";
+
+const SUPPLIER: [(&str, &str); 4] = [
+    ("company", "Acme & Sons"),
+    ("contact_email", "buyer@acme.example"),
+    ("yearly_volume", "1200"),
+    ("notes", ""),
+];
+
+fn contact(participant: &str, email: &str, name: &str, lang: &str) -> ContactInput {
+    ContactInput {
+        participant: participant.into(),
+        email: email.into(),
+        name: name.into(),
+        lang: lang.into(),
+    }
+}
+
+/// Starts an instance of a workflow (by name) with contacts, as an administrator would.
+async fn start_with(
+    app: &TestApp,
+    workflow: &str,
+    contacts: &[ContactInput],
+) -> Result<i64, Vec<Refusal>> {
+    let w = store::workflows::by_name(&app.db, workflow)
+        .await
+        .unwrap()
+        .expect("the workflow exists");
+    links::start(
+        &app.db,
+        w.id,
+        "Acme onboarding",
+        "",
+        &Actor::Admin("ada".into()),
+        None,
+        contacts,
+    )
+    .await
+    .unwrap()
+}
+
+/// One run of the sender at `now` through `mailer`.
+async fn run(app: &TestApp, mailer: Option<&Mailer>, now: i64) -> send::Run {
+    let site = app.state.site.get().await;
+    send::run_once(&app.db, &app.state.versions, &site, mailer, now)
+        .await
+        .unwrap()
+}
+
+async fn workflow(app: &TestApp, name: &str, text: &str) {
+    let definition = orchestra::domain::workflow::Definition::parse(text).unwrap();
+    store::workflows::create(&app.db, name, name, &definition.to_json())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn each_participant_is_emailed_their_link_in_their_language_and_it_answers_their_step() {
+    let app = spawn_now(Flood::Memory).await;
+    let smtp = Smtp::start();
+    let mailer = Mailer::new(&smtp.url(), FROM).unwrap();
+    let id = start_with(
+        &app,
+        "supplier_onboarding",
+        &[
+            contact("supplier", "sam@supplier.example", "Sam Supplier", "en"),
+            contact("reviewer", "rosa@review.example", "Rosa", "fr"),
+        ],
+    )
+    .await
+    .unwrap();
+
+    // Without an SMTP server nothing goes, and nothing is lost.
+    assert_eq!(run(&app, None, store::now()).await.sent, 0);
+    let sent = run(&app, Some(&mailer), store::now()).await;
+    assert_eq!((sent.sent, sent.skipped), (1, 0), "{sent:?}");
+    let first = smtp.received();
+    assert_eq!(
+        first.len(),
+        1,
+        "only the first step's participant is emailed"
+    );
+    let email = &first[0];
+    assert_eq!(email.to, ["sam@supplier.example"]);
+    assert_eq!(email.subject(), "Supplier details – Acme onboarding");
+    let text = email.part("text/plain");
+    assert!(text.starts_with("Hello Sam Supplier,"), "{text}");
+    assert!(
+        text.contains("asks you to answer a step of \"Acme onboarding\""),
+        "{text}"
+    );
+    assert!(text.contains("This link works until"), "{text}");
+    let html = email.part("text/html");
+    assert!(html.contains("<html lang=\"en\">"), "{html}");
+    assert!(html.contains("Open your step"), "{html}");
+    assert!(email.header("To").unwrap().contains("Sam Supplier"));
+
+    // Nothing is sent twice.
+    assert_eq!(run(&app, Some(&mailer), store::now()).await.sent, 0);
+
+    let client = app.client();
+    let answered = answer_step(&client, &app, &email.link_path(), &SUPPLIER).await;
+    assert_eq!(answered.status, 200, "the emailed link answers the step");
+    assert_eq!(state_of(&app, id).await, ("active".into(), 1));
+
+    assert_eq!(run(&app, Some(&mailer), store::now()).await.sent, 1);
+    let second = smtp.received();
+    assert_eq!(second.len(), 2);
+    let email = &second[1];
+    assert_eq!(email.to, ["rosa@review.example"]);
+    assert_eq!(email.subject(), "Vérifier le fournisseur – Acme onboarding");
+    let text = email.part("text/plain");
+    assert!(text.starts_with("Bonjour Rosa,"), "{text}");
+    assert!(text.contains("vous demande de répondre"), "{text}");
+    assert!(email.part("text/html").contains("<html lang=\"fr\">"));
+    let done = answer_step(
+        &client,
+        &app,
+        &email.link_path(),
+        &[("decision", "approve"), ("comment", "")],
+    )
+    .await;
+    assert_eq!(done.status, 200);
+    assert_eq!(state_of(&app, id).await.0, "complete");
+
+    // The history says who was emailed, at which step.
+    let lines = events(&app, id).await;
+    let emailed: Vec<(i64, &str)> = lines
+        .iter()
+        .filter(|(_, _, e)| e == "emailed")
+        .map(|(s, _, _)| (*s, "emailed"))
+        .collect();
+    assert_eq!(emailed, [(0, "emailed"), (1, "emailed")], "{lines:?}");
+    // Each emailed link has its record (a keyed hash), issued by the sender.
+    let records = store::links::list(&app.db, id).await.unwrap();
+    assert_eq!(records.len(), 2);
+    assert!(records.iter().all(|l| l.issued_by == "mail"));
+
+    // No address, no link in a log line or a row of the queue.
+    let logs = app.logs();
+    for secret in [
+        "sam@supplier.example",
+        "rosa@review.example",
+        second[0].link_path().rsplit('/').next().unwrap(),
+        second[1].link_path().rsplit('/').next().unwrap(),
+    ] {
+        assert!(!logs.contains(secret), "a log line holds {secret}");
+    }
+    let rows = format!("{:?}", mails::of_instance(&app.db, id, 50).await.unwrap());
+    assert!(
+        !rows.contains("/interaction/") && !rows.contains('@'),
+        "{rows}"
+    );
+}
+
+#[tokio::test]
+async fn contacts_are_checked_at_entry_and_a_refused_start_saves_nothing() {
+    let app = spawn_now(Flood::Memory).await;
+    let before = store::instances::recent(&app.db, 10).await.unwrap().len();
+    let refused = start_with(
+        &app,
+        "supplier_onboarding",
+        &[
+            contact("supplier", "not an address", "", "en"),
+            contact("reviewer", "rosa@review.example", "Rosa", "de"),
+            contact("stranger", "x@example.org", "", ""),
+        ],
+    )
+    .await
+    .unwrap_err();
+    let parts: Vec<(String, Part)> = refused
+        .iter()
+        .map(|r| match r {
+            Refusal::Contact(c) => (c.participant.clone(), c.part),
+            other => panic!("not a contact's refusal: {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        parts,
+        [
+            ("supplier".into(), Part::Email),
+            ("reviewer".into(), Part::Lang),
+            ("stranger".into(), Part::Participant),
+        ]
+    );
+    assert_eq!(
+        store::instances::recent(&app.db, 10).await.unwrap().len(),
+        before,
+        "nothing was started"
+    );
+    // A blank row is no contact; a missing language is English.
+    let id = start_with(
+        &app,
+        "supplier_onboarding",
+        &[
+            contact("supplier", "  ", "", ""),
+            contact("reviewer", "rosa@review.example", "", ""),
+        ],
+    )
+    .await
+    .unwrap();
+    let kept = mails::contacts_of(&app.db, id).await.unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(
+        (kept[0].participant.as_str(), kept[0].lang.as_str()),
+        ("reviewer", "en")
+    );
+}
+
+#[tokio::test]
+async fn with_the_smtp_server_down_emails_wait_and_go_once_it_is_back() {
+    let app = spawn_now(Flood::Memory).await;
+    // A port nobody listens on: the server is down.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    let mailer = Mailer::new(&format!("smtp://{addr}"), FROM).unwrap();
+    let id = start_with(
+        &app,
+        "contract_review",
+        &[
+            contact("legal", "lee@legal.example", "Lee", "en"),
+            contact("finance", "fay@finance.example", "Fay", "fr"),
+        ],
+    )
+    .await
+    .unwrap();
+    let now = store::now();
+    let down = run(&app, Some(&mailer), now).await;
+    assert_eq!(
+        (down.sent, down.retried, down.failed),
+        (0, 2, 0),
+        "{down:?}"
+    );
+    // Not due again before its wait, and no link record left behind for an email not sent.
+    assert_eq!(run(&app, Some(&mailer), now + 1).await.claimed, 0);
+    assert!(store::links::list(&app.db, id).await.unwrap().is_empty());
+    let (oldest, _) = mails::waiting(&app.db).await.unwrap();
+    assert!(
+        oldest.is_some_and(|at| at > now),
+        "they wait, due again later"
+    );
+
+    // The server comes back on that port; the emails go at their next try.
+    let smtp = Smtp::on(std::net::TcpListener::bind(addr).unwrap());
+    let back = run(&app, Some(&mailer), now + 120).await;
+    assert_eq!(back.sent, 2, "{back:?}");
+    let mut to: Vec<String> = smtp.received().iter().map(|r| r.to.join(",")).collect();
+    to.sort();
+    assert_eq!(to, ["fay@finance.example", "lee@legal.example"]);
+    assert_eq!(mails::waiting(&app.db).await.unwrap().0, None);
+}
+
+#[tokio::test]
+async fn a_step_reminds_at_its_times_and_expires_at_its_deadline() {
+    let app = spawn_now(Flood::Memory).await;
+    let smtp = Smtp::start();
+    let mailer = Mailer::new(&smtp.url(), FROM).unwrap();
+    workflow(
+        &app,
+        "sign_off",
+        "review@legal: Sign the contract | remind 1h x2 | expires 5h\n\
+         review@finance: Pay the deposit\n",
+    )
+    .await;
+    let id = start_with(
+        &app,
+        "sign_off",
+        &[contact("legal", "lee@legal.example", "Lee", "en")],
+    )
+    .await
+    .unwrap();
+    let t0 = store::now();
+    assert_eq!(run(&app, Some(&mailer), t0).await.sent, 1, "the link");
+    assert_eq!(run(&app, Some(&mailer), t0 + 1800).await.sent, 0, "not yet");
+    assert_eq!(
+        run(&app, Some(&mailer), t0 + 3601).await.sent,
+        1,
+        "the first reminder"
+    );
+    assert_eq!(run(&app, Some(&mailer), t0 + 3602).await.sent, 0);
+    assert_eq!(
+        run(&app, Some(&mailer), t0 + 7300).await.sent,
+        1,
+        "the second"
+    );
+    assert_eq!(
+        run(&app, Some(&mailer), t0 + 11_000).await.sent,
+        0,
+        "x2: no third"
+    );
+    let got = smtp.received();
+    assert_eq!(got.len(), 3);
+    assert_eq!(
+        got[1].subject(),
+        "Reminder: Sign the contract – Acme onboarding"
+    );
+    assert!(
+        got[1]
+            .part("text/plain")
+            .contains("still waiting for your answer")
+    );
+    // A reminder's link is fresh, and revokes none: the first one still answers.
+    assert_ne!(got[0].link_path(), got[1].link_path());
+    assert_eq!(state_of(&app, id).await, ("active".into(), 0));
+
+    let lapsed = run(&app, Some(&mailer), t0 + 5 * 3600 + 1).await;
+    assert_eq!(lapsed.lapsed, 1, "{lapsed:?}");
+    assert_eq!(state_of(&app, id).await.0, "expired");
+    let lines: Vec<String> = events(&app, id)
+        .await
+        .into_iter()
+        .map(|(_, _, e)| e)
+        .collect();
+    assert_eq!(
+        lines,
+        ["started", "emailed", "reminded", "reminded", "expired"],
+        "{lines:?}"
+    );
+    let ended = store::outbox::for_instance(&app.db, id).await.unwrap();
+    let last = ended.last().unwrap();
+    assert_eq!(
+        (last.event.as_str(), last.state.as_deref()),
+        ("instance.ended", Some("expired"))
+    );
+    // The emailed link of an expired instance answers nothing.
+    let page = crate::helpers::get(&app.client(), &app, &got[0].link_path()).await;
+    assert!(
+        page.body.contains("expired before it was answered"),
+        "{}",
+        page.body
+    );
+}
+
+#[tokio::test]
+async fn a_step_answered_in_time_is_neither_reminded_nor_expired_and_then_next_moves_on() {
+    let app = spawn_now(Flood::Memory).await;
+    let smtp = Smtp::start();
+    let mailer = Mailer::new(&smtp.url(), FROM).unwrap();
+    workflow(
+        &app,
+        "two_steps",
+        "review@legal: Sign | remind 1h x3 | expires 2h then next\n\
+         review@finance: Pay | expires 3h\n",
+    )
+    .await;
+    let contacts = [
+        contact("legal", "lee@legal.example", "", "en"),
+        contact("finance", "fay@finance.example", "", "en"),
+    ];
+    // One instance answered at once: its reminders and deadline are set aside.
+    let answered = start_with(&app, "two_steps", &contacts).await.unwrap();
+    let t0 = store::now();
+    assert_eq!(run(&app, Some(&mailer), t0).await.sent, 1);
+    let link = smtp.received()[0].link_path();
+    let page = answer_step(
+        &app.client(),
+        &app,
+        &link,
+        &[("decision", "approve"), ("comment", "")],
+    )
+    .await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    // One left waiting: at two hours it moves on to finance, who is emailed.
+    let waiting = start_with(&app, "two_steps", &contacts).await.unwrap();
+    let later = run(&app, Some(&mailer), t0 + 2 * 3600 + 5).await;
+    // The answered one: finance's link. The waiting one: legal's link (late, still due), its
+    // first reminder, then its deadline moved it on (finance's link waits for the next run).
+    assert_eq!(state_of(&app, answered).await, ("active".into(), 1));
+    assert_eq!(state_of(&app, waiting).await, ("active".into(), 1));
+    assert_eq!(later.lapsed, 1, "{later:?}");
+    let next = run(&app, Some(&mailer), t0 + 2 * 3600 + 6).await;
+    assert!(next.sent >= 1, "{next:?}");
+    let to_finance = smtp
+        .received()
+        .iter()
+        .filter(|r| r.to == ["fay@finance.example"])
+        .count();
+    assert_eq!(to_finance, 2, "each instance's finance step emailed once");
+    let lines: Vec<String> = events(&app, waiting)
+        .await
+        .into_iter()
+        .map(|(_, _, e)| e)
+        .collect();
+    assert!(lines.contains(&"step_expired".to_owned()), "{lines:?}");
+    // The answered one was never reminded.
+    let lines: Vec<String> = events(&app, answered)
+        .await
+        .into_iter()
+        .map(|(_, _, e)| e)
+        .collect();
+    assert!(!lines.contains(&"reminded".to_owned()), "{lines:?}");
+}
+
+#[tokio::test]
+async fn an_answer_that_rolls_back_queues_no_email() {
+    let app = spawn_now(Flood::Memory).await;
+    let id = start_with(
+        &app,
+        "supplier_onboarding",
+        &[contact("reviewer", "rosa@review.example", "", "fr")],
+    )
+    .await
+    .unwrap();
+    let reviewer = orchestra::domain::workflow::Participant::parse("reviewer").unwrap();
+    let next = [reviewer];
+    let answer = store::instances::Answer {
+        instance: id,
+        step: 0,
+        branch: "",
+        answer_json: "{}",
+        branches: &[String::new()],
+        last_step: false,
+        ends_as: None,
+        step_title: "Supplier details",
+        kind: "form",
+        participant: "supplier",
+        next: store::instances::StepStart {
+            participants: &next,
+            ..Default::default()
+        },
+    };
+    let pool = sqlx::AnyPool::connect(&store::normalize_url(&app.database.url).unwrap().1)
+        .await
+        .unwrap();
+    let mut tx = pool.begin().await.unwrap();
+    let recorded = store::instances::record_answer_in(&mut tx, &answer)
+        .await
+        .unwrap();
+    assert_eq!(recorded, store::instances::Recorded::Advanced);
+    let queued: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM mails WHERE instance_id = $1")
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await
+        .unwrap();
+    assert_eq!(
+        queued, 1,
+        "inside the transaction, the reviewer's email is queued"
+    );
+    tx.rollback().await.unwrap();
+    assert!(
+        mails::of_instance(&app.db, id, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // Committed, it is there.
+    store::instances::record_answer(&app.db, &answer)
+        .await
+        .unwrap();
+    assert_eq!(mails::of_instance(&app.db, id, 10).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn two_senders_at_once_send_each_email_once() {
+    let app = spawn_now(Flood::Memory).await;
+    let smtp = Smtp::start();
+    let mailer = Mailer::new(&smtp.url(), FROM).unwrap();
+    for _ in 0..15 {
+        start_with(
+            &app,
+            "contract_review",
+            &[
+                contact("legal", "lee@legal.example", "", "en"),
+                contact("finance", "fay@finance.example", "", "en"),
+            ],
+        )
+        .await
+        .unwrap();
+    }
+    let now = store::now();
+    let mut total = 0;
+    // Two senders side by side, as two processes on one database would run.
+    for _ in 0..3 {
+        let (a, b) = tokio::join!(run(&app, Some(&mailer), now), run(&app, Some(&mailer), now));
+        total += a.sent + b.sent;
+    }
+    assert_eq!(total, 30);
+    assert_eq!(smtp.received().len(), 30, "each email once");
+}
