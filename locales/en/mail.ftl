@@ -54,8 +54,7 @@ mail-tries = { $count ->
    *[other] { $count } tries
 }
 link-send = Send by email
-link-sent = The link will be emailed to { $participant } within a few seconds.
-instance-contact-of = { $participant }: { $email }
+link-sent = The link will be emailed within a few seconds; the history says when it is sent.
 
 status-mail = Email
 status-mail-off = No SMTP server is set (ORCHESTRA_SMTP_URL, ORCHESTRA_MAIL_FROM), and participants have addresses: their links are not sent; the emails wait.
@@ -67,3 +66,11 @@ status-mail-failed = { $count ->
     [one] 1 email failed for good
    *[other] { $count } emails failed for good
 } (see each instance's Emails).
+
+cli-arg-contact = A participant's email address, such as legal=ada@example.org (once per participant): their link is emailed when their step starts
+cli-arg-contact-name = A participant's name in their emails, such as legal=Ada
+cli-arg-contact-lang = A participant's language, en or fr, such as legal=fr (en when not given)
+cli-arg-send = Email the link to the participant's address (given at the start) rather than print it; it lives the site's default lifetime
+cli-contact-spelling = Write a contact as PARTICIPANT=VALUE, with an address for every participant named: { $value }
+cli-contact-refused = { $participant }: { $reason }
+api-send-ttl = An emailed link lives the site's default lifetime: leave ttl_seconds out with "send": true.

@@ -54,8 +54,7 @@ mail-tries = { $count ->
    *[other] { $count } essais
 }
 link-send = Envoyer par courriel
-link-sent = Le lien sera envoyé par courriel à { $participant } d'ici quelques secondes.
-instance-contact-of = { $participant } : { $email }
+link-sent = Le lien sera envoyé par courriel d'ici quelques secondes ; l'historique indique quand il l'est.
 
 status-mail = Courriel
 status-mail-off = Aucun serveur SMTP n'est défini (ORCHESTRA_SMTP_URL, ORCHESTRA_MAIL_FROM), et des participants ont une adresse : leurs liens ne sont pas envoyés ; les courriels attendent.
@@ -67,3 +66,11 @@ status-mail-failed = { $count ->
     [one] 1 courriel a échoué définitivement
    *[other] { $count } courriels ont échoué définitivement
 } (voir les Courriels de chaque instance).
+
+cli-arg-contact = L'adresse électronique d'un participant, comme legal=ada@example.org (une fois par participant) : son lien lui est envoyé quand son étape commence
+cli-arg-contact-name = Le nom d'un participant dans ses courriels, comme legal=Ada
+cli-arg-contact-lang = La langue d'un participant, en ou fr, comme legal=fr (en si rien n'est dit)
+cli-arg-send = Envoyer le lien à l'adresse du participant (donnée au démarrage) plutôt que l'afficher ; il vit la durée par défaut du site
+cli-contact-spelling = Écrivez un contact ainsi : PARTICIPANT=VALEUR, avec une adresse pour chaque participant nommé : { $value }
+cli-contact-refused = { $participant } : { $reason }
+api-send-ttl = Un lien envoyé par courriel vit la durée par défaut du site : omettez ttl_seconds avec "send": true.

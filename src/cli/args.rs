@@ -42,6 +42,10 @@ pub enum Parsed {
         workflow: String,
         subject: Option<String>,
         body: Option<String>,
+        /// `--contact P=EMAIL`, `--contact-name P=NAME`, `--contact-lang P=LANG`, as given.
+        contacts: Vec<String>,
+        names: Vec<String>,
+        langs: Vec<String>,
     },
     InstanceCancel {
         instance: String,
@@ -52,6 +56,8 @@ pub enum Parsed {
         instance: String,
         participant: Option<String>,
         ttl: Option<String>,
+        /// `--send`: email it to the participant rather than print it.
+        send: bool,
     },
     ConfigGet(String),
     ConfigSet(Vec<String>),
@@ -159,6 +165,11 @@ fn command(lang: Lang, name: &'static str, about: &str) -> Command {
         )
 }
 
+/// An option that may be given several times (`--contact legal=… --contact finance=…`).
+fn repeated(lang: Lang, name: &'static str, value: &'static str, help: &str) -> Arg {
+    option(lang, name, value, help).action(ArgAction::Append)
+}
+
 /// `--yes`: do what voids things without asking.
 fn yes(lang: Lang) -> Arg {
     Arg::new("yes")
@@ -232,7 +243,25 @@ pub fn grammar(lang: Lang) -> Command {
                     command(lang, "start", "cli-about-instance-start")
                         .arg(positional(lang, "WORKFLOW", "cli-arg-workflow"))
                         .arg(option(lang, "subject", "TITLE", "cli-arg-subject"))
-                        .arg(option(lang, "body", "TEXT", "cli-arg-body")),
+                        .arg(option(lang, "body", "TEXT", "cli-arg-body"))
+                        .arg(repeated(
+                            lang,
+                            "contact",
+                            "PARTICIPANT=EMAIL",
+                            "cli-arg-contact",
+                        ))
+                        .arg(repeated(
+                            lang,
+                            "contact-name",
+                            "PARTICIPANT=NAME",
+                            "cli-arg-contact-name",
+                        ))
+                        .arg(repeated(
+                            lang,
+                            "contact-lang",
+                            "PARTICIPANT=en|fr",
+                            "cli-arg-contact-lang",
+                        )),
                 )
                 .subcommand(
                     command(lang, "list", "cli-about-instance-list")
@@ -259,7 +288,16 @@ pub fn grammar(lang: Lang) -> Command {
                             option(lang, "participant", "NAME", "cli-arg-participant")
                                 .alias("branch"),
                         )
-                        .arg(option(lang, "ttl", "DURATION", "cli-arg-ttl")),
+                        .arg(option(lang, "ttl", "DURATION", "cli-arg-ttl"))
+                        .arg(
+                            Arg::new("send")
+                                .long("send")
+                                .action(ArgAction::SetTrue)
+                                // An emailed link lives the site's default lifetime.
+                                .conflicts_with("ttl")
+                                .help(t(lang, "cli-arg-send"))
+                                .help_heading(t(lang, "cli-heading-options")),
+                        ),
                 ),
         )
         .subcommand(
@@ -375,6 +413,12 @@ fn value(m: &ArgMatches, name: &str) -> Option<String> {
     m.get_one::<String>(name).cloned()
 }
 
+fn values(m: &ArgMatches, name: &str) -> Vec<String> {
+    m.get_many::<String>(name)
+        .map(|v| v.cloned().collect())
+        .unwrap_or_default()
+}
+
 fn required(m: &ArgMatches, name: &str) -> String {
     value(m, name).unwrap_or_default()
 }
@@ -426,6 +470,9 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
             workflow: required(m, "WORKFLOW"),
             subject: value(m, "subject"),
             body: value(m, "body"),
+            contacts: values(m, "contact"),
+            names: values(m, "contact-name"),
+            langs: values(m, "contact-lang"),
         },
         ("instance", Some(("list", m))) => Parsed::InstanceList(ListArgs {
             workflow: value(m, "workflow"),
@@ -442,6 +489,7 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
             instance: required(m, "INSTANCE"),
             participant: value(m, "participant"),
             ttl: value(m, "ttl"),
+            send: m.get_flag("send"),
         },
         ("config", Some(("get", m))) => Parsed::ConfigGet(required(m, "KEY")),
         ("config", Some(("set", m))) => {
@@ -577,6 +625,7 @@ mod tests {
         assert_eq!(
             parse_en(&["link", "issue", "3", "--branch", "legal"]),
             Ok(Parsed::LinkIssue {
+                send: false,
                 instance: "3".into(),
                 participant: Some("legal".into()),
                 ttl: None

@@ -106,7 +106,23 @@ pub async fn run(args: Vec<String>) -> i32 {
             workflow,
             subject,
             body,
-        } => instance_start(&out, &db, &workflow, subject.as_deref(), body.as_deref()).await,
+            contacts,
+            names,
+            langs,
+        } => match contacts_of(&contacts, &names, &langs) {
+            Ok(contacts) => {
+                instance_start(
+                    &out,
+                    &db,
+                    &workflow,
+                    subject.as_deref(),
+                    body.as_deref(),
+                    &contacts,
+                )
+                .await
+            }
+            Err(bad) => Ok(out.err(Message::new("cli-contact-spelling").arg("value", bad))),
+        },
         Parsed::InstanceCancel { instance, reason } => {
             instance_cancel(&out, &db, &instance, reason.as_deref()).await
         }
@@ -114,7 +130,14 @@ pub async fn run(args: Vec<String>) -> i32 {
         Parsed::LinkIssue {
             instance,
             participant,
+            send,
+            ..
+        } if send => link_send(&out, &db, &instance, participant.as_deref()).await,
+        Parsed::LinkIssue {
+            instance,
+            participant,
             ttl,
+            ..
         } => link_issue(&out, &db, &instance, participant.as_deref(), ttl.as_deref()).await,
         Parsed::ConfigGet(key) => config_get(&out, &db, &key).await,
         Parsed::ConfigSet(pairs) => {
@@ -541,6 +564,7 @@ async fn instance_start(
     workflow: &str,
     subject: Option<&str>,
     body: Option<&str>,
+    contacts: &[crate::domain::mail::ContactInput],
 ) -> Result<i32, sqlx::Error> {
     let row = match workflow.parse::<i64>() {
         Ok(id) => store::workflows::by_id(db, id).await?,
@@ -560,7 +584,7 @@ async fn instance_start(
         body,
         &crate::domain::links::Actor::CommandLine,
         None,
-        &[],
+        contacts,
     )
     .await?
     {
@@ -568,12 +592,80 @@ async fn instance_start(
             println!("{id}");
             Ok(0)
         }
-        Err(errors) => Ok(out.err(
-            errors
-                .into_iter()
-                .next()
-                .map_or(Message::new("cli-failed"), |r| r.message()),
-        )),
+        Err(errors) => {
+            // Every refusal, a line each; a contact's names its participant.
+            let mut code = 2;
+            for r in &errors {
+                let message = match r.contact_of() {
+                    Some(who) => Message::new("cli-contact-refused")
+                        .arg("participant", who.to_owned())
+                        .arg("reason", r.message().render(out.lang)),
+                    None => r.message(),
+                };
+                code = out.err(message);
+            }
+            Ok(code)
+        }
+    }
+}
+
+/// The contacts `--contact P=EMAIL`, `--contact-name P=NAME` and `--contact-lang P=LANG`
+/// give, one per participant; the first argument that is not `P=…` when one is not.
+fn contacts_of(
+    emails: &[String],
+    names: &[String],
+    langs: &[String],
+) -> Result<Vec<crate::domain::mail::ContactInput>, String> {
+    let mut out: Vec<crate::domain::mail::ContactInput> = Vec::new();
+    for (list, part) in [(emails, 0), (names, 1), (langs, 2)] {
+        for given in list {
+            let Some((who, value)) = given.split_once('=') else {
+                return Err(given.chars().take(80).collect());
+            };
+            let who = who.trim();
+            let at = match out.iter().position(|c| c.participant == who) {
+                Some(i) => i,
+                None => {
+                    out.push(crate::domain::mail::ContactInput {
+                        participant: who.to_owned(),
+                        ..Default::default()
+                    });
+                    out.len() - 1
+                }
+            };
+            let c = &mut out[at];
+            match part {
+                0 => c.email = value.to_owned(),
+                1 => c.name = value.to_owned(),
+                _ => c.lang = value.to_owned(),
+            }
+        }
+    }
+    // A name or language without an address is no contact: said, rather than dropped.
+    if let Some(c) = out.iter().find(|c| c.email.trim().is_empty()) {
+        return Err(format!("--contact {}=…", c.participant));
+    }
+    Ok(out)
+}
+
+/// `link issue --send`: the participant's link is emailed (queued; the sender signs it).
+async fn link_send(
+    out: &Out,
+    db: &Db,
+    instance: &str,
+    participant: Option<&str>,
+) -> Result<i32, sqlx::Error> {
+    let Ok(instance) = instance.parse::<i64>() else {
+        return Ok(out.err(Message::new("link-instance-unknown").arg("id", instance.to_owned())));
+    };
+    let versions = crate::domain::workflow::versions::Cache::default();
+    match crate::domain::links::send(db, &versions, instance, participant.unwrap_or("")).await {
+        Ok(Ok(())) => {
+            eprintln!("{}", Message::new("link-sent").render(out.lang));
+            Ok(0)
+        }
+        Ok(Err(refusal)) => Ok(out.err(refusal.message())),
+        Err(e) => Ok(out.fail(e)),
     }
 }
 

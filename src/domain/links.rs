@@ -271,7 +271,50 @@ pub async fn issue_on(
     if instance.state.is_over() {
         return Ok(Err(Refusal::InstanceOver));
     }
-    let participant = order.participant.trim();
+    let who = match participant_left(db, instance, definition, order.participant).await? {
+        Ok(who) => who,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    let claims = Claims {
+        kind: Kind::Link,
+        instance: instance.id,
+        branch: who.claim(),
+        expires: order.now + order.ttl as i64,
+    };
+    let token = capability::sign(keys, &claims, &instance.token);
+    let recorded = store::links::record(
+        db,
+        &store::links::NewLink {
+            instance: instance.id,
+            step: instance.step_index,
+            hash: &keys.keyed_hash("link", &token),
+            participant: who.as_str(),
+            expires: claims.expires,
+            issued_by: &order.by.stored(),
+        },
+        order.daily_cap,
+    )
+    .await?;
+    let Ok(id) = recorded else {
+        return Ok(Err(Refusal::LinkCap(order.daily_cap.unwrap_or(0))));
+    };
+    tracing::info!(instance = instance.id, participant = %who, "link issued");
+    Ok(Ok(Issued {
+        url: format!("{}/interaction/{token}", base_url.trim_end_matches('/')),
+        id,
+        expires: claims.expires,
+    }))
+}
+
+/// The participant `participant` names (the default one when empty), when it is one of the
+/// definition's and still has something to answer in the instance.
+async fn participant_left(
+    db: &Db,
+    instance: &InstanceRow,
+    definition: &Definition,
+    participant: &str,
+) -> Result<Result<Participant, Refusal>, sqlx::Error> {
+    let participant = participant.trim();
     let names = || {
         definition
             .participants()
@@ -304,35 +347,36 @@ pub async fn issue_on(
     {
         return Ok(Err(Refusal::ParticipantDone(who.as_str().to_owned())));
     }
-    let claims = Claims {
-        kind: Kind::Link,
-        instance: instance.id,
-        branch: who.claim(),
-        expires: order.now + order.ttl as i64,
+    Ok(Ok(who))
+}
+
+/// Queues an email with a participant's link, as "Issue a link" would show it: the sender signs
+/// it when it sends (`domain::mail::send`), with the site's default lifetime. Refused like an
+/// issue, and when the participant has no address in this instance.
+pub async fn send(
+    db: &Db,
+    versions: &Cache,
+    instance_id: i64,
+    participant: &str,
+) -> Result<Result<(), Refusal>, Error> {
+    let Some(instance) = store::instances::by_id(db, instance_id).await? else {
+        return Ok(Err(Refusal::InstanceUnknown(instance_id)));
     };
-    let token = capability::sign(keys, &claims, &instance.token);
-    let recorded = store::links::record(
-        db,
-        &store::links::NewLink {
-            instance: instance.id,
-            step: instance.step_index,
-            hash: &keys.keyed_hash("link", &token),
-            participant: who.as_str(),
-            expires: claims.expires,
-            issued_by: &order.by.stored(),
-        },
-        order.daily_cap,
-    )
-    .await?;
-    let Ok(id) = recorded else {
-        return Ok(Err(Refusal::LinkCap(order.daily_cap.unwrap_or(0))));
+    if instance.state.is_over() {
+        return Ok(Err(Refusal::InstanceOver));
+    }
+    let definition = versions.get(db, instance.version_id).await?;
+    let who = match participant_left(db, &instance, &definition, participant).await? {
+        Ok(who) => who,
+        Err(refusal) => return Ok(Err(refusal)),
     };
-    tracing::info!(instance = instance.id, participant = %who, "link issued");
-    Ok(Ok(Issued {
-        url: format!("{}/interaction/{token}", base_url.trim_end_matches('/')),
-        id,
-        expires: claims.expires,
-    }))
+    let queued =
+        store::mails::queue_link(db, instance.id, instance.step_index, &who, store::now()).await?;
+    if !queued {
+        return Ok(Err(Refusal::NoAddress(who.as_str().to_owned())));
+    }
+    tracing::info!(instance = instance.id, participant = %who, "a link's email was queued");
+    Ok(Ok(()))
 }
 
 /// An issued link's state, as the instance page lists it.

@@ -147,23 +147,28 @@ enum Sent {
     Skipped,
 }
 
-/// Whether `m`'s participant still has its step to answer: the instance runs, waits at that
-/// step, the participant answers it, and has not yet.
+/// Whether `m`'s participant still has something to be emailed for: the instance runs and
+/// still waits at the row's step; for a link, the participant has something left to answer
+/// (at this step or a later one: an administrator may send ahead); for a reminder, the
+/// participant answers this step and has not yet.
 async fn still_waits(
     db: &Db,
     instance: &InstanceRow,
-    step: Option<&Step>,
+    definition: &Definition,
+    step: &Step,
     m: &Claimed,
+    kind: Kind,
 ) -> Result<bool, sqlx::Error> {
-    let Some(step) = step else {
-        return Ok(false);
-    };
     if instance.state.is_over() || instance.step_index != m.step_index {
         return Ok(false);
     }
     let Some(who) = Participant::parse(&m.participant) else {
         return Ok(false);
     };
+    if kind == Kind::Link {
+        let left = crate::domain::links::participants_left(db, instance, definition).await?;
+        return Ok(left.contains(&who));
+    }
     let Some(branch) = step.branch_of(&who) else {
         return Ok(false);
     };
@@ -191,7 +196,7 @@ async fn send_one(
         mails::finish(db, m, Outcome::Skipped, now).await?;
         return Ok(Sent::Skipped);
     };
-    if !still_waits(db, instance, Some(step), m).await? {
+    if !still_waits(db, instance, definition, step, m, kind).await? {
         mails::finish(db, m, Outcome::Skipped, now).await?;
         return Ok(Sent::Skipped);
     }

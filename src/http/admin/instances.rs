@@ -13,6 +13,7 @@ use super::workflows::ConfirmPage;
 use super::{FieldErrors, error_for};
 use crate::domain::links::{self, Actor};
 use crate::domain::lists;
+use crate::domain::mail::ContactInput;
 use crate::domain::workflow::history;
 use crate::http::AppState;
 use crate::http::context::{FlashKind, PageContext, flash, flash_as, html};
@@ -216,12 +217,27 @@ struct NewPage {
     workflow: i64,
     title: String,
     body: String,
+    /// A row per participant of the chosen workflow, with what was typed.
+    contacts: Vec<ContactField>,
     errors: FieldErrors,
+}
+
+/// One participant's row of the start form: `email.<participant>`, `name.<…>`, `lang.<…>`.
+pub struct ContactField {
+    pub participant: String,
+    pub email: String,
+    pub name: String,
+    pub lang: String,
 }
 
 impl NewPage {
     fn error(&self, key: &str) -> Option<&str> {
         error_for(&self.errors, key)
+    }
+
+    /// A contact field's error, by its part and participant (`email.legal`).
+    fn contact_error(&self, part: &str, participant: &str) -> Option<&str> {
+        error_for(&self.errors, &format!("{part}.{participant}"))
     }
 }
 
@@ -230,6 +246,38 @@ async fn workflow_options(state: &AppState) -> Result<Vec<(i64, String)>> {
         .await?
         .into_iter()
         .map(|w| (w.id, w.label))
+        .collect())
+}
+
+/// The contact rows of a workflow's newest version, each with what `typed` holds for it (a
+/// language the reader's own when none was typed).
+async fn contact_fields(
+    state: &AppState,
+    workflow: i64,
+    typed: &[ContactInput],
+    lang: &str,
+) -> Result<Vec<ContactField>> {
+    let Some(row) = store::workflows::by_id(&state.db, workflow).await? else {
+        return Ok(Vec::new());
+    };
+    let Some(definition) = crate::domain::workflow::Definition::from_json(&row.definition) else {
+        return Ok(Vec::new());
+    };
+    Ok(definition
+        .participants()
+        .into_iter()
+        .map(|p| {
+            let given = typed.iter().find(|c| c.participant == p.as_str());
+            ContactField {
+                participant: p.as_str().to_owned(),
+                email: given.map(|c| c.email.clone()).unwrap_or_default(),
+                name: given.map(|c| c.name.clone()).unwrap_or_default(),
+                lang: given
+                    .map(|c| c.lang.clone())
+                    .filter(|l| !l.is_empty())
+                    .unwrap_or_else(|| lang.to_owned()),
+            }
+        })
         .collect())
 }
 
@@ -250,62 +298,132 @@ pub async fn new_form(
         .workflow
         .and_then(|id| id.parse::<i64>().ok())
         .filter(|id| workflows.iter().any(|w| w.0 == *id));
+    let workflow = chosen.unwrap_or_else(|| workflows.first().map_or(0, |w| w.0));
+    let contacts = contact_fields(&state, workflow, &[], ctx.lang.code()).await?;
     Ok(html(&NewPage {
-        workflow: chosen.unwrap_or_else(|| workflows.first().map_or(0, |w| w.0)),
+        workflow,
         workflows,
         title: String::new(),
         body: String::new(),
+        contacts,
         errors: Vec::new(),
         ctx,
     }))
 }
 
-#[derive(Deserialize)]
-pub struct NewInstance {
-    #[serde(default)]
+/// The start form as posted: its fixed fields, and a contact per participant named in an
+/// `email.<participant>`, `name.<…>` or `lang.<…>` field.
+struct NewInstance {
     workflow: String,
-    #[serde(default)]
     title: String,
-    #[serde(default)]
     body: String,
+    contacts: Vec<ContactInput>,
+    /// *Show its participants*: the form again for the chosen workflow, nothing started.
+    choose: bool,
+}
+
+/// The most contact rows a posted form is read for (a workflow has a few participants).
+const MAX_CONTACT_ROWS: usize = 50;
+
+impl NewInstance {
+    fn read(pairs: Vec<(String, String)>) -> Self {
+        let mut form = NewInstance {
+            workflow: String::new(),
+            title: String::new(),
+            body: String::new(),
+            contacts: Vec::new(),
+            choose: false,
+        };
+        for (key, value) in pairs {
+            match key.as_str() {
+                "workflow" => form.workflow = value,
+                "title" => form.title = value,
+                "body" => form.body = value,
+                "choose" => form.choose = true,
+                _ => {
+                    let Some((part, who)) = key.split_once('.') else {
+                        continue;
+                    };
+                    if !matches!(part, "email" | "name" | "lang") {
+                        continue;
+                    }
+                    let at = match form.contacts.iter().position(|c| c.participant == who) {
+                        Some(i) => i,
+                        None if form.contacts.len() < MAX_CONTACT_ROWS => {
+                            form.contacts.push(ContactInput {
+                                participant: who.to_owned(),
+                                ..ContactInput::default()
+                            });
+                            form.contacts.len() - 1
+                        }
+                        None => continue,
+                    };
+                    let c = &mut form.contacts[at];
+                    match part {
+                        "email" => c.email = value,
+                        "name" => c.name = value,
+                        _ => c.lang = value,
+                    }
+                }
+            }
+        }
+        form
+    }
 }
 
 pub async fn start(
     State(state): State<AppState>,
     ctx: PageContext,
     session: Session,
-    Form(form): Form<NewInstance>,
+    Form(pairs): Form<Vec<(String, String)>>,
 ) -> Result<Response> {
+    let form = NewInstance::read(pairs);
     let workflow = form.workflow.parse::<i64>().unwrap_or(0);
-    match links::start(
-        &state.db,
-        workflow,
-        &form.title,
-        &form.body,
-        &actor(&ctx),
-        None,
-        &[],
-    )
-    .await?
-    {
+    let outcome = if form.choose {
+        Err(Vec::new())
+    } else {
+        links::start(
+            &state.db,
+            workflow,
+            &form.title,
+            &form.body,
+            &actor(&ctx),
+            None,
+            &form.contacts,
+        )
+        .await?
+    };
+    match outcome {
         Ok(id) => {
             flash(&session, "instance-started").await?;
             Ok(Redirect::to(&format!("/admin/instances/{id}")).into_response())
         }
         Err(errors) => {
+            let refused = !errors.is_empty();
             let errors = errors
                 .into_iter()
-                .map(|r| (r.field().to_owned(), ctx.msg(&r.message())))
+                .map(|r| {
+                    let field = match r.contact_of() {
+                        Some(who) if r.field() != "contacts" => format!("{}.{who}", r.field()),
+                        _ => r.field().to_owned(),
+                    };
+                    (field, ctx.msg(&r.message()))
+                })
                 .collect();
+            let contacts =
+                contact_fields(&state, workflow, &form.contacts, ctx.lang.code()).await?;
             let mut response = html(&NewPage {
                 workflows: workflow_options(&state).await?,
                 workflow,
                 title: form.title,
                 body: form.body,
+                contacts,
                 errors,
                 ctx,
             });
-            *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+            if refused {
+                *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+            }
             Ok(response)
         }
     }
@@ -356,7 +474,25 @@ struct ShowPage {
     /// Back to the newest links / history (shown on an older page).
     links_newest: Option<String>,
     history_newest: Option<String>,
+    /// The participants' contacts given at the start (personal data: this page is an
+    /// administrator's), and the newest emails.
+    contacts: Vec<store::mails::ContactRow>,
+    emails: Vec<EmailLine>,
+    emails_more: Option<String>,
 }
+
+pub struct EmailLine {
+    pub participant: String,
+    pub kind: String,
+    pub state: String,
+    pub state_class: &'static str,
+    pub when: String,
+    pub tries: String,
+    pub error: String,
+}
+
+/// How many of an instance's emails its page shows, newest first.
+const EMAILS_SHOWN: i64 = 20;
 
 /// `?links_before=ID&history_before=ID`: an older page of each, apart. Anything but a positive
 /// number is the newest page.
@@ -478,7 +614,51 @@ async fn show_page(
         })
         .collect();
     let ttl = crate::time::format_duration(state.site.get().await.settings.default_link_ttl);
+    let contacts = store::mails::contacts_of(&state.db, id).await?;
+    let mut mails = if contacts.is_empty() {
+        Vec::new()
+    } else {
+        store::mails::of_instance(&state.db, id, EMAILS_SHOWN + 1).await?
+    };
+    let emails_more = (mails.len() > EMAILS_SHOWN as usize).then(|| {
+        mails.truncate(EMAILS_SHOWN as usize);
+        ctx.msg(&Message::new("instance-emails-more").arg("count", EMAILS_SHOWN.to_string()))
+    });
+    let emails = mails
+        .into_iter()
+        .map(|m| EmailLine {
+            kind: ctx.t(if m.kind == "reminder" {
+                "mail-kind-reminder"
+            } else {
+                "mail-kind-link"
+            }),
+            state: ctx.t(match m.state.as_str() {
+                "sent" => "mail-state-sent",
+                "failed" => "mail-state-failed",
+                "skipped" => "mail-state-skipped",
+                _ => "mail-state-pending",
+            }),
+            state_class: match m.state.as_str() {
+                "sent" => "ok",
+                "failed" => "err",
+                _ => "",
+            },
+            when: match (m.state.as_str(), m.sent_at) {
+                (_, Some(at)) => crate::time::format_utc(at),
+                ("pending", None) => {
+                    ctx.msg(&Message::new("mail-due").arg("at", crate::time::format_utc(m.next_at)))
+                }
+                _ => crate::time::format_utc(m.next_at),
+            },
+            tries: ctx.msg(&Message::new("mail-tries").arg("count", m.attempts.to_string())),
+            error: m.error.unwrap_or_default(),
+            participant: m.participant,
+        })
+        .collect();
     Ok(ShowPage {
+        contacts,
+        emails,
+        emails_more,
         state_label: ctx.t(instance.state.message_id()),
         workflow,
         version,
@@ -560,6 +740,9 @@ pub struct IssueForm {
     participant: String,
     #[serde(default)]
     ttl: String,
+    /// *Send by email* rather than *Issue a link*.
+    #[serde(default)]
+    send: Option<String>,
 }
 
 fn actor(ctx: &PageContext) -> Actor {
@@ -581,6 +764,23 @@ pub async fn issue_link(
     let snapshot = state.site.get().await;
     let ttl = crate::time::parse_duration(&form.ttl);
     let by = actor(&ctx);
+    if form.send.is_some() {
+        return match links::send(&state.db, &state.versions, id, &form.participant).await? {
+            Ok(()) => {
+                flash(&session, "link-sent").await?;
+                Ok(Redirect::to(&format!("/admin/instances/{id}")).into_response())
+            }
+            Err(refusal) => {
+                let mut page = show_page(&state, ctx, id, &ShowQuery::default()).await?;
+                page.ttl = form.ttl;
+                page.participant = form.participant;
+                page.link_error = Some(page.ctx.msg(&refusal.message()));
+                let mut response = html(&page);
+                *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+                Ok(response)
+            }
+        };
+    }
     let result = match ttl {
         Some(ttl) => {
             let order = links::Order {

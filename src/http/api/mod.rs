@@ -723,6 +723,30 @@ async fn start_now(
         running_cap: snapshot.settings.api_max_running_instances,
     };
     let title = subject.title.unwrap_or_default();
+    let contacts: Vec<crate::domain::mail::ContactInput> = input
+        .participants
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(participant, c)| crate::domain::mail::ContactInput {
+            participant,
+            email: c.email.unwrap_or_default(),
+            name: c.name.unwrap_or_default(),
+            lang: c.lang.unwrap_or_default(),
+        })
+        .collect();
+    // An entry without an address is refused here (the forms' blank rows are skipped, a
+    // body's are not: it named the participant).
+    if let Some(c) = contacts.iter().find(|c| c.email.trim().is_empty()) {
+        return Err(ApiError::invalid(
+            lang,
+            format!(
+                "participants.{}.email",
+                c.participant.chars().take(40).collect::<String>()
+            ),
+            &Message::new("contact-email-invalid")
+                .arg("max", crate::domain::mail::MAX_EMAIL.to_string()),
+        ));
+    }
     let id = match links::start(
         &state.db,
         workflow.id,
@@ -730,7 +754,7 @@ async fn start_now(
         &subject.body.unwrap_or_default(),
         &Actor::Api(token.name.clone()),
         Some(quota),
-        &[],
+        &contacts,
     )
     .await?
     {
@@ -746,7 +770,7 @@ async fn start_now(
     made(
         StatusCode::CREATED,
         Some(format!("/api/v1/instances/{id}")),
-        &instance_of(&state, row, None).await?,
+        &instance_of(&state, row, None, true).await?,
     )
 }
 
@@ -758,8 +782,29 @@ async fn instance_of(
     state: &AppState,
     row: InstanceRow,
     history_before: Option<i64>,
+    with_contacts: bool,
 ) -> Result<wire::Instance, ApiError> {
     let id = row.id;
+    let participants = if with_contacts {
+        let contacts = store::mails::contacts_of(&state.db, id).await?;
+        Some(
+            contacts
+                .into_iter()
+                .map(|c| {
+                    (
+                        c.participant,
+                        wire::Contact {
+                            email: Some(c.email),
+                            name: Some(c.name),
+                            lang: Some(c.lang),
+                        },
+                    )
+                })
+                .collect(),
+        )
+    } else {
+        None
+    };
     let definition = state.versions.get(&state.db, row.version_id).await?;
     let version = store::workflows::version(&state.db, row.version_id)
         .await?
@@ -798,6 +843,7 @@ async fn instance_of(
         })
         .collect();
     Ok(wire::Instance {
+        participants,
         id: row.id,
         workflow,
         workflow_name,
@@ -847,7 +893,8 @@ async fn instance(
         })?),
     };
     let reached = reached(&state, &token, id, lang).await?;
-    Ok(Json(instance_of(&state, reached.instance, before).await?).into_response())
+    let own = reached.api_token_id == Some(token.id);
+    Ok(Json(instance_of(&state, reached.instance, before, own).await?).into_response())
 }
 
 /// A query string's pairs; one that does not decode is no pairs (each field then is absent).
@@ -953,6 +1000,7 @@ async fn list(
     params(("id" = i64, Path, description = "the instance"), wire::IdempotencyKey),
     request_body = wire::IssueLink,
     responses(
+        (status = 202, description = "with \"send\": true, the link's email is queued (the sender signs the link when it sends)", body = wire::Queued),
         (status = 201, description = "the link (or, for a retried Idempotency-Key, the first answer again)", body = wire::Link,
             headers(
                 ("Location" = String, description = "the link's own path, where it is revoked: /api/v1/instances/{id}/links/{link}"),
@@ -1000,6 +1048,27 @@ async fn issue_now(
     input: wire::IssueLink,
 ) -> Result<Answer, ApiError> {
     let reached = reached(&state, &token, id, lang).await?;
+    if input.send == Some(true) {
+        if input.ttl_seconds.is_some() {
+            return Err(ApiError::invalid(
+                lang,
+                "ttl_seconds",
+                &Message::new("api-send-ttl"),
+            ));
+        }
+        let participant = input.participant.as_deref().unwrap_or("");
+        return match links::send(&state.db, &state.versions, id, participant).await? {
+            Ok(()) => made(
+                StatusCode::ACCEPTED,
+                None,
+                &wire::Queued {
+                    participant: participant.trim().to_owned(),
+                    queued: true,
+                },
+            ),
+            Err(refusal) => Err(refused(lang, &refusal)),
+        };
+    }
     let definition = state
         .versions
         .get(&state.db, reached.instance.version_id)
@@ -1170,6 +1239,13 @@ fn refused(lang: Lang, refusal: &Refusal) -> ApiError {
     let code = match refusal {
         Refusal::RunningCap(_) => "running_instance_cap",
         Refusal::LinkCap(_) => "link_cap",
+        Refusal::Contact(c) => {
+            let field = match c.part {
+                crate::domain::mail::Part::Participant => format!("participants.{}", c.participant),
+                part => format!("participants.{}.{}", c.participant, part.as_str()),
+            };
+            return ApiError::invalid(lang, field, &refusal.message());
+        }
         _ => {
             let field = match refusal.field() {
                 "title" => "subject.title",
@@ -1245,7 +1321,7 @@ async fn cancel(
     } else {
         body(lang, &bytes)?
     };
-    reached(&state, &token, id, lang).await?;
+    let own = reached(&state, &token, id, lang).await?.api_token_id == Some(token.id);
     let by = Actor::Api(token.name.clone());
     let reason = input.reason.unwrap_or_default();
     match links::cancel(&state.db, id, &by, &reason).await? {
@@ -1265,7 +1341,7 @@ async fn cancel(
     let row = store::instances::by_id(&state.db, id)
         .await?
         .ok_or_else(|| ApiError::not_found(lang))?;
-    Ok(Json(instance_of(&state, row, None).await?).into_response())
+    Ok(Json(instance_of(&state, row, None, own).await?).into_response())
 }
 
 #[utoipa::path(

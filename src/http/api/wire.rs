@@ -23,6 +23,23 @@ pub struct StartInstance {
     pub workflow: Option<String>,
     #[schema(required = true, value_type = Subject)]
     pub subject: Option<Subject>,
+    /// Participants' contacts, by participant name: each is emailed their link when their step
+    /// starts, in their language. Personal data: shown back only to the token that gave it.
+    pub participants: Option<std::collections::BTreeMap<String, Contact>>,
+}
+
+/// A participant's contact.
+#[derive(Deserialize, Serialize, ToSchema, Clone)]
+pub struct Contact {
+    /// An address such as ada@example.org, up to 254 characters.
+    #[schema(required = true, value_type = String, max_length = 254)]
+    pub email: Option<String>,
+    /// Their name in the emails, up to 100 characters on one line.
+    #[schema(max_length = 100)]
+    pub name: Option<String>,
+    /// `en` (when left out) or `fr`.
+    #[schema(value_type = Option<String>, pattern = "^(en|fr)$")]
+    pub lang: Option<String>,
 }
 
 /// What an instance is about, as the administrator's pages show it.
@@ -67,6 +84,18 @@ pub struct IssueLink {
     /// The link's lifetime; the site's default when left out or null.
     #[schema(minimum = 60, maximum = 31536000)]
     pub ttl_seconds: Option<u64>,
+    /// `true`: email the link to the participant's address (given at the start) rather than
+    /// answer it; the answer is then `202` without a URL, and the link lives the site's
+    /// default lifetime (`ttl_seconds` must be left out).
+    pub send: Option<bool>,
+}
+
+/// A link queued to be emailed (`"send": true`).
+#[derive(Serialize, ToSchema)]
+pub struct Queued {
+    pub participant: String,
+    /// Always `true`.
+    pub queued: bool,
 }
 
 /// `POST /api/v1/instances/{id}/cancel`; the body may be left out.
@@ -143,6 +172,10 @@ pub struct Instance {
     pub history_total: i64,
     /// Pass it as `?history_cursor=` for the lines before these; null when these reach the start.
     pub history_cursor: Option<String>,
+    /// The participants' contacts given at the start; only to the token that started the
+    /// instance (left out otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub participants: Option<std::collections::BTreeMap<String, Contact>>,
 }
 
 /// `GET /api/v1/instances/{id}`'s query; only described, as the handler reads the query itself.
