@@ -154,7 +154,10 @@ pub async fn serve(
         .with_mailer(config.mailer.clone());
     let app = http::app(state.clone(), secure);
     let metrics = metrics.map(|listener| {
-        let recorder = Arc::new(http::metrics::Metrics::new(state.guard.clone()));
+        let recorder = Arc::new(
+            http::metrics::Metrics::new(state.guard.clone())
+                .with_mail(state.mailer.as_ref().map(|m| m.figures.clone())),
+        );
         tokio::spawn(async move {
             if let Err(e) = http::metrics::serve(listener, recorder, shutdown_signal()).await {
                 tracing::error!(error = %e, "the metrics endpoint stopped");

@@ -921,7 +921,13 @@ async fn status(out: &Out, config: &Config, format: Option<&str>) -> i32 {
         if !db.migrated().await? {
             return Err(store::ConnectError::NotMigrated);
         }
-        let report = status::build_with(&db, config.flood.name(), environment(config)).await;
+        let mut env = environment(config);
+        // The terminal's report tries the SMTP server itself (a server's reads its sender's
+        // last try).
+        if let Some(mailer) = &config.mailer {
+            env.mail.unreachable = !mailer.reachable().await;
+        }
+        let report = status::build_with(&db, config.flood.name(), env).await;
         db.close().await;
         Ok(report)
     };
@@ -937,6 +943,10 @@ fn environment(config: &Config) -> status::Environment {
         proxies_named: config.trusted_proxies.len(),
         proxy_header: config.trusted_proxies.header().display(),
         forwarded_seen: false,
+        mail: status::MailView {
+            server: config.mailer.as_ref().map(|m| m.server.clone()),
+            unreachable: false,
+        },
         ..Default::default()
     }
 }

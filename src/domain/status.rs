@@ -141,7 +141,7 @@ impl Report {
 }
 
 /// What the report cannot read from the database: the process's own view.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Environment {
     /// How many trusted proxies `ORCHESTRA_TRUSTED_PROXIES` names.
     pub proxies_named: usize,
@@ -153,6 +153,79 @@ pub struct Environment {
     pub would_refuse: Option<WouldRefuse>,
     /// The flood store's health as this server sees it (only a running server knows).
     pub flood_store: Option<StoreView>,
+    /// The SMTP server emails go through, and whether it answered the last try.
+    pub mail: MailView,
+}
+
+/// The email sender as the report sees it.
+#[derive(Clone, Debug, Default)]
+pub struct MailView {
+    /// `host:port` of `ORCHESTRA_SMTP_URL`; `None` when no SMTP server is set.
+    pub server: Option<String>,
+    /// The last try to reach it failed (a connection or a timeout), and none has worked since.
+    pub unreachable: bool,
+}
+
+/// How long an email may wait past its due time before the report warns.
+pub const MAIL_LATE_AFTER: i64 = 300;
+
+/// "Email": said once a participant has an address, or an SMTP server is set. A warning when
+/// participants have addresses and no server is set (their links are not sent), when the
+/// server did not answer, or when an email has waited past its time.
+pub async fn mail_check(db: &Db, view: &MailView, now: i64) -> Option<Check> {
+    let title = || Message::new("status-mail");
+    let contacts = match store::mails::any_contact(db).await {
+        Ok(c) => c,
+        Err(_) => return Some(check_failed("mail", "status-mail")),
+    };
+    let Some(server) = &view.server else {
+        return contacts.then(|| Check {
+            id: "mail",
+            title: title(),
+            value: Message::new("status-mail-off"),
+            severity: Severity::Warning,
+            description: None,
+        });
+    };
+    let Ok((oldest, failed)) = store::mails::waiting(db).await else {
+        return Some(check_failed("mail", "status-mail"));
+    };
+    let description =
+        (failed > 0).then(|| Message::new("status-mail-failed").arg("count", failed.to_string()));
+    let (value, severity) = if view.unreachable {
+        (
+            Message::new("status-mail-unreachable").arg("server", server.clone()),
+            Severity::Warning,
+        )
+    } else {
+        match oldest {
+            Some(at) => (
+                Message::new("status-mail-waiting")
+                    .arg("server", server.clone())
+                    .arg("at", crate::time::format_utc(at)),
+                if now - at > MAIL_LATE_AFTER {
+                    Severity::Warning
+                } else {
+                    Severity::Ok
+                },
+            ),
+            None => (
+                Message::new("status-mail-ok").arg("server", server.clone()),
+                if failed > 0 {
+                    Severity::Note
+                } else {
+                    Severity::Ok
+                },
+            ),
+        }
+    };
+    Some(Check {
+        id: "mail",
+        title: title(),
+        value,
+        severity,
+        description,
+    })
 }
 
 /// `guard::StoreHealth` read once, for the report.
@@ -253,7 +326,7 @@ pub fn unreachable(backend: store::Backend, cause: Message, env: Environment) ->
     checks.push(version_check());
     checks.push(check_failed("doorway_limits", "status-doorway"));
     checks.push(check_failed("login_limits", "status-login"));
-    checks.push(proxy_check(env));
+    checks.push(proxy_check(env.clone()));
     Report { checks }
 }
 
@@ -406,13 +479,14 @@ pub async fn build_with(db: &Db, flood_backend: &str, env: Environment) -> Repor
             checks.push(check_failed("login_limits", "status-login"));
         }
     }
-    checks.push(proxy_check(env));
+    checks.push(proxy_check(env.clone()));
     // Only on a site with webhook endpoints: a site without any has nothing to be told.
     match store::webhooks::counts(db).await {
         Ok((0, _)) => {}
         Ok((total, disabled)) => checks.push(webhooks_check(total, disabled)),
         Err(_) => checks.push(check_failed("webhooks", "status-webhooks")),
     }
+    checks.extend(mail_check(db, &env.mail, store::now()).await);
     Report { checks }
 }
 

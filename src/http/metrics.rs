@@ -65,6 +65,11 @@ pub struct Metrics {
     faults: Counter,
     failing: Gauge,
     failing_seconds: Gauge,
+    /// Emails: sent, tried again, failed for good (`orchestra_mails_total` by result), and
+    /// due and waiting after the sender's last run.
+    mails: [Counter; 3],
+    mails_waiting: Gauge,
+    mail_figures: Option<Arc<crate::domain::mail::Figures>>,
     #[cfg(target_os = "linux")]
     process: process::Figures,
 }
@@ -123,6 +128,16 @@ impl Metrics {
             "orchestra_flood_store_failing_seconds",
             Some(Unit::Seconds),
             "How long the current flood store fault has lasted; 0 while the store works.",
+        );
+        describe(
+            "orchestra_mails_total",
+            None,
+            "Participants' emails this process tried, by result (sent, retried, failed).",
+        );
+        recorder.describe_gauge(
+            KeyName::from_const_str("orchestra_mails_waiting"),
+            None,
+            "Emails due and not yet sent after the sender's last run (counted to 10,000).".into(),
         );
         recorder.describe_histogram(
             KeyName::from_const_str(DECISION_SECONDS),
@@ -187,6 +202,13 @@ impl Metrics {
             faults: counter("orchestra_flood_store_faults_total", &[]),
             failing: gauge("orchestra_flood_store_failing"),
             failing_seconds: gauge("orchestra_flood_store_failing_seconds"),
+            mails: [
+                counter("orchestra_mails_total", &[("result", "sent")]),
+                counter("orchestra_mails_total", &[("result", "retried")]),
+                counter("orchestra_mails_total", &[("result", "failed")]),
+            ],
+            mails_waiting: gauge("orchestra_mails_waiting"),
+            mail_figures: None,
             #[cfg(target_os = "linux")]
             process: process::Figures::new(&recorder),
             guard,
@@ -205,6 +227,12 @@ impl Metrics {
         );
         version.set(1.0);
         metrics
+    }
+
+    /// The figures of the mailer this server sends through, for `orchestra_mails_*`.
+    pub fn with_mail(mut self, figures: Option<Arc<crate::domain::mail::Figures>>) -> Self {
+        self.mail_figures = figures;
+        self
     }
 
     /// Copies the guard's figures and the process's into the recorder, then renders them all.
@@ -245,6 +273,14 @@ impl Metrics {
             .set(if failing_for.is_some() { 1.0 } else { 0.0 });
         self.failing_seconds
             .set(failing_for.map_or(0.0, |d| d.as_secs_f64()));
+        let (sent, retried, failed, waiting) = self
+            .mail_figures
+            .as_ref()
+            .map_or((0, 0, 0, 0), |f| f.read());
+        self.mails[0].absolute(sent);
+        self.mails[1].absolute(retried);
+        self.mails[2].absolute(failed);
+        self.mails_waiting.set(waiting as f64);
         #[cfg(target_os = "linux")]
         self.process.read();
         self.handle.render()

@@ -1274,7 +1274,7 @@ async fn failed_authentications_are_refused_while_the_store_fails_under_refuse()
 }
 
 /// A token with the scope named as the CLI writes it (`None`: that part's default).
-async fn scoped(
+pub(crate) async fn scoped(
     app: &TestApp,
     name: &str,
     abilities: Option<&[&str]>,

@@ -489,3 +489,373 @@ async fn two_senders_at_once_send_each_email_once() {
     assert_eq!(total, 30);
     assert_eq!(smtp.received().len(), 30, "each email once");
 }
+
+#[tokio::test]
+async fn the_api_takes_contacts_shows_them_to_their_token_alone_and_sends_on_request() {
+    use crate::api::{call, json, scoped, token};
+    let app = spawn_now(Flood::Memory).await;
+    let smtp = Smtp::start();
+    let mailer = Mailer::new(&smtp.url(), FROM).unwrap();
+    let a = token(&app, "crm", None, None).await;
+    let all = scoped(&app, "auditor", Some(&["read"]), Some("all"), None).await;
+    let before = store::instances::recent(&app.db, 100).await.unwrap().len();
+    for (body, field) in [
+        (
+            r#"{"workflow":"contract_review","subject":{"title":"Lease"},"participants":{"legal":{"email":"not-an-address"}}}"#,
+            "participants.legal.email",
+        ),
+        (
+            r#"{"workflow":"contract_review","subject":{"title":"Lease"},"participants":{"legal":{"email":"lee@legal.example","lang":"de"}}}"#,
+            "participants.legal.lang",
+        ),
+        (
+            r#"{"workflow":"contract_review","subject":{"title":"Lease"},"participants":{"stranger":{"email":"x@example.org"}}}"#,
+            "participants.stranger",
+        ),
+        (
+            r#"{"workflow":"contract_review","subject":{"title":"Lease"},"participants":{"legal":{"name":"Lee"}}}"#,
+            "participants.legal.email",
+        ),
+    ] {
+        let page = call(&app, "POST", "/api/v1/instances", &a, Some(body)).await;
+        assert_eq!(page.status, 422, "{}", page.body);
+        assert_eq!(json(&page)["field"], field, "{}", page.body);
+    }
+    assert_eq!(
+        store::instances::recent(&app.db, 100).await.unwrap().len(),
+        before,
+        "a refused start saves nothing"
+    );
+
+    let started = call(
+        &app,
+        "POST",
+        "/api/v1/instances",
+        &a,
+        Some(
+            r#"{"workflow":"contract_review","subject":{"title":"Lease"},
+               "participants":{"legal":{"email":"lee@legal.example","name":"Lee","lang":"fr"}}}"#,
+        ),
+    )
+    .await;
+    assert_eq!(started.status, 201, "{}", started.body);
+    let body = json(&started);
+    assert_eq!(body["participants"]["legal"]["email"], "lee@legal.example");
+    assert_eq!(body["participants"]["legal"]["lang"], "fr");
+    let id = body["id"].as_i64().unwrap();
+    let path = format!("/api/v1/instances/{id}");
+    let own = call(&app, "GET", &path, &a, None).await;
+    assert_eq!(json(&own)["participants"]["legal"]["name"], "Lee");
+    let other = call(&app, "GET", &path, &all, None).await;
+    assert_eq!(other.status, 200);
+    assert!(
+        json(&other).get("participants").is_none() && !other.body.contains("lee@legal.example"),
+        "another token sees no address: {}",
+        other.body
+    );
+
+    // The start's email, then one sent on request.
+    assert_eq!(run(&app, Some(&mailer), store::now()).await.sent, 1);
+    let links = format!("/api/v1/instances/{id}/links");
+    let sent = call(
+        &app,
+        "POST",
+        &links,
+        &a,
+        Some(r#"{"participant":"legal","send":true}"#),
+    )
+    .await;
+    assert_eq!(sent.status, 202, "{}", sent.body);
+    assert!(
+        !sent.body.contains("/interaction/"),
+        "no link in the answer"
+    );
+    assert_eq!(run(&app, Some(&mailer), store::now()).await.sent, 1);
+    assert_eq!(smtp.received().len(), 2);
+    assert_eq!(smtp.received()[1].to, ["lee@legal.example"]);
+    // finance has no address: nothing to send to.
+    let none = call(
+        &app,
+        "POST",
+        &links,
+        &a,
+        Some(r#"{"participant":"finance","send":true}"#),
+    )
+    .await;
+    assert_eq!(none.status, 422, "{}", none.body);
+    assert_eq!(json(&none)["field"], "participant");
+    let with_ttl = call(
+        &app,
+        "POST",
+        &links,
+        &a,
+        Some(r#"{"participant":"legal","send":true,"ttl_seconds":3600}"#),
+    )
+    .await;
+    assert_eq!(json(&with_ttl)["field"], "ttl_seconds");
+}
+
+#[tokio::test]
+async fn the_start_form_lists_the_participants_keeps_what_was_typed_and_saves_contacts() {
+    use crate::helpers::{get, post, with_lang};
+    let app = spawn_now(Flood::Memory).await;
+    let client = app.admin_client().await;
+    let review = store::workflows::by_name(&app.db, "contract_review")
+        .await
+        .unwrap()
+        .unwrap();
+    let form = get(
+        &client,
+        &app,
+        &format!("/admin/instances/new?workflow={}", review.id),
+    )
+    .await;
+    assert_eq!(form.status, 200);
+    let rows: Vec<String> = form
+        .text(".contact-row .contact-who")
+        .into_iter()
+        .map(|t| t.trim().to_owned())
+        .collect();
+    assert_eq!(rows, ["legal", "finance"]);
+    assert!(form.has("input[name='email.legal'][type=email]"));
+    // The rows come in the administrator's language.
+    let french = get(
+        &client,
+        &app,
+        &with_lang(
+            &format!("/admin/instances/new?workflow={}", review.id),
+            "fr",
+        ),
+    )
+    .await;
+    assert!(
+        french.body.contains("Courriels des participants"),
+        "{}",
+        french.body
+    );
+
+    let workflow = review.id.to_string();
+    let csrf = form.csrf();
+    let bad = post(
+        &client,
+        &app,
+        "/admin/instances/new",
+        &[
+            ("csrf", &csrf),
+            ("workflow", &workflow),
+            ("title", "Lease 12"),
+            ("body", "Kept"),
+            ("email.legal", "lee at legal"),
+            ("name.legal", "Lee"),
+            ("lang.legal", "fr"),
+            ("email.finance", "fay@finance.example"),
+            ("lang.finance", "en"),
+        ],
+    )
+    .await;
+    assert_eq!(bad.status, 422);
+    assert_eq!(
+        bad.attr("input[name='email.legal']", "value").as_deref(),
+        Some("lee at legal")
+    );
+    assert_eq!(
+        bad.attr("input[name='name.legal']", "value").as_deref(),
+        Some("Lee")
+    );
+    assert!(bad.has("select[name='lang.legal'] option[value=fr][selected]"));
+    assert_eq!(
+        bad.attr("input[name='email.finance']", "value").as_deref(),
+        Some("fay@finance.example")
+    );
+    assert_eq!(
+        bad.attr("input[name=title]", "value").as_deref(),
+        Some("Lease 12")
+    );
+    assert!(
+        bad.has("[data-field='email.legal']"),
+        "the error is beside its field"
+    );
+    assert!(bad.has("input[name='email.legal'][aria-invalid=true]"));
+    assert!(
+        store::instances::recent(&app.db, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "nothing saved"
+    );
+
+    // "Show its participants" shows another workflow's rows, keeping the title.
+    let supplier = store::workflows::by_name(&app.db, "supplier_onboarding")
+        .await
+        .unwrap()
+        .unwrap()
+        .id
+        .to_string();
+    let chosen = post(
+        &client,
+        &app,
+        "/admin/instances/new",
+        &[
+            ("csrf", &csrf),
+            ("workflow", &supplier),
+            ("title", "Lease 12"),
+            ("choose", "1"),
+        ],
+    )
+    .await;
+    assert_eq!(chosen.status, 200);
+    assert!(chosen.has("input[name='email.supplier']") && !chosen.has("input[name='email.legal']"));
+    assert!(
+        store::instances::recent(&app.db, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "nothing started"
+    );
+
+    let good = post(
+        &client,
+        &app,
+        "/admin/instances/new",
+        &[
+            ("csrf", &csrf),
+            ("workflow", &workflow),
+            ("title", "Lease 12"),
+            ("email.legal", "lee@legal.example"),
+            ("name.legal", "Lee"),
+            ("lang.legal", "fr"),
+            ("email.finance", ""),
+            ("lang.finance", "en"),
+        ],
+    )
+    .await;
+    assert_eq!(good.status, 303, "{}", good.body);
+    let id = store::instances::recent(&app.db, 1).await.unwrap()[0].id;
+    let kept = mails::contacts_of(&app.db, id).await.unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(
+        (
+            kept[0].participant.as_str(),
+            kept[0].email.as_str(),
+            kept[0].name.as_str(),
+            kept[0].lang.as_str()
+        ),
+        ("legal", "lee@legal.example", "Lee", "fr")
+    );
+    let page = get(
+        &client,
+        &app,
+        &with_lang(&format!("/admin/instances/{id}"), "en"),
+    )
+    .await;
+    assert!(
+        page.text(".emails .contacts li")
+            .join(" ")
+            .contains("Lee <lee@legal.example>")
+    );
+    assert_eq!(page.text("table.emails .mail-state"), ["Waiting"]);
+    // Send by email, from the page: for legal (an address), not finance (none).
+    let csrf = page.csrf();
+    let sent = post(
+        &client,
+        &app,
+        &format!("/admin/instances/{id}/links"),
+        &[
+            ("csrf", &csrf),
+            ("participant", "legal"),
+            ("ttl", "7d"),
+            ("send", "1"),
+        ],
+    )
+    .await;
+    assert_eq!(sent.status, 303);
+    assert_eq!(mails::of_instance(&app.db, id, 10).await.unwrap().len(), 2);
+    let refused = post(
+        &client,
+        &app,
+        &format!("/admin/instances/{id}/links"),
+        &[
+            ("csrf", &csrf),
+            ("participant", "finance"),
+            ("ttl", "7d"),
+            ("send", "1"),
+        ],
+    )
+    .await;
+    assert_eq!(refused.status, 422);
+    assert!(
+        refused.body.contains("finance has no email address"),
+        "{}",
+        refused.body
+    );
+    assert_eq!(mails::of_instance(&app.db, id, 10).await.unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn the_status_report_says_when_emails_cannot_go() {
+    let app = spawn_now(Flood::Memory).await;
+    let report = |state: &orchestra::http::AppState| {
+        let state = state.clone();
+        async move { orchestra::http::admin::status::report(&state).await }
+    };
+    let mail = |r: &orchestra::domain::status::Report| {
+        r.checks
+            .iter()
+            .find(|c| c.id == "mail")
+            .map(|c| (c.severity, c.value.render(orchestra::i18n::Lang::En)))
+    };
+    // No server, no address: nothing to say.
+    assert_eq!(mail(&report(&app.state).await), None);
+    start_with(
+        &app,
+        "contract_review",
+        &[contact("legal", "lee@legal.example", "", "en")],
+    )
+    .await
+    .unwrap();
+    let (severity, value) = mail(&report(&app.state).await).unwrap();
+    assert_eq!(severity, orchestra::domain::status::Severity::Warning);
+    assert!(value.contains("No SMTP server is set"), "{value}");
+
+    // A server set that does not answer: said, and the email waits.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    let down = app
+        .state
+        .clone()
+        .with_mailer(Some(Mailer::new(&format!("smtp://{addr}"), FROM).unwrap()));
+    let site = app.state.site.get().await;
+    let now = store::now();
+    send::run_once(
+        &app.db,
+        &app.state.versions,
+        &site,
+        down.mailer.as_deref(),
+        now,
+    )
+    .await
+    .unwrap();
+    let (severity, value) = mail(&report(&down).await).unwrap();
+    assert_eq!(severity, orchestra::domain::status::Severity::Warning);
+    assert!(
+        value.contains(&format!("The SMTP server {addr} does not answer")),
+        "{value}"
+    );
+
+    // Back: the email goes, and all is well.
+    let smtp = Smtp::on(std::net::TcpListener::bind(addr).unwrap());
+    send::run_once(
+        &app.db,
+        &app.state.versions,
+        &site,
+        down.mailer.as_deref(),
+        now + 120,
+    )
+    .await
+    .unwrap();
+    assert_eq!(smtp.received().len(), 1);
+    let (severity, value) = mail(&report(&down).await).unwrap();
+    assert_eq!(severity, orchestra::domain::status::Severity::Ok, "{value}");
+    assert!(value.contains("none waits"), "{value}");
+}

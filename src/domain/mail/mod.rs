@@ -161,6 +161,8 @@ pub const SMTP_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Clone)]
 pub struct Mailer {
     transport: AsyncSmtpTransport<Tokio1Executor>,
+    /// What this mailer did: the metrics' and the status report's figures.
+    pub figures: std::sync::Arc<Figures>,
     pub from: Mailbox,
     /// The server's host and port, for the status report (no user, no password).
     pub server: String,
@@ -213,6 +215,7 @@ impl Mailer {
         };
         Ok(Self {
             transport,
+            figures: Default::default(),
             from,
             server,
         })
@@ -235,13 +238,16 @@ impl Mailer {
     /// Sends one message; the error's kind when it was not taken (never the server's words,
     /// which may quote an address).
     pub async fn send(&self, message: lettre::Message) -> Result<(), &'static str> {
-        match self.transport.send(message).await {
+        let outcome = match self.transport.send(message).await {
             Ok(_) => Ok(()),
             Err(e) if e.is_permanent() => Err("refused by the server"),
             Err(e) if e.is_transient() => Err("deferred by the server"),
             Err(e) if e.is_timeout() => Err("timeout"),
             Err(_) => Err("connect"),
-        }
+        };
+        let down = matches!(outcome, Err("timeout" | "connect"));
+        self.figures.unreachable.store(down, Ordering::Relaxed);
+        outcome
     }
 
     /// Whether the server answers (the status report's check): a connection and a NOOP.
@@ -253,22 +259,18 @@ impl Mailer {
     }
 }
 
-/// This process's email figures, for the metrics: sent, tried again, failed for good, and
-/// how many were due and waiting after the sender's last run.
+/// A mailer's figures, for the metrics and the status report: sent, tried again, failed for
+/// good, how many were due and waiting after the sender's last run, and whether the server
+/// answered the last try.
 #[derive(Debug, Default)]
 pub struct Figures {
     sent: AtomicU64,
     retried: AtomicU64,
     failed: AtomicU64,
     waiting: AtomicU64,
+    /// The last SMTP exchange failed to connect or timed out, and none has worked since.
+    unreachable: std::sync::atomic::AtomicBool,
 }
-
-pub static FIGURES: Figures = Figures {
-    sent: AtomicU64::new(0),
-    retried: AtomicU64::new(0),
-    failed: AtomicU64::new(0),
-    waiting: AtomicU64::new(0),
-};
 
 impl Figures {
     fn add(&self, run: &send::Run) {
@@ -280,6 +282,11 @@ impl Figures {
     fn waiting(&self, n: i64) {
         self.waiting
             .store(u64::try_from(n).unwrap_or(0), Ordering::Relaxed);
+    }
+
+    /// Whether the SMTP server did not answer the last try.
+    pub fn unreachable(&self) -> bool {
+        self.unreachable.load(Ordering::Relaxed)
     }
 
     /// (sent, retried, failed, waiting).

@@ -94,9 +94,11 @@ pub async fn run_once(
             }
         }
     }
-    super::FIGURES.add(&run);
-    if mailer.is_some() {
-        super::FIGURES.waiting(store::mails::due_count(db, now).await?);
+    if let Some(mailer) = mailer {
+        mailer.figures.add(&run);
+        mailer
+            .figures
+            .waiting(store::mails::due_count(db, now).await?);
     }
     Ok(run)
 }

@@ -103,6 +103,13 @@ pub async fn report(state: &AppState) -> Report {
             failing_for: state.guard.health().failing_for(),
             decisions_without_store: state.guard.health().decisions_without_store(),
         }),
+        mail: status::MailView {
+            server: state.mailer.as_ref().map(|m| m.server.clone()),
+            unreachable: state
+                .mailer
+                .as_ref()
+                .is_some_and(|m| m.figures.unreachable()),
+        },
     };
     status::build_with(&state.db, state.flood_backend.name(), env).await
 }
