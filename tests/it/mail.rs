@@ -859,3 +859,187 @@ async fn the_status_report_says_when_emails_cannot_go() {
     assert_eq!(severity, orchestra::domain::status::Severity::Ok, "{value}");
     assert!(value.contains("none waits"), "{value}");
 }
+
+/// Runs the binary with the test's database and these variables; (exit code, stdout, stderr).
+fn binary(database: &str, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_orchestra"))
+        .args(args)
+        .env_clear()
+        .env("ORCHESTRA_DATABASE_URL", database)
+        .env("ORCHESTRA_LANG", "en")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn the_binary_emails_from_serve_and_from_cron_and_never_prints_the_smtp_password() {
+    use crate::helpers::serve;
+    let database = crate::helpers::fresh_database().await;
+    let db = &database.url;
+    serve::cli(env!("CARGO_BIN_EXE_orchestra"), db, &["init"]);
+    let smtp = Smtp::start();
+    let url = smtp.url();
+    let with_smtp = [
+        ("ORCHESTRA_SMTP_URL", url.as_str()),
+        ("ORCHESTRA_MAIL_FROM", FROM),
+    ];
+
+    // The CLI's spelling, and its refusals.
+    let (code, _, err) = binary(
+        db,
+        &["instance", "start", "contract_review", "--contact", "legal"],
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("PARTICIPANT=VALUE"), "{err}");
+    let (code, _, err) = binary(
+        db,
+        &[
+            "instance",
+            "start",
+            "contract_review",
+            "--contact",
+            "legal=nope",
+            "--contact-lang",
+            "finance=fr",
+        ],
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = binary(
+        db,
+        &[
+            "instance",
+            "start",
+            "contract_review",
+            "--contact",
+            "legal=nope",
+        ],
+        &[],
+    );
+    assert_eq!(code, 2);
+    assert!(err.starts_with("legal: Enter an email address"), "{err}");
+    let (code, out, err) = binary(
+        db,
+        &[
+            "instance",
+            "start",
+            "contract_review",
+            "--subject",
+            "Lease",
+            "--contact",
+            "legal=lee@legal.example",
+            "--contact-name",
+            "legal=Lee",
+            "--contact-lang",
+            "legal=fr",
+            "--contact",
+            "finance=fay@finance.example",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    let id = out.trim().to_owned();
+
+    // `serve` sends what is due, off every request.
+    let metrics = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let bind = metrics.to_string();
+    let mut env = with_smtp.to_vec();
+    env.push(("ORCHESTRA_METRICS_BIND", bind.as_str()));
+    let served = serve::serve(env!("CARGO_BIN_EXE_orchestra"), db, &env);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while smtp.received().len() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "serve sent {} of 2",
+            smtp.received().len()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let mut subjects: Vec<String> = smtp.received().iter().map(|r| r.subject()).collect();
+    subjects.sort();
+    assert_eq!(
+        subjects,
+        [
+            "Approuver le contrat – Lease",
+            "Approve the contract – Lease"
+        ]
+    );
+    let figures = reqwest::get(format!("http://{bind}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        figures.contains("orchestra_mails_total{result=\"sent\"} 2"),
+        "{figures}"
+    );
+    drop(served);
+
+    // `link issue --send`, then `cron` sends it where no server runs.
+    let (code, out, err) = binary(
+        db,
+        &["link", "issue", &id, "--participant", "legal", "--send"],
+        &[],
+    );
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    assert!(err.contains("emailed"), "{err}");
+    let (code, _, err) = binary(
+        db,
+        &[
+            "link",
+            "issue",
+            &id,
+            "--participant",
+            "legal",
+            "--send",
+            "--ttl",
+            "1h",
+        ],
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = binary(db, &["cron"], &with_smtp);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(smtp.received().len(), 3);
+    assert_eq!(smtp.received()[2].to, ["lee@legal.example"]);
+
+    // A password in the URL is never printed: not by the status report, not by a refusal.
+    let secret = "s3cr3t-pa55";
+    let with_password = format!("smtp://mailer:{secret}@{}", smtp.addr);
+    let (_, out, err) = binary(
+        db,
+        &["status"],
+        &[
+            ("ORCHESTRA_SMTP_URL", with_password.as_str()),
+            ("ORCHESTRA_MAIL_FROM", FROM),
+        ],
+    );
+    assert!(out.contains("Email"), "{out}");
+    assert!(!out.contains(secret) && !err.contains(secret), "{out}{err}");
+    let bad = format!("smtpx://mailer:{secret}@mail.example.org");
+    let (code, out, err) = binary(
+        db,
+        &["status"],
+        &[
+            ("ORCHESTRA_SMTP_URL", bad.as_str()),
+            ("ORCHESTRA_MAIL_FROM", FROM),
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("ORCHESTRA_SMTP_URL must be"), "{err}");
+    assert!(!out.contains(secret) && !err.contains(secret), "{out}{err}");
+    let (code, _, err) = binary(db, &["status"], &[("ORCHESTRA_SMTP_URL", url.as_str())]);
+    assert_eq!(code, 2);
+    assert!(err.contains("Set both"), "{err}");
+}
