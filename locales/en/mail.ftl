@@ -74,3 +74,4 @@ cli-arg-send = Email the link to the participant's address (given at the start) 
 cli-contact-spelling = Write a contact as PARTICIPANT=VALUE, with an address for every participant named: { $value }
 cli-contact-refused = { $participant }: { $reason }
 api-send-ttl = An emailed link lives the site's default lifetime: leave ttl_seconds out with "send": true.
+config-env-smtp-plain = ORCHESTRA_SMTP_URL sends a password over plain smtp:// to another machine, where anyone on the way could read it: use smtps://, or add ?tls=required for STARTTLS.

@@ -74,3 +74,4 @@ cli-arg-send = Envoyer le lien à l'adresse du participant (donnée au démarrag
 cli-contact-spelling = Écrivez un contact ainsi : PARTICIPANT=VALEUR, avec une adresse pour chaque participant nommé : { $value }
 cli-contact-refused = { $participant } : { $reason }
 api-send-ttl = Un lien envoyé par courriel vit la durée par défaut du site : omettez ttl_seconds avec "send": true.
+config-env-smtp-plain = ORCHESTRA_SMTP_URL envoie un mot de passe en clair (smtp://) à une autre machine, où quiconque sur le chemin pourrait le lire : utilisez smtps://, ou ajoutez ?tls=required pour STARTTLS.

@@ -6,7 +6,7 @@ use super::mails::{self, ContactRow};
 use super::outbox::{self, Message};
 use crate::domain::delivery::topic::Topic;
 use crate::domain::workflow::history::Event;
-use crate::domain::workflow::{InstanceState, Participant};
+use crate::domain::workflow::{InstanceState, StepStart};
 
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct InstanceRow {
@@ -71,17 +71,6 @@ impl Entry<'_> {
             actor: "",
         }
     }
-}
-
-/// What a step's start queues: its participants' links (for those with an address), their
-/// first reminder and the step's deadline, when its definition asks for them.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct StepStart<'a> {
-    pub participants: &'a [Participant],
-    /// Seconds after the step starts that a participant who has not answered is reminded.
-    pub remind_after: Option<i64>,
-    /// Seconds after the step starts that it expires.
-    pub expires_after: Option<i64>,
 }
 
 /// Queues what a step's start sends, inside the transaction that starts it.
@@ -656,6 +645,59 @@ pub async fn cancel(
     .await?;
     tx.commit().await?;
     Ok(true)
+}
+
+/// Records an email the server took, in one transaction: its history line (emailed or
+/// reminded, naming the participant), the row sent and its claim released, and, for a reminder
+/// with more to come, the next one due at `next_reminder`.
+pub async fn emailed(
+    db: &Db,
+    m: &mails::Claimed,
+    step_title: &str,
+    next_reminder: Option<i64>,
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    let mut tx = db.pool.begin().await?;
+    let event = if m.kind() == Some(mails::Kind::Reminder) {
+        Event::Reminded
+    } else {
+        Event::Emailed
+    };
+    insert_history(
+        &mut tx,
+        m.instance_id,
+        &Entry {
+            step: m.step_index,
+            step_title,
+            participant: &m.participant,
+            actor: "mail",
+            ..Entry::of(event)
+        },
+        super::now(),
+    )
+    .await?;
+    sqlx::query(
+        "UPDATE mails SET state = 'sent', sent_at = $1, attempts = attempts + 1, error = NULL, \
+         claimed_until = NULL WHERE id = $2",
+    )
+    .bind(now)
+    .bind(m.id)
+    .execute(&mut *tx)
+    .await?;
+    if let Some(at) = next_reminder {
+        sqlx::query(
+            "INSERT INTO mails (instance_id, participant, step_index, kind, next_at, created_at) \
+             VALUES ($1, $2, $3, 'reminder', $4, $5)",
+        )
+        .bind(m.instance_id)
+        .bind(&m.participant)
+        .bind(m.step_index)
+        .bind(at)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await
 }
 
 /// What a step's deadline did.

@@ -284,60 +284,6 @@ pub async fn finish(
     .map(|_| ())
 }
 
-/// Records an email the server took, in one transaction: its history line (emailed or
-/// reminded, naming the participant), the row sent and its claim released, and, for a reminder
-/// with more to come, the next one due at `next_reminder`.
-pub async fn sent(
-    db: &Db,
-    m: &Claimed,
-    step_title: &str,
-    next_reminder: Option<i64>,
-    now: i64,
-) -> Result<(), sqlx::Error> {
-    use crate::domain::workflow::history::Event;
-    let mut tx = db.pool.begin().await?;
-    let event = if m.kind() == Some(Kind::Reminder) {
-        Event::Reminded
-    } else {
-        Event::Emailed
-    };
-    super::instances::insert_history(
-        &mut tx,
-        m.instance_id,
-        &super::instances::Entry {
-            step: m.step_index,
-            step_title,
-            participant: &m.participant,
-            actor: "mail",
-            ..super::instances::Entry::of(event)
-        },
-        super::now(),
-    )
-    .await?;
-    sqlx::query(
-        "UPDATE mails SET state = 'sent', sent_at = $1, attempts = attempts + 1, error = NULL, \
-         claimed_until = NULL WHERE id = $2",
-    )
-    .bind(now)
-    .bind(m.id)
-    .execute(&mut *tx)
-    .await?;
-    if let Some(at) = next_reminder {
-        sqlx::query(
-            "INSERT INTO mails (instance_id, participant, step_index, kind, next_at, created_at) \
-             VALUES ($1, $2, $3, 'reminder', $4, $5)",
-        )
-        .bind(m.instance_id)
-        .bind(&m.participant)
-        .bind(m.step_index)
-        .bind(at)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-    }
-    tx.commit().await
-}
-
 /// Sets aside every pending row of an instance's step (answered, ended or expired: nothing is
 /// left to remind of), inside the caller's transaction.
 pub(crate) async fn settle_step_in(

@@ -426,7 +426,7 @@ async fn an_answer_that_rolls_back_queues_no_email() {
         step_title: "Supplier details",
         kind: "form",
         participant: "supplier",
-        next: store::instances::StepStart {
+        next: orchestra::domain::workflow::StepStart {
             participants: &next,
             ..Default::default()
         },

@@ -183,6 +183,8 @@ pub enum MailerRefusal {
     From,
     /// One of the two is set without the other.
     Half,
+    /// A password over plain `smtp://` to another machine: it would cross the network in clear.
+    PlainPassword,
 }
 
 impl MailerRefusal {
@@ -191,18 +193,35 @@ impl MailerRefusal {
             MailerRefusal::Url => Message::new("config-env-smtp-url"),
             MailerRefusal::From => Message::new("config-env-mail-from"),
             MailerRefusal::Half => Message::new("config-env-smtp-half"),
+            MailerRefusal::PlainPassword => Message::new("config-env-smtp-plain"),
         }
     }
 }
 
 impl Mailer {
-    /// From `smtp://host:port` (STARTTLS when the server offers it: add `?tls=required` to
-    /// insist), `smtps://user:password@host` (TLS from the first byte) and a `From` such as
-    /// `Orchestra <orchestra@example.org>`.
+    /// From `smtps://user:password@host` (TLS from the first byte), `smtp://host:port?tls=required`
+    /// (STARTTLS, required), or `smtp://host:port` (in clear: a relay on this machine or a
+    /// trusted network; a password is refused there unless the host is a loopback address)
+    /// and a `From` such as `Orchestra <orchestra@example.org>`.
     pub fn new(url: &str, from: &str) -> Result<Self, MailerRefusal> {
         let parsed = url::Url::parse(url.trim()).map_err(|_| MailerRefusal::Url)?;
         if !matches!(parsed.scheme(), "smtp" | "smtps") || parsed.host_str().is_none() {
             return Err(MailerRefusal::Url);
+        }
+        let tls_required = parsed
+            .query_pairs()
+            .any(|(k, v)| k == "tls" && v == "required");
+        // An smtp: URL's host is opaque to the url crate (not a special scheme): an address
+        // is read from its text.
+        let host = parsed.host_str().unwrap_or_default();
+        let loopback = host == "localhost"
+            || host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
+        if parsed.scheme() == "smtp" && parsed.password().is_some() && !tls_required && !loopback {
+            return Err(MailerRefusal::PlainPassword);
         }
         let from: Mailbox = from.trim().parse().map_err(|_| MailerRefusal::From)?;
         let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(url.trim())
@@ -297,5 +316,84 @@ impl Figures {
             self.failed.load(Ordering::Relaxed),
             self.waiting.load(Ordering::Relaxed),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_smtp_settings_are_refused_without_repeating_them() {
+        let from = "Orchestra <orchestra@example.org>";
+        assert!(Mailer::new("smtps://u:p@mail.example.org", from).is_ok());
+        assert!(Mailer::new("smtp://u:p@mail.example.org:587?tls=required", from).is_ok());
+        assert!(Mailer::new("smtp://127.0.0.1:2525", from).is_ok());
+        assert!(Mailer::new("smtp://u:p@127.0.0.1:2525", from).is_ok());
+        assert_eq!(
+            Mailer::new("smtp://u:p@mail.example.org", from).err(),
+            Some(MailerRefusal::PlainPassword)
+        );
+        assert_eq!(
+            Mailer::new("http://mail.example.org", from).err(),
+            Some(MailerRefusal::Url)
+        );
+        assert_eq!(
+            Mailer::new("smtps://mail.example.org", "not an address").err(),
+            Some(MailerRefusal::From)
+        );
+        let get = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| (*v).to_owned())
+            }
+        };
+        assert!(Mailer::from_lookup(get(&[])).unwrap().is_none());
+        assert_eq!(
+            Mailer::from_lookup(get(&[("ORCHESTRA_SMTP_URL", "smtp://127.0.0.1:25")])).err(),
+            Some(MailerRefusal::Half)
+        );
+        let mailer = Mailer::from_lookup(get(&[
+            (
+                "ORCHESTRA_SMTP_URL",
+                "smtps://user:hunter2@mail.example.org:465",
+            ),
+            ("ORCHESTRA_MAIL_FROM", "orchestra@example.org"),
+        ]))
+        .unwrap()
+        .unwrap();
+        assert_eq!(mailer.server, "mail.example.org:465");
+        assert!(!format!("{mailer:?}").contains("hunter2"));
+        for refusal in [
+            MailerRefusal::Url,
+            MailerRefusal::From,
+            MailerRefusal::Half,
+            MailerRefusal::PlainPassword,
+        ] {
+            for lang in Lang::ALL {
+                let text = refusal.message().render(lang);
+                assert!(text.contains("ORCHESTRA_"), "{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_contact_prints_without_its_address() {
+        let c = ContactInput {
+            participant: "legal".into(),
+            email: "ada@example.org".into(),
+            name: "Ada".into(),
+            lang: "fr".into(),
+        };
+        assert!(!format!("{c:?}").contains("ada@example.org"));
+        let row = ContactRow {
+            participant: "legal".into(),
+            email: "ada@example.org".into(),
+            name: "Ada".into(),
+            lang: "fr".into(),
+        };
+        assert!(!format!("{row:?}").contains("ada@example.org"));
     }
 }

@@ -259,7 +259,7 @@ async fn send_one(
                 }
                 _ => None,
             };
-            store::mails::sent(db, m, &step.title, next, now).await?;
+            store::instances::emailed(db, m, &step.title, next, now).await?;
             tracing::info!(instance = instance.id, participant = %who, kind = kind.as_str(), "an email was sent");
             Ok(Sent::Yes)
         }

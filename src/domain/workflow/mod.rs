@@ -55,6 +55,17 @@ pub struct Step {
     pub expires: Option<Expires>,
 }
 
+/// What a step's start queues: its participants' links (for those with an address), their
+/// first reminder and the step's deadline, when its definition asks for them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StepStart<'a> {
+    pub participants: &'a [Participant],
+    /// Seconds after the step starts that a participant who has not answered is reminded.
+    pub remind_after: Option<i64>,
+    /// Seconds after the step starts that it expires.
+    pub expires_after: Option<i64>,
+}
+
 /// A step's reminders: the first `after` seconds after the step starts, then every `after`
 /// seconds, at most `times` in all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -176,8 +187,8 @@ impl Step {
 
     /// What this step's start queues: its participants' links, its first reminder, its
     /// deadline.
-    pub fn start(&self) -> crate::store::instances::StepStart<'_> {
-        crate::store::instances::StepStart {
+    pub fn start(&self) -> StepStart<'_> {
+        StepStart {
             participants: self.participants(),
             remind_after: self
                 .remind
@@ -966,6 +977,65 @@ mod tests {
     const SAMPLE: &str = "form: Supplier details | Company*, Email* (email), Quantity (number), Notes (long)\n\
                           review[legal,finance]: Approve the contract\n\
                           payment@payer: Pay the order | 49.90 EUR\n";
+
+    #[test]
+    fn reminders_and_deadlines_are_step_options_within_bounds() {
+        let def = Definition::parse(
+            "review@legal: Sign | remind 2d x3 | expires 14d\n\
+             payment@payer: Pay | 5.00 EUR | expires 7d then next | help: Pay soon\n\
+             review@legal: Check | remind 12h\n",
+        )
+        .unwrap();
+        assert_eq!(
+            def.steps[0].remind,
+            Some(Remind {
+                after: 2 * 86_400,
+                times: 3
+            })
+        );
+        assert_eq!(
+            def.steps[0].expires,
+            Some(Expires {
+                after: 14 * 86_400,
+                then_next: false
+            })
+        );
+        assert_eq!(
+            def.steps[1].expires,
+            Some(Expires {
+                after: 7 * 86_400,
+                then_next: true
+            })
+        );
+        assert_eq!(
+            def.steps[2].remind,
+            Some(Remind {
+                after: 12 * 3600,
+                times: 1
+            })
+        );
+        assert_eq!(Definition::parse(&def.to_text()).unwrap(), def);
+        let start = def.steps[0].start();
+        assert_eq!(start.remind_after, Some(2 * 86_400));
+        assert_eq!(start.expires_after, Some(14 * 86_400));
+        for bad in [
+            "review: Sign | remind 30m",
+            "review: Sign | remind 2d x11",
+            "review: Sign | remind 2d x0",
+            "review: Sign | remind soon",
+            "review: Sign | remind 2d | remind 3d",
+            "review: Sign | expires 30s",
+            "review: Sign | expires 400d",
+            "review: Sign | expires 7d then",
+            "review: Sign | expires 7d then stop",
+        ] {
+            let error = Definition::parse(bad).unwrap_err();
+            assert!(
+                ["definition-remind", "definition-expires"].contains(&error.id),
+                "{bad}: {error:?}"
+            );
+        }
+    }
 
     #[test]
     fn the_line_format_round_trips() {
