@@ -481,10 +481,18 @@ async fn two_senders_at_once_send_each_email_once() {
     }
     let now = store::now();
     let mut total = 0;
-    // Two senders side by side, as two processes on one database would run.
+    // Two senders side by side, each on its own pool, as two processes on one database are.
+    let other = orchestra::store::Db::connect(&app.database.url)
+        .await
+        .unwrap();
+    let site = app.state.site.get().await;
+    let versions = orchestra::domain::workflow::versions::Cache::default();
     for _ in 0..3 {
-        let (a, b) = tokio::join!(run(&app, Some(&mailer), now), run(&app, Some(&mailer), now));
-        total += a.sent + b.sent;
+        let (a, b) = tokio::join!(
+            run(&app, Some(&mailer), now),
+            send::run_once(&other, &versions, &site, Some(&mailer), now)
+        );
+        total += a.sent + b.unwrap().sent;
     }
     assert_eq!(total, 30);
     assert_eq!(smtp.received().len(), 30, "each email once");
@@ -1042,4 +1050,81 @@ async fn the_binary_emails_from_serve_and_from_cron_and_never_prints_the_smtp_pa
     let (code, _, err) = binary(db, &["status"], &[("ORCHESTRA_SMTP_URL", url.as_str())]);
     assert_eq!(code, 2);
     assert!(err.contains("Set both"), "{err}");
+}
+
+/// A database as the main before the emails left it (migrations 1 to 16): a workflow and a
+/// running instance. After the upgrade the instance is answered and moves on (no contact, so no
+/// email), and a new start with contacts queues its participants' emails.
+#[tokio::test]
+async fn a_database_made_before_the_emails_upgrades_and_keeps_working() {
+    let database = crate::helpers::fresh_database().await;
+    let pool = crate::helpers::schema_before(&database.url, 17).await;
+    let definition = orchestra::domain::workflow::Definition::parse(
+        "review@legal: Approve | remind 1d\nreview@finance: Pay\n",
+    )
+    .unwrap()
+    .to_json();
+    for (sql, arg) in [
+        (
+            "INSERT INTO workflows (name, label, created_at, updated_at) VALUES ('two', 'Two', 1700000000, 1700000000)",
+            None,
+        ),
+        (
+            "INSERT INTO workflow_versions (workflow_id, number, definition, created_at) VALUES (1, 1, $1, 1700000000)",
+            Some(definition.as_str()),
+        ),
+        (
+            "INSERT INTO instances (workflow_id, version_id, subject_title, subject_body, token, step_index, state, created_at, updated_at) VALUES (1, 1, 'Old', '', 'instance-token', 0, 'active', 1700000000, 1700000000)",
+            None,
+        ),
+        (
+            "INSERT INTO history (instance_id, step_index, branch, event, answer, at) VALUES (1, 0, '', 'started', '{}', 1700000000)",
+            None,
+        ),
+    ] {
+        let mut q = sqlx::query(sql);
+        if let Some(a) = arg {
+            q = q.bind(a);
+        }
+        q.execute(&pool).await.unwrap();
+    }
+    pool.close().await;
+    let app = crate::helpers::spawn_on(database, |db, clock| {
+        std::sync::Arc::new(orchestra::limits::flood::SqlFlood::new(
+            db.clone(),
+            4096,
+            clock,
+        ))
+    })
+    .await;
+    let smtp = Smtp::start();
+    let mailer = Mailer::new(&smtp.url(), FROM).unwrap();
+    let link = app.link(1, Some("legal")).await;
+    let page = answer_step(
+        &app.client(),
+        &app,
+        &link,
+        &[("decision", "approve"), ("comment", "")],
+    )
+    .await;
+    assert_eq!(page.status, 200);
+    assert_eq!(state_of(&app, 1).await, ("active".into(), 1));
+    assert_eq!(
+        run(&app, Some(&mailer), store::now()).await.claimed,
+        0,
+        "no contact, no email"
+    );
+    let id = start_with(
+        &app,
+        "two",
+        &[contact("legal", "lee@legal.example", "", "en")],
+    )
+    .await
+    .unwrap();
+    assert_eq!(run(&app, Some(&mailer), store::now()).await.sent, 1);
+    assert_eq!(
+        mails::of_instance(&app.db, id, 10).await.unwrap().len(),
+        2,
+        "the link and its reminder"
+    );
 }
