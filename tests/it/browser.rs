@@ -214,6 +214,25 @@ impl Browser {
         self.script("window.__orchestraLeaving = true;").await;
         let id = self.find(css).await;
         self.post(&format!("/element/{id}/click"), json!({})).await;
+        self.wait_for_next_page(css).await;
+    }
+
+    /// Runs a script that leads to another page (a select that submits its form, a key that
+    /// submits one) and waits until that page has loaded, as `follow` does.
+    async fn leave_with(&mut self, what: &str, script: &str) {
+        self.script("window.__orchestraLeaving = true;").await;
+        self.script(script).await;
+        self.wait_for_next_page(what).await;
+    }
+
+    /// Types into a field, Enter last, and waits for the page the form's submission loads.
+    async fn submit_with_enter(&mut self, css: &str) {
+        self.script("window.__orchestraLeaving = true;").await;
+        self.type_into(css, "\u{E007}").await;
+        self.wait_for_next_page(css).await;
+    }
+
+    async fn wait_for_next_page(&mut self, css: &str) {
         let loaded = json!({
             "script": "return window.__orchestraLeaving === undefined \
                        && document.readyState === 'complete';",
@@ -233,6 +252,15 @@ impl Browser {
             "clicking {css} loaded no new page: {}",
             self.get("/url").await
         );
+    }
+
+    /// Picks an option of a select by its value.
+    async fn select(&self, css: &str, value: &str) {
+        let script = format!(
+            "var s = document.querySelector({css:?}); s.value = {value:?}; \
+             s.dispatchEvent(new Event('change', {{bubbles: true}})); return s.value;"
+        );
+        assert_eq!(self.script(&script).await, json!(value));
     }
 
     async fn clear(&self, css: &str) {
@@ -748,6 +776,139 @@ async fn webhooks_in_a_real_browser() {
         b.script("document.querySelector('table.webhooks').scrollIntoView(); return true;")
             .await;
         b.screenshot(&format!("webhooks-list-phone-{lang}")).await;
+    }
+    assert!(b.console_errors.is_empty(), "{:#?}", b.console_errors);
+}
+
+/// Issue 22's contact fields, in both languages: choosing a workflow shows its participants'
+/// rows at once (the form's script), a refused address is said beside its field with what was
+/// typed kept, Enter in a field starts the instance (not "Show its participants"), and the
+/// instance page shows the contacts and the email waiting; at desktop and phone width.
+#[tokio::test]
+async fn contact_fields_in_a_real_browser() {
+    let Some(mut b) = start().await else {
+        return;
+    };
+    let app: TestApp = spawn(Flood::Memory).await;
+    app.create_admin().await;
+    b.app_base = app.base.clone();
+    sign_in(&mut b).await;
+    let review = orchestra::store::workflows::by_name(&app.db, "contract_review")
+        .await
+        .unwrap()
+        .unwrap()
+        .id;
+
+    for (lang, bad_words) in [
+        ("en", "Enter an email address"),
+        ("fr", "Saisissez une adresse"),
+    ] {
+        b.resize(1280, 900).await;
+        b.goto(&format!("/admin/instances/new?lang={lang}")).await;
+        assert_eq!(
+            b.attr("[data-choose]", "hidden").await.as_deref(),
+            Some("true"),
+            "the script shows the rows itself"
+        );
+        b.fill("#title", "Lease renewal").await;
+        b.leave_with(
+            "the workflow's select",
+            &format!(
+                "var s = document.getElementById('workflow'); s.value = '{review}'; \
+                 s.dispatchEvent(new Event('change')); return true;"
+            ),
+        )
+        .await;
+        assert_eq!(b.count(".contact-row").await, 2, "legal and finance");
+        assert_eq!(b.prop("#title", "value").await, "Lease renewal", "kept");
+        b.fill("#email-legal", "lee at legal").await;
+        b.fill("#name-legal", "Lee").await;
+        b.follow("form.stack button[type=submit]:not(.implicit-submit):not([data-choose])")
+            .await;
+        assert_eq!(b.count(".field-error[data-field='email.legal']").await, 1);
+        assert!(
+            b.text(".field-error[data-field='email.legal']")
+                .await
+                .contains(bad_words)
+        );
+        assert_eq!(b.prop("#email-legal", "value").await, "lee at legal");
+        assert_eq!(b.prop("#name-legal", "value").await, "Lee");
+        assert_eq!(
+            b.attr("#email-legal", "aria-invalid").await.as_deref(),
+            Some("true")
+        );
+        b.screenshot(&format!("instance-new-contacts-refused-{lang}"))
+            .await;
+        b.resize(390, 844).await;
+        assert!(
+            !b.scrolls_sideways().await,
+            "the start form ({lang}) at 390 px"
+        );
+        b.screenshot(&format!("instance-new-contacts-phone-{lang}"))
+            .await;
+        b.resize(1280, 900).await;
+        b.fill("#email-legal", "lee@legal.example").await;
+        b.select("#lang-legal", "fr").await;
+        // Enter in a field starts the instance.
+        b.submit_with_enter("#title").await;
+        assert!(
+            b.path().await.starts_with("/admin/instances/"),
+            "{}",
+            b.path().await
+        );
+        let id: i64 = b.path().await.rsplit('/').next().unwrap().parse().unwrap();
+        let kept = orchestra::store::mails::contacts_of(&app.db, id)
+            .await
+            .unwrap();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(
+            (kept[0].email.as_str(), kept[0].lang.as_str()),
+            ("lee@legal.example", "fr")
+        );
+        assert_eq!(b.count("section.emails table.emails tbody tr").await, 1);
+        assert_eq!(b.count("#send-link").await, 1);
+        b.screenshot(&format!("instance-emails-{lang}")).await;
+        b.resize(390, 844).await;
+        assert!(
+            !b.scrolls_sideways().await,
+            "the instance page ({lang}) at 390 px"
+        );
+        b.script("document.querySelector('section.emails').scrollIntoView(); return true;")
+            .await;
+        b.screenshot(&format!("instance-emails-phone-{lang}")).await;
+
+        // The email itself, as a mail client shows its HTML part.
+        let letter = orchestra::domain::mail::compose::Letter {
+            lang: orchestra::i18n::Lang::from_code(lang).unwrap(),
+            kind: orchestra::store::mails::Kind::Link,
+            site: "Orchestra",
+            subject: "Lease renewal",
+            step: if lang == "fr" {
+                "Approuver le contrat"
+            } else {
+                "Approve the contract"
+            },
+            name: "Lee",
+            url: "https://flows.example.org/interaction/l.example",
+            expires: 1_800_000_000,
+        };
+        let (_, html) = letter.bodies();
+        let file = std::env::temp_dir().join(format!(
+            "orchestra-email-{lang}-{}.html",
+            std::process::id()
+        ));
+        std::fs::write(&file, html).unwrap();
+        b.post(
+            "/url",
+            json!({ "url": format!("file://{}", file.display()) }),
+        )
+        .await;
+        b.resize(1280, 900).await;
+        b.screenshot(&format!("email-{lang}")).await;
+        b.resize(390, 844).await;
+        assert!(!b.scrolls_sideways().await, "the email ({lang}) at 390 px");
+        b.screenshot(&format!("email-phone-{lang}")).await;
+        let _ = std::fs::remove_file(&file);
     }
     assert!(b.console_errors.is_empty(), "{:#?}", b.console_errors);
 }
