@@ -78,17 +78,16 @@ pub async fn run_once(
                     run.lapsed += 1;
                 }
             }
-            Some(kind) => match mailer {
-                Some(mailer) => {
-                    match send_one(db, site, mailer, &instance, &definition, &m, kind, now).await? {
-                        Sent::Yes => run.sent += 1,
-                        Sent::Retry => run.retried += 1,
-                        Sent::No => run.failed += 1,
-                        Sent::Skipped => run.skipped += 1,
-                    }
+            Some(kind) => {
+                // Claimed only with a mailer (`claim`'s `with_mail`).
+                let Some(mailer) = mailer else { continue };
+                match send_one(db, site, mailer, &instance, &definition, &m, kind, now).await? {
+                    Sent::Yes => run.sent += 1,
+                    Sent::Retry => run.retried += 1,
+                    Sent::No => run.failed += 1,
+                    Sent::Skipped => run.skipped += 1,
                 }
-                None => {}
-            },
+            }
             None => {
                 mails::finish(db, &m, Outcome::Failed("unknown kind"), now).await?;
             }
