@@ -94,6 +94,7 @@ pub async fn build_state(
             domain::delivery::endpoints::allow_private(),
         )),
         mailer: None,
+        webhook_figures: Default::default(),
     })
 }
 
@@ -156,7 +157,8 @@ pub async fn serve(
     let metrics = metrics.map(|listener| {
         let recorder = Arc::new(
             http::metrics::Metrics::new(state.guard.clone())
-                .with_mail(state.mailer.as_ref().map(|m| m.figures.clone())),
+                .with_mail(state.mailer.as_ref().map(|m| m.figures.clone()))
+                .with_webhooks(state.webhook_figures.clone()),
         );
         tokio::spawn(async move {
             if let Err(e) = http::metrics::serve(listener, recorder, shutdown_signal()).await {
@@ -253,8 +255,14 @@ pub fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::J
                 }
                 let keys = state.site.get().await.keys.clone();
                 let allow = state.webhooks_private_allowed();
-                if let Err(e) =
-                    domain::delivery::send::run_once(&state.db, &keys, store::now(), allow).await
+                if let Err(e) = domain::delivery::send::run_once(
+                    &state.db,
+                    &keys,
+                    store::now(),
+                    allow,
+                    &state.webhook_figures,
+                )
+                .await
                 {
                     tracing::error!(error = %e, "webhook delivery failed");
                 }

@@ -22,3 +22,4 @@ status-webhooks-value = { $total ->
    *[other] { $total } endpoints
 }, { $disabled } disabled
 status-webhooks-disabled-description = An endpoint is disabled after 15 failed deliveries in a row; nothing more is sent to it. See its delivery log on the Webhooks page, then enable it again once its receiver works.
+status-webhooks-late = Deliveries are waiting past their time: the oldest was due { $at }. Is the server's sender running (or orchestra cron)?

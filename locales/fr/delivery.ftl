@@ -25,3 +25,4 @@ status-webhooks-value = { $total ->
    *[other] { $disabled } désactivés
 }
 status-webhooks-disabled-description = Un point de réception est désactivé après 15 envois échoués d'affilée ; plus rien ne lui est envoyé. Voir son journal des envois sur la page Webhooks, puis le réactiver une fois son récepteur réparé.
+status-webhooks-late = Des envois attendent au-delà de leur heure : le plus ancien était prévu { $at }. L'expéditeur du serveur (ou orchestra cron) tourne-t-il ?

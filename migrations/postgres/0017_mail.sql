@@ -30,7 +30,10 @@ CREATE TABLE mails (
     sent_at BIGINT,
     error TEXT
 );
--- The sender and the status report find what is due (and the oldest waiting) by it.
-CREATE INDEX mails_due ON mails (state, next_at);
+-- The sender and the status report find what is due (and the oldest waiting) by it; `kind` in
+-- it makes the count of due emails (every sender run, up to 10,000) read the index alone: on a
+-- million-instance database with 22,000 due rows, 15.6 ms (SQLite) and 8.6–13.6 ms (PostgreSQL)
+-- without it, 0.46 ms and 2.0 ms with it (docs/delivery.md).
+CREATE INDEX mails_due ON mails (state, next_at, kind);
 -- An instance's emails, newest first, for its page.
 CREATE INDEX mails_instance ON mails (instance_id, id);

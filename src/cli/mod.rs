@@ -985,7 +985,10 @@ async fn cron(config: &Config, db: &Db) -> Result<i32, sqlx::Error> {
     // What is due goes out from cron too, for a site whose server is not always running.
     let keys = store::keys::load(db).await?;
     let allow = crate::domain::delivery::endpoints::allow_private();
-    if let Err(e) = crate::domain::delivery::send::run_once(db, &keys, store::now(), allow).await {
+    let figures = crate::domain::delivery::send::Figures::default();
+    if let Err(e) =
+        crate::domain::delivery::send::run_once(db, &keys, store::now(), allow, &figures).await
+    {
         tracing::error!(error = %e, "webhook delivery failed");
     }
     let site = crate::domain::site::Site::load(db.clone())

@@ -330,28 +330,33 @@ pub fn unreachable(backend: store::Backend, cause: Message, env: Environment) ->
     Report { checks }
 }
 
-/// "Webhooks": a warning while an endpoint is disabled (a run of failed deliveries); its
-/// messages are set aside until it is made again.
-pub fn webhooks_check(total: i64, disabled: i64) -> Check {
+/// "Webhooks": a warning while an endpoint is disabled (a run of failed deliveries; its
+/// messages are set aside until it is enabled again), or while a delivery has waited more than
+/// `MAIL_LATE_AFTER` past its time (`oldest`: when the oldest waiting one was due).
+pub fn webhooks_check(total: i64, disabled: i64, oldest: Option<i64>, now: i64) -> Check {
     let value = Message::new("status-webhooks-value")
         .arg("total", total.to_string())
         .arg("disabled", disabled.to_string());
-    if disabled > 0 {
-        Check {
-            id: "webhooks",
-            title: Message::new("status-webhooks"),
-            value,
-            severity: Severity::Warning,
-            description: Some(Message::new("status-webhooks-disabled-description")),
-        }
+    let late = oldest.filter(|at| now - at > MAIL_LATE_AFTER);
+    let (severity, description) = if disabled > 0 {
+        (
+            Severity::Warning,
+            Some(Message::new("status-webhooks-disabled-description")),
+        )
+    } else if let Some(at) = late {
+        (
+            Severity::Warning,
+            Some(Message::new("status-webhooks-late").arg("at", crate::time::format_utc(at))),
+        )
     } else {
-        Check {
-            id: "webhooks",
-            title: Message::new("status-webhooks"),
-            value,
-            severity: Severity::Ok,
-            description: None,
-        }
+        (Severity::Ok, None)
+    };
+    Check {
+        id: "webhooks",
+        title: Message::new("status-webhooks"),
+        value,
+        severity,
+        description,
     }
 }
 
@@ -483,7 +488,10 @@ pub async fn build_with(db: &Db, flood_backend: &str, env: Environment) -> Repor
     // Only on a site with webhook endpoints: a site without any has nothing to be told.
     match store::webhooks::counts(db).await {
         Ok((0, _)) => {}
-        Ok((total, disabled)) => checks.push(webhooks_check(total, disabled)),
+        Ok((total, disabled)) => match store::webhooks::oldest_waiting(db).await {
+            Ok(oldest) => checks.push(webhooks_check(total, disabled, oldest, store::now())),
+            Err(_) => checks.push(check_failed("webhooks", "status-webhooks")),
+        },
         Err(_) => checks.push(check_failed("webhooks", "status-webhooks")),
     }
     checks.extend(mail_check(db, &env.mail, store::now()).await);
@@ -792,6 +800,22 @@ pub const SUGGESTED_TOTAL: u64 = 10000;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_webhooks_line_warns_of_a_disabled_endpoint_and_of_deliveries_late() {
+        let now = 1_800_000_000;
+        assert_eq!(webhooks_check(2, 0, None, now).severity, Severity::Ok);
+        assert_eq!(webhooks_check(2, 0, Some(now - 60), now).severity, Severity::Ok);
+        let late = webhooks_check(2, 0, Some(now - MAIL_LATE_AFTER - 1), now);
+        assert_eq!(late.severity, Severity::Warning);
+        assert_eq!(late.description.unwrap().id, "status-webhooks-late");
+        let disabled = webhooks_check(2, 1, None, now);
+        assert_eq!(disabled.severity, Severity::Warning);
+        assert_eq!(
+            disabled.description.unwrap().id,
+            "status-webhooks-disabled-description"
+        );
+    }
 
     fn settings(f: impl FnOnce(&mut Settings)) -> Settings {
         let mut s = Settings {

@@ -70,6 +70,11 @@ pub struct Metrics {
     mails: [Counter; 3],
     mails_waiting: Gauge,
     mail_figures: Option<Arc<crate::domain::mail::Figures>>,
+    /// Webhook deliveries: delivered, retried, failed (`orchestra_webhook_deliveries_total`),
+    /// and waiting.
+    hooks: [Counter; 3],
+    hooks_waiting: Gauge,
+    hook_figures: Option<Arc<crate::domain::delivery::send::Figures>>,
     #[cfg(target_os = "linux")]
     process: process::Figures,
 }
@@ -128,6 +133,16 @@ impl Metrics {
             "orchestra_flood_store_failing_seconds",
             Some(Unit::Seconds),
             "How long the current flood store fault has lasted; 0 while the store works.",
+        );
+        describe(
+            "orchestra_webhook_deliveries_total",
+            None,
+            "Webhook delivery attempts this process made, by result (delivered, retried, failed).",
+        );
+        recorder.describe_gauge(
+            KeyName::from_const_str("orchestra_webhook_deliveries_waiting"),
+            None,
+            "Webhook deliveries due and not yet made after the sender's last run (counted to 10,000).".into(),
         );
         describe(
             "orchestra_mails_total",
@@ -209,6 +224,22 @@ impl Metrics {
             ],
             mails_waiting: gauge("orchestra_mails_waiting"),
             mail_figures: None,
+            hooks: [
+                counter(
+                    "orchestra_webhook_deliveries_total",
+                    &[("result", "delivered")],
+                ),
+                counter(
+                    "orchestra_webhook_deliveries_total",
+                    &[("result", "retried")],
+                ),
+                counter(
+                    "orchestra_webhook_deliveries_total",
+                    &[("result", "failed")],
+                ),
+            ],
+            hooks_waiting: gauge("orchestra_webhook_deliveries_waiting"),
+            hook_figures: None,
             #[cfg(target_os = "linux")]
             process: process::Figures::new(&recorder),
             guard,
@@ -232,6 +263,12 @@ impl Metrics {
     /// The figures of the mailer this server sends through, for `orchestra_mails_*`.
     pub fn with_mail(mut self, figures: Option<Arc<crate::domain::mail::Figures>>) -> Self {
         self.mail_figures = figures;
+        self
+    }
+
+    /// The figures of this server's webhook sender, for `orchestra_webhook_deliveries_*`.
+    pub fn with_webhooks(mut self, figures: Arc<crate::domain::delivery::send::Figures>) -> Self {
+        self.hook_figures = Some(figures);
         self
     }
 
@@ -281,6 +318,14 @@ impl Metrics {
         self.mails[1].absolute(retried);
         self.mails[2].absolute(failed);
         self.mails_waiting.set(waiting as f64);
+        let (delivered, retried, failed, waiting) = self
+            .hook_figures
+            .as_ref()
+            .map_or((0, 0, 0, 0), |f| f.read());
+        self.hooks[0].absolute(delivered);
+        self.hooks[1].absolute(retried);
+        self.hooks[2].absolute(failed);
+        self.hooks_waiting.set(waiting as f64);
         #[cfg(target_os = "linux")]
         self.process.read();
         self.handle.render()

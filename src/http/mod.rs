@@ -72,6 +72,8 @@ pub struct AppState {
     /// The SMTP server participants' emails go through (`ORCHESTRA_SMTP_URL`); `None`: no
     /// email is sent, and the status report says so once a participant has an address.
     pub mailer: Option<Arc<crate::domain::mail::Mailer>>,
+    /// What this server's webhook sender did, for the metrics.
+    pub webhook_figures: Arc<crate::domain::delivery::send::Figures>,
 }
 
 impl AppState {

@@ -405,3 +405,26 @@ pub async fn counts(db: &Db) -> Result<(i64, i64), sqlx::Error> {
     .fetch_one(&db.pool)
     .await
 }
+
+/// How many deliveries are due and not made at `now`, counted to 10,000 at most (a range of
+/// `webhook_deliveries_due`, the index alone).
+pub async fn due_count(db: &Db, now: i64) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM webhook_deliveries WHERE state = 'pending' \
+         AND next_at <= $1 LIMIT 10000) d",
+    )
+    .bind(now)
+    .fetch_one(db.reader())
+    .await
+}
+
+/// When the oldest delivery still waiting was due; `None` when none waits (the first entry
+/// of `webhook_deliveries_due`).
+pub async fn oldest_waiting(db: &Db) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT next_at FROM webhook_deliveries WHERE state = 'pending' \
+         ORDER BY state, next_at LIMIT 1",
+    )
+    .fetch_optional(db.reader())
+    .await
+}

@@ -982,14 +982,23 @@ async fn the_binary_emails_from_serve_and_from_cron_and_never_prints_the_smtp_pa
             "Approve the contract – Lease"
         ]
     );
-    let figures = reqwest::get(format!("http://{bind}/metrics"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    // The run's figures are added once the run ends, a moment after the server took both.
+    let figures = loop {
+        let figures = reqwest::get(format!("http://{bind}/metrics"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        if figures.contains("orchestra_mails_total{result=\"sent\"} 2") {
+            break figures;
+        }
+        assert!(std::time::Instant::now() < deadline, "{figures}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert!(figures.contains("orchestra_mails_waiting 0"), "{figures}");
     assert!(
-        figures.contains("orchestra_mails_total{result=\"sent\"} 2"),
+        figures.contains("orchestra_webhook_deliveries_total{result=\"delivered\"} 0"),
         "{figures}"
     );
     drop(served);
@@ -1127,4 +1136,54 @@ async fn a_database_made_before_the_emails_upgrades_and_keeps_working() {
         2,
         "the link and its reminder"
     );
+}
+
+#[tokio::test]
+async fn a_silent_smtp_server_slows_no_request() {
+    let app = spawn_now(Flood::Memory).await;
+    // A server that takes the connection and never says a word.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = silent.local_addr().unwrap();
+    let (accepted_tx, accepted_rx) = tokio::sync::oneshot::channel();
+    let holder = tokio::spawn(async move {
+        let (conn, _) = silent.accept().await.unwrap();
+        let _ = accepted_tx.send(());
+        tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+        drop(conn);
+    });
+    let id = start_with(
+        &app,
+        "supplier_onboarding",
+        &[contact("supplier", "sam@supplier.example", "", "en")],
+    )
+    .await
+    .unwrap();
+    let mailer = Mailer::new(&format!("smtp://{addr}"), FROM).unwrap();
+    let sender = {
+        let state = app.state.clone();
+        tokio::spawn(async move {
+            let site = state.site.get().await;
+            send::run_once(
+                &state.db,
+                &state.versions,
+                &site,
+                Some(&mailer),
+                store::now(),
+            )
+            .await
+        })
+    };
+    accepted_rx.await.unwrap();
+    // The sender waits on the server; a visitor and an administrator are answered meanwhile.
+    let link = app.link(id, Some("supplier")).await;
+    let page = crate::helpers::get(&app.client(), &app, &link).await;
+    assert_eq!(page.status, 200);
+    let answered = answer_step(&app.client(), &app, &link, &SUPPLIER).await;
+    assert_eq!(answered.status, 200);
+    assert!(
+        !sender.is_finished(),
+        "the sender is still waiting on the silent server"
+    );
+    sender.abort();
+    holder.abort();
 }

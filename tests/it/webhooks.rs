@@ -359,9 +359,15 @@ async fn hook(app: &TestApp, r: &Receiver, events: Option<&str>) -> (i64, String
 
 pub(crate) async fn send_due(app: &TestApp, now: i64, allow_private: bool) -> usize {
     let keys = app.state.site.get().await.keys.clone();
-    send::run_once(&app.db, &keys, now, allow_private)
-        .await
-        .unwrap()
+    send::run_once(
+        &app.db,
+        &keys,
+        now,
+        allow_private,
+        &app.state.webhook_figures,
+    )
+    .await
+    .unwrap()
 }
 
 /// The check a receiver makes, written here from the specification, not from the sender's code.

@@ -7,6 +7,7 @@
 //! TLS is rustls (ring, Mozilla's roots compiled in) over the connection to the checked
 //! address, with the URL's host as the name the certificate must carry.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -43,21 +44,63 @@ pub fn retry_at(now: i64, attempts: i64, jitter: u8) -> Option<i64> {
     Some(now + wait + wait * i64::from(jitter) / 2550)
 }
 
-/// Sends what is due at `now`; returns how many attempts were made.
+/// A sender's figures, for the metrics: deliveries made, to be tried again, failed for good,
+/// and how many were due and waiting after its last run.
+#[derive(Debug, Default)]
+pub struct Figures {
+    delivered: AtomicU64,
+    retried: AtomicU64,
+    failed: AtomicU64,
+    waiting: AtomicU64,
+}
+
+impl Figures {
+    /// (delivered, retried, failed, waiting).
+    pub fn read(&self) -> (u64, u64, u64, u64) {
+        (
+            self.delivered.load(Ordering::Relaxed),
+            self.retried.load(Ordering::Relaxed),
+            self.failed.load(Ordering::Relaxed),
+            self.waiting.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// Sends what is due at `now`, counting what came of it in `figures`; returns how many
+/// attempts were made.
 pub async fn run_once(
     db: &Db,
     keys: &SiteKeys,
     now: i64,
     allow_private: bool,
+    figures: &Figures,
 ) -> Result<usize, Error> {
     let claimed = store::webhooks::claim(db, now, LEASE, BATCH).await?;
     let mut tried = 0;
     for d in claimed {
-        if attempt(db, keys, &d, now, allow_private).await? {
-            tried += 1;
-        }
+        let counter = match attempt(db, keys, &d, now, allow_private).await? {
+            Tried::No => continue,
+            Tried::Delivered => &figures.delivered,
+            Tried::Retry => &figures.retried,
+            Tried::Failed => &figures.failed,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        tried += 1;
     }
+    let waiting = store::webhooks::due_count(db, now).await?;
+    figures
+        .waiting
+        .store(u64::try_from(waiting).unwrap_or(0), Ordering::Relaxed);
     Ok(tried)
+}
+
+/// What one claimed delivery came to.
+enum Tried {
+    /// No attempt (its endpoint is gone or disabled).
+    No,
+    Delivered,
+    Retry,
+    Failed,
 }
 
 async fn attempt(
@@ -66,13 +109,13 @@ async fn attempt(
     d: &Claimed,
     now: i64,
     allow_private: bool,
-) -> Result<bool, Error> {
+) -> Result<Tried, Error> {
     let Some(endpoint) = store::webhooks::by_id(db, d.endpoint_id).await? else {
-        return Ok(false);
+        return Ok(Tried::No);
     };
     if endpoint.enabled == 0 {
         store::webhooks::skip(db, d.id).await?;
-        return Ok(false);
+        return Ok(Tried::No);
     }
     let message = store::outbox::by_id(db, d.outbox_id)
         .await?
@@ -122,7 +165,11 @@ async fn attempt(
             "a webhook delivery failed"
         );
     }
-    Ok(true)
+    Ok(match (ok, a.retry_at) {
+        (true, _) => Tried::Delivered,
+        (false, Some(_)) => Tried::Retry,
+        (false, None) => Tried::Failed,
+    })
 }
 
 /// One POST to the checked address (over TLS for https); the status code, or why there was
