@@ -805,7 +805,10 @@ mod tests {
     fn the_webhooks_line_warns_of_a_disabled_endpoint_and_of_deliveries_late() {
         let now = 1_800_000_000;
         assert_eq!(webhooks_check(2, 0, None, now).severity, Severity::Ok);
-        assert_eq!(webhooks_check(2, 0, Some(now - 60), now).severity, Severity::Ok);
+        assert_eq!(
+            webhooks_check(2, 0, Some(now - 60), now).severity,
+            Severity::Ok
+        );
         let late = webhooks_check(2, 0, Some(now - MAIL_LATE_AFTER - 1), now);
         assert_eq!(late.severity, Severity::Warning);
         assert_eq!(late.description.unwrap().id, "status-webhooks-late");

@@ -372,6 +372,18 @@ pub async fn due_count(db: &Db, now: i64) -> Result<i64, sqlx::Error> {
     .await
 }
 
+/// When a step's deadline falls, while it is pending (by `mails_instance`).
+pub async fn deadline_of(db: &Db, instance: i64, step: i64) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT next_at FROM mails WHERE instance_id = $1 AND step_index = $2 \
+         AND kind = 'deadline' AND state = 'pending' ORDER BY id DESC LIMIT 1",
+    )
+    .bind(instance)
+    .bind(step)
+    .fetch_optional(&db.pool)
+    .await
+}
+
 /// Whether any participant has an address (the status report says mail is off only then).
 pub async fn any_contact(db: &Db) -> Result<bool, sqlx::Error> {
     let one: Option<i64> = sqlx::query_scalar("SELECT 1 FROM contacts LIMIT 1")

@@ -1187,3 +1187,49 @@ async fn a_silent_smtp_server_slows_no_request() {
     sender.abort();
     holder.abort();
 }
+
+#[tokio::test]
+async fn an_emailed_link_lives_until_its_steps_deadline_when_that_is_later() {
+    let app = spawn_now(Flood::Memory).await;
+    let smtp = Smtp::start();
+    let mailer = Mailer::new(&smtp.url(), FROM).unwrap();
+    workflow(
+        &app,
+        "long",
+        "review@legal: Sign | expires 30d\nreview@finance: Pay\n",
+    )
+    .await;
+    let contacts = [
+        contact("legal", "lee@legal.example", "", "en"),
+        contact("finance", "fay@finance.example", "", "en"),
+    ];
+    let id = start_with(&app, "long", &contacts).await.unwrap();
+    let now = store::now();
+    run(&app, Some(&mailer), now).await;
+    let default_ttl = app.state.site.get().await.settings.default_link_ttl as i64;
+    assert!(
+        default_ttl < 30 * 86_400,
+        "the default is shorter than the deadline"
+    );
+    let link = &store::links::list(&app.db, id).await.unwrap()[0];
+    assert!(
+        (link.expires - (now + 30 * 86_400)).abs() <= 5,
+        "until the deadline: {} vs {}",
+        link.expires,
+        now + 30 * 86_400
+    );
+    // The next step has no deadline: the site's default.
+    let page = answer_step(
+        &app.client(),
+        &app,
+        &smtp.received()[0].link_path(),
+        &[("decision", "approve"), ("comment", "")],
+    )
+    .await;
+    assert_eq!(page.status, 200);
+    let later = store::now() + 1;
+    run(&app, Some(&mailer), later).await;
+    let link = &store::links::list(&app.db, id).await.unwrap()[0];
+    assert_eq!(link.participant, "finance");
+    assert_eq!(link.expires, later + default_ttl);
+}

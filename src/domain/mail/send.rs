@@ -207,11 +207,20 @@ async fn send_one(
     };
     let who = Participant::parse(&m.participant).unwrap_or_default();
     let settings = &site.settings;
+    // The site's default lifetime, or up to the step's deadline when that is later (within
+    // the longest lifetime a link may have): an emailed link works as long as its step waits.
+    let mut expires = now + i64::try_from(settings.default_link_ttl).unwrap_or(i64::MAX / 2);
+    if step.expires.is_some() {
+        let longest = now + i64::try_from(crate::domain::settings::MAX_TTL).unwrap_or(0);
+        if let Some(deadline) = store::mails::deadline_of(db, instance.id, m.step_index).await? {
+            expires = expires.max(deadline.min(longest));
+        }
+    }
     let claims = Claims {
         kind: ClaimKind::Link,
         instance: instance.id,
         branch: who.claim(),
-        expires: now + i64::try_from(settings.default_link_ttl).unwrap_or(i64::MAX / 2),
+        expires,
     };
     let token = capability::sign(&site.keys, &claims, &instance.token);
     let url = format!(
