@@ -75,3 +75,4 @@ cli-contact-spelling = Write a contact as PARTICIPANT=VALUE, with an address for
 cli-contact-refused = { $participant }: { $reason }
 api-send-ttl = An emailed link lives the site's default lifetime: leave ttl_seconds out with "send": true.
 config-env-smtp-plain = ORCHESTRA_SMTP_URL sends a password over plain smtp:// to another machine, where anyone on the way could read it: use smtps://, or add ?tls=required for STARTTLS.
+instance-started-emailed = The instance was started. Each participant with an address is emailed their link when their step starts; the Emails section below follows them.

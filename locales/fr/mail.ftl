@@ -75,3 +75,4 @@ cli-contact-spelling = Écrivez un contact ainsi : PARTICIPANT=VALEUR, avec une 
 cli-contact-refused = { $participant } : { $reason }
 api-send-ttl = Un lien envoyé par courriel vit la durée par défaut du site : omettez ttl_seconds avec "send": true.
 config-env-smtp-plain = ORCHESTRA_SMTP_URL envoie un mot de passe en clair (smtp://) à une autre machine, où quiconque sur le chemin pourrait le lire : utilisez smtps://, ou ajoutez ?tls=required pour STARTTLS.
+instance-started-emailed = L'instance a été démarrée. Chaque participant qui a une adresse reçoit son lien par courriel quand son étape commence ; la section Courriels ci-dessous les suit.

@@ -738,6 +738,12 @@ async fn the_start_form_lists_the_participants_keeps_what_was_typed_and_saves_co
     )
     .await;
     assert_eq!(good.status, 303, "{}", good.body);
+    let landed = get(&client, &app, &with_lang(&good.location(), "en")).await;
+    assert!(
+        landed.body.contains("emailed their link"),
+        "{}",
+        landed.body
+    );
     let id = store::instances::recent(&app.db, 1).await.unwrap()[0].id;
     let kept = mails::contacts_of(&app.db, id).await.unwrap();
     assert_eq!(kept.len(), 1);

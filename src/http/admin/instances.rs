@@ -399,7 +399,13 @@ pub async fn start(
     };
     match outcome {
         Ok(id) => {
-            flash(&session, "instance-started").await?;
+            let emailed = form.contacts.iter().any(|c| !c.email.trim().is_empty());
+            let message = if emailed {
+                "instance-started-emailed"
+            } else {
+                "instance-started"
+            };
+            flash(&session, message).await?;
             Ok(Redirect::to(&format!("/admin/instances/{id}")).into_response())
         }
         Err(errors) => {
