@@ -798,10 +798,7 @@ async fn instance_list(
     }
     eprintln!(
         "{}",
-        lists::total(db, &filter, listed.counted)
-            .await?
-            .message()
-            .render(out.lang)
+        lists::total(db, &filter).await?.message().render(out.lang)
     );
     if let Some(next) = listed.more {
         let mut command = String::from("orchestra instance list");

@@ -179,18 +179,8 @@ impl Total {
     }
 }
 
-/// The filter's total; `counted`: what a search's first page read already found (its window is
-/// the count's, `SEARCH_WINDOW` being `COUNT_CAP`), so no second read is made.
-pub async fn total(
-    db: &Db,
-    filter: &Filter,
-    counted: Option<(i64, i64)>,
-) -> Result<Total, sqlx::Error> {
-    const _: () = assert!(SEARCH_WINDOW == COUNT_CAP);
-    let (rows, matches) = match counted {
-        Some(counted) => counted,
-        None => store::lists::count(db, filter, COUNT_CAP).await?,
-    };
+pub async fn total(db: &Db, filter: &Filter) -> Result<Total, sqlx::Error> {
+    let (rows, matches) = store::lists::count(db, filter, COUNT_CAP).await?;
     let n = |v: i64| u64::try_from(v).unwrap_or(0);
     Ok(if rows <= COUNT_CAP {
         Total::Exact(n(matches))

@@ -55,26 +55,6 @@ pub struct ListRow {
 pub struct Listed {
     pub rows: Vec<ListRow>,
     pub more: Option<i64>,
-    /// A search's window read from the newest: how many rows it read (at most
-    /// `SEARCH_WINDOW` + 1) and how many of them matched: what `count` would answer with a
-    /// cap of `SEARCH_WINDOW`, so the total costs no second read.
-    pub counted: Option<(i64, i64)>,
-}
-
-/// A row of a search's one read: the row, and the window's figures every row carries.
-#[derive(Debug, sqlx::FromRow)]
-struct SearchRow {
-    #[sqlx(flatten)]
-    row: ListRow,
-    /// Rows in the window (at most `SEARCH_WINDOW` + 1).
-    n: i64,
-    /// The window's far end: its oldest id (newest, read with `After`).
-    edge: i64,
-    /// Rows of the window the search matches.
-    matches: i64,
-    /// Whether this row matches (1): the window's first row comes back even when it does not,
-    /// so a window without a match still says its figures.
-    hit: i64,
 }
 
 enum Bind {
@@ -163,94 +143,84 @@ const ROW: &str = "i.id, i.workflow_id, i.subject_title, i.state, i.started_by, 
 const INNER: &str = "id, workflow_id, subject_title, state, started_by, created_at, updated_at";
 
 /// One page of up to `limit` instances. Without a search, one range read of at most `limit` + 1
-/// rows. With one, one read of the next `SEARCH_WINDOW` + 1 filtered rows: the matches among
-/// them, the window's size, its far end and its count of matches (window functions over the
-/// window, the first row always returned to carry them). When fewer than a page match, `more`
-/// is the window's far end, so the next page searches on from there; read from the newest, the
-/// same read answers the capped total (`counted`).
+/// rows. With one, the matches among the next `SEARCH_WINDOW` filtered rows; when fewer than a
+/// page match there, `more` is the window's far end, so the next page searches on from there.
 pub async fn page(db: &Db, filter: &Filter, from: From, limit: i64) -> Result<Listed, sqlx::Error> {
     let mut binds = Vec::new();
     let cond = conditions(filter, from, &mut binds);
-    let after = matches!(from, From::After(_));
-    let order = if after { "ASC" } else { "DESC" };
-    let Some(text) = &filter.search else {
+    let order = if matches!(from, From::After(_)) {
+        "ASC"
+    } else {
+        "DESC"
+    };
+    let sql = match &filter.search {
         // The page's ids first, then their rows: the ids alone are read from the filter's
         // index (`(state, id)`, …) without visiting the table, so PostgreSQL takes that index.
         // Asked for the rows at once, it priced the filtered rows as spread evenly over the ids
         // and walked the primary key backwards instead: in a year of data the newest instances
         // are the running ones, and a page of an ended state read 60,000 rows to find 51
         // (124 ms at a million instances; docs/performance.md, "A year of data").
-        binds.push(Bind::Int(limit + 1));
-        let sql = format!(
-            "SELECT {ROW} FROM (SELECT {INNER} FROM instances WHERE id IN \
-             (SELECT id FROM instances WHERE {cond} ORDER BY id {order} LIMIT ${})) i \
-             LEFT JOIN workflows w ON w.id = i.workflow_id ORDER BY i.id {order}",
-            binds.len()
-        );
-        let mut rows: Vec<ListRow> = bind_all(sqlx::query_as(&sql), binds)
-            .fetch_all(db.reader())
-            .await?;
-        let mut more = None;
-        if rows.len() > usize::try_from(limit).unwrap_or(0) {
-            rows.truncate(usize::try_from(limit).unwrap_or(0));
-            more = rows.last().map(|r| r.id);
+        None => {
+            binds.push(Bind::Int(limit + 1));
+            format!(
+                "SELECT {ROW} FROM (SELECT {INNER} FROM instances WHERE id IN \
+                 (SELECT id FROM instances WHERE {cond} ORDER BY id {order} LIMIT ${})) i \
+                 LEFT JOIN workflows w ON w.id = i.workflow_id ORDER BY i.id {order}",
+                binds.len()
+            )
         }
-        if after {
-            rows.reverse();
+        Some(text) => {
+            binds.push(Bind::Int(SEARCH_WINDOW));
+            let window = binds.len();
+            binds.push(Bind::Text(pattern(text)));
+            let like = binds.len();
+            binds.push(Bind::Int(limit + 1));
+            format!(
+                "SELECT {ROW} FROM (SELECT {INNER} FROM instances WHERE {cond} \
+                 ORDER BY id {order} LIMIT ${window}) i \
+                 LEFT JOIN workflows w ON w.id = i.workflow_id \
+                 WHERE LOWER(i.subject_title) LIKE ${like} ESCAPE '\\' \
+                 ORDER BY i.id {order} LIMIT ${}",
+                binds.len()
+            )
         }
-        return Ok(Listed {
-            rows,
-            more,
-            counted: None,
-        });
     };
-    binds.push(Bind::Text(pattern(text)));
-    let like = binds.len();
-    binds.push(Bind::Int(SEARCH_WINDOW + 1));
-    let window = binds.len();
-    // The matches, and the window's first row (which may not match) to carry its figures.
-    binds.push(Bind::Int(limit + 2));
-    let edge = if after { "MAX" } else { "MIN" };
-    let sql = format!(
-        "SELECT {ROW}, i.n, i.edge, i.matches, i.hit FROM (\
-           SELECT {INNER}, COUNT(*) OVER () AS n, {edge}(id) OVER () AS edge, \
-             CAST(SUM(hit) OVER () AS BIGINT) AS matches, hit, \
-             ROW_NUMBER() OVER (ORDER BY id {order}) AS rn \
-           FROM (SELECT {INNER}, CAST(CASE WHEN LOWER(subject_title) LIKE ${like} ESCAPE '\\' \
-                 THEN 1 ELSE 0 END AS BIGINT) AS hit \
-                 FROM instances WHERE {cond} ORDER BY id {order} LIMIT ${window}) win\
-         ) i LEFT JOIN workflows w ON w.id = i.workflow_id \
-         WHERE i.hit = 1 OR i.rn = 1 ORDER BY i.id {order} LIMIT ${}",
-        binds.len()
-    );
-    let found: Vec<SearchRow> = bind_all(sqlx::query_as(&sql), binds)
+    let mut rows: Vec<ListRow> = bind_all(sqlx::query_as(&sql), binds)
         .fetch_all(db.reader())
         .await?;
-    let figures = found.first().map(|r| (r.n, r.edge, r.matches));
-    let mut rows: Vec<ListRow> = found
-        .into_iter()
-        .filter(|r| r.hit == 1)
-        .map(|r| r.row)
-        .collect();
     let limit = usize::try_from(limit).unwrap_or(0);
-    let more = if rows.len() > limit {
+    let mut more = None;
+    if rows.len() > limit {
         rows.truncate(limit);
-        rows.last().map(|r| r.id)
-    } else {
-        // Fewer than a page matched in the window: read on past its far end, when the window
-        // was full (more rows lie beyond it).
-        figures.and_then(|(n, edge, _)| (n > SEARCH_WINDOW).then_some(edge))
-    };
-    if after {
+        more = rows.last().map(|r| r.id);
+    } else if filter.search.is_some() {
+        more = window_end(db, filter, from).await?;
+    }
+    if matches!(from, From::After(_)) {
         rows.reverse();
     }
-    let counted = matches!(from, From::Newest)
-        .then(|| figures.map_or((0, 0), |(n, _, matches)| (n, matches)));
-    Ok(Listed {
-        rows,
-        more,
-        counted,
-    })
+    Ok(Listed { rows, more })
+}
+
+/// The last id of a search's window when the window was full (more rows lie beyond it).
+async fn window_end(db: &Db, filter: &Filter, from: From) -> Result<Option<i64>, sqlx::Error> {
+    let mut binds = Vec::new();
+    let cond = conditions(filter, from, &mut binds);
+    let (order, edge) = if matches!(from, From::After(_)) {
+        ("ASC", "MAX")
+    } else {
+        ("DESC", "MIN")
+    };
+    binds.push(Bind::Int(SEARCH_WINDOW));
+    let sql = format!(
+        "SELECT COUNT(*), {edge}(id) FROM (SELECT id FROM instances WHERE {cond} \
+         ORDER BY id {order} LIMIT ${}) i",
+        binds.len()
+    );
+    let (n, edge): (i64, Option<i64>) = bind_all(sqlx::query_as(&sql), binds)
+        .fetch_one(db.reader())
+        .await?;
+    Ok(if n >= SEARCH_WINDOW { edge } else { None })
 }
 
 /// How many instances the filter holds, counting at most `cap` + 1 rows (newest first): the

@@ -160,11 +160,7 @@ pub async fn list(
             listed.more,
         ),
     };
-    let total = ctx.msg(
-        &lists::total(&state.db, &filter, listed.counted)
-            .await?
-            .message(),
-    );
+    let total = ctx.msg(&lists::total(&state.db, &filter).await?.message());
     let window_note =
         (filter.search.is_some() && older.is_some() && listed.rows.len() < lists::PAGE as usize)
             .then(|| {
