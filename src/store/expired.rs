@@ -86,24 +86,6 @@ impl Expired {
 /// and few enough dead tuples at a time for PostgreSQL's autovacuum to keep up.
 pub const BATCH: i64 = 500;
 
-/// How long one batch should hold the write lock, at most, as the batch's size adapts.
-pub const HOLD: Duration = Duration::from_millis(40);
-/// The smallest batch the adaptation goes down to.
-pub const MIN_BATCH: i64 = 25;
-
-/// The next batch's size after one of `size` rows took `took`: half after a batch that held the
-/// lock longer than `HOLD` (not below `MIN_BATCH`), double after one four times quicker (not
-/// above `max`).
-pub fn next_size(size: i64, took: Duration, max: i64) -> i64 {
-    if took > HOLD {
-        (size / 2).max(MIN_BATCH.min(max))
-    } else if took < HOLD / 4 {
-        (size * 2).min(max)
-    } else {
-        size
-    }
-}
-
 /// The pause after a batch is as long as the batch took, within these bounds. SQLite's busy
 /// handler retries a waiting writer after sleeps that grow with its wait (1, 2, 5, 10, 15, 20,
 /// 25 ms …), so a pause as long as the wait lets every writer that queued behind a batch in
@@ -155,48 +137,19 @@ pub async fn delete_in_batches(
 ) -> Result<u64, sqlx::Error> {
     let batch = batch.max(1);
     let mut total = 0;
-    // The batch's size follows how long a batch holds the write lock: halved after a batch
-    // slower than `HOLD`, doubled back (up to `batch`) after one four times quicker. The
-    // scale harness (1,000,000 instances, 3,000,000 expired flood rows) saw 500-row batches of
-    // the flood table take 1–3 s on a loaded 2-core machine (four B-trees touched a row, in
-    // random order), and a visitor's write then waited past the busy timeout (503).
-    let mut size = batch;
     loop {
         let started = Instant::now();
-        let gone = batch_yielding(db, kind, now, size).await?;
+        let gone = batch_yielding(db, kind, now, batch).await?;
         total += gone;
         // Fewer than asked: the backlog is gone (rows expiring meanwhile wait for the next run).
         // A file deleted under the server is written no more.
-        if gone < size as u64 || db.vanished() {
+        if gone < batch as u64 || db.vanished() {
             return Ok(total);
         }
-        size = next_size(size, started.elapsed(), batch);
         // SQLite: the chore moves its own pages out of the WAL (passive: no writer waits on
         // it), so that the WAL never grows to the automatic checkpoint's size on a visitor's
         // commit, which would then copy and sync the chore's pages on that visitor's time.
         db.checkpoint().await?;
         tokio::time::sleep(started.elapsed().clamp(PAUSE.0, PAUSE.1)).await;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_slow_batch_halves_the_next_and_quick_ones_grow_back() {
-        let slow = HOLD * 3;
-        let quick = HOLD / 8;
-        assert_eq!(next_size(500, slow, 500), 250);
-        assert_eq!(next_size(40, slow, 500), MIN_BATCH);
-        assert_eq!(next_size(MIN_BATCH, slow, 500), MIN_BATCH);
-        assert_eq!(
-            next_size(10, slow, 10),
-            10,
-            "never above the batch asked for"
-        );
-        assert_eq!(next_size(250, quick, 500), 500);
-        assert_eq!(next_size(500, quick, 500), 500);
-        assert_eq!(next_size(300, HOLD / 2, 500), 300, "in between: kept");
     }
 }
