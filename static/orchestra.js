@@ -78,6 +78,22 @@ document.addEventListener("click", function (event) {
         }
       });
     });
+
+    // The start form (issue 22): choosing another workflow shows its participants' contact
+    // rows at once (the form is posted with its "Show its participants" button, which a page
+    // without script keeps visible; what was typed is kept).
+    var chooser = document.querySelector("[data-choose-on-change]");
+    var choose = document.querySelector("[data-choose]");
+    if (chooser && choose && chooser.form) {
+      choose.hidden = true;
+      chooser.addEventListener("change", function () {
+        if (chooser.form.requestSubmit) {
+          chooser.form.requestSubmit(choose);
+        } else {
+          choose.click();
+        }
+      });
+    }
   });
 })();
 
@@ -107,32 +123,4 @@ document.addEventListener("click", function (event) {
   } else {
     localise();
   }
-})();
-
-// The start form (issue 22): choosing another workflow shows its participants' contact rows at
-// once (the form is posted with its "Show its participants" button, which a page without script
-// keeps visible; what was typed is kept).
-(function () {
-  function ready(fn) {
-    if (document.readyState === "loading") {
-      document.addEventListener("DOMContentLoaded", fn);
-    } else {
-      fn();
-    }
-  }
-  ready(function () {
-    var select = document.querySelector("[data-choose-on-change]");
-    var button = document.querySelector("[data-choose]");
-    if (!select || !button || !select.form) {
-      return;
-    }
-    button.hidden = true;
-    select.addEventListener("change", function () {
-      if (select.form.requestSubmit) {
-        select.form.requestSubmit(button);
-      } else {
-        button.click();
-      }
-    });
-  });
 })();

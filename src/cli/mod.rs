@@ -659,7 +659,8 @@ async fn link_send(
         return Ok(out.err(Message::new("link-instance-unknown").arg("id", instance.to_owned())));
     };
     let versions = crate::domain::workflow::versions::Cache::default();
-    match crate::domain::links::send(db, &versions, instance, participant.unwrap_or("")).await {
+    match crate::domain::links::send(db, &versions, instance, participant.unwrap_or(""), None).await
+    {
         Ok(Ok(())) => {
             eprintln!("{}", Message::new("link-sent").render(out.lang));
             Ok(0)

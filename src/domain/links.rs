@@ -352,12 +352,15 @@ async fn participant_left(
 
 /// Queues an email with a participant's link, as "Issue a link" would show it: the sender signs
 /// it when it sends (`domain::mail::send`), with the site's default lifetime. Refused like an
-/// issue, and when the participant has no address in this instance.
+/// issue, when the participant has no address in this instance, and past `daily_cap` (the
+/// API's links-per-instance-per-day cap, which an emailed link counts toward as an issued one
+/// does: a token cannot flood a participant's inbox).
 pub async fn send(
     db: &Db,
     versions: &Cache,
     instance_id: i64,
     participant: &str,
+    daily_cap: Option<u64>,
 ) -> Result<Result<(), Refusal>, Error> {
     let Some(instance) = store::instances::by_id(db, instance_id).await? else {
         return Ok(Err(Refusal::InstanceUnknown(instance_id)));
@@ -370,10 +373,23 @@ pub async fn send(
         Ok(who) => who,
         Err(refusal) => return Ok(Err(refusal)),
     };
-    let queued =
-        store::mails::queue_link(db, instance.id, instance.step_index, &who, store::now()).await?;
-    if !queued {
-        return Ok(Err(Refusal::NoAddress(who.as_str().to_owned())));
+    let queued = store::mails::queue_link(
+        db,
+        instance.id,
+        instance.step_index,
+        &who,
+        daily_cap,
+        store::now(),
+    )
+    .await?;
+    match queued {
+        store::mails::Queued::Yes => {}
+        store::mails::Queued::NoAddress => {
+            return Ok(Err(Refusal::NoAddress(who.as_str().to_owned())));
+        }
+        store::mails::Queued::CapReached => {
+            return Ok(Err(Refusal::LinkCap(daily_cap.unwrap_or(0))));
+        }
     }
     tracing::info!(instance = instance.id, participant = %who, "a link's email was queued");
     Ok(Ok(()))

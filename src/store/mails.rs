@@ -124,16 +124,49 @@ pub(crate) async fn queue_deadline_in(
     .map(|_| ())
 }
 
+/// What queueing a link's email came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queued {
+    Yes,
+    /// The participant has no address in this instance.
+    NoAddress,
+    /// The instance had `daily_cap` links issued or emailed on request in a day.
+    CapReached,
+}
+
 /// Queues one participant's link at the instance's current step, due now, when they have an
-/// address (an administrator's or a token's *send*); `false` when they have none.
+/// address (an administrator's or a token's *send*). Under a daily cap (the API's), the
+/// instance's row is written first, so two sends wait for each other in any process, and the
+/// links issued by hand and the link emails queued in the last day are counted in the same
+/// transaction (a link the sender signed is counted once, as its email).
 pub async fn queue_link(
     db: &Db,
     instance: i64,
     step: i64,
     participant: &Participant,
+    daily_cap: Option<u64>,
     now: i64,
-) -> Result<bool, sqlx::Error> {
+) -> Result<Queued, sqlx::Error> {
     let mut tx = db.pool.begin().await?;
+    if let Some(cap) = daily_cap {
+        sqlx::query("UPDATE instances SET id = id WHERE id = $1")
+            .bind(instance)
+            .execute(&mut *tx)
+            .await?;
+        let since = now - 24 * 3600;
+        let asked: i64 = sqlx::query_scalar(
+            "SELECT (SELECT COUNT(*) FROM links WHERE instance_id = $1 AND issued_at > $2 \
+             AND issued_by <> 'mail') + (SELECT COUNT(*) FROM mails WHERE instance_id = $1 \
+             AND kind = 'link' AND created_at > $2)",
+        )
+        .bind(instance)
+        .bind(since)
+        .fetch_one(&mut *tx)
+        .await?;
+        if u64::try_from(asked).unwrap_or(0) >= cap {
+            return Ok(Queued::CapReached);
+        }
+    }
     let before: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM contacts WHERE instance_id = $1 AND participant = $2",
     )
@@ -142,7 +175,7 @@ pub async fn queue_link(
     .fetch_one(&mut *tx)
     .await?;
     if before == 0 {
-        return Ok(false);
+        return Ok(Queued::NoAddress);
     }
     queue_in(
         &mut tx,
@@ -155,7 +188,7 @@ pub async fn queue_link(
     )
     .await?;
     tx.commit().await?;
-    Ok(true)
+    Ok(Queued::Yes)
 }
 
 /// An instance's contacts, by participant.

@@ -601,6 +601,36 @@ async fn the_api_takes_contacts_shows_them_to_their_token_alone_and_sends_on_req
     )
     .await;
     assert_eq!(json(&with_ttl)["field"], "ttl_seconds");
+
+    // An emailed link counts toward the instance's daily cap of links, as an issued one does:
+    // a token cannot flood a participant's inbox. Two link emails so far (the start's, one
+    // asked for); with a cap of 3, one more, then 403 link_cap and nothing queued.
+    app.set(&[("api.caps.links_per_instance_per_day", "3")])
+        .await;
+    let third = call(
+        &app,
+        "POST",
+        &links,
+        &a,
+        Some(r#"{"participant":"legal","send":true}"#),
+    )
+    .await;
+    assert_eq!(third.status, 202, "{}", third.body);
+    let queued = mails::of_instance(&app.db, id, 50).await.unwrap().len();
+    let over = call(
+        &app,
+        "POST",
+        &links,
+        &a,
+        Some(r#"{"participant":"legal","send":true}"#),
+    )
+    .await;
+    assert_eq!(over.status, 403, "{}", over.body);
+    assert_eq!(json(&over)["error"], "link_cap");
+    assert_eq!(
+        mails::of_instance(&app.db, id, 50).await.unwrap().len(),
+        queued
+    );
 }
 
 #[tokio::test]

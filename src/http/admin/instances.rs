@@ -771,20 +771,12 @@ pub async fn issue_link(
     let ttl = crate::time::parse_duration(&form.ttl);
     let by = actor(&ctx);
     if form.send.is_some() {
-        return match links::send(&state.db, &state.versions, id, &form.participant).await? {
+        return match links::send(&state.db, &state.versions, id, &form.participant, None).await? {
             Ok(()) => {
                 flash(&session, "link-sent").await?;
                 Ok(Redirect::to(&format!("/admin/instances/{id}")).into_response())
             }
-            Err(refusal) => {
-                let mut page = show_page(&state, ctx, id, &ShowQuery::default()).await?;
-                page.ttl = form.ttl;
-                page.participant = form.participant;
-                page.link_error = Some(page.ctx.msg(&refusal.message()));
-                let mut response = html(&page);
-                *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
-                Ok(response)
-            }
+            Err(refusal) => link_refused(&state, ctx, id, form, &refusal).await,
         };
     }
     let result = match ttl {
@@ -810,15 +802,7 @@ pub async fn issue_link(
     };
     let url = match result {
         Ok(issued) => issued.url,
-        Err(refusal) => {
-            let mut page = show_page(&state, ctx, id, &ShowQuery::default()).await?;
-            page.ttl = form.ttl;
-            page.participant = form.participant;
-            page.link_error = Some(page.ctx.msg(&refusal.message()));
-            let mut response = html(&page);
-            *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
-            return Ok(response);
-        }
+        Err(refusal) => return link_refused(&state, ctx, id, form, &refusal).await,
     };
     let issued = Issued {
         instance: id,
@@ -828,6 +812,23 @@ pub async fn issue_link(
     flash(&session, "instance-link-issued-flash").await?;
     let mut response = Redirect::to(&format!("/admin/instances/{id}")).into_response();
     once.keep(&mut response, Slot::IssuedLink(id), issued)?;
+    Ok(response)
+}
+
+/// The instance page again with the link form as it was posted and why it was refused (422).
+async fn link_refused(
+    state: &AppState,
+    ctx: PageContext,
+    id: i64,
+    form: IssueForm,
+    refusal: &links::Refusal,
+) -> Result<Response> {
+    let mut page = show_page(state, ctx, id, &ShowQuery::default()).await?;
+    page.ttl = form.ttl;
+    page.participant = form.participant;
+    page.link_error = Some(page.ctx.msg(&refusal.message()));
+    let mut response = html(&page);
+    *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
     Ok(response)
 }
 

@@ -1057,7 +1057,15 @@ async fn issue_now(
             ));
         }
         let participant = input.participant.as_deref().unwrap_or("");
-        return match links::send(&state.db, &state.versions, id, participant).await? {
+        return match links::send(
+            &state.db,
+            &state.versions,
+            id,
+            participant,
+            Some(snapshot.settings.api_max_links_per_instance_per_day),
+        )
+        .await?
+        {
             Ok(()) => made(
                 StatusCode::ACCEPTED,
                 None,
