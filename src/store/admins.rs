@@ -74,7 +74,7 @@ pub async fn set_password(
     id: i64,
     password_hash: &str,
 ) -> Result<Option<i64>, sqlx::Error> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     let epoch: Option<i64> = sqlx::query_scalar(
         "UPDATE admins SET password_hash = $1, auth_epoch = auth_epoch + 1 WHERE id = $2 \
          RETURNING auth_epoch",
@@ -120,7 +120,7 @@ pub enum Outcome {
 
 /// Disables an administrator (and ends its sessions), unless it is the last active one.
 pub async fn disable(db: &Db, id: i64, at: i64) -> Result<Outcome, sqlx::Error> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     let current: Option<Option<i64>> =
         sqlx::query_scalar("SELECT disabled_at FROM admins WHERE id = $1")
             .bind(id)
@@ -169,7 +169,7 @@ pub async fn enable(db: &Db, id: i64) -> Result<Outcome, sqlx::Error> {
 
 /// Removes an administrator and its waiting links, unless it is the last active one.
 pub async fn remove(db: &Db, id: i64) -> Result<Outcome, sqlx::Error> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM admins WHERE id = $1")
         .bind(id)
         .fetch_optional(&mut *tx)
@@ -208,7 +208,7 @@ pub async fn next_login_epoch(db: &Db, id: i64) -> Result<Option<i64>, sqlx::Err
 
 /// Replaces any setup token with this one (stored as a keyed hash, never as it is).
 pub async fn put_setup_token(db: &Db, token_hash: &str, expires: i64) -> Result<(), sqlx::Error> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     sqlx::query("DELETE FROM setup_tokens WHERE purpose = $1")
         .bind(SETUP)
         .execute(&mut *tx)
@@ -242,7 +242,7 @@ pub async fn create_first(
     name: &str,
     password_hash: &str,
 ) -> Result<Option<i64>, sqlx::Error> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     let spent = sqlx::query(
         "DELETE FROM setup_tokens WHERE token_hash = $1 AND expires > $2 AND purpose = $3",
     )
@@ -285,7 +285,7 @@ pub async fn put_invite(
     name: &str,
     expires: i64,
 ) -> Result<(), sqlx::Error> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     sqlx::query("DELETE FROM setup_tokens WHERE purpose = $1 AND name = $2")
         .bind(INVITE)
         .bind(name)
@@ -310,7 +310,7 @@ pub async fn put_reset(
     admin_id: i64,
     expires: i64,
 ) -> Result<(), sqlx::Error> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     sqlx::query("DELETE FROM setup_tokens WHERE purpose = $1 AND admin_id = $2")
         .bind(RESET)
         .bind(admin_id)
@@ -354,7 +354,7 @@ pub async fn accept_invite(
     password_hash: &str,
     now: i64,
 ) -> Result<Option<(i64, String)>, sqlx::Error> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     let name: Option<Option<String>> = sqlx::query_scalar(
         "DELETE FROM setup_tokens WHERE token_hash = $1 AND purpose = $2 AND expires > $3 \
          RETURNING name",
@@ -391,7 +391,7 @@ pub async fn use_reset(
     password_hash: &str,
     now: i64,
 ) -> Result<Option<i64>, sqlx::Error> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     let admin: Option<Option<i64>> = sqlx::query_scalar(
         "DELETE FROM setup_tokens WHERE token_hash = $1 AND purpose = $2 AND expires > $3 \
          RETURNING admin_id",

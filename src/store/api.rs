@@ -131,7 +131,7 @@ pub async fn put_integrator_key(
     secret: &str,
 ) -> Result<(), sqlx::Error> {
     let now = super::now();
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     sqlx::query(
         "UPDATE integrator_keys SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL",
     )

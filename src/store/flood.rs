@@ -26,7 +26,7 @@ pub async fn add_counts<'a>(
     if rows.is_empty() {
         return Ok(());
     }
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     for chunk in rows.chunks(ROWS_PER_STATEMENT) {
         // Only placeholders are generated here; every value is bound.
         let sql = format!(

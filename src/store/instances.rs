@@ -140,7 +140,7 @@ pub async fn create(
     quota: Option<Quota>,
 ) -> Result<Result<i64, CapReached>, sqlx::Error> {
     let now = super::now();
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     if let Some(quota) = quota {
         // The token's running figure is taken and checked in one statement; its row lock holds
         // a second start of the token (in any process) until this one commits or rolls back.
@@ -432,7 +432,7 @@ pub struct Answer<'a> {
 
 /// Records an answer and moves the instance on when its step is complete, in one transaction.
 pub async fn record_answer(db: &Db, a: &Answer<'_>) -> Result<Recorded, sqlx::Error> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     let outcome = record_answer_in(&mut tx, a).await?;
     if outcome != Recorded::Stale {
         tx.commit().await?;
@@ -600,7 +600,7 @@ pub async fn cancel(
     reason_json: &str,
 ) -> Result<bool, sqlx::Error> {
     let now = super::now();
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     let step: Option<i64> = sqlx::query_scalar(
         "UPDATE instances SET state = $1, token = $2, updated_at = $3 \
          WHERE id = $4 AND state = 'active' RETURNING step_index",
@@ -657,7 +657,7 @@ pub async fn emailed(
     next_reminder: Option<i64>,
     now: i64,
 ) -> Result<(), sqlx::Error> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     let event = if m.kind() == Some(mails::Kind::Reminder) {
         Event::Reminded
     } else {
@@ -724,7 +724,7 @@ pub async fn lapse(
     next: Option<StepStart<'_>>,
 ) -> Result<Lapsed, sqlx::Error> {
     let now = super::now();
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     let held = sqlx::query(
         "UPDATE instances SET updated_at = $1 WHERE id = $2 AND step_index = $3 AND state = 'active'",
     )

@@ -35,7 +35,7 @@ pub async fn record(
     daily_cap: Option<u64>,
 ) -> Result<Result<i64, CapReached>, sqlx::Error> {
     let now = super::now();
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     if let Some(cap) = daily_cap {
         // The instance's row is written first, so two issues for it wait for each other in
         // any process: neither counts before the other has recorded its link.
@@ -159,7 +159,7 @@ pub async fn revoke(
     by: &str,
 ) -> Result<bool, sqlx::Error> {
     let now = super::now();
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     let participant: Option<String> = sqlx::query_scalar(
         "UPDATE links SET revoked_at = $1, revoked_by = $2 \
          WHERE id = $3 AND instance_id = $4 AND revoked_at IS NULL RETURNING participant",
@@ -199,7 +199,7 @@ pub async fn revoke_all(
     by: &str,
 ) -> Result<bool, sqlx::Error> {
     let now = super::now();
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     let found = sqlx::query("UPDATE instances SET token = $1, updated_at = $2 WHERE id = $3")
         .bind(token)
         .bind(now)

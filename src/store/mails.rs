@@ -147,7 +147,7 @@ pub async fn queue_link(
     daily_cap: Option<u64>,
     now: i64,
 ) -> Result<Queued, sqlx::Error> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     if let Some(cap) = daily_cap {
         sqlx::query("UPDATE instances SET id = id WHERE id = $1")
             .bind(instance)

@@ -617,6 +617,17 @@ impl Db {
         });
     }
 
+    /// A write transaction. On SQLite it takes the write lock at once (`BEGIN IMMEDIATE`), so
+    /// that it waits its turn through the busy timeout: a deferred transaction that reads first
+    /// holds a snapshot, and SQLite fails its first write at once (no busy handler) when
+    /// another process holds the lock or wrote meanwhile.
+    pub async fn write(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+        match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => self.pool.begin().await,
+        }
+    }
+
     /// Moves what the WAL holds into the database file (cron does this); with
     /// `journal_size_limit`, the WAL then shrinks back to its limit at the next write.
     pub async fn checkpoint(&self) -> Result<(), sqlx::Error> {

@@ -42,7 +42,7 @@ pub async fn start(
 ) -> Result<PaymentRow, sqlx::Error> {
     let now = super::now();
     let open_key = format!("{}:{}:{}", p.instance, p.step, p.branch);
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     sqlx::query(
         "INSERT INTO payments (reference, instance_id, step_index, branch, participant, \
          amount_cents, currency, state, open_key, created_at, updated_at) \

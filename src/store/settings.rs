@@ -17,7 +17,7 @@ pub async fn get(db: &Db, name: &str) -> Result<Option<String>, sqlx::Error> {
 
 /// Writes several values in one transaction: a form saves all its fields or none.
 pub async fn put_all(db: &Db, values: &[(&str, String)]) -> Result<(), sqlx::Error> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     for (name, value) in values {
         sqlx::query(
             "INSERT INTO settings (name, value) VALUES ($1, $2) \

@@ -46,7 +46,7 @@ pub async fn create(
     seal: impl FnOnce(i64) -> Option<String>,
     now: i64,
 ) -> Result<Option<i64>, sqlx::Error> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO webhook_endpoints (url, events, secret, created_at, api_token_id) \
          VALUES ($1, $2, '', $3, $4) RETURNING id",
@@ -323,7 +323,7 @@ pub async fn finish(
     disable_after: i64,
     now: i64,
 ) -> Result<(), sqlx::Error> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     sqlx::query(
         "INSERT INTO webhook_attempts (endpoint_id, delivery_id, attempt, status, latency_ms, \
          error, at) VALUES ($1, $2, $3, $4, $5, $6, $7)",

@@ -144,7 +144,7 @@ pub async fn create(
     definition: &str,
 ) -> Result<Option<i64>, sqlx::Error> {
     let now = super::now();
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     let id: Option<i64> = sqlx::query_scalar(
         "INSERT INTO workflows (name, label, created_at, updated_at) \
          VALUES ($1, $2, $3, $3) ON CONFLICT (name) DO NOTHING RETURNING id",
@@ -195,7 +195,7 @@ pub enum Saved {
 /// The workflow's row is written first, so two saves at once number their versions in turn.
 pub async fn save(db: &Db, id: i64, label: &str, definition: &str) -> Result<Saved, sqlx::Error> {
     let now = super::now();
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     let found = sqlx::query(
         "UPDATE workflows SET label = $1, updated_at = $2 WHERE id = $3 AND deleted_at IS NULL",
     )
@@ -245,7 +245,7 @@ pub enum Deleted {
 /// Deletes a workflow unless an instance still runs on it. Ended instances keep their history
 /// and name it still, so the row is marked deleted rather than removed.
 pub async fn delete(db: &Db, id: i64) -> Result<Deleted, sqlx::Error> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     // The row first: a concurrent start waits for this transaction.
     let found =
         sqlx::query("UPDATE workflows SET deleted_at = $1 WHERE id = $2 AND deleted_at IS NULL")
@@ -272,7 +272,7 @@ pub async fn delete(db: &Db, id: i64) -> Result<Deleted, sqlx::Error> {
 
 /// Deletes one version of a workflow unless an instance still runs on it or it is the only one.
 pub async fn delete_version(db: &Db, workflow: i64, number: i64) -> Result<Deleted, sqlx::Error> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     let now = super::now();
     let lock =
         sqlx::query("UPDATE workflows SET updated_at = $1 WHERE id = $2 AND deleted_at IS NULL")

@@ -567,3 +567,65 @@ async fn while_another_process_holds_the_write_lock_pages_that_only_read_answer_
         Some("severity-ok")
     );
 }
+
+/// Writes that meet SQLite's write lock held a moment by another process (cron's batch, issue
+/// 21) wait their turn through the busy timeout, not fail. A write transaction takes the lock
+/// first (`BEGIN IMMEDIATE`): a deferred one that read first held a snapshot, and SQLite then
+/// failed its write at once, without waiting, a 503 (disabling an administrator reads first).
+/// A visitor's answer writes first and waited either way; it is held to that here too.
+#[tokio::test]
+async fn writes_wait_out_a_short_write_lock_of_another_process() {
+    if helpers::on_postgres() {
+        return; // SQLite's write lock.
+    }
+    let app = helpers::spawn(Flood::Memory).await;
+    let instance = app.start("contract_review", "Lease 2028").await;
+    let link = app.link(instance, Some("legal")).await;
+    app.create_admin().await;
+    let hash = orchestra::domain::password::hash("another one's password").unwrap();
+    let other = orchestra::store::admins::create(&app.db, "other", &hash)
+        .await
+        .unwrap()
+        .unwrap();
+    let file = app.database.url.trim_start_matches("sqlite:").to_owned();
+    let held = Duration::from_millis(300);
+    let hold = || {
+        let lock = Locker::hold(Path::new(&file));
+        std::thread::spawn(move || {
+            std::thread::sleep(held);
+            drop(lock);
+        })
+    };
+
+    let release = hold();
+    let started = Instant::now();
+    let posted = helpers::post(
+        &app.client(),
+        &app,
+        &link,
+        &[("decision", "approve"), ("comment", "")],
+    )
+    .await;
+    let took = started.elapsed();
+    release.join().unwrap();
+    assert_eq!(posted.status, 303, "the answer waited its turn");
+    assert!(
+        took >= held - Duration::from_millis(50) && took < IN_TIME,
+        "took {took:?}"
+    );
+    assert_eq!(helpers::answers(&app, instance).await.len(), 1);
+
+    let release = hold();
+    let started = Instant::now();
+    let disabled = orchestra::store::admins::disable(&app.db, other, 1).await;
+    let took = started.elapsed();
+    release.join().unwrap();
+    assert!(
+        matches!(disabled, Ok(orchestra::store::admins::Outcome::Done)),
+        "{disabled:?}"
+    );
+    assert!(
+        took >= held - Duration::from_millis(50) && took < IN_TIME,
+        "took {took:?}"
+    );
+}

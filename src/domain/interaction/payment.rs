@@ -198,7 +198,7 @@ pub async fn apply(db: &Db, versions: &Cache, notice: &Notice) -> Result<Option<
         Outcome::Paid => PaymentState::Paid,
         Outcome::Failed => PaymentState::Failed,
     };
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.write().await?;
     let Some(settled) =
         store::payments::settle_in(&mut tx, &payment.reference, new_state.as_str()).await?
     else {
