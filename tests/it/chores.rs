@@ -452,3 +452,123 @@ async fn a_chore_waits_out_a_write_lock_held_past_the_busy_timeout() {
     pool.close().await;
     db.close().await;
 }
+
+/// A flood of counts whose identifiers are keyed hashes (scattered over the key's order, as a
+/// real flood's are), with live counts among them: cron deletes every expired count and no
+/// live one, while counts are being added. On SQLite, past the first batch, it walks the table
+/// in its key's order a window at a time (`store::expired`); windows of 100 here, so that many
+/// windows hold both kinds and the last one is short.
+#[tokio::test]
+async fn a_flood_in_hashed_identifiers_goes_and_its_live_counts_stay() {
+    let database = helpers::fresh_database().await;
+    let db = orchestra::open(&database.url).await.expect("open");
+    let pool = raw(&database.url).await;
+    let now_ms = store::now() * 1000;
+    let into = "flood (event, identifier, node, bucket_start, expiration, count)";
+    // Identifiers scattered as hashes are: the counter times a prime, modulo a larger prime,
+    // in SQL both backends run. Expired and live ones interleave in the key's order.
+    let expired = "'doorway', CAST((i * 7919) % 100003 AS TEXT) || '-e', 'gone', $2 - i, $2 - i, 1";
+    bulk_insert(&pool, into, expired, 3000, &[now_ms - 1]).await;
+    let live =
+        "'doorway', CAST((i * 7907) % 100003 AS TEXT) || '-l', 'gone', $2 - i, $2 + 3600000, 1";
+    bulk_insert(&pool, into, live, 2000, &[now_ms]).await;
+
+    let done = Arc::new(AtomicBool::new(false));
+    let writer = keep_writing(db.clone(), done.clone());
+    let gone = store::expired::delete_in_batches(&db, store::expired::Expired::Flood, now_ms, 100)
+        .await
+        .expect("the chore");
+    done.store(true, Ordering::Release);
+    let (_, writes) = writer.await.expect("the writer");
+    assert_eq!(gone, 3000);
+    let left = "SELECT COUNT(*) FROM flood WHERE node = 'gone' AND expiration <= $1";
+    assert_eq!(count(&pool, left, now_ms).await, 0);
+    let live = "SELECT COUNT(*) FROM flood WHERE node = 'gone' AND expiration > $1";
+    assert_eq!(count(&pool, live, now_ms).await, 2000);
+    let written = "SELECT COUNT(*) FROM flood WHERE node = 'writer' AND expiration > $1";
+    assert_eq!(count(&pool, written, now_ms).await, writes as i64 / 2);
+    pool.close().await;
+    db.close().await;
+}
+
+/// SQLite stores the flood table in its key's order (migration 0018), so a window of the walk
+/// is one range of the table's own B-tree: no rowid table behind an index of the key.
+#[tokio::test]
+async fn sqlite_walks_the_flood_table_in_the_order_it_is_stored() {
+    if helpers::on_postgres() {
+        return; // PostgreSQL deletes the oldest first through the expiry index.
+    }
+    let database = helpers::fresh_database().await;
+    let db = orchestra::open(&database.url).await.expect("open");
+    let pool = raw(&database.url).await;
+    let mut conn = pool.acquire().await.unwrap();
+    let rows = sqlx::query(
+        "EXPLAIN QUERY PLAN DELETE FROM flood WHERE expiration <= 1 AND \
+         (event, identifier, node, bucket_start) > ('a', 'b', 'c', 1) AND \
+         (event, identifier, node, bucket_start) <= ('x', 'y', 'z', 2)",
+    )
+    .fetch_all(&mut *conn)
+    .await
+    .expect("a plan");
+    let plan: Vec<String> = rows
+        .iter()
+        .map(|r| sqlx::Row::get::<String, _>(r, 3))
+        .collect();
+    assert_eq!(
+        plan,
+        [
+            "SEARCH flood USING PRIMARY KEY ((event,identifier,node,bucket_start)>(?,?,?,?) AND \
+          (event,identifier,node,bucket_start)<(?,?,?,?))"
+        ],
+        "one range of the table's own B-tree"
+    );
+    drop(conn);
+    pool.close().await;
+    db.close().await;
+}
+
+/// A SQLite database made before migration 18 upgrades: its live flood counts are kept (a link
+/// refused before the upgrade stays refused after it), its expired ones are left behind, and
+/// the table is stored in its key's order.
+#[tokio::test]
+async fn a_flood_table_made_before_the_upgrade_keeps_its_live_counts() {
+    if helpers::on_postgres() {
+        return; // Migration 18 changes nothing there.
+    }
+    let database = helpers::fresh_database().await;
+    let pool = helpers::schema_before(&database.url, 18).await;
+    let now_ms = store::now() * 1000;
+    let into = "flood (event, identifier, node, bucket_start, expiration, count)";
+    let live = "'doorway', 'live-' || i, 'old', $2 - 1000, $2 + 3600000, i + 1";
+    bulk_insert(&pool, into, live, 300, &[now_ms]).await;
+    let expired = "'doorway', 'expired-' || i, 'old', $2 - 7200000, $2 - 1000, 1";
+    bulk_insert(&pool, into, expired, 700, &[now_ms]).await;
+    pool.close().await;
+
+    let db = orchestra::open(&database.url).await.expect("the upgrade");
+    let pool = raw(&database.url).await;
+    let without_rowid: i64 =
+        sqlx::query_scalar("SELECT wr FROM pragma_table_list WHERE name = 'flood'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(without_rowid, 1);
+    let live = "SELECT COUNT(*) FROM flood WHERE expiration > $1";
+    assert_eq!(count(&pool, live, now_ms).await, 300);
+    let expired = "SELECT COUNT(*) FROM flood WHERE expiration <= $1";
+    assert_eq!(count(&pool, expired, now_ms).await, 0);
+    let total: i64 = sqlx::query_scalar("SELECT SUM(count) FROM flood")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(total, (1..=300).sum::<i64>(), "each count as it was");
+    // The indexes came back: the sync's statement reads through its identifier index.
+    let keys: Vec<String> = (0..3).map(|i| format!("live-{i}")).collect();
+    let asked: Vec<(&str, &str)> = keys.iter().map(|k| ("doorway", k.as_str())).collect();
+    let found = store::flood::others_counts(&db, "another node", now_ms, &asked)
+        .await
+        .expect("the sync's read");
+    assert_eq!(found.len(), 3);
+    pool.close().await;
+    db.close().await;
+}
