@@ -245,14 +245,27 @@ pub async fn by_id(db: &Db, id: i64) -> Result<Option<InstanceRow>, sqlx::Error>
         .await
 }
 
-/// An instance as a link finds it, with the link's record in the same read.
-#[derive(Debug, sqlx::FromRow)]
+/// An instance as a link finds it, with the link's record and the current step's answered
+/// branches in the same read.
+#[derive(Debug)]
 pub struct ForLink {
-    #[sqlx(flatten)]
     pub instance: InstanceRow,
     /// `None`: no record (a link issued before links were recorded); `Some(0)`: not revoked;
     /// else when it was revoked.
     pub revoked_at: Option<i64>,
+    /// The branches that have answered the instance's current step ("" for a step without
+    /// branches), in the order they answered.
+    pub answered: Vec<String>,
+}
+
+/// A row of `for_link`: the instance and the link's record, once per answered branch of the
+/// current step (once, with no branch, when none answered).
+#[derive(sqlx::FromRow)]
+struct ForLinkRow {
+    #[sqlx(flatten)]
+    instance: InstanceRow,
+    revoked_at: Option<i64>,
+    answered_branch: Option<String>,
 }
 
 /// The row a link or handle reads: the instance it names, or, when there is none, the newest
@@ -265,19 +278,37 @@ pub struct ForLink {
 const NAMED_OR_NEWEST: &str = "COALESCE((SELECT id FROM instances WHERE id = $1), \
      (SELECT MAX(id) FROM instances))";
 
-/// One read for a link: the instance, and whether the link's record is revoked. When the
+/// One read for a link: the instance, whether the link's record is revoked, and which
+/// branches answered the current step (what a step page needs to know before it offers its
+/// form: the doorway's page reads nothing else unless its step shows earlier answers). When the
 /// instance does not exist, the row is a stand-in (see `NAMED_OR_NEWEST`): keep it only when
 /// its id is `id`.
 pub async fn for_link(db: &Db, id: i64, link_hash: &str) -> Result<Option<ForLink>, sqlx::Error> {
-    sqlx::query_as(&format!(
-        "SELECT {COLUMNS}, (SELECT COALESCE(l.revoked_at, 0) FROM links l \
-         WHERE l.hash = $2 AND l.instance_id = instances.id) AS revoked_at \
-         FROM instances WHERE id = {NAMED_OR_NEWEST}"
+    let rows: Vec<ForLinkRow> = sqlx::query_as(&format!(
+        "SELECT {QUALIFIED}, (SELECT COALESCE(l.revoked_at, 0) FROM links l \
+         WHERE l.hash = $2 AND l.instance_id = instances.id) AS revoked_at, \
+         h.branch AS answered_branch \
+         FROM instances LEFT JOIN history h ON h.instance_id = instances.id \
+         AND h.step_index = instances.step_index AND h.event = 'answered' \
+         WHERE instances.id = {NAMED_OR_NEWEST} ORDER BY h.id"
     ))
     .bind(id)
     .bind(link_hash)
-    .fetch_optional(db.reader())
-    .await
+    .fetch_all(db.reader())
+    .await?;
+    let mut rows = rows.into_iter();
+    let Some(first) = rows.next() else {
+        return Ok(None);
+    };
+    let answered = std::iter::once(first.answered_branch)
+        .chain(rows.map(|r| r.answered_branch))
+        .flatten()
+        .collect();
+    Ok(Some(ForLink {
+        instance: first.instance,
+        revoked_at: first.revoked_at,
+        answered,
+    }))
 }
 
 /// An instance as a continuation handle finds it, with the payment it returns to.

@@ -147,6 +147,7 @@ async fn read_pool(
     Ok(AnyPoolOptions::new()
         .max_connections(max)
         .acquire_timeout(acquire)
+        .test_before_acquire(!sqlite)
         .after_connect(move |conn, _| {
             Box::pin(async move {
                 if sqlite {
@@ -386,9 +387,16 @@ impl Db {
         let on_connect = file.clone();
         let on_acquire = file.clone();
         let busy = acquire_timeout().as_millis();
+        // A pooled connection is pinged when it is taken (sqlx's default), a round trip to the
+        // connection's worker thread before each statement. A SQLite connection is a file in
+        // this process: there is no server to have lost it, and a file deleted or made
+        // read-only is what `before_acquire` watches. So SQLite skips the ping: a doorway page
+        // cost a third less CPU for it (docs/performance.md). PostgreSQL keeps it: a connection
+        // the server closed (a restart) is found then, not by a visitor's failed query.
         let pool = AnyPoolOptions::new()
             .max_connections(if sqlite { 4 } else { 8 })
             .acquire_timeout(acquire_timeout())
+            .test_before_acquire(!sqlite)
             .after_connect(move |conn, _| {
                 let watch = on_connect.clone();
                 Box::pin(async move {

@@ -32,6 +32,9 @@ pub struct Resolved {
     pub link: String,
     /// For a handle: the payment it returns to.
     pub payment: Option<HandlePayment>,
+    /// For a link: the branches that had answered the current step when it was read (the same
+    /// read as the instance's).
+    pub answered: Vec<String>,
 }
 
 /// The payment a handle returns to, as the resolving read found it.
@@ -94,7 +97,7 @@ pub async fn resolve_answer(
     let Some(participant) = Participant::from_claim(parsed.claims.branch.as_deref()) else {
         return Ok(Resolution::Refused);
     };
-    let (instance, usable, payment) = match parsed.claims.kind {
+    let (instance, usable, payment, answered) = match parsed.claims.kind {
         Kind::Link => {
             let hash = keys.keyed_hash("link", link);
             // A missing instance reads a stand-in row (the store's `NAMED_OR_NEWEST`), so that
@@ -103,10 +106,13 @@ pub async fn resolve_answer(
             match store::instances::for_link(db, parsed.claims.instance, &hash).await? {
                 // A link issued before links were recorded has no record and stays good until
                 // its instance's links are revoked (a new token) or it expires.
-                Some(row) if row.instance.id == parsed.claims.instance => {
-                    (Some(row.instance), row.revoked_at.unwrap_or(0) == 0, None)
-                }
-                _ => (None, false, None),
+                Some(row) if row.instance.id == parsed.claims.instance => (
+                    Some(row.instance),
+                    row.revoked_at.unwrap_or(0) == 0,
+                    None,
+                    row.answered,
+                ),
+                _ => (None, false, None, Vec::new()),
             }
         }
         Kind::Handle => {
@@ -119,9 +125,9 @@ pub async fn resolve_answer(
                             state: payment::PaymentState::parse(&s)?,
                         })
                     });
-                    (Some(row.instance), payment.is_some(), payment)
+                    (Some(row.instance), payment.is_some(), payment, Vec::new())
                 }
-                _ => (None, false, None),
+                _ => (None, false, None, Vec::new()),
             }
         }
     };
@@ -146,6 +152,7 @@ pub async fn resolve_answer(
         participant,
         link: link.to_owned(),
         payment,
+        answered,
     };
     Ok(if verified {
         Resolution::Usable(resolved)
@@ -216,8 +223,9 @@ pub struct ShownStep {
     pub answers: Vec<(String, Vec<(String, String)>)>,
 }
 
-/// Reads what `step` (the current step) needs from the history. A step that shows nothing
-/// reads only the current step's branches, as it always did.
+/// What `step` (the current step) needs from the history. A step that shows nothing needs
+/// only the current step's branches, which the link's own read brought (`Resolved::answered`);
+/// one that shows earlier answers reads them, with the current step's, in one statement.
 pub async fn earlier(
     db: &Db,
     resolved: &Resolved,
@@ -226,10 +234,8 @@ pub async fn earlier(
 ) -> Result<Earlier, Error> {
     let current = resolved.instance.step_index;
     let Some(&first) = step.shows.first() else {
-        let answered =
-            store::instances::answered_branches(db, resolved.instance.id, current).await?;
         return Ok(Earlier {
-            answered,
+            answered: resolved.answered.clone(),
             shown: Vec::new(),
         });
     };
