@@ -75,7 +75,7 @@ pub async fn build_state(
     if site.get().await.settings.anything_counts() {
         guard.warm_up().await;
     }
-    Ok(AppState {
+    Ok(AppState::new(http::Shared {
         db,
         site,
         guard,
@@ -95,7 +95,7 @@ pub async fn build_state(
         )),
         mailer: None,
         webhook_figures: Default::default(),
-    })
+    }))
 }
 
 /// Periodic maintenance: expired sessions, handles, API signatures, idempotency records, old

@@ -52,8 +52,9 @@ pub struct Db {
     /// for a lock another process holds keeps its pooled connection meanwhile, and reads must
     /// not queue behind it for one. On PostgreSQL, the same pool.
     reader: AnyPool,
-    /// A fresh connection's options, for the status report's write probe.
-    probe: AnyConnectOptions,
+    /// A fresh connection's options, for the status report's write probe (shared: a `Db` is
+    /// cloned for every request, and the options hold the URL's strings).
+    probe: Arc<AnyConnectOptions>,
     pub backend: Backend,
     /// The SQLite file this process opened, watched for deletion and for losing write access.
     file: Option<Arc<file::Watch>>,
@@ -445,7 +446,7 @@ impl Db {
         let db = Self {
             pool,
             reader,
-            probe: options,
+            probe: Arc::new(options),
             backend,
             file,
         };
@@ -501,7 +502,7 @@ impl Db {
         Ok(Self {
             pool: reader.clone(),
             reader,
-            probe,
+            probe: Arc::new(probe),
             backend,
             file,
         })
