@@ -254,7 +254,7 @@ pub struct ForLink {
     /// else when it was revoked.
     pub revoked_at: Option<i64>,
     /// The branches that have answered the instance's current step ("" for a step without
-    /// branches), in the order they answered.
+    /// branches), in no particular order (no sort on the doorway's read).
     pub answered: Vec<String>,
 }
 
@@ -290,7 +290,7 @@ pub async fn for_link(db: &Db, id: i64, link_hash: &str) -> Result<Option<ForLin
          h.branch AS answered_branch \
          FROM instances LEFT JOIN history h ON h.instance_id = instances.id \
          AND h.step_index = instances.step_index AND h.event = 'answered' \
-         WHERE instances.id = {NAMED_OR_NEWEST} ORDER BY h.id"
+         WHERE instances.id = {NAMED_OR_NEWEST}"
     ))
     .bind(id)
     .bind(link_hash)
