@@ -278,20 +278,26 @@ struct ForLinkRow {
 const NAMED_OR_NEWEST: &str = "COALESCE((SELECT id FROM instances WHERE id = $1), \
      (SELECT MAX(id) FROM instances))";
 
-/// One read for a link: the instance, whether the link's record is revoked, and which
-/// branches answered the current step (what a step page needs to know before it offers its
-/// form: the doorway's page reads nothing else unless its step shows earlier answers). When the
-/// instance does not exist, the row is a stand-in (see `NAMED_OR_NEWEST`): keep it only when
-/// its id is `id`.
-pub async fn for_link(db: &Db, id: i64, link_hash: &str) -> Result<Option<ForLink>, sqlx::Error> {
-    let rows: Vec<ForLinkRow> = sqlx::query_as(&format!(
+/// `for_link`'s statement, made once: the doorway runs it on every page.
+static FOR_LINK: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+
         "SELECT {QUALIFIED}, (SELECT COALESCE(l.revoked_at, 0) FROM links l \
          WHERE l.hash = $2 AND l.instance_id = instances.id) AS revoked_at, \
          h.branch AS answered_branch \
          FROM instances LEFT JOIN history h ON h.instance_id = instances.id \
          AND h.step_index = instances.step_index AND h.event = 'answered' \
          WHERE instances.id = {NAMED_OR_NEWEST}"
-    ))
+    )
+});
+
+/// One read for a link: the instance, whether the link's record is revoked, and which
+/// branches answered the current step (what a step page needs to know before it offers its
+/// form: the doorway's page reads nothing else unless its step shows earlier answers). When the
+/// instance does not exist, the row is a stand-in (see `NAMED_OR_NEWEST`): keep it only when
+/// its id is `id`.
+pub async fn for_link(db: &Db, id: i64, link_hash: &str) -> Result<Option<ForLink>, sqlx::Error> {
+    let rows: Vec<ForLinkRow> = sqlx::query_as(&FOR_LINK)
     .bind(id)
     .bind(link_hash)
     .fetch_all(db.reader())
