@@ -281,7 +281,6 @@ const NAMED_OR_NEWEST: &str = "COALESCE((SELECT id FROM instances WHERE id = $1)
 /// `for_link`'s statement, made once: the doorway runs it on every page.
 static FOR_LINK: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     format!(
-
         "SELECT {QUALIFIED}, (SELECT COALESCE(l.revoked_at, 0) FROM links l \
          WHERE l.hash = $2 AND l.instance_id = instances.id) AS revoked_at, \
          h.branch AS answered_branch \
@@ -298,10 +297,10 @@ static FOR_LINK: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
 /// its id is `id`.
 pub async fn for_link(db: &Db, id: i64, link_hash: &str) -> Result<Option<ForLink>, sqlx::Error> {
     let rows: Vec<ForLinkRow> = sqlx::query_as(&FOR_LINK)
-    .bind(id)
-    .bind(link_hash)
-    .fetch_all(db.reader())
-    .await?;
+        .bind(id)
+        .bind(link_hash)
+        .fetch_all(db.reader())
+        .await?;
     let mut rows = rows.into_iter();
     let Some(first) = rows.next() else {
         return Ok(None);
