@@ -376,3 +376,73 @@ async fn the_api_instance_view_pages_its_history() {
     assert_eq!(bad.status, 422);
     assert_eq!(json(&bad)["field"], "history_cursor");
 }
+
+/// A filter naming several workflows (an API token's scope) with a second filter reads its
+/// ids workflow by workflow (`store::lists::page_ids`) and keeps the newest: paged a few at a
+/// time backwards and forwards again, each instance of those workflows started that way comes
+/// once, in order, and none of another workflow or another starter.
+#[tokio::test]
+async fn a_page_over_several_workflows_keeps_the_newest_of_each_in_order() {
+    use orchestra::store::lists::{self, Filter, From};
+    let app = spawn(Flood::Memory).await;
+    let names = ["contract_review", "order_payment", "supplier_onboarding"];
+    let mut workflow_ids = Vec::new();
+    for name in names {
+        let w = orchestra::store::workflows::by_name(&app.db, name)
+            .await
+            .unwrap()
+            .unwrap();
+        workflow_ids.push(w.id);
+    }
+    let mut expected = Vec::new();
+    for i in 0..30 {
+        let name = names[i % 3];
+        let by = if i % 4 == 0 {
+            Actor::Admin("ada".into())
+        } else {
+            Actor::CommandLine
+        };
+        let id = start_as(&app, name, &format!("Mixed {i}"), &by).await;
+        if name != "order_payment" && matches!(by, Actor::CommandLine) {
+            expected.push(id);
+        }
+    }
+    expected.reverse(); // newest first
+    let filter = Filter {
+        workflows: Some(vec![workflow_ids[0], workflow_ids[2]]),
+        started_by: Some("cli"),
+        ..Filter::default()
+    };
+    let mut seen = Vec::new();
+    let mut from = From::Newest;
+    loop {
+        let page = lists::page(&app.db, &filter, from, 4).await.unwrap();
+        seen.extend(page.rows.iter().map(|r| r.id));
+        match page.more {
+            Some(last) => from = From::Before(last),
+            None => break,
+        }
+    }
+    assert_eq!(seen, expected, "backwards, newest first, each once");
+    // Forwards from the oldest: the same rows, each page newest first.
+    let oldest = *expected.last().unwrap();
+    let mut forward = Vec::new();
+    let mut from = From::After(oldest);
+    loop {
+        let page = lists::page(&app.db, &filter, from, 4).await.unwrap();
+        let mut rows: Vec<i64> = page.rows.iter().map(|r| r.id).collect();
+        rows.reverse();
+        forward.extend(rows);
+        match page.more {
+            Some(next) => from = From::After(next),
+            None => break,
+        }
+    }
+    let mut older_first = expected.clone();
+    older_first.reverse();
+    assert_eq!(
+        forward,
+        older_first[1..],
+        "forwards, oldest first, each once"
+    );
+}
