@@ -9,3 +9,12 @@ CREATE INDEX instances_workflow_state_id ON instances (workflow_id, state, id);
 CREATE INDEX instances_workflow_started_by_id ON instances (workflow_id, started_by, id);
 CREATE INDEX instances_state_started_by_id ON instances (state, started_by, id);
 CREATE INDEX instances_workflow_state_started_by_id ON instances (workflow_id, state, started_by, id);
+-- Their statistics now, not at cron's next `PRAGMA optimize`: until then SQLite priced a new
+-- index as narrow and read a page of one state through `(state, started_by, id)`, sorting the
+-- state's every row (47 ms at a million instances, right after the upgrade). A sample of each
+-- (`analysis_limit`, as `Db::optimize` takes) is enough for the planner to prefer `(state, id)`.
+PRAGMA analysis_limit = 400;
+ANALYZE instances_workflow_state_id;
+ANALYZE instances_workflow_started_by_id;
+ANALYZE instances_state_started_by_id;
+ANALYZE instances_workflow_state_started_by_id;
