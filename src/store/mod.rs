@@ -391,9 +391,10 @@ impl Db {
         // A pooled connection is pinged when it is taken (sqlx's default), a round trip to the
         // connection's worker thread before each statement. A SQLite connection is a file in
         // this process: there is no server to have lost it, and a file deleted or made
-        // read-only is what `before_acquire` watches. So SQLite skips the ping: a doorway page
-        // cost a third less CPU for it (docs/performance.md). PostgreSQL keeps it: a connection
-        // the server closed (a restart) is found then, not by a visitor's failed query.
+        // read-only is what `before_acquire` watches. So SQLite skips the ping (with the
+        // doorway's single read, a step page's CPU fell from 119–170 to 64–91 µs;
+        // docs/performance.md, "Stop 31"). PostgreSQL keeps it: a connection the server closed
+        // (a restart) is found then, not by a visitor's failed query.
         let pool = AnyPoolOptions::new()
             .max_connections(if sqlite { 4 } else { 8 })
             .acquire_timeout(acquire_timeout())

@@ -581,25 +581,12 @@ async fn the_api_takes_contacts_shows_them_to_their_token_alone_and_sends_on_req
     assert_eq!(run(&app, Some(&mailer), store::now()).await.sent, 1);
     assert_eq!(smtp.received().len(), 2);
     assert_eq!(smtp.received()[1].to, ["lee@legal.example"]);
+    let send = |body: &'static str| call(&app, "POST", &links, &a, Some(body));
     // finance has no address: nothing to send to.
-    let none = call(
-        &app,
-        "POST",
-        &links,
-        &a,
-        Some(r#"{"participant":"finance","send":true}"#),
-    )
-    .await;
+    let none = send(r#"{"participant":"finance","send":true}"#).await;
     assert_eq!(none.status, 422, "{}", none.body);
     assert_eq!(json(&none)["field"], "participant");
-    let with_ttl = call(
-        &app,
-        "POST",
-        &links,
-        &a,
-        Some(r#"{"participant":"legal","send":true,"ttl_seconds":3600}"#),
-    )
-    .await;
+    let with_ttl = send(r#"{"participant":"legal","send":true,"ttl_seconds":3600}"#).await;
     assert_eq!(json(&with_ttl)["field"], "ttl_seconds");
 
     // An emailed link counts toward the instance's daily cap of links, as an issued one does:
@@ -607,24 +594,10 @@ async fn the_api_takes_contacts_shows_them_to_their_token_alone_and_sends_on_req
     // asked for); with a cap of 3, one more, then 403 link_cap and nothing queued.
     app.set(&[("api.caps.links_per_instance_per_day", "3")])
         .await;
-    let third = call(
-        &app,
-        "POST",
-        &links,
-        &a,
-        Some(r#"{"participant":"legal","send":true}"#),
-    )
-    .await;
+    let third = send(r#"{"participant":"legal","send":true}"#).await;
     assert_eq!(third.status, 202, "{}", third.body);
     let queued = mails::of_instance(&app.db, id, 50).await.unwrap().len();
-    let over = call(
-        &app,
-        "POST",
-        &links,
-        &a,
-        Some(r#"{"participant":"legal","send":true}"#),
-    )
-    .await;
+    let over = send(r#"{"participant":"legal","send":true}"#).await;
     assert_eq!(over.status, 403, "{}", over.body);
     assert_eq!(json(&over)["error"], "link_cap");
     assert_eq!(
