@@ -2,6 +2,7 @@
 //!
 //! The bundles are immutable statics; the language is always passed in, never global.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use fluent_bundle::concurrent::FluentBundle;
@@ -189,7 +190,27 @@ fn bundle(lang: Lang) -> FluentBundle<FluentResource> {
 /// Translates `id` with string arguments. A missing message shows its id rather than failing:
 /// the test of both locales keeps that from shipping.
 pub fn tr(lang: Lang, id: &str, args: &[(&str, &str)]) -> String {
+    if args.is_empty() {
+        return text(lang, id).into_owned();
+    }
     format(lang, id, args).0
+}
+
+/// `tr` without arguments, borrowed from the bundle when the message is plain text, as most
+/// are: what templates show (`PageContext::text`), so a page's labels cost no allocation each.
+pub fn text(lang: Lang, id: &str) -> Cow<'static, str> {
+    let bundle = bundle_of(lang);
+    let Some(pattern) = bundle.get_message(id).and_then(|m| m.value()) else {
+        return Cow::Owned(id.to_owned());
+    };
+    bundle.format_pattern(pattern, None, &mut Vec::new())
+}
+
+fn bundle_of(lang: Lang) -> &'static FluentBundle<FluentResource> {
+    match lang {
+        Lang::En => &BUNDLES.en,
+        Lang::Fr => &BUNDLES.fr,
+    }
 }
 
 /// `tr`, with what Fluent could not resolve (a missing variable, message or term): shown in
@@ -199,10 +220,7 @@ fn format(
     id: &str,
     args: &[(&str, &str)],
 ) -> (String, Vec<fluent_bundle::FluentError>) {
-    let bundle = match lang {
-        Lang::En => &BUNDLES.en,
-        Lang::Fr => &BUNDLES.fr,
-    };
+    let bundle = bundle_of(lang);
     let Some(pattern) = bundle.get_message(id).and_then(|m| m.value()) else {
         return (id.to_owned(), Vec::new());
     };

@@ -2,10 +2,7 @@
 //! and every error reaches the visitor as a themed page in their language, with nothing of
 //! SQL, paths or links in it.
 
-use axum::extract::Request;
-use axum::http::header::{CACHE_CONTROL, REFERRER_POLICY};
 use axum::http::{HeaderValue, StatusCode};
-use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Response};
 
 use super::page::PageContext;
@@ -225,18 +222,10 @@ impl AppError {
     }
 }
 
-/// Renders errors as a page in the visitor's language: ours (marked), and any other error
-/// status that is not a page already.
-pub async fn render_error_pages(request: Request, next: Next) -> Response {
-    let lang = request
-        .extensions()
-        .get::<Lang>()
-        .copied()
-        .unwrap_or_default();
-    let credential = super::CREDENTIAL_PREFIXES
-        .iter()
-        .any(|p| request.uri().path().starts_with(p));
-    let response = next.run(request).await;
+/// A response as the visitor sees it: an error (ours, marked, or any other error status that
+/// is not a page already) becomes its themed page in `lang`, keeping the answer's headers; any
+/// other response is left as it is. Run on every response by `http::common`.
+pub fn themed(response: Response, lang: Lang) -> Response {
     let (status, title, message) = match response.extensions().get::<ErrorMarker>().copied() {
         Some(ErrorMarker(status, title, message)) => (status, title, message),
         // An error answered by a framework layer rather than by us (tower-sessions' empty 500
@@ -254,10 +243,6 @@ pub async fn render_error_pages(request: Request, next: Next) -> Response {
         if name != axum::http::header::CONTENT_TYPE && name != axum::http::header::CONTENT_LENGTH {
             headers.append(name.clone(), value.clone());
         }
-    }
-    if credential {
-        headers.insert(REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-        headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
     out
 }

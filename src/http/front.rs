@@ -51,14 +51,17 @@ impl<S> Front<S> {
 type BoxedResponse = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
 
 /// A refusal ready at once, a refusal that lets the site's work in progress go first, or the
-/// router's own work.
-pub enum FrontFuture {
+/// router's own work (`F`, the router's future as it is: not boxed again).
+pub enum FrontFuture<F> {
     Refused(Option<Response>),
     Deferred(BoxedResponse),
-    Passed(BoxedResponse),
+    Passed(F),
 }
 
-impl Future for FrontFuture {
+impl<F> Future for FrontFuture<F>
+where
+    F: Future<Output = Result<Response, Infallible>> + Unpin,
+{
     type Output = Result<Response, Infallible>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -66,7 +69,8 @@ impl Future for FrontFuture {
             FrontFuture::Refused(response) => Poll::Ready(Ok(response
                 .take()
                 .unwrap_or_else(|| doorway::refusal(crate::i18n::Lang::En)))),
-            FrontFuture::Deferred(future) | FrontFuture::Passed(future) => future.as_mut().poll(cx),
+            FrontFuture::Deferred(future) => future.as_mut().poll(cx),
+            FrontFuture::Passed(future) => Pin::new(future).poll(cx),
         }
     }
 }
@@ -74,17 +78,17 @@ impl Future for FrontFuture {
 impl<S> tower::Service<Request> for Front<S>
 where
     S: tower::Service<Request, Response = Response, Error = Infallible>,
-    S::Future: Send + 'static,
+    S::Future: Unpin,
 {
     type Response = Response;
     type Error = Infallible;
-    type Future = FrontFuture;
+    type Future = FrontFuture<S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, mut request: Request) -> FrontFuture {
+    fn call(&mut self, mut request: Request) -> Self::Future {
         let Shared { state, https } = &*self.shared;
         let refusal = if let Some(credential) = doorway::guarded_credential(request.uri().path()) {
             doorway::guard(state, *https, &request, credential)
@@ -106,7 +110,7 @@ where
                 }))
             }
             Some(Refusal { response, .. }) => FrontFuture::Refused(Some(response)),
-            None => FrontFuture::Passed(Box::pin(self.inner.call(request))),
+            None => FrontFuture::Passed(self.inner.call(request)),
         }
     }
 }

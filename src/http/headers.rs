@@ -7,14 +7,11 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use axum::extract::{Request, State};
 use axum::http::header::{
     CACHE_CONTROL, CONTENT_SECURITY_POLICY, STRICT_TRANSPORT_SECURITY, X_CONTENT_TYPE_OPTIONS,
     X_FRAME_OPTIONS,
 };
 use axum::http::{HeaderMap, HeaderValue};
-use axum::middleware::Next;
-use axum::response::Response;
 
 /// No inline script or style anywhere: every template takes its CSS and script from /static.
 pub const CSP: &str =
@@ -39,31 +36,30 @@ pub fn has_forwarded_headers(headers: &HeaderMap) -> bool {
         || headers.contains_key("x-real-ip")
 }
 
-pub async fn security_headers(
-    State(security): State<Security>,
-    request: Request,
-    next: Next,
-) -> Response {
-    // For the status report: forwarded headers arrive, but no proxy is named, so they are
-    // ignored and every visitor behind the proxy shares its address.
-    if !security.trust_forwarded
-        && !security.forwarded_seen.load(Ordering::Relaxed)
-        && has_forwarded_headers(request.headers())
-    {
-        security.forwarded_seen.store(true, Ordering::Relaxed);
+impl Security {
+    /// For the status report: forwarded headers arrive, but no proxy is named, so they are
+    /// ignored and every visitor behind the proxy shares its address.
+    pub fn note_forwarded(&self, headers: &HeaderMap) {
+        if !self.trust_forwarded
+            && !self.forwarded_seen.load(Ordering::Relaxed)
+            && has_forwarded_headers(headers)
+        {
+            self.forwarded_seen.store(true, Ordering::Relaxed);
+        }
     }
-    let admin = request.uri().path().starts_with("/admin");
-    let mut response = next.run(request).await;
-    let headers = response.headers_mut();
-    insert_static(headers, security.https);
-    if admin {
-        headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+
+    /// Every response's headers, and no caching of an admin page (`admin`: the request's path
+    /// is under `/admin`).
+    pub fn insert(&self, headers: &mut HeaderMap, admin: bool) {
+        insert_static(headers, self.https);
+        if admin {
+            headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        }
     }
-    response
 }
 
-/// The headers every response carries, for an answer made outside `security_headers` (the
-/// API's fast refusal).
+/// The headers every response carries, for an answer made outside the router (the API's fast
+/// refusal).
 pub fn insert_static(headers: &mut HeaderMap, https: bool) {
     headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static(NOSNIFF));
     headers.insert(CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));

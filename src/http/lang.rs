@@ -2,31 +2,27 @@
 //! `Accept-Language`, else English. Runs before everything, the doorway's guard included, so
 //! a refusal is in the visitor's language too; it costs a few string comparisons.
 
-use axum::extract::{FromRequestParts, Request};
+use axum::extract::FromRequestParts;
 use axum::http::header::{ACCEPT_LANGUAGE, SET_COOKIE};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, Uri, header};
-use axum::middleware::Next;
-use axum::response::Response;
 
 use crate::i18n::Lang;
 
 pub const COOKIE_NAME: &str = "orchestra_lang";
 
-pub async fn negotiate(mut request: Request, next: Next) -> Response {
-    let (lang, chosen) = pick(request.uri(), request.headers());
-    request.extensions_mut().insert(lang);
-    let mut response = next.run(request).await;
+/// Remembers a language the visitor chose with `?lang=` (`pick`'s second value) in a cookie on
+/// the response. Run on every response by `http::common`.
+pub fn remember(headers: &mut header::HeaderMap, chosen: Option<Lang>) {
     if let Some(lang) = chosen {
         let cookie = format!(
             "{COOKIE_NAME}={}; Path=/; Max-Age=31536000; SameSite=Lax",
             lang.code()
         );
         if let Ok(value) = HeaderValue::from_str(&cookie) {
-            response.headers_mut().append(SET_COOKIE, value);
+            headers.append(SET_COOKIE, value);
         }
     }
-    response
 }
 
 /// The visitor's language, and whether they chose it with `?lang=` on this request. Pure and

@@ -19,6 +19,7 @@ pub mod admin;
 pub mod api;
 pub mod body;
 pub mod client;
+pub mod common;
 pub mod context;
 pub mod csrf;
 pub mod doorway;
@@ -137,18 +138,17 @@ impl FromRef<AppState> for Db {
 ///    under the API's its fast refusal: a refusal is answered before anything else runs,
 ///    routing included, so it costs about what a bare 429 costs; a doorway refusal waits while
 ///    a request that passed is being answered;
-/// 2. `priority::track`: counts the request as work in progress, which refusals let go first;
-/// 3. `headers::security_headers`: nosniff, CSP, framing, HSTS, admin no-store, on every
-///    page answered below, error pages included (the doorway's refusal has them built in);
-/// 4. `trace`: one span per request (method and route, never the URI: it may hold a link);
-/// 5. `lang`: picks the visitor's language for everything below, errors included;
-/// 6. `render_error_pages`: errors become themed pages in that language, framework errors
-///    (a session that could not be saved) too;
-/// 7. `body::Limit`: a body over its route's cap is refused by its declared length, unread; the
+/// 2. `common`, one service: counts the request as work in progress, which refusals let go
+///    first (`priority`); one span per request (method and route, never the URI: it may hold
+///    a link); picks the visitor's language for everything below, errors included (`lang`);
+///    refuses writes once the database file is gone; and on the way out makes errors themed
+///    pages in that language, keeps credential paths out of referrers and caches, and adds
+///    the security headers (nosniff, CSP, framing, HSTS, admin no-store) to every page, error
+///    pages included (the doorway's refusal has them built in);
+/// 3. `body::Limit`: a body over its route's cap is refused by its declared length, unread; the
 ///    rest are capped, given the body deadline and counted against the bodies' budget;
-/// 8. per area: the doorway's credential headers; for the admin and setup pages, the CSRF
-///    nonce cookie (outside the sessions, so it needs none), the sessions, the sign-in check
-///    and the CSRF check.
+/// 4. per area: for the admin and setup pages, the CSRF nonce cookie (outside the sessions, so
+///    it needs none), the sessions, the sign-in check and the CSRF check.
 pub fn app(state: AppState, secure_cookies: bool) -> App {
     let mut state = state;
     state.shared_mut().secure_cookies = secure_cookies;
@@ -196,96 +196,24 @@ fn router(state: AppState, secure_cookies: bool) -> Router {
     doorway.merge(api).merge(site).with_state(state)
 }
 
-/// The layers every page shares (2–7 above), and, innermost, the refusal of writes once the
-/// database file is gone.
+/// The layers every page shares (2–7 above): `common::Common`, one service, with `body::Limit`
+/// inside it.
 fn with_common_layers(
     router: Router<AppState>,
     state: &AppState,
     security: &headers::Security,
 ) -> Router<AppState> {
-    router
-        .layer(axum::middleware::from_fn_with_state(
-            state.db.clone(),
-            refuse_writes_without_database,
-        ))
-        .layer(body::Limit {
-            bodies: state.bodies.clone(),
-            answer: refused_body,
-        })
-        .layer(axum::middleware::from_fn(error::render_error_pages))
-        .layer(axum::middleware::from_fn(lang::negotiate))
-        .layer(axum::middleware::from_fn(trace))
-        .layer(axum::middleware::from_fn_with_state(
-            security.clone(),
-            headers::security_headers,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            state.work.clone(),
-            priority::track,
-        ))
-}
-
-/// Refuses every request that may write (any method but GET and HEAD) once the SQLite file
-/// was deleted or replaced: the answer would be a success written into a file nobody will read.
-/// One `stat`, a few microseconds, and only on writes.
-async fn refuse_writes_without_database(
-    axum::extract::State(db): axum::extract::State<Db>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
-    let reads = matches!(
-        *request.method(),
-        axum::http::Method::GET | axum::http::Method::HEAD
-    );
-    if !reads && db.vanished() {
-        return error::AppError::Unavailable.into_response();
-    }
-    next.run(request).await
+    let common = common::Common::new(state.work.clone(), security.clone(), state.db.clone());
+    router.layer(common.layer_with(body::Limit {
+        bodies: state.bodies.clone(),
+        answer: refused_body,
+    }))
 }
 
 /// Paths whose URL may hold a credential (a link, a handle, a setup token): they are never
-/// logged as they are, and even their error pages keep out of referrers and caches.
+/// logged as they are, and every answer on them, error pages included, is kept out of
+/// referrers and caches (`common`).
 pub const CREDENTIAL_PREFIXES: [&str; 3] = ["/interaction/", "/test-provider/", "/setup/"];
-
-/// One span per request. The path is not recorded as it is: a doorway path is a credential,
-/// and so may be a path that only looks like one (`//interaction/…`, `/Interaction/…`,
-/// `/%69nteraction/…`), which no route matches. So the span names the route that matched,
-/// and a path no route matched is named by its first segment at most, and only when that
-/// segment is one of the site's own areas.
-async fn trace(
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    use tracing::Instrument;
-    let route = request
-        .extensions()
-        .get::<axum::extract::MatchedPath>()
-        .map(|p| public_route(p.as_str()));
-    let route = route.unwrap_or_else(|| unmatched(request.uri().path()));
-    let span = tracing::info_span!("request", method = %request.method(), route = %route);
-    async move {
-        let response = next.run(request).await;
-        tracing::debug!(status = response.status().as_u16(), "answered");
-        response
-    }
-    .instrument(span)
-    .await
-}
-
-/// A matched route fit for a log line: its pattern, which holds no credential.
-fn public_route(pattern: &str) -> String {
-    pattern.chars().take(200).collect()
-}
-
-/// A path no route matched: never logged as it is, since anything a visitor typed may be a
-/// link spelled slightly wrong.
-fn unmatched(path: &str) -> String {
-    const AREAS: [&str; 4] = ["/admin/", "/api/", "/static/", "/setup/"];
-    match AREAS.iter().find(|a| path.starts_with(*a)) {
-        Some(area) => format!("{area}… (no route)"),
-        None => "(no route)".to_owned(),
-    }
-}
 
 /// A refusal of `body::Limit` as the caller sees it: the themed page, the API's JSON error, or
 /// for a provider's notice too large its one plain refusal (`notice::Received::Refused`),
@@ -297,26 +225,5 @@ fn refused_body(refused: body::Refused, lang: Lang, path: &str) -> Response {
         notice::Received::Refused.into_response()
     } else {
         error::AppError::from(refused).into_response()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::unmatched;
-
-    /// Paths that look like a link but match no route say nothing of what follows.
-    #[test]
-    fn an_unmatched_path_is_never_logged_as_it_is() {
-        for path in [
-            "//interaction/1.legal.99.abc",
-            "/Interaction/1.legal.99.abc",
-            "/%69nteraction/1.legal.99.abc",
-            "/interaction",
-            "/admin/1.legal.99.abc",
-        ] {
-            assert!(!unmatched(path).contains("abc"), "{path}");
-        }
-        assert_eq!(unmatched("/admin/nowhere"), "/admin/… (no route)");
-        assert_eq!(unmatched("/x"), "(no route)");
     }
 }

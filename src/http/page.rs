@@ -1,7 +1,9 @@
 //! The one context every page carries, as plain data: language, CSRF token, flash message,
 //! who is signed in. Filled from a request by `http::context`; error pages make a plain one.
 
-use crate::i18n::{Lang, Message, tr};
+use std::borrow::Cow;
+
+use crate::i18n::{Lang, Message, text, tr};
 
 #[derive(Clone, Debug, Default)]
 pub struct PageContext {
@@ -51,6 +53,12 @@ impl PageContext {
 
     pub fn t(&self, id: &str) -> String {
         tr(self.lang, id, &[])
+    }
+
+    /// A message without arguments, borrowed when it is plain text (`i18n::text`): what
+    /// templates show, so a page's labels cost no allocation each.
+    pub fn text(&self, id: &str) -> Cow<'static, str> {
+        text(self.lang, id)
     }
 
     pub fn msg(&self, message: &Message) -> String {

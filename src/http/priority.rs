@@ -15,8 +15,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
 use axum::response::Response;
 use tokio::sync::Notify;
 
@@ -34,6 +32,8 @@ pub struct InProgress {
 }
 
 /// One request in progress, counted until it is dropped (answered, or abandoned by its caller).
+/// `http::common` counts every request the router answers, so on the doorway only requests that
+/// passed the guard are counted; refusals never are.
 pub struct Working(Arc<InProgress>);
 
 impl Drop for Working {
@@ -83,14 +83,6 @@ impl InProgress {
         }
         let _ = tokio::time::timeout(max, idle).await;
     }
-}
-
-/// Middleware counting every request it wraps as in progress, until its response is made (a
-/// body streamed after that would not be followed; no route streams). On the doorway it sits
-/// inside the guard, so only requests that passed are counted; refusals never are.
-pub async fn track(State(work): State<Arc<InProgress>>, request: Request, next: Next) -> Response {
-    let _working = work.enter();
-    next.run(request).await
 }
 
 /// A refusal decided before routing (`crate::http::front`), and whether it lets the site's

@@ -8,13 +8,12 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, Uri};
-use axum::middleware;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 
 use super::AppState;
 use super::context::{PageContext, html};
-use super::doorway::{credential_headers, cross_site};
+use super::doorway::cross_site;
 use super::error::AppError;
 use super::form::pairs;
 use super::notice::{self, Received};
@@ -31,9 +30,7 @@ pub use super::doorway::PROVIDER_PREFIX as PREFIX;
 const ROUTE: &str = "/test-provider/{handle}";
 
 pub fn router() -> Router<AppState> {
-    Router::new()
-        .route(ROUTE, get(checkout).post(settle))
-        .layer(middleware::map_response(credential_headers))
+    Router::new().route(ROUTE, get(checkout).post(settle))
 }
 
 #[derive(askama::Template)]

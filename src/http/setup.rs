@@ -27,7 +27,6 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/setup/invite/{token}", get(invite_show).post(invite_spend))
         .route("/setup/reset/{token}", get(reset_show).post(reset_spend))
         .route_layer(middleware::from_fn_with_state(state, csrf::check))
-        .layer(middleware::map_response(super::doorway::credential_headers))
 }
 
 #[derive(askama::Template)]

@@ -13,9 +13,8 @@
 
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::header::{CACHE_CONTROL, HOST, ORIGIN, REFERRER_POLICY};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
-use axum::middleware;
+use axum::http::header::{HOST, ORIGIN};
+use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 
@@ -55,16 +54,6 @@ pub fn router() -> Router<AppState> {
         // Everything under the prefix is the doorway, so a link with a stray trailing slash or
         // segment is counted and refused like any other bad link.
         .route(ROUTE, get(show).post(answer))
-        .layer(middleware::map_response(credential_headers))
-}
-
-/// Every doorway response: its URL is a credential, so it is neither sent on as a referrer
-/// nor kept in any cache.
-pub async fn credential_headers(mut response: Response) -> Response {
-    let headers = response.headers_mut();
-    headers.insert(REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    response
 }
 
 /// The link as it appears in the path: everything after the prefix.

@@ -468,7 +468,7 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Tracked {
 }
 
 struct TrackedFuture {
-    answer: super::front::FrontFuture,
+    answer: <App as tower::Service<axum::extract::Request>>::Future,
     _busy: Busy,
 }
 
