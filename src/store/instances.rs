@@ -268,15 +268,24 @@ struct ForLinkRow {
     answered_branch: Option<String>,
 }
 
-/// The row a link or handle reads: the instance it names, or, when there is none, the newest
-/// one, a stand-in read and decoded as the named one would be. A link to a missing instance
-/// then costs what a link to an existing one costs (one row read, decoded, its link looked
-/// up, its HMAC checked), so the time of a refusal does not tell which instances exist. The
-/// caller keeps the row only when its id is the one asked for. `COALESCE`
-/// stops at its first non-null argument on both backends, so the newest id is looked up only
-/// for a missing instance: one more probe at the end of the primary key.
-const NAMED_OR_NEWEST: &str = "COALESCE((SELECT id FROM instances WHERE id = $1), \
-     (SELECT MAX(id) FROM instances))";
+/// The row a link or handle reads, as a table named `instances`: the instance it names, or,
+/// when there is none, the one before it, a stand-in read and decoded as the named one would
+/// be. A link to a missing instance then costs what a link to an existing one costs (one row
+/// read, decoded, its link looked up, its HMAC checked), so the time of a refusal does not tell
+/// which instances exist. The caller keeps the row only when its id is the one asked for.
+/// Instances are never deleted and their ids start at 1, so every id from 1 up finds a row
+/// once one instance exists (an id below 1 is no instance's, and finds none).
+///
+/// One probe of the primary key either way: a backward range scan that stops at its first
+/// row (`Index Scan Backward using instances_pkey` on PostgreSQL, `SEARCH instances USING
+/// INTEGER PRIMARY KEY (rowid<?)` on SQLite). The `COALESCE` of the named id and the newest
+/// one it replaced took two probes for an instance that exists and three for one that does
+/// not (16 and 20 buffers for the link's read on PostgreSQL at 1,000,000 instances, 12 now).
+static NAMED_OR_BEFORE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "(SELECT {COLUMNS} FROM instances WHERE id <= $1 ORDER BY id DESC LIMIT 1) AS instances"
+    )
+});
 
 /// `for_link`'s statement, made once: the doorway runs it on every page.
 static FOR_LINK: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
@@ -284,16 +293,27 @@ static FOR_LINK: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
         "SELECT {QUALIFIED}, (SELECT COALESCE(l.revoked_at, 0) FROM links l \
          WHERE l.hash = $2 AND l.instance_id = instances.id) AS revoked_at, \
          h.branch AS answered_branch \
-         FROM instances LEFT JOIN history h ON h.instance_id = instances.id \
-         AND h.step_index = instances.step_index AND h.event = 'answered' \
-         WHERE instances.id = {NAMED_OR_NEWEST}"
+         FROM {named} LEFT JOIN history h ON h.instance_id = instances.id \
+         AND h.step_index = instances.step_index AND h.event = 'answered'",
+        named = *NAMED_OR_BEFORE
+    )
+});
+
+/// `for_handle`'s statement, made once: every return from the provider runs it.
+static FOR_HANDLE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "SELECT {QUALIFIED}, p.id AS payment_id, p.state AS payment_state \
+         FROM {named} \
+         LEFT JOIN handles h ON h.hash = $2 AND h.instance_id = instances.id AND h.expires > $3 \
+         LEFT JOIN payments p ON p.id = h.payment_id",
+        named = *NAMED_OR_BEFORE
     )
 });
 
 /// One read for a link: the instance, whether the link's record is revoked, and which
 /// branches answered the current step (what a step page needs to know before it offers its
 /// form: the doorway's page reads nothing else unless its step shows earlier answers). When the
-/// instance does not exist, the row is a stand-in (see `NAMED_OR_NEWEST`): keep it only when
+/// instance does not exist, the row is a stand-in (see `NAMED_OR_BEFORE`): keep it only when
 /// its id is `id`.
 pub async fn for_link(db: &Db, id: i64, link_hash: &str) -> Result<Option<ForLink>, sqlx::Error> {
     let rows: Vec<ForLinkRow> = sqlx::query_as(&FOR_LINK)
@@ -333,18 +353,12 @@ pub async fn for_handle(
     handle_hash: &str,
     now: i64,
 ) -> Result<Option<ForHandle>, sqlx::Error> {
-    sqlx::query_as(&format!(
-        "SELECT {QUALIFIED}, p.id AS payment_id, p.state AS payment_state \
-         FROM instances \
-         LEFT JOIN handles h ON h.hash = $2 AND h.instance_id = instances.id AND h.expires > $3 \
-         LEFT JOIN payments p ON p.id = h.payment_id \
-         WHERE instances.id = {NAMED_OR_NEWEST}"
-    ))
-    .bind(id)
-    .bind(handle_hash)
-    .bind(now)
-    .fetch_optional(db.reader())
-    .await
+    sqlx::query_as(&FOR_HANDLE)
+        .bind(id)
+        .bind(handle_hash)
+        .bind(now)
+        .fetch_optional(db.reader())
+        .await
 }
 
 pub async fn recent(db: &Db, limit: i64) -> Result<Vec<InstanceRow>, sqlx::Error> {

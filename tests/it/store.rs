@@ -742,8 +742,9 @@ async fn revoking_all_links_replaces_the_token_and_marks_every_record() {
         .unwrap()
         .unwrap();
     assert_eq!(unknown.revoked_at, None, "a link without a record");
-    // A missing instance reads the newest one in its place, decoded the same way, so that a
-    // refusal costs the same either way; the doorway keeps a row only when its id matches.
+    // A missing instance reads the one before it in its place (past the newest, the newest),
+    // decoded the same way, so that a refusal costs the same either way; the doorway keeps a
+    // row only when its id matches.
     let newest = an_instance(&db).await;
     let stand_in = store::instances::for_link(&db, newest + 1000, "hash-a")
         .await
@@ -758,6 +759,13 @@ async fn revoking_all_links_replaces_the_token_and_marks_every_record() {
         .unwrap()
         .expect("a stand-in row");
     assert_eq!(stand_in.instance.id, newest);
+    // No instance has an id below 1, and none stands in for one.
+    assert!(
+        store::instances::for_link(&db, 0, "hash-a")
+            .await
+            .unwrap()
+            .is_none()
+    );
 }
 
 #[tokio::test]

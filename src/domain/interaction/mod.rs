@@ -100,7 +100,7 @@ pub async fn resolve_answer(
     let (instance, usable, payment, answered) = match parsed.claims.kind {
         Kind::Link => {
             let hash = keys.keyed_hash("link", link);
-            // A missing instance reads a stand-in row (the store's `NAMED_OR_NEWEST`), so that
+            // A missing instance reads a stand-in row (the store's `NAMED_OR_BEFORE`), so that
             // both cost the same; it is dropped here, and the HMAC below checks against the
             // absent token all the same.
             match store::instances::for_link(db, parsed.claims.instance, &hash).await? {
