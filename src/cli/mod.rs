@@ -1026,7 +1026,7 @@ async fn keys_rotate(out: &Out, db: &Db, yes: bool) -> Result<i32, sqlx::Error> 
     if let Err(code) = agreed(out, yes, "cli-keys-rotate-voids", "keys rotate --yes") {
         return Ok(code);
     }
-    store::keys::rotate(db).await?;
+    store::keys::rotate(db, crate::domain::delivery::endpoints::reseal).await?;
     eprintln!("{}", Message::new("cli-keys-rotated").render(out.lang));
     Ok(0)
 }

@@ -1,6 +1,7 @@
 //! The site keys row.
 
 use super::Db;
+use super::webhooks::{self, EndpointRow};
 use crate::domain::keys::SiteKeys;
 
 /// The site keys, made and stored on first use.
@@ -29,21 +30,30 @@ pub async fn load_or_create(db: &Db) -> Result<SiteKeys, sqlx::Error> {
 
 /// The stored keys; an error when they were never made.
 pub async fn load(db: &Db) -> Result<SiteKeys, sqlx::Error> {
-    let (private_key, hash_salt, provider, token_key): (
-        String,
-        String,
-        Option<String>,
-        Option<String>,
-    ) = sqlx::query_as(
+    let row = stored(db.reader()).await?;
+    keys_of(&row.0, &row.1, &row)
+}
+
+/// The keys row as stored: private key, hash salt, provider key, token key (hex).
+type Stored = (String, String, Option<String>, Option<String>);
+
+async fn stored<'e>(
+    executor: impl sqlx::Executor<'e, Database = sqlx::Any>,
+) -> Result<Stored, sqlx::Error> {
+    sqlx::query_as(
         "SELECT private_key, hash_salt, provider_key, token_key FROM site_keys WHERE id = 1",
     )
-    .fetch_one(db.reader())
-    .await?;
+    .fetch_one(executor)
+    .await
+}
+
+/// The keys of a stored row, with its link keys (`private_key`, `hash_salt`) as given.
+fn keys_of(private_key: &str, hash_salt: &str, row: &Stored) -> Result<SiteKeys, sqlx::Error> {
     SiteKeys::from_hex(
-        &private_key,
-        &hash_salt,
-        provider.as_deref().unwrap_or(""),
-        token_key.as_deref(),
+        private_key,
+        hash_salt,
+        row.2.as_deref().unwrap_or(""),
+        row.3.as_deref(),
     )
     .ok_or_else(|| sqlx::Error::Protocol("the stored site keys are malformed".into()))
 }
@@ -60,18 +70,46 @@ pub async fn rotate_token_key(db: &Db) -> Result<(), sqlx::Error> {
 }
 
 /// Replaces both link keys: every link and handle signed so far stops verifying. The token
-/// key stays: API tokens keep working.
-pub async fn rotate(db: &Db) -> Result<SiteKeys, sqlx::Error> {
+/// key stays: API tokens keep working. What is sealed under the keys and must outlive them, the
+/// webhook endpoints' secrets, is sealed again by `reseal(old, new, endpoint)` in the same
+/// transaction, so no endpoint is left with a secret nobody can open (one that did not open
+/// under the old keys either stays as it was).
+pub async fn rotate(
+    db: &Db,
+    reseal: impl Fn(&SiteKeys, &SiteKeys, &EndpointRow) -> Option<String>,
+) -> Result<SiteKeys, sqlx::Error> {
     let fresh = SiteKeys::generate();
+    let (private_key, hash_salt) = (fresh.private_key_hex(), fresh.hash_salt_hex());
+    let mut tx = db.write().await?;
+    let row = stored(&mut *tx).await?;
+    let old = keys_of(&row.0, &row.1, &row)?;
+    let new = keys_of(&private_key, &hash_salt, &row)?;
+    // Endpoints are made one by one by administrators and API tokens: a few, read at once.
+    let endpoints: Vec<EndpointRow> = sqlx::query_as(&format!(
+        "SELECT {} FROM webhook_endpoints",
+        webhooks::COLUMNS
+    ))
+    .fetch_all(&mut *tx)
+    .await?;
+    for endpoint in &endpoints {
+        if let Some(sealed) = reseal(&old, &new, endpoint) {
+            sqlx::query("UPDATE webhook_endpoints SET secret = $1 WHERE id = $2")
+                .bind(sealed)
+                .bind(endpoint.id)
+                .execute(&mut *tx)
+                .await?;
+        }
+    }
     sqlx::query(
         "UPDATE site_keys SET private_key = $1, hash_salt = $2, created_at = $3 WHERE id = 1",
     )
-    .bind(fresh.private_key_hex())
-    .bind(fresh.hash_salt_hex())
+    .bind(&private_key)
+    .bind(&hash_salt)
     .bind(super::now())
-    .execute(&db.pool)
+    .execute(&mut *tx)
     .await?;
-    load(db).await
+    tx.commit().await?;
+    Ok(new)
 }
 
 /// When the keys were made or last rotated, if they exist.

@@ -33,7 +33,8 @@ impl std::fmt::Debug for EndpointRow {
     }
 }
 
-const COLUMNS: &str = "id, url, events, secret, enabled, failures, created_at, api_token_id";
+pub(crate) const COLUMNS: &str =
+    "id, url, events, secret, enabled, failures, created_at, api_token_id";
 
 /// Inserts an endpoint whose secret is sealed by `seal` once its id is known (the id is the
 /// seal's associated data), in one transaction: no row ever holds an unsealed secret. `token`:

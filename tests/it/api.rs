@@ -2015,7 +2015,9 @@ async fn a_token_made_before_the_token_key_survives_the_upgrade_and_a_rotation_o
         }
     };
     assert_eq!(status(&app).await, 200, "the upgrade keeps the token");
-    store::keys::rotate(&app.db).await.unwrap();
+    store::keys::rotate(&app.db, orchestra::domain::delivery::endpoints::reseal)
+        .await
+        .unwrap();
     app.state.site.refresh().await;
     assert_eq!(
         status(&app).await,

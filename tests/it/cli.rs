@@ -1092,7 +1092,7 @@ async fn keys_rotate_voids_every_link_issued_before() {
         "still works"
     );
     cli.run(&["keys", "rotate", "--yes"])
-        .expect(0, "", "New site keys are in place. Every link and handle issued before now no longer works, and every administrator signs in again. API tokens keep working.\n");
+        .expect(0, "", "New site keys are in place. Every link and handle issued before now no longer works, and every administrator signs in again. API tokens and webhook endpoints keep working.\n");
 
     let keys = store::keys::load_or_create(&db).await.unwrap();
     assert!(!orchestra::domain::capability::verify(
@@ -1140,7 +1140,7 @@ async fn keys_rotate_voids_every_link_issued_before() {
     cli.run_fr(&["keys", "rotate", "--yes"]).expect(
         0,
         "",
-        "De nouvelles clés du site sont en place. Aucun lien ni jeton de retour émis avant maintenant ne fonctionne plus, et chaque administrateur se reconnecte. Les jetons d'API continuent de fonctionner.\n",
+        "De nouvelles clés du site sont en place. Aucun lien ni jeton de retour émis avant maintenant ne fonctionne plus, et chaque administrateur se reconnecte. Les jetons d'API et les points de réception des webhooks continuent de fonctionner.\n",
     );
 }
 
@@ -1257,7 +1257,7 @@ async fn every_command_migrates_an_empty_database() {
             &["keys", "rotate", "--yes"],
             0,
             "",
-            "New site keys are in place. Every link and handle issued before now no longer works, and every administrator signs in again. API tokens keep working.\n",
+            "New site keys are in place. Every link and handle issued before now no longer works, and every administrator signs in again. API tokens and webhook endpoints keep working.\n",
         ),
     ];
     for (args, code, stdout, stderr) in cases {

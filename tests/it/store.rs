@@ -846,7 +846,9 @@ async fn the_site_keys_are_made_once_and_rotated() {
         "made once"
     );
     assert!(store::keys::created_at(&db).await.unwrap().is_some());
-    let rotated = store::keys::rotate(&db).await.unwrap();
+    let rotated = store::keys::rotate(&db, orchestra::domain::delivery::endpoints::reseal)
+        .await
+        .unwrap();
     assert_ne!(first.keyed_hash("t", "x"), rotated.keyed_hash("t", "x"));
     let loaded = store::keys::load_or_create(&db).await.unwrap();
     assert_eq!(loaded.keyed_hash("t", "x"), rotated.keyed_hash("t", "x"));

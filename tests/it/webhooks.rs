@@ -451,6 +451,49 @@ async fn a_receiver_gets_each_event_of_an_instance_signed() {
     assert!(!logs.contains(reviewer.rsplit('/').next().unwrap()));
 }
 
+/// Rotating the site keys voids links and sessions, not an endpoint's secret: it is sealed
+/// again under the new keys in the rotation's transaction, and what is sent after it is signed
+/// with the secret the receiver was given.
+#[tokio::test]
+async fn an_endpoint_keeps_its_secret_through_a_rotation_of_the_site_keys() {
+    let app = spawn(Flood::Memory).await;
+    let r = receiver(200).await;
+    let (endpoint, secret) = hook(&app, &r, Some("instance.started")).await;
+    let sealed_before = orchestra::store::webhooks::by_id(&app.db, endpoint)
+        .await
+        .unwrap()
+        .unwrap()
+        .secret;
+    let new_keys =
+        orchestra::store::keys::rotate(&app.db, orchestra::domain::delivery::endpoints::reseal)
+            .await
+            .unwrap();
+    let row = orchestra::store::webhooks::by_id(&app.db, endpoint)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_ne!(row.secret, sealed_before, "sealed again");
+    assert!(
+        !row.secret.contains(&secret[6..]),
+        "still sealed, never in clear"
+    );
+    app.start("supplier_onboarding", "After the rotation").await;
+    let sent = send::run_once(
+        &app.db,
+        &new_keys,
+        orchestra::store::now(),
+        true,
+        &app.state.webhook_figures,
+    )
+    .await
+    .unwrap();
+    assert_eq!(sent, 1);
+    let got = r.got();
+    assert_eq!(got.len(), 1);
+    let (headers, body) = &got[0];
+    assert!(verifies(&secret, headers, body), "{headers:?} {body}");
+}
+
 #[tokio::test]
 async fn a_failing_receiver_gets_retries_with_the_same_id() {
     let app = spawn(Flood::Memory).await;

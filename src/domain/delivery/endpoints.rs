@@ -205,12 +205,18 @@ fn seal(keys: &SiteKeys, id: i64, secret: &Secret) -> Option<String> {
     jar.get(&name).map(|c| c.value().to_owned())
 }
 
-/// An endpoint's secret, opened. `None` when it does not open (the site keys were rotated
-/// since it was made: the endpoint must be made again).
+/// An endpoint's secret, opened. `None` when it does not open: sealed under other keys (a
+/// rotation by a version that did not seal secrets again; the endpoint must be made again).
 pub fn open_secret(keys: &SiteKeys, row: &EndpointRow) -> Option<Secret> {
     let cookie = Cookie::new(seal_name(row.id), row.secret.clone());
     let opened = CookieJar::new().private(&seal_key(keys)).decrypt(cookie)?;
     Secret::from_bytes(hex::decode(opened.value()).ok()?)
+}
+
+/// An endpoint's secret sealed again under `new` (`store::keys::rotate`); `None` when it does
+/// not open under `old`.
+pub fn reseal(old: &SiteKeys, new: &SiteKeys, row: &EndpointRow) -> Option<String> {
+    seal(new, row.id, &open_secret(old, row)?)
 }
 
 fn seal_key(keys: &SiteKeys) -> cookie::Key {
