@@ -196,8 +196,8 @@ fn router(state: AppState, secure_cookies: bool) -> Router {
     doorway.merge(api).merge(site).with_state(state)
 }
 
-/// The layers every page shares (2–7 above): `common::Common`, one service, with `body::Limit`
-/// inside it.
+/// The layers every page shares (2 and 3 above): `common::Common`, one service, with
+/// `body::Limit` inside it.
 fn with_common_layers(
     router: Router<AppState>,
     state: &AppState,
