@@ -116,6 +116,8 @@ cli-init-done = The database is ready.
 
 # Issue 12: the integrator API
 api-not-found = There is no such resource.
+api-internal = Something went wrong on our side.
+api-bad-text = The request holds text that cannot be stored.
 api-unauthorized = A valid API token is needed: send it as Authorization: Bearer <token>.
 api-too-many-failures = Too many requests from this address with a token this site does not know. Wait before trying again (Retry-After says how long).
 api-bad-signature = The request signature is not valid: an unknown key, a changed request, a timestamp more than 5 minutes away, or a signature already used.

@@ -116,6 +116,8 @@ cli-init-done = La base de données est prête.
 
 # Issue 12: the integrator API
 api-not-found = Cette ressource n'existe pas.
+api-internal = Une erreur s'est produite de notre côté.
+api-bad-text = La requête contient du texte qui ne peut pas être enregistré.
 api-unauthorized = Un jeton d'API valide est nécessaire : envoyez-le comme Authorization: Bearer <jeton>.
 api-too-many-failures = Trop de requêtes depuis cette adresse avec un jeton que ce site ne connaît pas. Attendez avant de réessayer (Retry-After dit combien de temps).
 api-bad-signature = La signature de la requête n'est pas valide : une clé inconnue, une requête modifiée, un horodatage à plus de 5 minutes ou une signature déjà utilisée.

@@ -822,6 +822,41 @@ async fn a_path_or_a_method_the_api_does_not_have_is_answered_in_json() {
     );
 }
 
+/// A failure of ours is the API's JSON `internal` error, its message in the caller's language
+/// like every other (it is made where the language is not known, and said again in it), and
+/// says nothing of the failure itself.
+#[tokio::test]
+async fn a_failure_of_ours_is_answered_in_json_in_the_callers_language() {
+    let app = spawn(Flood::Memory).await;
+    let t = token(&app, "crm", None, None).await;
+    let url = orchestra::store::normalize_url(&app.database.url)
+        .unwrap()
+        .1;
+    let raw = sqlx::AnyPool::connect(&url).await.unwrap();
+    sqlx::query("ALTER TABLE workflows RENAME TO workflows_gone")
+        .execute(&raw)
+        .await
+        .unwrap();
+    let client = app.client();
+    for (lang, expected) in [
+        ("en", "Something went wrong on our side."),
+        ("fr", "Une erreur s'est produite de notre côté."),
+    ] {
+        let page = read(
+            client
+                .get(app.url("/api/v1/workflows"))
+                .header("authorization", format!("Bearer {t}"))
+                .header("accept-language", lang),
+        )
+        .await;
+        assert_eq!(page.status, 500, "{}", page.body);
+        assert_eq!(page.header("content-type"), Some("application/json"));
+        assert_eq!(json(&page)["error"], "internal");
+        assert_eq!(json(&page)["message"], expected, "{lang}");
+        assert!(!page.body.contains("workflows"), "{}", page.body);
+    }
+}
+
 /// A body of the wrong shape names what is wrong: the field whose type is wrong (a nested one by
 /// its dotted path), or `body` when it is no JSON or not an object.
 #[tokio::test]

@@ -106,9 +106,14 @@ async fn unknown_path(lang: Lang) -> ApiError {
     ApiError::not_found(lang)
 }
 
-/// The router's `405` for a method a route does not take, as the API's JSON, with its `Allow`.
+/// The router's `405` for a method a route does not take, as the API's JSON, with its `Allow`;
+/// and an error made where the caller's language was not at hand (`Late`), in that language.
 async fn json_method_not_allowed(lang: Lang, request: Request, next: Next) -> Response {
     let response = next.run(request).await;
+    if let Some(Late(code, id)) = response.extensions().get::<Late>().copied() {
+        return ApiError::new(response.status(), code, Message::new(id).render(lang))
+            .into_response();
+    }
     if response.status() != StatusCode::METHOD_NOT_ALLOWED {
         return response;
     }
@@ -127,6 +132,12 @@ async fn json_method_not_allowed(lang: Lang, request: Request, next: Next) -> Re
     answer
 }
 
+/// An error whose message was made without the caller's language (in a `From` conversion: a
+/// failure of ours, text the database cannot store): its code and message id, on the response,
+/// for the router's layer to say it again in the caller's language.
+#[derive(Clone, Copy)]
+struct Late(&'static str, &'static str);
+
 /// An API error: a status, a stable code and a message (plus the field for bad input).
 pub struct ApiError {
     status: StatusCode,
@@ -134,6 +145,8 @@ pub struct ApiError {
     message: String,
     /// The input that is wrong: a field's name, a nested one's dotted path, or `body`.
     field: Option<Cow<'static, str>>,
+    /// The message's id when it was made in English for want of the caller's language.
+    late: Option<&'static str>,
 }
 
 impl ApiError {
@@ -143,6 +156,16 @@ impl ApiError {
             code,
             message: message.into(),
             field: None,
+            late: None,
+        }
+    }
+
+    /// An error made where the caller's language is not known: English here, said again in the
+    /// caller's language by the router's layer (`Late`).
+    fn late(status: StatusCode, code: &'static str, id: &'static str) -> Self {
+        Self {
+            late: Some(id),
+            ..Self::new(status, code, Message::new(id).render(Lang::En))
         }
     }
 
@@ -167,10 +190,10 @@ impl ApiError {
 
     /// A failure of ours, logged where it happened.
     fn internal() -> Self {
-        Self::new(
+        Self::late(
             StatusCode::INTERNAL_SERVER_ERROR,
             "internal",
-            "Something went wrong on our side.",
+            "api-internal",
         )
     }
 
@@ -190,7 +213,11 @@ impl IntoResponse for ApiError {
             message: self.message,
             field: self.field,
         };
-        (self.status, Json(body)).into_response()
+        let mut response = (self.status, Json(body)).into_response();
+        if let Some(id) = self.late {
+            response.extensions_mut().insert(Late(self.code, id));
+        }
+        response
     }
 }
 
@@ -201,11 +228,7 @@ impl From<crate::error::Error> for ApiError {
         {
             // The net under `body`'s own check: bad input, wherever it came from.
             tracing::info!("refused text the database cannot store");
-            return Self::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid",
-                "The request holds text that cannot be stored.",
-            );
+            return Self::late(StatusCode::UNPROCESSABLE_ENTITY, "invalid", "api-bad-text");
         }
         tracing::error!(error = %e, "API request failed");
         Self::internal()
