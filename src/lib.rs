@@ -166,14 +166,21 @@ pub async fn serve(
             }
         })
     });
-    let background = spawn_background(state.clone(), config.flood_sync);
+    let (stopping, stop) = domain::outbox::Stop::new();
+    let background = spawn_background(state.clone(), config.flood_sync, stop);
     let options = http::server::Options {
         limits: config.connections,
         https: secure,
         proxies: state.proxies.clone(),
     };
     let result = http::server::serve(listener, app, options, shutdown_signal()).await;
-    background.abort();
+    // The timers stop; a message in flight is finished and recorded, not cut off.
+    stopping.set();
+    let abort = background.abort_handle();
+    if tokio::time::timeout(SENDERS_GRACE, background).await.is_err() {
+        tracing::warn!("the senders did not stop in time; stopped");
+        abort.abort();
+    }
     if let Some(metrics) = metrics {
         metrics.abort();
     }
@@ -199,98 +206,87 @@ pub async fn serve(
 }
 
 /// How often the server sends the webhooks and emails that are due.
-const WEBHOOKS_INTERVAL: Duration = Duration::from_secs(5);
+const SENDERS_INTERVAL: Duration = Duration::from_secs(5);
+
+/// How long the stop waits for the senders' messages in flight (an SMTP exchange, a webhook
+/// attempt) to end and be recorded.
+const SENDERS_GRACE: Duration = Duration::from_secs(35);
 
 /// How long the stop waits for the flood store's last write.
 const FINAL_SYNC: Duration = Duration::from_secs(5);
 
 /// The server's timers: the flood store's upkeep every `sync_every` (its sync, and the sizing
-/// charts' and the log's periods), webhooks every `WEBHOOKS_INTERVAL`, and `cron` every
-/// `CRON_INTERVAL`, the first of each at once:
-/// a backlog of expired rows (after a flood, say) is deleted in the background while the
-/// server answers, never before it listens. The two run side by side, so a long cron never
-/// delays a sync. `serve` starts them; a test may start them on an app of its own.
-pub fn spawn_background(state: AppState, sync_every: Duration) -> tokio::task::JoinHandle<()> {
+/// charts' and the log's periods), the webhook and email senders every `SENDERS_INTERVAL`, and
+/// `cron` every `CRON_INTERVAL`, the first of each at once: a backlog of expired rows (after a
+/// flood, say) is deleted in the background while the server answers, never before it listens.
+/// They run side by side, so a long cron never delays a sync. Each stops at `stop`, the run in
+/// progress finished first (an email in flight is sent and recorded). `serve` starts them; a
+/// test may start them on an app of its own.
+pub fn spawn_background(
+    state: AppState,
+    sync_every: Duration,
+    stop: domain::outbox::Stop,
+) -> tokio::task::JoinHandle<()> {
+    use domain::outbox::every;
     tokio::spawn(async move {
-        let upkeep = async {
-            let mut sync = tokio::time::interval(sync_every);
-            sync.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                sync.tick().await;
-                // Nothing is written into a database file that was deleted or replaced.
-                if state.db.vanished() {
-                    continue;
-                }
-                // Read from the snapshot every request uses, so a change of settings that
-                // starts counting starts the upkeep at the next tick.
-                let counting = state.site.get().await.settings.anything_counts();
-                if let Some(Err(e)) = state.guard.upkeep(counting).await {
-                    tracing::warn!(error = %e, "flood store sync failed; counting locally until it works");
-                }
-                // Closes the sizing charts' and the log's periods off the request path.
-                state.guard.tick();
+        let upkeep = every(sync_every, stop.clone(), || async {
+            // Nothing is written into a database file that was deleted or replaced.
+            if state.db.vanished() {
+                return;
             }
-        };
-        let cron = async {
-            let mut cron = tokio::time::interval(CRON_INTERVAL);
-            cron.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                cron.tick().await;
-                if state.db.vanished() {
-                    continue;
-                }
-                if let Err(e) = run_cron(&state.db, &state.guard).await {
-                    tracing::error!(error = %e, "cron failed");
-                }
+            // Read from the snapshot every request uses, so a change of settings that starts
+            // counting starts the upkeep at the next tick.
+            let counting = state.site.get().await.settings.anything_counts();
+            if let Some(Err(e)) = state.guard.upkeep(counting).await {
+                tracing::warn!(error = %e, "flood store sync failed; counting locally until it works");
             }
-        };
-        // Webhooks go out here, off every request's path.
+            // Closes the sizing charts' and the log's periods off the request path.
+            state.guard.tick();
+        });
+        let cron = every(CRON_INTERVAL, stop.clone(), || async {
+            if state.db.vanished() {
+                return;
+            }
+            if let Err(e) = run_cron(&state.db, &state.guard).await {
+                tracing::error!(error = %e, "cron failed");
+            }
+        });
+        // Webhooks go out here, off every request's path, each endpoint by a task of its own.
         let hooks = async {
-            let mut hooks = tokio::time::interval(WEBHOOKS_INTERVAL);
-            hooks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                hooks.tick().await;
-                if state.db.vanished() {
-                    continue;
-                }
-                let keys = state.site.get().await.keys.clone();
-                let allow = state.webhooks_private_allowed();
-                if let Err(e) = domain::delivery::send::run_once(
-                    &state.db,
-                    &keys,
-                    store::now(),
-                    allow,
-                    &state.webhook_figures,
+            let sender = domain::delivery::send::Sender {
+                db: state.db.clone(),
+                keys: state.site.get().await.keys.clone(),
+                allow_private: state.webhooks_private_allowed(),
+                figures: state.webhook_figures.clone(),
+            };
+            sender
+                .run(
+                    SENDERS_INTERVAL,
+                    state.site.clone(),
+                    state.webhooks_allow_private.clone(),
+                    stop.clone(),
                 )
-                .await
-                {
-                    tracing::error!(error = %e, "webhook delivery failed");
-                }
-            }
+                .await;
         };
         // Participants' emails and steps' deadlines, likewise.
-        let mail = async {
-            let mut mail = tokio::time::interval(WEBHOOKS_INTERVAL);
-            mail.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                mail.tick().await;
-                if state.db.vanished() {
-                    continue;
-                }
-                let site = state.site.get().await;
-                if let Err(e) = domain::mail::send::run_once(
-                    &state.db,
-                    &state.versions,
-                    &site,
-                    state.mailer.as_deref(),
-                    store::now(),
-                )
-                .await
-                {
-                    tracing::error!(error = %e, "the email sender failed");
-                }
+        let mail = every(SENDERS_INTERVAL, stop.clone(), || async {
+            if state.db.vanished() {
+                return;
             }
-        };
+            let site = state.site.get().await;
+            if let Err(e) = domain::mail::send::run_until(
+                &state.db,
+                &state.versions,
+                &site,
+                state.mailer.as_deref(),
+                store::now(),
+                &stop,
+            )
+            .await
+            {
+                tracing::error!(error = %e, "the email sender failed");
+            }
+        });
         tokio::join!(upkeep, cron, hooks, mail);
     })
 }

@@ -134,6 +134,8 @@ api-busy = The server is answering as many requests as it can; try again in a mo
 api-nul = Text may not hold a NUL character (\u0000).
 api-workflow-missing = Name the workflow by its machine name.
 api-running-cap = This token has { $cap } running instances already, its cap. Let some end first.
+api-email-rate-address = This address has been sent { $cap } link emails through the API this hour, as many as it may: try again next hour.
+api-email-rate-token = This token has asked for { $cap } link emails this hour, as many as it may: try again next hour.
 api-link-cap = This instance has had { $cap ->
         [one] { $cap } link
        *[other] { $cap } links

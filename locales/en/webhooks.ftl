@@ -1,7 +1,7 @@
 # Issue 22: the webhooks page (docs/delivery.md).
 nav-webhooks = Webhooks
 webhooks-title = Webhooks
-webhooks-intro = Endpoints that are sent a signed message (Standard Webhooks) when an instance starts, a step is answered, a payment is confirmed or an instance ends. An endpoint is disabled after 15 failed deliveries in a row; enable it again once its receiver works.
+webhooks-intro = Endpoints that are sent a signed message (Standard Webhooks) when an instance starts, a step is answered, a payment is confirmed or an instance ends. A message that fails is tried again over about three days. An endpoint is disabled only when a message has failed every try of those days with nothing taken meanwhile; what is sent while it fails or is disabled waits, and goes out once it works again (or is enabled).
 webhooks-none = No endpoint yet.
 webhooks-url = URL
 webhooks-events = Events
@@ -16,9 +16,15 @@ webhooks-owner-site = An administrator
 webhooks-owner-token = API token { $name } (its own instances only)
 webhooks-enabled = Enabled
 webhooks-disabled-why = { $failures ->
-    [one] Disabled after 1 failed delivery
-   *[other] Disabled after { $failures } failed deliveries in a row
+    [one] Disabled after 1 failed attempt: messages wait for it
+   *[other] Disabled after { $failures } failed attempts in a row: messages wait for it
 }
+webhooks-failing-since = Failing since { $at }
+webhooks-disable = Disable
+webhooks-retry = Retry now
+webhooks-retried-flash = What waited for this endpoint is due now: it is sent within a few seconds, each message with its own id.
+webhooks-retried-disabled-flash = The endpoint is disabled: what waits for it is sent once you enable it again.
+webhooks-disabled-flash = Endpoint disabled: nothing is sent to it, and its messages wait until it is enabled again.
 webhooks-never = Never
 webhooks-log = Delivery log
 webhooks-enable = Enable again
@@ -34,7 +40,7 @@ webhooks-delete-title = Delete the endpoint { $url }?
 webhooks-delete-explain = Nothing more is sent to it, and its delivery log goes with it. Messages already written stay in the outbox for other endpoints.
 webhooks-delete-confirm = Delete the endpoint
 webhooks-deleted-flash = Endpoint deleted.
-webhooks-enabled-flash = Endpoint enabled again: new messages are queued for it.
+webhooks-enabled-flash = Endpoint enabled again: what waited for it is sent now, and new messages are queued for it.
 webhooks-log-title = Delivery log
 webhooks-log-attempts = Attempts, newest first
 webhooks-log-none = Nothing has been sent to this endpoint yet.

@@ -137,6 +137,8 @@ api-running-cap = Ce jeton a déjà { $cap ->
         [one] { $cap } instance
        *[other] { $cap } instances
     } en cours, son plafond. Attendez que certaines se terminent.
+api-email-rate-address = Cette adresse a reçu { $cap } courriels de lien par l'API cette heure-ci, autant qu'elle le peut : réessayez l'heure prochaine.
+api-email-rate-token = Ce jeton a demandé { $cap } courriels de lien cette heure-ci, autant qu'il le peut : réessayez l'heure prochaine.
 api-link-cap = Cette instance a reçu { $cap ->
         [one] { $cap } lien
        *[other] { $cap } liens

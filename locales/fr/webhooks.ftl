@@ -1,7 +1,7 @@
 # Issue 22 : la page des webhooks (docs/delivery.md).
 nav-webhooks = Webhooks
 webhooks-title = Webhooks
-webhooks-intro = Les points de réception reçoivent un message signé (Standard Webhooks) quand une instance démarre, qu'une étape reçoit une réponse, qu'un paiement est confirmé ou qu'une instance se termine. Un point de réception est désactivé après 15 envois échoués d'affilée ; réactivez-le une fois son récepteur réparé.
+webhooks-intro = Les points de réception reçoivent un message signé (Standard Webhooks) quand une instance démarre, qu'une étape reçoit une réponse, qu'un paiement est confirmé ou qu'une instance se termine. Un message qui échoue est réessayé pendant environ trois jours. Un point de réception n'est désactivé que lorsqu'un message a échoué à chaque essai de ces jours sans que rien ne soit accepté entre-temps ; ce qui est envoyé pendant qu'il échoue ou est désactivé attend, et part dès qu'il refonctionne (ou est réactivé).
 webhooks-none = Aucun point de réception pour l'instant.
 webhooks-url = URL
 webhooks-events = Événements
@@ -16,9 +16,15 @@ webhooks-owner-site = Un administrateur
 webhooks-owner-token = Jeton d'API { $name } (ses propres instances seulement)
 webhooks-enabled = Actif
 webhooks-disabled-why = { $failures ->
-    [one] Désactivé après 1 envoi échoué
-   *[other] Désactivé après { $failures } envois échoués d'affilée
+    [one] Désactivé après 1 essai échoué : les messages l'attendent
+   *[other] Désactivé après { $failures } essais échoués d'affilée : les messages l'attendent
 }
+webhooks-failing-since = En échec depuis { $at }
+webhooks-disable = Désactiver
+webhooks-retry = Réessayer maintenant
+webhooks-retried-flash = Ce qui attendait ce point de réception part maintenant, dans quelques secondes, chaque message avec son identifiant.
+webhooks-retried-disabled-flash = Le point de réception est désactivé : ce qui l'attend part dès que vous le réactivez.
+webhooks-disabled-flash = Point de réception désactivé : plus rien ne lui est envoyé, et ses messages attendent qu'il soit réactivé.
 webhooks-never = Jamais
 webhooks-log = Journal
 webhooks-enable = Réactiver
@@ -34,7 +40,7 @@ webhooks-delete-title = Supprimer le point de réception { $url } ?
 webhooks-delete-explain = Plus rien ne lui sera envoyé, et son journal des envois disparaît avec lui. Les messages déjà écrits restent dans la boîte d'envoi pour les autres points de réception.
 webhooks-delete-confirm = Supprimer le point de réception
 webhooks-deleted-flash = Point de réception supprimé.
-webhooks-enabled-flash = Point de réception réactivé : les nouveaux messages lui sont de nouveau destinés.
+webhooks-enabled-flash = Point de réception réactivé : ce qui l'attendait part maintenant, et les nouveaux messages lui sont de nouveau destinés.
 webhooks-log-title = Journal des envois
 webhooks-log-attempts = Envois, du plus récent au plus ancien
 webhooks-log-none = Rien n'a encore été envoyé à ce point de réception.

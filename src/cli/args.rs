@@ -16,6 +16,15 @@ pub struct ListArgs {
     pub before: Option<String>,
 }
 
+/// What `webhook delete|enable|disable|retry` does to an endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WebhookChange {
+    Delete,
+    Enable,
+    Disable,
+    Retry,
+}
+
 /// A command line, parsed.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Parsed {
@@ -90,8 +99,8 @@ pub enum Parsed {
         events: Option<String>,
     },
     WebhookList,
-    WebhookDelete(String),
-    WebhookEnable(String),
+    /// `webhook delete|enable|disable|retry ID`.
+    WebhookChange(WebhookChange, String),
 }
 
 /// A token's scope as its options wrote it (`--abilities`, `--reach`, `--workflows`); each
@@ -379,12 +388,15 @@ pub fn grammar(lang: Lang) -> Command {
                         "cli-arg-webhook-id",
                     )),
                 )
-                .subcommand(
-                    command(lang, "enable", "cli-about-webhook-enable").arg(positional(
-                        lang,
-                        "ID",
-                        "cli-arg-webhook-id",
-                    )),
+                .subcommands(
+                    [
+                        ("enable", "cli-about-webhook-enable"),
+                        ("disable", "cli-about-webhook-disable"),
+                        ("retry", "cli-about-webhook-retry"),
+                    ]
+                    .map(|(name, about)| {
+                        command(lang, name, about).arg(positional(lang, "ID", "cli-arg-webhook-id"))
+                    }),
                 ),
         )
         .subcommand(
@@ -533,8 +545,15 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
             events: value(m, "events"),
         },
         ("webhook", Some(("list", _))) => Parsed::WebhookList,
-        ("webhook", Some(("delete", m))) => Parsed::WebhookDelete(required(m, "ID")),
-        ("webhook", Some(("enable", m))) => Parsed::WebhookEnable(required(m, "ID")),
+        ("webhook", Some((change @ ("delete" | "enable" | "disable" | "retry"), m))) => {
+            let change = match change {
+                "delete" => WebhookChange::Delete,
+                "enable" => WebhookChange::Enable,
+                "disable" => WebhookChange::Disable,
+                _ => WebhookChange::Retry,
+            };
+            Parsed::WebhookChange(change, required(m, "ID"))
+        }
         _ => return Err(unknown(args)),
     })
 }

@@ -162,8 +162,7 @@ pub async fn run(args: Vec<String>) -> i32 {
             webhook_create(&out, &db, &url, events.as_deref()).await
         }
         Parsed::WebhookList => webhook_list(&db).await,
-        Parsed::WebhookDelete(id) => webhook_change(&out, &db, &id, false).await,
-        Parsed::WebhookEnable(id) => webhook_change(&out, &db, &id, true).await,
+        Parsed::WebhookChange(change, id) => webhook_change(&out, &db, &id, change).await,
         // Answered above, before the database.
         Parsed::Help(_)
         | Parsed::Version
@@ -585,6 +584,7 @@ async fn instance_start(
         &crate::domain::links::Actor::CommandLine,
         None,
         contacts,
+        None,
     )
     .await?
     {
@@ -986,10 +986,13 @@ async fn cron(config: &Config, db: &Db) -> Result<i32, sqlx::Error> {
     // What is due goes out from cron too, for a site whose server is not always running.
     let keys = store::keys::load(db).await?;
     let allow = crate::domain::delivery::endpoints::allow_private();
-    let figures = crate::domain::delivery::send::Figures::default();
-    if let Err(e) =
-        crate::domain::delivery::send::run_once(db, &keys, store::now(), allow, &figures).await
-    {
+    let sender = crate::domain::delivery::send::Sender {
+        db: db.clone(),
+        keys,
+        allow_private: allow,
+        figures: Default::default(),
+    };
+    if let Err(e) = sender.run_once(store::now()).await {
         tracing::error!(error = %e, "webhook delivery failed");
     }
     let site = crate::domain::site::Site::load(db.clone())
@@ -1285,24 +1288,46 @@ async fn webhook_list(db: &Db) -> Result<i32, sqlx::Error> {
     Ok(0)
 }
 
-/// `webhook enable` takes a disabled endpoint back (its run of failures forgotten), as the
-/// admin page's *Enable again* does; `webhook delete` removes one. Exit 2 for no such endpoint.
-async fn webhook_change(out: &Out, db: &Db, id: &str, enable: bool) -> Result<i32, sqlx::Error> {
+/// `webhook enable` takes a disabled endpoint back (its run of failures forgotten, what waited
+/// for it due now), `disable` sets one aside (its messages wait), `retry` sends at once what
+/// waits, as the admin page's buttons do; `webhook delete` removes one. Exit 2 for no such
+/// endpoint.
+async fn webhook_change(
+    out: &Out,
+    db: &Db,
+    id: &str,
+    change: crate::cli::args::WebhookChange,
+) -> Result<i32, sqlx::Error> {
+    use crate::cli::args::WebhookChange;
     let unknown = || out.err(Message::new("cli-webhook-unknown").arg("id", id.to_owned()));
     let Ok(n) = id.trim().parse::<i64>() else {
         return Ok(unknown());
     };
-    let (done, said) = if enable {
-        (store::webhooks::enable(db, n).await?, "cli-webhook-enabled")
-    } else {
-        (store::webhooks::delete(db, n).await?, "cli-webhook-deleted")
+    let now = store::now();
+    let said = match change {
+        WebhookChange::Delete => store::webhooks::delete(db, n)
+            .await?
+            .then(|| Message::new("cli-webhook-deleted")),
+        WebhookChange::Disable => store::webhooks::disable(db, n, now)
+            .await?
+            .then(|| Message::new("cli-webhook-disabled")),
+        WebhookChange::Enable => store::webhooks::enable(db, n, now)
+            .await?
+            .map(|count| Message::new("cli-webhook-enabled").arg("count", count.to_string())),
+        WebhookChange::Retry => {
+            let enabled = store::webhooks::by_id(db, n).await?.map(|e| e.enabled == 1);
+            match (enabled, store::webhooks::retry_now(db, n, now).await?) {
+                (Some(true), Some(count)) => {
+                    Some(Message::new("cli-webhook-retried").arg("count", count.to_string()))
+                }
+                (Some(_), Some(_)) => Some(Message::new("cli-webhook-retried-disabled")),
+                _ => None,
+            }
+        }
     };
-    if !done {
+    let Some(said) = said else {
         return Ok(unknown());
-    }
-    eprintln!(
-        "{}",
-        Message::new(said).arg("id", n.to_string()).render(out.lang)
-    );
+    };
+    eprintln!("{}", said.arg("id", n.to_string()).render(out.lang));
     Ok(0)
 }

@@ -38,6 +38,8 @@ pub enum Refusal {
     Contact(crate::domain::mail::ContactRefusal),
     /// "Send" asked for a participant who has no address.
     NoAddress(String),
+    /// The API's hourly quota of link emails (to one address, or by one token) is spent.
+    EmailRate(crate::store::mails::QuotaSpent),
 }
 
 impl Refusal {
@@ -52,7 +54,8 @@ impl Refusal {
             Refusal::ParticipantMissing { .. }
             | Refusal::ParticipantUnknown { .. }
             | Refusal::ParticipantDone(_)
-            | Refusal::NoAddress(_) => "participant",
+            | Refusal::NoAddress(_)
+            | Refusal::EmailRate(_) => "participant",
             Refusal::Contact(c) => match c.part {
                 crate::domain::mail::Part::Participant => "contacts",
                 crate::domain::mail::Part::Email => "email",
@@ -104,6 +107,12 @@ impl Refusal {
             Refusal::NoAddress(participant) => {
                 Message::new("link-no-address").arg("participant", participant.clone())
             }
+            Refusal::EmailRate(crate::store::mails::QuotaSpent::Address(cap)) => {
+                Message::new("api-email-rate-address").arg("cap", cap.to_string())
+            }
+            Refusal::EmailRate(crate::store::mails::QuotaSpent::Token(cap)) => {
+                Message::new("api-email-rate-token").arg("cap", cap.to_string())
+            }
         }
     }
 }
@@ -126,6 +135,7 @@ pub async fn start(
     by: &Actor,
     quota: Option<Quota>,
     contacts: &[crate::domain::mail::ContactInput],
+    api_mail: Option<&crate::domain::mail::ApiMail<'_>>,
 ) -> Result<Result<i64, Vec<Refusal>>, sqlx::Error> {
     let mut errors = Vec::new();
     let workflow = store::workflows::by_id(db, workflow_id).await?;
@@ -163,6 +173,15 @@ pub async fn start(
         .first()
         .map(|s| s.start())
         .unwrap_or_default();
+    // The first step's link emails, counted against an API token's hourly quotas.
+    let mail_quota = api_mail.map(|m| {
+        m.quota(
+            contacts
+                .iter()
+                .filter(|c| first.participants.iter().any(|p| p.as_str() == c.participant))
+                .map(|c| c.email.as_str()),
+        )
+    });
     let started = store::instances::create(
         db,
         &store::instances::New {
@@ -175,13 +194,20 @@ pub async fn start(
             actor: &by.stored(),
             contacts: &contacts,
             first,
+            mail_quota: mail_quota.as_ref(),
         },
         quota,
     )
     .await?;
-    let Ok(id) = started else {
-        let cap = quota.map_or(0, |q| q.running_cap);
-        return Ok(Err(vec![Refusal::RunningCap(cap)]));
+    let id = match started {
+        Ok(id) => id,
+        Err(store::instances::StartRefused::RunningCap) => {
+            let cap = quota.map_or(0, |q| q.running_cap);
+            return Ok(Err(vec![Refusal::RunningCap(cap)]));
+        }
+        Err(store::instances::StartRefused::EmailQuota(spent)) => {
+            return Ok(Err(vec![Refusal::EmailRate(spent)]));
+        }
     };
     tracing::info!(
         instance = id,
@@ -352,16 +378,18 @@ async fn participant_left(
 
 /// Queues an email with a participant's link, as "Issue a link" would show it: the sender signs
 /// it when it sends (`domain::mail::send`), with the site's default lifetime. Refused like an
-/// issue, when the participant has no address in this instance, and past `daily_cap` (the
-/// API's links-per-instance-per-day cap, which an emailed link counts toward as an issued one
-/// does: a token cannot flood a participant's inbox).
+/// issue, when the participant has no address in this instance, and for an API token (`api`)
+/// past the API's links-per-instance-per-day cap (which an emailed link counts toward as an
+/// issued one does) or its hourly quotas of link emails per address and per token: a token
+/// cannot flood an inbox, and its emails queue after the site's own.
 pub async fn send(
     db: &Db,
     versions: &Cache,
     instance_id: i64,
     participant: &str,
-    daily_cap: Option<u64>,
+    api: Option<&crate::domain::mail::ApiMail<'_>>,
 ) -> Result<Result<(), Refusal>, Error> {
+    let daily_cap = api.map(|a| a.daily_cap);
     let Some(instance) = store::instances::by_id(db, instance_id).await? else {
         return Ok(Err(Refusal::InstanceUnknown(instance_id)));
     };
@@ -373,12 +401,19 @@ pub async fn send(
         Ok(who) => who,
         Err(refusal) => return Ok(Err(refusal)),
     };
+    let quota = match api {
+        Some(api) => store::mails::contact(db, instance.id, who.as_str())
+            .await?
+            .map(|c| api.quota([c.email.as_str()])),
+        None => None,
+    };
     let queued = store::mails::queue_link(
         db,
         instance.id,
         instance.step_index,
         &who,
         daily_cap,
+        quota.as_ref(),
         store::now(),
     )
     .await?;
@@ -389,6 +424,9 @@ pub async fn send(
         }
         store::mails::Queued::CapReached => {
             return Ok(Err(Refusal::LinkCap(daily_cap.unwrap_or(0))));
+        }
+        store::mails::Queued::QuotaSpent(spent) => {
+            return Ok(Err(Refusal::EmailRate(spent)));
         }
     }
     tracing::info!(instance = instance.id, participant = %who, "a link's email was queued");

@@ -14,6 +14,7 @@ pub mod links;
 pub mod lists;
 pub mod login;
 pub mod mail;
+pub mod outbox;
 pub mod password;
 pub mod settings;
 pub mod site;

@@ -36,6 +36,11 @@ pub struct Settings {
     /// Hard caps that hold whatever the limiter says.
     pub api_max_running_instances: u64,
     pub api_max_links_per_instance_per_day: u64,
+    /// Webhook endpoints one API token may hold.
+    pub api_max_endpoints_per_token: u64,
+    /// Link emails asked for through the API in an hour: to one address, and by one token.
+    pub api_max_emails_per_address_per_hour: u64,
+    pub api_max_emails_per_token_per_hour: u64,
     pub notice_report_only: bool,
     /// Sign-in attempts one client address may make per `login_address_period`; 0 is off.
     pub login_per_address: u64,
@@ -74,6 +79,11 @@ impl Default for Settings {
             api_signed_multiplier: 4,
             api_max_running_instances: 1000,
             api_max_links_per_instance_per_day: 100,
+            api_max_endpoints_per_token: 10,
+            // A participant is sent a handful of links in an hour by an honest integration;
+            // twenty is past that and far below what floods an inbox.
+            api_max_emails_per_address_per_hour: 20,
+            api_max_emails_per_token_per_hour: 500,
             notice_report_only: false,
             // On as shipped, unlike the doorway's: a login form is always public, and these
             // numbers fit any site (Drupal ships the same three: 50 an hour per address, 5 in
@@ -314,6 +324,27 @@ pub const REGISTRY: &[Setting] = &[
         1_000_000,
         |s| s.api_max_links_per_instance_per_day,
         |s, v| s.api_max_links_per_instance_per_day = v,
+    ),
+    number_of(
+        "api.caps.endpoints_per_token",
+        1,
+        1000,
+        |s| s.api_max_endpoints_per_token,
+        |s, v| s.api_max_endpoints_per_token = v,
+    ),
+    number_of(
+        "api.caps.emails_per_address_per_hour",
+        1,
+        10_000,
+        |s| s.api_max_emails_per_address_per_hour,
+        |s, v| s.api_max_emails_per_address_per_hour = v,
+    ),
+    number_of(
+        "api.caps.emails_per_token_per_hour",
+        1,
+        1_000_000,
+        |s| s.api_max_emails_per_token_per_hour,
+        |s, v| s.api_max_emails_per_token_per_hour = v,
     ),
     switch(
         "notice.limits.report_only",

@@ -28,10 +28,10 @@ pub enum Expired {
     /// Flood counts; Unix milliseconds.
     Flood,
     /// The delivery log's attempts made before the cutoff, but none of a delivery still
-    /// pending (a delivery sent again keeps its log); Unix seconds.
+    /// pending or held (a delivery sent again keeps its log); Unix seconds.
     WebhookAttempts,
     /// Deliveries done with (delivered, failed or set aside) whose last attempt was before
-    /// the cutoff; never a pending one. Through `webhook_deliveries_due` (state, next_at).
+    /// the cutoff; never a pending or held one. Through `webhook_deliveries_due` (state, next_at).
     WebhookDeliveries,
     /// Outbox messages written before the cutoff that no delivery names any more.
     Outbox,
@@ -66,7 +66,7 @@ impl Expired {
                 "DELETE FROM webhook_attempts WHERE id IN \
                  (SELECT a.id FROM webhook_attempts a WHERE a.at <= $1 AND NOT EXISTS \
                  (SELECT 1 FROM webhook_deliveries d WHERE d.id = a.delivery_id \
-                 AND d.state = 'pending') LIMIT $2)"
+                 AND d.state IN ('pending', 'held')) LIMIT $2)"
             }
             Expired::WebhookDeliveries => {
                 "DELETE FROM webhook_deliveries WHERE id IN \

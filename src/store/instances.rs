@@ -79,21 +79,15 @@ async fn open_step(
     instance: i64,
     step: i64,
     start: &StepStart<'_>,
+    lane: mails::Lane,
     now: i64,
 ) -> Result<(), sqlx::Error> {
     let p = start.participants;
-    mails::queue_in(tx, instance, step, p, mails::Kind::Link, now, now).await?;
+    let site = mails::Lane::Site;
+    mails::queue_in(tx, instance, step, p, mails::Kind::Link, lane, now, now).await?;
     if let Some(after) = start.remind_after {
-        mails::queue_in(
-            tx,
-            instance,
-            step,
-            p,
-            mails::Kind::Reminder,
-            now + after,
-            now,
-        )
-        .await?;
+        let (kind, due) = (mails::Kind::Reminder, now + after);
+        mails::queue_in(tx, instance, step, p, kind, site, due, now).await?;
     }
     if let Some(after) = start.expires_after {
         mails::queue_deadline_in(tx, instance, step, now + after, now).await?;
@@ -117,6 +111,8 @@ pub struct New<'a> {
     pub contacts: &'a [ContactRow],
     /// What its first step's start queues.
     pub first: StepStart<'a>,
+    /// For an API start: the hourly quota its first step's link emails count against.
+    pub mail_quota: Option<&'a mails::MailQuota>,
 }
 
 /// The hard cap an API token starts under: at most `running_cap` of its instances active.
@@ -130,6 +126,13 @@ pub struct Quota {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CapReached;
 
+/// Why a start was refused: nothing was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StartRefused {
+    RunningCap,
+    EmailQuota(mails::QuotaSpent),
+}
+
 /// Starts an instance and writes its first history line; for a token, counts its running
 /// instances and takes the place in the same transaction. The token's row is written first, so
 /// two starts of one token wait for each other (a row lock on PostgreSQL, the write lock on
@@ -138,7 +141,7 @@ pub async fn create(
     db: &Db,
     new: &New<'_>,
     quota: Option<Quota>,
-) -> Result<Result<i64, CapReached>, sqlx::Error> {
+) -> Result<Result<i64, StartRefused>, sqlx::Error> {
     let now = super::now();
     let mut tx = db.write().await?;
     if let Some(quota) = quota {
@@ -154,7 +157,7 @@ pub async fn create(
         .await?
         .rows_affected();
         if taken == 0 {
-            return Ok(Err(CapReached));
+            return Ok(Err(StartRefused::RunningCap));
         }
     }
     sqlx::query("UPDATE workflow_versions SET running = running + 1 WHERE id = $1")
@@ -189,7 +192,16 @@ pub async fn create(
     .await?;
     outbox::record(&mut tx, &Message::of(Topic::InstanceStarted, id), now).await?;
     mails::insert_contacts(&mut tx, id, new.contacts).await?;
-    open_step(&mut tx, id, 0, &new.first, now).await?;
+    if let Some(mail_quota) = new.mail_quota
+        && let Some(spent) = mails::count_quota(&mut tx, mail_quota, now).await?
+    {
+        return Ok(Err(StartRefused::EmailQuota(spent)));
+    }
+    let lane = match quota {
+        Some(_) => mails::Lane::Token,
+        None => mails::Lane::Site,
+    };
+    open_step(&mut tx, id, 0, &new.first, lane, now).await?;
     tx.commit().await?;
     Ok(Ok(id))
 }
@@ -604,7 +616,7 @@ pub async fn record_answer_in(
             .bind(a.instance)
             .execute(&mut **tx)
             .await?;
-        open_step(tx, a.instance, a.step + 1, &a.next, now).await?;
+        open_step(tx, a.instance, a.step + 1, &a.next, mails::Lane::Site, now).await?;
         Recorded::Advanced
     };
     if outcome != Recorded::Waiting {
@@ -843,7 +855,7 @@ pub async fn lapse(
                 .bind(instance)
                 .execute(&mut *tx)
                 .await?;
-            open_step(&mut tx, instance, step + 1, &next, now).await?;
+            open_step(&mut tx, instance, step + 1, &next, mails::Lane::Site, now).await?;
             Lapsed::MovedOn
         }
         None => {

@@ -73,34 +73,110 @@ pub(crate) async fn insert_contacts(
     Ok(())
 }
 
+/// Who asked for an email, which decides its place in the queue: the site's own (a step
+/// that starts, a reminder, an administrator) go first; what an API token asked for goes after
+/// them, so that a token's burst never stands before a participant's email.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lane {
+    Site = 0,
+    Token = 1,
+}
+
 /// Queues a row of `kind` due at `due` for each of `participants` who has an address, inside
 /// the caller's transaction (a start, an answer that moves the instance on). One statement per
-/// participant, each a primary-key probe of `contacts`.
+/// participant, each a primary-key probe of `contacts`. Returns how many rows were queued.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn queue_in(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     instance: i64,
     step: i64,
     participants: &[Participant],
     kind: Kind,
+    lane: Lane,
     due: i64,
     now: i64,
-) -> Result<(), sqlx::Error> {
+) -> Result<u64, sqlx::Error> {
+    let mut queued = 0;
     for p in participants {
-        sqlx::query(
-            "INSERT INTO mails (instance_id, participant, step_index, kind, next_at, created_at) \
-             SELECT instance_id, participant, $3, $4, $5, $6 FROM contacts \
+        queued += sqlx::query(
+            "INSERT INTO mails (instance_id, participant, step_index, kind, lane, next_at, \
+             created_at) SELECT instance_id, participant, $3, $4, $5, $6, $7 FROM contacts \
              WHERE instance_id = $1 AND participant = $2",
         )
         .bind(instance)
         .bind(p.as_str())
         .bind(step)
         .bind(kind.as_str())
+        .bind(lane as i64)
         .bind(due)
         .bind(now)
         .execute(&mut **tx)
-        .await?;
+        .await?
+        .rows_affected();
     }
-    Ok(())
+    Ok(queued)
+}
+
+/// The hourly quota of link emails asked for through the API: the keys to count one email
+/// against (`token:ID`, and `address:` with the address's keyed hash), and how many each may
+/// take in a clock hour.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MailQuota {
+    pub token: i64,
+    pub per_token: u64,
+    /// The keyed hash of each address an email goes to (one entry per email).
+    pub addresses: Vec<String>,
+    pub per_address: u64,
+}
+
+/// Which quota a request went past.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QuotaSpent {
+    Address(u64),
+    Token(u64),
+}
+
+/// Counts the quota's emails in the caller's transaction; past a cap, the caller rolls back
+/// (nothing is queued or counted). One upsert per key, on `mail_quota`'s primary key.
+pub(crate) async fn count_quota(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    quota: &MailQuota,
+    now: i64,
+) -> Result<Option<QuotaSpent>, sqlx::Error> {
+    let hour = now.div_euclid(3600);
+    let mut keys: Vec<(String, i64, u64, QuotaSpent)> = Vec::new();
+    let emails = i64::try_from(quota.addresses.len()).unwrap_or(i64::MAX);
+    if emails == 0 {
+        return Ok(None);
+    }
+    keys.push((
+        format!("token:{}", quota.token),
+        emails,
+        quota.per_token,
+        QuotaSpent::Token(quota.per_token),
+    ));
+    for address in &quota.addresses {
+        let key = format!("address:{address}");
+        match keys.iter_mut().find(|k| k.0 == key) {
+            Some(k) => k.1 += 1,
+            None => keys.push((key, 1, quota.per_address, QuotaSpent::Address(quota.per_address))),
+        }
+    }
+    for (key, n, cap, spent) in keys {
+        let sent: i64 = sqlx::query_scalar(
+            "INSERT INTO mail_quota (key, hour, sent) VALUES ($1, $2, $3) \
+             ON CONFLICT (key, hour) DO UPDATE SET sent = mail_quota.sent + $3 RETURNING sent",
+        )
+        .bind(key)
+        .bind(hour)
+        .bind(n)
+        .fetch_one(&mut **tx)
+        .await?;
+        if u64::try_from(sent).unwrap_or(u64::MAX) > cap {
+            return Ok(Some(spent));
+        }
+    }
+    Ok(None)
 }
 
 /// Queues a row due at `due` that needs no contact (a step's deadline).
@@ -132,6 +208,8 @@ pub enum Queued {
     NoAddress,
     /// The instance had `daily_cap` links issued or emailed on request in a day.
     CapReached,
+    /// The API's hourly quota of link emails is spent.
+    QuotaSpent(QuotaSpent),
 }
 
 /// Queues one participant's link at the instance's current step, due now, when they have an
@@ -145,6 +223,7 @@ pub async fn queue_link(
     step: i64,
     participant: &Participant,
     daily_cap: Option<u64>,
+    quota: Option<&MailQuota>,
     now: i64,
 ) -> Result<Queued, sqlx::Error> {
     let mut tx = db.write().await?;
@@ -177,12 +256,19 @@ pub async fn queue_link(
     if before == 0 {
         return Ok(Queued::NoAddress);
     }
+    if let Some(quota) = quota
+        && let Some(spent) = count_quota(&mut tx, quota, now).await?
+    {
+        return Ok(Queued::QuotaSpent(spent));
+    }
+    let lane = if quota.is_some() { Lane::Token } else { Lane::Site };
     queue_in(
         &mut tx,
         instance,
         step,
         std::slice::from_ref(participant),
         Kind::Link,
+        lane,
         now,
         now,
     )
@@ -235,10 +321,10 @@ impl Claimed {
     }
 }
 
-/// Claims up to `limit` rows due at `now` for `lease` seconds, as the webhook sender claims its
-/// deliveries (`store::webhooks::claim`): each by an UPDATE that checks no live claim holds it,
-/// so of two senders, in one process or several, only one holds a row. `kinds`: which kinds
-/// this run takes (a server without SMTP still ends steps at their deadlines).
+/// Claims up to `limit` rows due at `now` for `lease` seconds (`store::queue`: of two senders,
+/// in one process or several, only one holds a row), the site's lane first, then the API's.
+/// Each lane is one range of `mails_lane_due`. `with_mail`: a server without SMTP still ends
+/// steps at their deadlines, and takes only those.
 pub async fn claim(
     db: &Db,
     now: i64,
@@ -246,34 +332,35 @@ pub async fn claim(
     limit: i64,
     with_mail: bool,
 ) -> Result<Vec<Claimed>, sqlx::Error> {
-    let due: Vec<Claimed> = sqlx::query_as(
-        "SELECT id, instance_id, participant, step_index, kind, attempts FROM mails \
-         WHERE state = 'pending' AND next_at <= $1 \
-         AND (claimed_until IS NULL OR claimed_until < $1) \
-         AND ($3 = 1 OR kind = 'deadline') ORDER BY next_at, id LIMIT $2",
-    )
-    .bind(now)
-    .bind(limit)
-    .bind(i64::from(with_mail))
-    .fetch_all(&db.pool)
-    .await?;
-    let mut claimed = Vec::with_capacity(due.len());
-    for m in due {
-        let taken = sqlx::query(
-            "UPDATE mails SET claimed_until = $1 WHERE id = $2 \
-             AND state = 'pending' AND (claimed_until IS NULL OR claimed_until < $3)",
-        )
-        .bind(now + lease)
-        .bind(m.id)
-        .bind(now)
-        .execute(&db.pool)
-        .await?
-        .rows_affected();
-        if taken == 1 {
-            claimed.push(m);
+    let mut due: Vec<Claimed> = Vec::new();
+    for lane in [Lane::Site, Lane::Token] {
+        let left = limit - i64::try_from(due.len()).unwrap_or(0);
+        if left <= 0 {
+            break;
         }
+        let rows: Vec<Claimed> = sqlx::query_as(
+            "SELECT id, instance_id, participant, step_index, kind, attempts FROM mails \
+             WHERE state = 'pending' AND lane = $4 AND next_at <= $1 \
+             AND (claimed_until IS NULL OR claimed_until < $1) \
+             AND ($3 = 1 OR kind = 'deadline') ORDER BY next_at, id LIMIT $2",
+        )
+        .bind(now)
+        .bind(left)
+        .bind(i64::from(with_mail))
+        .bind(lane as i64)
+        .fetch_all(&db.pool)
+        .await?;
+        due.extend(rows);
     }
-    Ok(claimed)
+    let taken = super::queue::take(
+        db,
+        super::queue::Table::Mails,
+        due.iter().map(|m| m.id).collect::<Vec<_>>(),
+        now,
+        now + lease,
+    )
+    .await?;
+    Ok(due.into_iter().filter(|m| taken.contains(&m.id)).collect())
 }
 
 /// How a claimed row ended this time, when it was not sent (`sent` records that).

@@ -22,6 +22,7 @@ pub mod lists;
 pub mod mails;
 pub mod outbox;
 pub mod payments;
+pub mod queue;
 pub mod sessions;
 pub mod settings;
 pub mod webhooks;

@@ -58,7 +58,7 @@ const COLUMNS: &str = "id, event, instance_id, workflow, step_index, step_title,
      state, amount_cents, currency, created_at";
 
 /// Writes a message inside the caller's transaction, and queues a delivery of it to every
-/// enabled endpoint that takes its event: they commit, or vanish, with the change. The
+/// endpoint that takes its event (held, when the endpoint is disabled: it waits for it): they commit, or vanish, with the change. The
 /// workflow's machine name is read in the same statement, from the instance's row. An API
 /// token's endpoint is queued a message only when that token started the instance and is not
 /// revoked: one `INSERT … SELECT` decides it (the subquery reads the instance and the token by
@@ -95,14 +95,14 @@ pub async fn record(
         .map(|_| ())
 }
 
-/// The deliveries of message `$1`, due at `$2`, about instance `$4`: every enabled endpoint
+/// The deliveries of message `$1`, due at `$2`, about instance `$4`: every endpoint
 /// whose events match `$3` (`events` is a comma list without spaces; an event name holds no
 /// LIKE wildcard), an administrator's (no token) or the live token's that started the instance.
 /// A NULL `api_token_id` on the instance (started by an administrator or the CLI) matches no
 /// token's endpoint.
-pub const QUEUE: &str = "INSERT INTO webhook_deliveries (outbox_id, endpoint_id, next_at, created_at) \
-     SELECT $1, e.id, $2, $2 FROM webhook_endpoints e \
-     WHERE e.enabled = 1 AND (e.events = '' OR ',' || e.events || ',' LIKE $3) \
+pub const QUEUE: &str = "INSERT INTO webhook_deliveries (outbox_id, endpoint_id, state, next_at, created_at) \
+     SELECT $1, e.id, CASE WHEN e.enabled = 1 THEN 'pending' ELSE 'held' END, $2, $2 \
+     FROM webhook_endpoints e WHERE (e.events = '' OR ',' || e.events || ',' LIKE $3) \
      AND (e.api_token_id IS NULL OR e.api_token_id = \
      (SELECT i.api_token_id FROM instances i JOIN api_tokens t ON t.id = i.api_token_id \
       WHERE i.id = $4 AND t.revoked_at IS NULL))";

@@ -12,7 +12,10 @@ pub struct EndpointRow {
     /// Sealed (`domain::delivery::endpoints`).
     pub secret: String,
     pub enabled: i64,
+    /// Failed attempts since its last success (shown; it no longer disables anything).
     pub failures: i64,
+    /// When its first failed attempt since its last success was made; `None` while it works.
+    pub failing_since: Option<i64>,
     pub created_at: i64,
     /// The API token that registered it (sent only its own instances' messages); `None` for
     /// an administrator's.
@@ -28,26 +31,53 @@ impl std::fmt::Debug for EndpointRow {
             .field("events", &self.events)
             .field("enabled", &self.enabled)
             .field("failures", &self.failures)
+            .field("failing_since", &self.failing_since)
             .field("api_token_id", &self.api_token_id)
             .finish_non_exhaustive()
     }
 }
 
 pub(crate) const COLUMNS: &str =
-    "id, url, events, secret, enabled, failures, created_at, api_token_id";
+    "id, url, events, secret, enabled, failures, failing_since, created_at, api_token_id";
+
+/// What making an endpoint came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Made {
+    Id(i64),
+    /// The secret could not be sealed: nothing was written.
+    Unsealed,
+    /// The token holds as many endpoints as it may: nothing was written.
+    CapReached,
+}
 
 /// Inserts an endpoint whose secret is sealed by `seal` once its id is known (the id is the
 /// seal's associated data), in one transaction: no row ever holds an unsealed secret. `token`:
-/// the API token registering it for its own instances, `None` for an administrator's.
+/// the API token registering it for its own instances and the most it may hold (its row is
+/// written first, so two registrations of one token wait for each other in any process and
+/// the count is exact), `None` for an administrator's.
 pub async fn create(
     db: &Db,
     url: &str,
     events: &str,
-    token: Option<i64>,
+    token: Option<(i64, u64)>,
     seal: impl FnOnce(i64) -> Option<String>,
     now: i64,
-) -> Result<Option<i64>, sqlx::Error> {
+) -> Result<Made, sqlx::Error> {
     let mut tx = db.write().await?;
+    if let Some((token, cap)) = token {
+        sqlx::query("UPDATE api_tokens SET id = id WHERE id = $1")
+            .bind(token)
+            .execute(&mut *tx)
+            .await?;
+        let held: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM webhook_endpoints WHERE api_token_id = $1")
+                .bind(token)
+                .fetch_one(&mut *tx)
+                .await?;
+        if u64::try_from(held).unwrap_or(0) >= cap {
+            return Ok(Made::CapReached);
+        }
+    }
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO webhook_endpoints (url, events, secret, created_at, api_token_id) \
          VALUES ($1, $2, '', $3, $4) RETURNING id",
@@ -55,11 +85,11 @@ pub async fn create(
     .bind(url)
     .bind(events)
     .bind(now)
-    .bind(token)
+    .bind(token.map(|(t, _)| t))
     .fetch_one(&mut *tx)
     .await?;
     let Some(sealed) = seal(id) else {
-        return Ok(None);
+        return Ok(Made::Unsealed);
     };
     sqlx::query("UPDATE webhook_endpoints SET secret = $1 WHERE id = $2")
         .bind(sealed)
@@ -67,7 +97,7 @@ pub async fn create(
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
-    Ok(Some(id))
+    Ok(Made::Id(id))
 }
 
 pub async fn all(db: &Db) -> Result<Vec<EndpointRow>, sqlx::Error> {
@@ -144,20 +174,139 @@ pub async fn listed_one(db: &Db, id: i64) -> Result<Option<Listed>, sqlx::Error>
 }
 
 const LISTED: &str = "SELECT e.id, e.url, e.events, e.secret, e.enabled, e.failures, \
-     e.created_at, e.api_token_id, t.name AS token_name, \
+     e.failing_since, e.created_at, e.api_token_id, t.name AS token_name, \
      (SELECT a.at FROM webhook_attempts a WHERE a.endpoint_id = e.id \
       ORDER BY a.id DESC LIMIT 1) AS last_attempt_at \
      FROM webhook_endpoints e LEFT JOIN api_tokens t ON t.id = e.api_token_id";
 
-/// Enables an endpoint again with its run of failures forgotten: new messages are queued for
-/// it from now on (those set aside while it was disabled stay `skipped`; each can be sent
-/// again). `false` when there is no such endpoint.
-pub async fn enable(db: &Db, id: i64) -> Result<bool, sqlx::Error> {
-    sqlx::query("UPDATE webhook_endpoints SET enabled = 1, failures = 0 WHERE id = $1")
+/// A delivery's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeliveryState {
+    /// Due at its `next_at`, for any sender to claim.
+    Pending,
+    /// Its endpoint is disabled: it waits, and is due again once the endpoint is enabled.
+    Held,
+    Delivered,
+    /// Refused by an endpoint that took other messages meanwhile, every try of its schedule.
+    Failed,
+    /// Set aside by an older version while its endpoint was disabled; "retry" sends it.
+    Skipped,
+}
+
+impl DeliveryState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryState::Pending => "pending",
+            DeliveryState::Held => "held",
+            DeliveryState::Delivered => "delivered",
+            DeliveryState::Failed => "failed",
+            DeliveryState::Skipped => "skipped",
+        }
+    }
+}
+
+/// How many deliveries one statement moves at most when an endpoint is enabled, disabled or
+/// retried: short writes, so that no visitor's write waits long behind a backlog.
+const MOVE_BATCH: i64 = 500;
+
+/// Moves an endpoint's deliveries from `from` states to `to`, due at `next_at`, in batches
+/// (by `webhook_deliveries_endpoint`); `fresh` starts their retry schedule again. Rows a
+/// sender holds are left to it. Returns how many moved.
+async fn move_deliveries(
+    db: &Db,
+    endpoint: i64,
+    from: &[DeliveryState],
+    to: DeliveryState,
+    next_at: Option<i64>,
+    fresh: bool,
+    now: i64,
+) -> Result<u64, sqlx::Error> {
+    let mut moved = 0;
+    for state in from {
+        loop {
+            let n = sqlx::query(
+                "UPDATE webhook_deliveries SET state = $1, next_at = COALESCE($2, next_at), \
+                 attempts = CASE WHEN $3 = 1 THEN 0 ELSE attempts END WHERE id IN \
+                 (SELECT id FROM webhook_deliveries WHERE endpoint_id = $4 AND state = $5 \
+                  AND (claimed_until IS NULL OR claimed_until < $6) LIMIT $7)",
+            )
+            .bind(to.as_str())
+            .bind(next_at)
+            .bind(i64::from(fresh))
+            .bind(endpoint)
+            .bind(state.as_str())
+            .bind(now)
+            .bind(MOVE_BATCH)
+            .execute(&db.pool)
+            .await?
+            .rows_affected();
+            moved += n;
+            if n < u64::try_from(MOVE_BATCH).unwrap_or(0) || *state == to {
+                break;
+            }
+        }
+    }
+    Ok(moved)
+}
+
+/// Enables an endpoint again with its run of failures forgotten: what waited for it while it
+/// was disabled is due at once. `None` when there is no such endpoint, else how many
+/// deliveries are due again.
+pub async fn enable(db: &Db, id: i64, now: i64) -> Result<Option<u64>, sqlx::Error> {
+    let found = sqlx::query(
+        "UPDATE webhook_endpoints SET enabled = 1, failures = 0, failing_since = NULL \
+         WHERE id = $1",
+    )
+    .bind(id)
+    .execute(&db.pool)
+    .await?
+    .rows_affected();
+    if found == 0 {
+        return Ok(None);
+    }
+    let held = [DeliveryState::Held];
+    move_deliveries(db, id, &held, DeliveryState::Pending, Some(now), true, now)
+        .await
+        .map(Some)
+}
+
+/// Disables an endpoint: nothing is sent to it, and what is queued for it waits (`held`) until
+/// it is enabled again. `false` when there is no such endpoint.
+pub async fn disable(db: &Db, id: i64, now: i64) -> Result<bool, sqlx::Error> {
+    let found = sqlx::query("UPDATE webhook_endpoints SET enabled = 0 WHERE id = $1")
         .bind(id)
         .execute(&db.pool)
-        .await
-        .map(|r| r.rows_affected() == 1)
+        .await?
+        .rows_affected();
+    if found == 0 {
+        return Ok(false);
+    }
+    let pending = [DeliveryState::Pending];
+    move_deliveries(db, id, &pending, DeliveryState::Held, None, false, now).await?;
+    Ok(true)
+}
+
+/// "Retry now": every delivery of the endpoint that waits (due later in its schedule, failed
+/// for good, or set aside) is due at once with a fresh schedule, the same message each (so the
+/// same `webhook-id`). On a disabled endpoint they wait for it to be enabled. `None` when there
+/// is no such endpoint, else how many are due again.
+pub async fn retry_now(db: &Db, id: i64, now: i64) -> Result<Option<u64>, sqlx::Error> {
+    let Some(endpoint) = by_id(db, id).await? else {
+        return Ok(None);
+    };
+    let to = if endpoint.enabled == 1 {
+        DeliveryState::Pending
+    } else {
+        DeliveryState::Held
+    };
+    let waiting = [
+        DeliveryState::Pending,
+        DeliveryState::Held,
+        DeliveryState::Failed,
+        DeliveryState::Skipped,
+    ];
+    let moved = move_deliveries(db, id, &waiting, to, Some(now), true, now).await?;
+    Ok(Some(if to == DeliveryState::Pending { moved } else { 0 }))
 }
 
 /// One line of an endpoint's delivery log: an attempt, with the delivery and message it was for.
@@ -220,7 +369,8 @@ pub async fn send_again(
     now: i64,
 ) -> Result<Again, sqlx::Error> {
     let queued = sqlx::query(
-        "UPDATE webhook_deliveries SET state = 'pending', next_at = $1 \
+        "UPDATE webhook_deliveries SET next_at = $1, state = CASE WHEN \
+         (SELECT enabled FROM webhook_endpoints WHERE id = $3) = 1 THEN 'pending' ELSE 'held' END \
          WHERE id = $2 AND endpoint_id = $3 AND (claimed_until IS NULL OR claimed_until < $1)",
     )
     .bind(now)
@@ -252,40 +402,51 @@ pub struct Claimed {
     pub outbox_id: i64,
     pub endpoint_id: i64,
     pub attempts: i64,
+    pub created_at: i64,
 }
 
-/// Claims up to `limit` deliveries due at `now` for `lease` seconds. Each is taken by an UPDATE
-/// that checks no live claim holds it, so a delivery claimed here is claimed nowhere else: on
-/// SQLite the write lock orders the UPDATEs; on PostgreSQL the second UPDATE waits for the
-/// first's row lock and then re-reads the row, finds the claim, and changes nothing. (A
-/// `FOR UPDATE SKIP LOCKED` read would spare that wait; the portable claim keeps one SQL set.)
-pub async fn claim(db: &Db, now: i64, lease: i64, limit: i64) -> Result<Vec<Claimed>, sqlx::Error> {
-    let due: Vec<Claimed> = sqlx::query_as(
-        "SELECT id, outbox_id, endpoint_id, attempts FROM webhook_deliveries \
-         WHERE state = 'pending' AND next_at <= $1 \
-         AND (claimed_until IS NULL OR claimed_until < $1) ORDER BY next_at, id LIMIT $2",
+/// The enabled endpoints with a delivery due at `now`, oldest first: one probe of
+/// `webhook_deliveries_endpoint` per enabled endpoint.
+pub async fn due_endpoints(db: &Db, now: i64) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT e.id FROM webhook_endpoints e WHERE e.enabled = 1 AND EXISTS \
+         (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.state = 'pending' \
+          AND d.next_at <= $1 AND (d.claimed_until IS NULL OR d.claimed_until < $1)) \
+         ORDER BY e.id",
     )
+    .bind(now)
+    .fetch_all(db.reader())
+    .await
+}
+
+/// Claims up to `limit` of an endpoint's deliveries due at `now`, oldest due first, for
+/// `lease` seconds (`store::queue`: each is claimed by one sender only).
+pub async fn claim(
+    db: &Db,
+    endpoint: i64,
+    now: i64,
+    lease: i64,
+    limit: i64,
+) -> Result<Vec<Claimed>, sqlx::Error> {
+    let due: Vec<Claimed> = sqlx::query_as(
+        "SELECT id, outbox_id, endpoint_id, attempts, created_at FROM webhook_deliveries \
+         WHERE endpoint_id = $1 AND state = 'pending' AND next_at <= $2 \
+         AND (claimed_until IS NULL OR claimed_until < $2) ORDER BY next_at, id LIMIT $3",
+    )
+    .bind(endpoint)
     .bind(now)
     .bind(limit)
     .fetch_all(&db.pool)
     .await?;
-    let mut claimed = Vec::with_capacity(due.len());
-    for d in due {
-        let taken = sqlx::query(
-            "UPDATE webhook_deliveries SET claimed_until = $1 WHERE id = $2 \
-             AND state = 'pending' AND (claimed_until IS NULL OR claimed_until < $3)",
-        )
-        .bind(now + lease)
-        .bind(d.id)
-        .bind(now)
-        .execute(&db.pool)
-        .await?
-        .rows_affected();
-        if taken == 1 {
-            claimed.push(d);
-        }
-    }
-    Ok(claimed)
+    let taken = super::queue::take(
+        db,
+        super::queue::Table::WebhookDeliveries,
+        due.iter().map(|d| d.id).collect::<Vec<_>>(),
+        now,
+        now + lease,
+    )
+    .await?;
+    Ok(due.into_iter().filter(|d| taken.contains(&d.id)).collect())
 }
 
 /// The deliveries of a message, as (endpoint, state, attempts).
@@ -310,20 +471,36 @@ pub struct Attempt<'a> {
     /// Why no answer came (`timeout`, `connect`, `refused address` …), never a URL or a body.
     pub error: Option<&'a str>,
     pub ok: bool,
-    /// When to try again after a failure; `None`: give up (the delivery is `failed`).
+    /// When to try again after a failure; `None`: the schedule is spent.
     pub retry_at: Option<i64>,
 }
 
-/// Records an attempt in one transaction: the log line, the delivery's state (delivered,
-/// due again, or failed) and its claim released, and the endpoint's run of failures (reset by
-/// a success; past `disable_after` the endpoint is disabled).
+/// What recording an attempt came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Finished {
+    Delivered,
+    /// Due again at its next try.
+    Retry,
+    /// Its schedule is spent while the endpoint took other messages: this one failed.
+    Failed,
+    /// Its schedule is spent and the endpoint failed every attempt since before this message
+    /// was queued: the endpoint is disabled, and this message and every other waits for it.
+    Disabled,
+}
+
+/// Records an attempt in one transaction: the log line, the delivery's state and its claim
+/// released, and the endpoint's run of failures. A success ends the run and makes what waits
+/// for the endpoint due at once (it works again: no need to wait out each message's backoff).
+/// A failure starts the run (`failing_since`) or adds to it; an endpoint is disabled only when a
+/// delivery has spent its whole schedule with the endpoint failing for at least `disable_after`
+/// seconds (the schedule's length: it failed all along this message's life).
 pub async fn finish(
     db: &Db,
     d: &Claimed,
     a: &Attempt<'_>,
     disable_after: i64,
     now: i64,
-) -> Result<(), sqlx::Error> {
+) -> Result<Finished, sqlx::Error> {
     let mut tx = db.write().await?;
     sqlx::query(
         "INSERT INTO webhook_attempts (endpoint_id, delivery_id, attempt, status, latency_ms, \
@@ -338,42 +515,72 @@ pub async fn finish(
     .bind(now)
     .execute(&mut *tx)
     .await?;
-    let state = match (a.ok, a.retry_at) {
-        (true, _) => "delivered",
-        (false, Some(_)) => "pending",
-        (false, None) => "failed",
-    };
-    sqlx::query(
-        "UPDATE webhook_deliveries SET state = $1, attempts = attempts + 1, \
-         next_at = $2, claimed_until = NULL WHERE id = $3",
-    )
-    .bind(state)
-    .bind(a.retry_at.unwrap_or(now))
-    .bind(d.id)
-    .execute(&mut *tx)
-    .await?;
-    if a.ok {
-        sqlx::query("UPDATE webhook_endpoints SET failures = 0 WHERE id = $1")
-            .bind(d.endpoint_id)
-            .execute(&mut *tx)
-            .await?;
-    } else {
+    let failing_since: Option<i64> = if a.ok {
         sqlx::query(
-            "UPDATE webhook_endpoints SET failures = failures + 1, \
-             enabled = CASE WHEN failures + 1 >= $1 THEN 0 ELSE enabled END WHERE id = $2",
+            "UPDATE webhook_endpoints SET failures = 0, failing_since = NULL WHERE id = $1",
         )
-        .bind(disable_after)
         .bind(d.endpoint_id)
         .execute(&mut *tx)
         .await?;
+        // What waits out a backoff goes now; one statement, bounded by what one endpoint
+        // has pending, by `webhook_deliveries_endpoint`.
+        sqlx::query(
+            "UPDATE webhook_deliveries SET next_at = $1 WHERE endpoint_id = $2 \
+             AND state = 'pending' AND next_at > $1",
+        )
+        .bind(now)
+        .bind(d.endpoint_id)
+        .execute(&mut *tx)
+        .await?;
+        None
+    } else {
+        sqlx::query_scalar(
+            "UPDATE webhook_endpoints SET failures = failures + 1, \
+             failing_since = COALESCE(failing_since, $1) WHERE id = $2 RETURNING failing_since",
+        )
+        .bind(now)
+        .bind(d.endpoint_id)
+        .fetch_optional(&mut *tx)
+        .await?
+        .flatten()
+    };
+    let finished = match (a.ok, a.retry_at) {
+        (true, _) => Finished::Delivered,
+        (false, Some(_)) => Finished::Retry,
+        // Failing for as long as this message's schedule: nothing was taken meanwhile.
+        (false, None) if failing_since.is_some_and(|since| since <= now - disable_after) => {
+            Finished::Disabled
+        }
+        (false, None) => Finished::Failed,
+    };
+    let (state, next_at, attempts) = match finished {
+        Finished::Delivered => (DeliveryState::Delivered, now, d.attempts + 1),
+        Finished::Retry => (DeliveryState::Pending, a.retry_at.unwrap_or(now), d.attempts + 1),
+        Finished::Failed => (DeliveryState::Failed, now, d.attempts + 1),
+        // It waits with the rest, and starts a fresh schedule once the endpoint is enabled.
+        Finished::Disabled => (DeliveryState::Held, now, 0),
+    };
+    sqlx::query(
+        "UPDATE webhook_deliveries SET state = $1, attempts = $2, next_at = $3, \
+         claimed_until = NULL WHERE id = $4",
+    )
+    .bind(state.as_str())
+    .bind(attempts)
+    .bind(next_at)
+    .bind(d.id)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    if finished == Finished::Disabled {
+        disable(db, d.endpoint_id, now).await?;
     }
-    tx.commit().await
+    Ok(finished)
 }
 
-/// Sets a delivery aside without an attempt (its endpoint is disabled): `skipped`.
-pub async fn skip(db: &Db, id: i64) -> Result<(), sqlx::Error> {
+/// Sets a claimed delivery to wait without an attempt (its endpoint was disabled meanwhile).
+pub async fn hold(db: &Db, id: i64) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "UPDATE webhook_deliveries SET state = 'skipped', claimed_until = NULL WHERE id = $1",
+        "UPDATE webhook_deliveries SET state = 'held', claimed_until = NULL WHERE id = $1",
     )
     .bind(id)
     .execute(&db.pool)

@@ -236,7 +236,11 @@ async fn with_nothing_counting_the_store_is_neither_read_at_start_nor_synced_nor
     let (app, rec) = recorded_on(database, Backend::Sql).await;
     // The server's own timers, ticking every 10 ms (a sync each, which pings the database
     // when it has nothing to write).
-    let timers = orchestra::spawn_background(app.state.clone(), Duration::from_millis(10));
+    let timers = orchestra::spawn_background(
+        app.state.clone(),
+        Duration::from_millis(10),
+        orchestra::domain::outbox::Stop::never(),
+    );
     let id = app.start("contract_review", "Untouched").await;
     let good = app.link(id, Some("legal")).await;
     for _ in 0..5 {

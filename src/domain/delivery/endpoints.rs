@@ -29,6 +29,8 @@ pub enum Refusal {
     Private,
     Unresolved,
     UnknownEvent(String),
+    /// The API token holds as many endpoints as it may (`api.caps.endpoints_per_token`).
+    TooMany(u64),
 }
 
 impl Refusal {
@@ -38,6 +40,7 @@ impl Refusal {
             Refusal::NotHttps => Message::new("webhook-url-not-https"),
             Refusal::Private => Message::new("webhook-url-private"),
             Refusal::Unresolved => Message::new("webhook-url-unresolved"),
+            Refusal::TooMany(cap) => Message::new("webhook-too-many").arg("cap", cap.to_string()),
             Refusal::UnknownEvent(e) => Message::new("webhook-event-unknown")
                 .arg("event", e.clone())
                 .arg("events", Topic::ALL.map(Topic::as_str).join(", ")),
@@ -162,13 +165,14 @@ pub async fn create(
 }
 
 /// Makes an endpoint after checking its URL and events: an administrator's (`token` `None`),
-/// or an API token's, sent only the messages about the instances that token started.
+/// or an API token's (its id, and how many endpoints it may hold), sent only the messages about
+/// the instances that token started.
 pub async fn create_for(
     db: &Db,
     keys: &SiteKeys,
     url: &str,
     events: Option<&str>,
-    token: Option<i64>,
+    token: Option<(i64, u64)>,
     allow_private: bool,
 ) -> Result<Result<Created, Refusal>, Error> {
     let events = match parse_events(events) {
@@ -180,7 +184,7 @@ pub async fn create_for(
         Err(r) => return Ok(Err(r)),
     };
     let secret = Secret::generate();
-    let id = store::webhooks::create(
+    let made = store::webhooks::create(
         db,
         url.as_str(),
         &events,
@@ -188,8 +192,16 @@ pub async fn create_for(
         |id| seal(keys, id, &secret),
         store::now(),
     )
-    .await?
-    .ok_or(Error::Corrupt("a webhook secret could not be sealed"))?;
+    .await?;
+    let id = match made {
+        store::webhooks::Made::Id(id) => id,
+        store::webhooks::Made::CapReached => {
+            return Ok(Err(Refusal::TooMany(token.map_or(0, |(_, cap)| cap))));
+        }
+        store::webhooks::Made::Unsealed => {
+            return Err(Error::Corrupt("a webhook secret could not be sealed"));
+        }
+    };
     tracing::info!(endpoint = id, "webhook endpoint created");
     Ok(Ok(Created { id, secret }))
 }
@@ -298,6 +310,7 @@ mod tests {
             secret: sealed.clone(),
             enabled: 1,
             failures: 0,
+            failing_since: None,
             created_at: 0,
             api_token_id: None,
         };

@@ -17,12 +17,39 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 
 use crate::domain::workflow::{Definition, Participant};
 use crate::i18n::{Lang, Message};
-use crate::store::mails::ContactRow;
+use crate::store::mails::{ContactRow, MailQuota};
 
 /// The longest address kept (RFC 5321's path limit).
 pub const MAX_EMAIL: usize = 254;
 /// The longest display name kept, in characters.
 pub const MAX_NAME: usize = 100;
+
+/// What an API token's request that emails links is held to: the links-per-instance daily cap
+/// (a `"send"`), and the hourly quotas of link emails per address and per token.
+#[derive(Clone, Copy, Debug)]
+pub struct ApiMail<'a> {
+    pub keys: &'a crate::domain::keys::SiteKeys,
+    pub token: i64,
+    pub daily_cap: u64,
+    pub per_address: u64,
+    pub per_token: u64,
+}
+
+impl ApiMail<'_> {
+    /// The quota entry of emails to `addresses`: each address by its keyed hash (of its
+    /// lowercase form), never in clear.
+    pub fn quota<'e>(&self, addresses: impl IntoIterator<Item = &'e str>) -> MailQuota {
+        MailQuota {
+            token: self.token,
+            per_token: self.per_token,
+            addresses: addresses
+                .into_iter()
+                .map(|a| self.keys.keyed_hash("mail-quota", &a.trim().to_lowercase()))
+                .collect(),
+            per_address: self.per_address,
+        }
+    }
+}
 
 /// A participant's contact as it was typed or sent, before it is checked.
 #[derive(Clone, Default, PartialEq, Eq)]

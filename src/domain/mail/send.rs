@@ -8,11 +8,14 @@
 //! its record deleted again when the server does not take the email; no link is ever stored in
 //! a row, a log line or an error.
 
+use std::time::Duration;
+
 use lettre::message::Mailbox;
 
 use super::Mailer;
 use super::compose::{Letter, mailbox};
 use crate::domain::capability::{self, Claims, Kind as ClaimKind};
+use crate::domain::outbox::{Lease, Stop};
 use crate::domain::site::Snapshot;
 use crate::domain::workflow::versions::Cache;
 use crate::domain::workflow::{Definition, Participant, Step};
@@ -22,8 +25,11 @@ use crate::store::instances::{InstanceRow, Lapsed};
 use crate::store::mails::{self, Claimed, Kind, Outcome};
 use crate::store::{self, Db};
 
-/// How long a claim holds a row: past the longest SMTP exchange, with room.
-pub const LEASE: i64 = 60;
+/// How long a claim holds a batch; `outbox::Lease` starts no email that would end past it, and
+/// the rest of the batch is handed back.
+pub const LEASE: i64 = 120;
+/// The longest one email's SMTP exchange may take, whatever the server does.
+pub const LONGEST_SEND: Duration = Duration::from_secs(30);
 /// Rows claimed per run.
 pub const BATCH: i64 = 20;
 /// Waits before each new try of an email the server did not take (seconds): about two days in
@@ -61,12 +67,37 @@ pub async fn run_once(
     mailer: Option<&Mailer>,
     now: i64,
 ) -> Result<Run, Error> {
+    run_until(db, versions, site, mailer, now, &Stop::never()).await
+}
+
+/// `run_once` that hands back what it has not begun once `stop` is set, or once its claim
+/// leaves no room for another exchange: an email in flight is finished and recorded, never
+/// cut off (a cut-off email may have been delivered while recorded as not sent, and its second
+/// try would carry a second link).
+pub async fn run_until(
+    db: &Db,
+    versions: &Cache,
+    site: &Snapshot,
+    mailer: Option<&Mailer>,
+    now: i64,
+    stop: &Stop,
+) -> Result<Run, Error> {
     let claimed = store::mails::claim(db, now, LEASE, BATCH, mailer.is_some()).await?;
+    let lease = Lease::new(LEASE);
     let mut run = Run {
         claimed: claimed.len() as u64,
         ..Run::default()
     };
-    for m in claimed {
+    let mut claimed = claimed.into_iter();
+    while let Some(m) = claimed.next() {
+        if stop.is_set() || !lease.room_for(LONGEST_SEND) {
+            let rest: Vec<i64> = std::iter::once(m.id).chain(claimed.map(|m| m.id)).collect();
+            store::queue::release(db, store::queue::Table::Mails, rest).await?;
+            break;
+        }
+        // Each row at its own time: a batch's later rows are sent (and backed off from) when
+        // they are, not when the batch was claimed.
+        let now = now.max(store::now());
         let Some(instance) = store::instances::by_id(db, m.instance_id).await? else {
             mails::finish(db, &m, Outcome::Skipped, now).await?;
             continue;
@@ -252,7 +283,9 @@ async fn send_one(
     )
     .await?;
     let outcome = match message {
-        Ok(message) => mailer.send(message).await,
+        Ok(message) => tokio::time::timeout(LONGEST_SEND, mailer.send(message))
+            .await
+            .unwrap_or(Err("timeout")),
         Err(e) => Err(e),
     };
     match outcome {

@@ -397,6 +397,7 @@ pub async fn start(
             &actor(&ctx),
             None,
             &form.contacts,
+            None,
         )
         .await?
     };

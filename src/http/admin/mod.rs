@@ -100,6 +100,8 @@ pub fn router(state: AppState) -> Router<AppState> {
             get(webhooks::delete_form).post(webhooks::delete),
         )
         .route("/admin/webhooks/{id}/enable", post(webhooks::enable))
+        .route("/admin/webhooks/{id}/disable", post(webhooks::disable))
+        .route("/admin/webhooks/{id}/retry", post(webhooks::retry))
         .route(
             "/admin/webhooks/{id}/deliveries/{delivery}/again",
             post(webhooks::send_again),

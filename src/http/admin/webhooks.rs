@@ -1,6 +1,6 @@
-//! Webhook endpoints (issue 22): the list (state, failures, last attempt), add one (its signing
-//! secret shown once, on the list the POST redirects to), delete after a confirmation page,
-//! enable a disabled one again, and each endpoint's delivery log, newest first, a page at a
+//! Webhook endpoints: the list (state, failures, last attempt), add one (its signing secret
+//! shown once, on the list the POST redirects to), delete after a confirmation page, disable
+//! one or enable it again, send at once what waits for one (*Retry now*), and each endpoint's delivery log, newest first, a page at a
 //! time, with *Send again* on a delivery. The rules are `domain::delivery::endpoints`'.
 
 use axum::extract::State;
@@ -77,7 +77,13 @@ fn line(
         owner,
         enabled: e.enabled != 0,
         state: if e.enabled != 0 {
-            ctx.t("webhooks-enabled")
+            match e.failing_since {
+                None => ctx.t("webhooks-enabled"),
+                Some(at) => ctx.msg(
+                    &Message::new("webhooks-failing-since")
+                        .arg("at", crate::time::format_utc(at)),
+                ),
+            }
         } else {
             ctx.msg(&Message::new("webhooks-disabled-why").arg("failures", e.failures.to_string()))
         },
@@ -243,17 +249,51 @@ pub async fn delete(
     Ok(Redirect::to(LIST).into_response())
 }
 
-/// Enables a disabled endpoint again, its run of failures forgotten.
+/// Enables a disabled endpoint again, its run of failures forgotten: what waited for it is
+/// due at once.
 pub async fn enable(
     State(state): State<AppState>,
     session: Session,
     Path(id): Path<i64>,
 ) -> Result<Response> {
-    if !store::webhooks::enable(&state.db, id).await? {
+    let Some(due) = store::webhooks::enable(&state.db, id, store::now()).await? else {
+        return Err(AppError::NotFound);
+    };
+    tracing::info!(endpoint = id, due, "webhook endpoint enabled again");
+    flash(&session, "webhooks-enabled-flash").await?;
+    Ok(Redirect::to(LIST).into_response())
+}
+
+/// Disables an endpoint: nothing is sent to it, and its messages wait for it.
+pub async fn disable(
+    State(state): State<AppState>,
+    session: Session,
+    Path(id): Path<i64>,
+) -> Result<Response> {
+    if !store::webhooks::disable(&state.db, id, store::now()).await? {
         return Err(AppError::NotFound);
     }
-    tracing::info!(endpoint = id, "webhook endpoint enabled again");
-    flash(&session, "webhooks-enabled-flash").await?;
+    tracing::info!(endpoint = id, "webhook endpoint disabled");
+    flash(&session, "webhooks-disabled-flash").await?;
+    Ok(Redirect::to(LIST).into_response())
+}
+
+/// *Retry now*: what waits for the endpoint (due later, failed, set aside) is due at once.
+pub async fn retry(
+    State(state): State<AppState>,
+    session: Session,
+    Path(id): Path<i64>,
+) -> Result<Response> {
+    let endpoint = endpoint_of(&state, id).await?;
+    let due = store::webhooks::retry_now(&state.db, id, store::now())
+        .await?
+        .ok_or(AppError::NotFound)?;
+    tracing::info!(endpoint = id, due, "webhook endpoint retried");
+    if endpoint.enabled == 0 {
+        flash_as(&session, FlashKind::Warning, "webhooks-retried-disabled-flash").await?;
+    } else {
+        flash(&session, "webhooks-retried-flash").await?;
+    }
     Ok(Redirect::to(LIST).into_response())
 }
 

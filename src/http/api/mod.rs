@@ -778,6 +778,7 @@ async fn start_now(
         &Actor::Api(token.name.clone()),
         Some(quota),
         &contacts,
+        Some(&api_mail(&token, &snapshot)),
     )
     .await?
     {
@@ -1085,7 +1086,7 @@ async fn issue_now(
             &state.versions,
             id,
             participant,
-            Some(snapshot.settings.api_max_links_per_instance_per_day),
+            Some(&api_mail(&token, &snapshot)),
         )
         .await?
         {
@@ -1266,8 +1267,27 @@ async fn once(
 
 /// A refusal of the domain as the API answers it: a hard cap is a 403 with its own code, the
 /// rest a 422 naming the request's field.
+/// What a token's requests that email links are held to.
+fn api_mail<'a>(token: &TokenRow, snapshot: &'a Snapshot) -> crate::domain::mail::ApiMail<'a> {
+    let settings = &snapshot.settings;
+    crate::domain::mail::ApiMail {
+        keys: &snapshot.keys,
+        token: token.id,
+        daily_cap: settings.api_max_links_per_instance_per_day,
+        per_address: settings.api_max_emails_per_address_per_hour,
+        per_token: settings.api_max_emails_per_token_per_hour,
+    }
+}
+
 fn refused(lang: Lang, refusal: &Refusal) -> ApiError {
     let code = match refusal {
+        Refusal::EmailRate(_) => {
+            return ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "email_rate",
+                refusal.message().render(lang),
+            );
+        }
         Refusal::RunningCap(_) => "running_instance_cap",
         Refusal::LinkCap(_) => "link_cap",
         Refusal::Contact(c) => {
@@ -1412,12 +1432,19 @@ async fn create_webhook(
         &keys,
         &url,
         Some(events.as_str()),
-        Some(token.id),
+        Some((token.id, snapshot_of(&who)?.settings.api_max_endpoints_per_token)),
         state.webhooks_private_allowed(),
     )
     .await?;
     let created = match made {
         Ok(created) => created,
+        Err(refusal @ crate::domain::delivery::endpoints::Refusal::TooMany(_)) => {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "endpoint_cap",
+                refusal.message().render(lang),
+            ));
+        }
         Err(refusal) => {
             let field = match refusal {
                 crate::domain::delivery::endpoints::Refusal::UnknownEvent(_) => "events",
