@@ -947,6 +947,7 @@ async fn cron_records_its_run_and_removes_what_expired() {
         actor: "cli",
         contacts: &[],
         first: Default::default(),
+        mail_quota: None,
     };
     let id = store::instances::create(&db, &new, None)
         .await

@@ -1228,6 +1228,7 @@ async fn a_form_sent_again_after_it_was_answered_does_not_answer_the_next_step()
         &orchestra::domain::links::Actor::CommandLine,
         None,
         &[],
+        None,
     )
     .await
     .unwrap()

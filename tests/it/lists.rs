@@ -13,7 +13,7 @@ async fn start_as(app: &TestApp, workflow: &str, title: &str, by: &Actor) -> i64
         .await
         .unwrap()
         .unwrap();
-    orchestra::domain::links::start(&app.db, w.id, title, "", by, None, &[])
+    orchestra::domain::links::start(&app.db, w.id, title, "", by, None, &[], None)
         .await
         .unwrap()
         .unwrap()

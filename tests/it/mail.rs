@@ -45,6 +45,7 @@ async fn start_with(
         &Actor::Admin("ada".into()),
         None,
         contacts,
+        None,
     )
     .await
     .unwrap()

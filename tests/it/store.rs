@@ -50,6 +50,7 @@ async fn an_instance(db: &Db) -> i64 {
             actor: "cli",
             contacts: &[],
             first: Default::default(),
+            mail_quota: None,
         },
         None,
     )

@@ -39,6 +39,9 @@ pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
 pub const LEASE: i64 = 120;
 /// Deliveries of one endpoint claimed at a time, sent one after the other.
 pub const PER_ENDPOINT: i64 = 5;
+/// Batches of one endpoint `Sender::run_once` sends at most (the server's sender drains an
+/// endpoint's backlog whole, a batch after another).
+pub const ONCE_BATCHES: usize = 4;
 /// Endpoints sent to side by side, each by a task of its own: a slow endpoint holds its own
 /// task, never another endpoint's messages.
 pub const SIDE_BY_SIDE: usize = 8;
@@ -121,9 +124,12 @@ impl Sender {
             {
                 tried += joined(done)?;
             }
-            let batch = store::webhooks::claim(&self.db, endpoint, now, LEASE, PER_ENDPOINT).await?;
             let sender = self.clone();
-            tasks.spawn(async move { sender.send_batch(batch, now, &Stop::never()).await });
+            tasks.spawn(async move {
+                sender
+                    .drain(endpoint, Some(now), ONCE_BATCHES, &Stop::never())
+                    .await
+            });
         }
         while let Some(done) = tasks.join_next().await {
             tried += joined(done)?;
@@ -191,12 +197,9 @@ impl Sender {
             if busy.values().any(|e| *e == endpoint) {
                 continue;
             }
-            let batch = store::webhooks::claim(&self.db, endpoint, now, LEASE, PER_ENDPOINT).await?;
-            if batch.is_empty() {
-                continue;
-            }
             let (sender, stop) = (self.clone(), stop.clone());
-            let handle = tasks.spawn(async move { sender.send_batch(batch, now, &stop).await });
+            let handle =
+                tasks.spawn(async move { sender.drain(endpoint, None, usize::MAX, &stop).await });
             busy.insert(handle.id(), endpoint);
         }
         self.count_waiting(now).await
@@ -208,6 +211,29 @@ impl Sender {
             .waiting
             .store(u64::try_from(waiting).unwrap_or(0), Ordering::Relaxed);
         Ok(())
+    }
+
+    /// An endpoint's due deliveries, a claimed batch after another while batches come full (at
+    /// most `batches`), each batch sent one delivery after the other. `at`: the moment to send
+    /// as of (a test's, cron's); `None` for the clock's, read anew for each batch.
+    async fn drain(
+        &self,
+        endpoint: i64,
+        at: Option<i64>,
+        batches: usize,
+        stop: &Stop,
+    ) -> Result<usize, Error> {
+        let mut tried = 0;
+        for _ in 0..batches {
+            let now = at.unwrap_or_else(store::now);
+            let batch = store::webhooks::claim(&self.db, endpoint, now, LEASE, PER_ENDPOINT).await?;
+            let full = batch.len() == usize::try_from(PER_ENDPOINT).unwrap_or(0);
+            tried += self.send_batch(batch, now, stop).await?;
+            if !full || stop.is_set() {
+                break;
+            }
+        }
+        Ok(tried)
     }
 
     /// One endpoint's claimed deliveries, one after the other, while the claim leaves room

@@ -262,6 +262,7 @@ impl TestApp {
             &orchestra::domain::links::Actor::Admin("ada".into()),
             None,
             &[],
+            None,
         )
         .await
         .unwrap()
