@@ -177,7 +177,10 @@ pub async fn serve(
     // The timers stop; a message in flight is finished and recorded, not cut off.
     stopping.set();
     let abort = background.abort_handle();
-    if tokio::time::timeout(SENDERS_GRACE, background).await.is_err() {
+    if tokio::time::timeout(SENDERS_GRACE, background)
+        .await
+        .is_err()
+    {
         tracing::warn!("the senders did not stop in time; stopped");
         abort.abort();
     }

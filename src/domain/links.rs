@@ -178,7 +178,12 @@ pub async fn start(
         m.quota(
             contacts
                 .iter()
-                .filter(|c| first.participants.iter().any(|p| p.as_str() == c.participant))
+                .filter(|c| {
+                    first
+                        .participants
+                        .iter()
+                        .any(|p| p.as_str() == c.participant)
+                })
                 .map(|c| c.email.as_str()),
         )
     });

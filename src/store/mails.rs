@@ -159,7 +159,12 @@ pub(crate) async fn count_quota(
         let key = format!("address:{address}");
         match keys.iter_mut().find(|k| k.0 == key) {
             Some(k) => k.1 += 1,
-            None => keys.push((key, 1, quota.per_address, QuotaSpent::Address(quota.per_address))),
+            None => keys.push((
+                key,
+                1,
+                quota.per_address,
+                QuotaSpent::Address(quota.per_address),
+            )),
         }
     }
     for (key, n, cap, spent) in keys {
@@ -261,7 +266,11 @@ pub async fn queue_link(
     {
         return Ok(Queued::QuotaSpent(spent));
     }
-    let lane = if quota.is_some() { Lane::Token } else { Lane::Site };
+    let lane = if quota.is_some() {
+        Lane::Token
+    } else {
+        Lane::Site
+    };
     queue_in(
         &mut tx,
         instance,

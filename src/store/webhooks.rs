@@ -306,7 +306,11 @@ pub async fn retry_now(db: &Db, id: i64, now: i64) -> Result<Option<u64>, sqlx::
         DeliveryState::Skipped,
     ];
     let moved = move_deliveries(db, id, &waiting, to, Some(now), true, now).await?;
-    Ok(Some(if to == DeliveryState::Pending { moved } else { 0 }))
+    Ok(Some(if to == DeliveryState::Pending {
+        moved
+    } else {
+        0
+    }))
 }
 
 /// One line of an endpoint's delivery log: an attempt, with the delivery and message it was for.
@@ -555,7 +559,11 @@ pub async fn finish(
     };
     let (state, next_at, attempts) = match finished {
         Finished::Delivered => (DeliveryState::Delivered, now, d.attempts + 1),
-        Finished::Retry => (DeliveryState::Pending, a.retry_at.unwrap_or(now), d.attempts + 1),
+        Finished::Retry => (
+            DeliveryState::Pending,
+            a.retry_at.unwrap_or(now),
+            d.attempts + 1,
+        ),
         Finished::Failed => (DeliveryState::Failed, now, d.attempts + 1),
         // It waits with the rest, and starts a fresh schedule once the endpoint is enabled.
         Finished::Disabled => (DeliveryState::Held, now, 0),
@@ -579,13 +587,11 @@ pub async fn finish(
 
 /// Sets a claimed delivery to wait without an attempt (its endpoint was disabled meanwhile).
 pub async fn hold(db: &Db, id: i64) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "UPDATE webhook_deliveries SET state = 'held', claimed_until = NULL WHERE id = $1",
-    )
-    .bind(id)
-    .execute(&db.pool)
-    .await
-    .map(|_| ())
+    sqlx::query("UPDATE webhook_deliveries SET state = 'held', claimed_until = NULL WHERE id = $1")
+        .bind(id)
+        .execute(&db.pool)
+        .await
+        .map(|_| ())
 }
 
 /// An endpoint's delivery log, newest first: (attempt, status, latency in ms, error).

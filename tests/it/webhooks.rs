@@ -359,7 +359,10 @@ async fn hook(app: &TestApp, r: &Receiver, events: Option<&str>) -> (i64, String
 
 pub(crate) async fn send_due(app: &TestApp, now: i64, allow_private: bool) -> usize {
     let keys = app.state.site.get().await.keys.clone();
-    sender(app, keys, allow_private).run_once(now).await.unwrap()
+    sender(app, keys, allow_private)
+        .run_once(now)
+        .await
+        .unwrap()
 }
 
 fn sender(app: &TestApp, keys: orchestra::domain::keys::SiteKeys, allow: bool) -> send::Sender {
@@ -653,13 +656,21 @@ async fn an_endpoint_failing_for_days_is_disabled_and_its_messages_wait_for_it()
         .unwrap()
         .unwrap();
     assert_eq!(row.enabled, 0, "disabled after days of failing");
-    assert!(t - t0 >= send::DISABLE_AFTER, "not before its schedule: {}", t - t0);
+    assert!(
+        t - t0 >= send::DISABLE_AFTER,
+        "not before its schedule: {}",
+        t - t0
+    );
     let tries = r.got().len();
     assert_eq!(tries, send::BACKOFF.len() + 1, "every try of the schedule");
     let during = app.start("contract_review", "While disabled").await;
     assert_eq!(delivery_state(&app, first).await, "held");
     assert_eq!(delivery_state(&app, during).await, "held");
-    assert_eq!(send_due(&app, t + 1_000_000, true).await, 0, "nothing to a disabled one");
+    assert_eq!(
+        send_due(&app, t + 1_000_000, true).await,
+        0,
+        "nothing to a disabled one"
+    );
     assert_eq!(r.got().len(), tries);
 
     r.status.store(200, Ordering::SeqCst);
@@ -989,7 +1000,10 @@ async fn messages_made_while_disabled_go_out_after_enable() {
     );
     let while_off = app.start("contract_review", "While disabled").await;
     assert_eq!(delivery_state(&app, while_off).await, "held");
-    assert_eq!(send_due(&app, orchestra::store::now() + 100_000, true).await, 0);
+    assert_eq!(
+        send_due(&app, orchestra::store::now() + 100_000, true).await,
+        0
+    );
     assert!(r.got().is_empty(), "a disabled endpoint is sent nothing");
 
     let retried = submit(&admin, &app, &format!("{PAGE}/{id}/retry"), &[], "fr").await;

@@ -226,7 +226,8 @@ impl Sender {
         let mut tried = 0;
         for _ in 0..batches {
             let now = at.unwrap_or_else(store::now);
-            let batch = store::webhooks::claim(&self.db, endpoint, now, LEASE, PER_ENDPOINT).await?;
+            let batch =
+                store::webhooks::claim(&self.db, endpoint, now, LEASE, PER_ENDPOINT).await?;
             let full = batch.len() == usize::try_from(PER_ENDPOINT).unwrap_or(0);
             tried += self.send_batch(batch, now, stop).await?;
             if !full || stop.is_set() {
@@ -282,15 +283,13 @@ impl Sender {
             .await?
             .ok_or(Error::Corrupt("a delivery names no message"))?;
         let started = Instant::now();
-        let outcome = match tokio::time::timeout(
-            LONGEST_ATTEMPT,
-            self.post_message(&endpoint, &message),
-        )
-        .await
-        {
-            Ok(outcome) => outcome,
-            Err(_) => Err("timeout"),
-        };
+        let outcome =
+            match tokio::time::timeout(LONGEST_ATTEMPT, self.post_message(&endpoint, &message))
+                .await
+            {
+                Ok(outcome) => outcome,
+                Err(_) => Err("timeout"),
+            };
         let latency_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         let (status, error) = match outcome {
             Ok(code) => (Some(i64::from(code)), None),
@@ -328,7 +327,8 @@ impl Sender {
         endpoint: &EndpointRow,
         message: &MessageRow,
     ) -> Result<u16, &'static str> {
-        let secret = open_secret(&self.keys, endpoint).ok_or("secret unreadable (site keys rotated)")?;
+        let secret =
+            open_secret(&self.keys, endpoint).ok_or("secret unreadable (site keys rotated)")?;
         let (url, addrs) = match check_url(&endpoint.url, self.allow_private).await {
             Err(endpoints::Refusal::Private) => return Err("refused address"),
             Err(endpoints::Refusal::NotHttps) => return Err("not https"),

@@ -80,8 +80,7 @@ fn line(
             match e.failing_since {
                 None => ctx.t("webhooks-enabled"),
                 Some(at) => ctx.msg(
-                    &Message::new("webhooks-failing-since")
-                        .arg("at", crate::time::format_utc(at)),
+                    &Message::new("webhooks-failing-since").arg("at", crate::time::format_utc(at)),
                 ),
             }
         } else {
@@ -290,7 +289,12 @@ pub async fn retry(
         .ok_or(AppError::NotFound)?;
     tracing::info!(endpoint = id, due, "webhook endpoint retried");
     if endpoint.enabled == 0 {
-        flash_as(&session, FlashKind::Warning, "webhooks-retried-disabled-flash").await?;
+        flash_as(
+            &session,
+            FlashKind::Warning,
+            "webhooks-retried-disabled-flash",
+        )
+        .await?;
     } else {
         flash(&session, "webhooks-retried-flash").await?;
     }

@@ -230,6 +230,14 @@ impl From<crate::error::Error> for ApiError {
             tracing::info!("refused text the database cannot store");
             return Self::late(StatusCode::UNPROCESSABLE_ENTITY, "invalid", "api-bad-text");
         }
+        if let crate::error::Error::Db(d) = &e
+            && crate::store::is_unavailable(d)
+        {
+            // The write lock held past the acquire timeout by another process, or a database
+            // that cannot answer: the caller may try again, as the pages' themed 503 says.
+            tracing::warn!(error = %e, "API request met an unavailable database");
+            return Self::late(StatusCode::SERVICE_UNAVAILABLE, "busy", "api-busy");
+        }
         tracing::error!(error = %e, "API request failed");
         Self::internal()
     }
@@ -423,6 +431,12 @@ async fn admit(
         request
     };
     if let Err(e) = store::api::touch_token(&state.db, token.id, store::now()).await {
+        // A write that met the database unable to write (another process's write lock past
+        // the acquire timeout) would meet it again: answered now, within that timeout, not
+        // after a second wait. A read goes on: reads do not need the lock.
+        if request.method() != axum::http::Method::GET && store::is_unavailable(&e) {
+            return Err(ApiError::from(e).into_response());
+        }
         tracing::warn!(error = %e, "could not note an API token's use");
     }
     let mut request = request;
@@ -1432,7 +1446,10 @@ async fn create_webhook(
         &keys,
         &url,
         Some(events.as_str()),
-        Some((token.id, snapshot_of(&who)?.settings.api_max_endpoints_per_token)),
+        Some((
+            token.id,
+            snapshot_of(&who)?.settings.api_max_endpoints_per_token,
+        )),
         state.webhooks_private_allowed(),
     )
     .await?;

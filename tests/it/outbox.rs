@@ -1,0 +1,294 @@
+//! The outbox's rules that hold across its two queues and the API that feeds them: a slow
+//! endpoint delays only itself, the site's emails go before a token's burst, a token's
+//! endpoints and link emails are bounded, and a write that meets another process's write lock
+//! is a 503 the caller may retry, never a 500.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::http::StatusCode;
+use orchestra::domain::delivery::send;
+
+use crate::api::{call, json, token};
+use crate::helpers::{self, Flood, Locker, TestApp, spawn};
+
+/// A receiver that answers 200 after `delay`, counting what it was sent.
+async fn slow_receiver(delay: Duration) -> (String, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let got = Arc::new(AtomicUsize::new(0));
+    let counted = got.clone();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move || {
+            let got = counted.clone();
+            async move {
+                tokio::time::sleep(delay).await;
+                got.fetch_add(1, Ordering::SeqCst);
+                StatusCode::OK
+            }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, got)
+}
+
+async fn hook(app: &TestApp, url: &str) -> i64 {
+    let keys = app.state.site.get().await.keys.clone();
+    orchestra::domain::delivery::endpoints::create(&app.db, &keys, url, None, true)
+        .await
+        .unwrap()
+        .unwrap()
+        .id
+}
+
+/// Two endpoints, the first slow (3 s an answer): the second's message arrives while the first
+/// is still being answered, not after it.
+#[tokio::test]
+async fn a_slow_endpoint_does_not_delay_another() {
+    let app = spawn(Flood::Memory).await;
+    let (slow, slow_got) = slow_receiver(Duration::from_secs(3)).await;
+    let (fast, fast_got) = slow_receiver(Duration::ZERO).await;
+    hook(&app, &slow).await;
+    hook(&app, &fast).await;
+    for n in 0..3 {
+        app.start("contract_review", &format!("Lease {n}")).await;
+    }
+    let sender = send::Sender {
+        db: app.db.clone(),
+        keys: app.state.site.get().await.keys.clone(),
+        allow_private: true,
+        figures: Default::default(),
+    };
+    let started = Instant::now();
+    let run = tokio::spawn(async move { sender.run_once(orchestra::store::now()).await });
+    while fast_got.load(Ordering::SeqCst) < 3 {
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "the fast endpoint waited behind the slow one"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        slow_got.load(Ordering::SeqCst),
+        0,
+        "the slow one is still answering"
+    );
+    assert_eq!(run.await.unwrap().unwrap(), 6);
+    assert_eq!(slow_got.load(Ordering::SeqCst), 3);
+}
+
+/// A token's 10th endpoint is made, its 11th is refused (403, in the caller's language) and
+/// nothing is written; another token still has its own 10.
+#[tokio::test]
+async fn the_eleventh_endpoint_of_a_token_is_refused() {
+    let app = spawn(Flood::Memory).await;
+    app.state
+        .webhooks_allow_private
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let crm = token(&app, "crm", Some(100_000), Some(100_000)).await;
+    let erp = token(&app, "erp", Some(100_000), Some(100_000)).await;
+    let body = r#"{"url":"http://127.0.0.1:9/hook","events":["instance.started"]}"#;
+    for n in 0..10 {
+        let made = call(&app, "POST", "/api/v1/webhooks", &crm, Some(body)).await;
+        assert_eq!(made.status, 201, "endpoint {n}: {}", made.body);
+    }
+    let refused = call(&app, "POST", "/api/v1/webhooks", &crm, Some(body)).await;
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    assert_eq!(json(&refused)["error"], "endpoint_cap");
+    assert_eq!(
+        json(&refused)["message"],
+        "This token holds 10 webhook endpoints, as many as it may: delete one first."
+    );
+    let count = orchestra::store::webhooks::all(&app.db)
+        .await
+        .unwrap()
+        .len();
+    assert_eq!(count, 10, "nothing written");
+    let other = call(&app, "POST", "/api/v1/webhooks", &erp, Some(body)).await;
+    assert_eq!(other.status, 201);
+}
+
+fn start_body(email: &str) -> String {
+    format!(
+        r#"{{"workflow":"contract_review","subject":{{"title":"Lease"}},"participants":{{"legal":{{"email":"{email}"}}}}}}"#
+    )
+}
+
+async fn instance_count(app: &TestApp) -> i64 {
+    let pool = sqlx::AnyPool::connect(
+        &orchestra::store::normalize_url(&app.database.url)
+            .unwrap()
+            .1,
+    )
+    .await
+    .unwrap();
+    sqlx::query_scalar("SELECT COUNT(*) FROM instances")
+        .fetch_one(&pool)
+        .await
+        .unwrap()
+}
+
+/// An API token emails one address 20 times in an hour; the 21st start that would email it is
+/// refused with a 429 and starts nothing, while another address is still emailed. The token's
+/// own hourly quota holds the same way.
+#[tokio::test]
+async fn the_twenty_first_api_email_to_one_address_in_an_hour_is_refused() {
+    let app = spawn(Flood::Memory).await;
+    let crm = token(&app, "crm", Some(100_000), Some(100_000)).await;
+    for n in 0..20 {
+        let made = call(
+            &app,
+            "POST",
+            "/api/v1/instances",
+            &crm,
+            Some(&start_body("lee@legal.example")),
+        )
+        .await;
+        assert_eq!(made.status, 201, "start {n}: {}", made.body);
+    }
+    let before = instance_count(&app).await;
+    // The address is compared as written by people: its case does not make it another.
+    let refused = call(
+        &app,
+        "POST",
+        "/api/v1/instances",
+        &crm,
+        Some(&start_body("Lee@Legal.example")),
+    )
+    .await;
+    assert_eq!(refused.status, 429, "{}", refused.body);
+    assert_eq!(json(&refused)["error"], "email_rate");
+    assert!(
+        !refused.body.contains("lee@legal.example")
+            && !refused.body.to_lowercase().contains("lee@legal"),
+        "the address is not echoed: {}",
+        refused.body
+    );
+    assert_eq!(instance_count(&app).await, before, "nothing started");
+    let other = call(
+        &app,
+        "POST",
+        "/api/v1/instances",
+        &crm,
+        Some(&start_body("ann@legal.example")),
+    )
+    .await;
+    assert_eq!(other.status, 201);
+    // The rows that hold the count name no address.
+    let pool = sqlx::AnyPool::connect(
+        &orchestra::store::normalize_url(&app.database.url)
+            .unwrap()
+            .1,
+    )
+    .await
+    .unwrap();
+    let keys: Vec<String> = sqlx::query_scalar("SELECT key FROM mail_quota")
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    assert!(keys.iter().all(|k| !k.contains('@')), "{keys:?}");
+
+    app.set(&[("api.caps.emails_per_token_per_hour", "21")])
+        .await;
+    let fr = app
+        .client()
+        .post(app.url("/api/v1/instances"))
+        .header("authorization", format!("Bearer {crm}"))
+        .header("accept-language", "fr")
+        .header("content-type", "application/json")
+        .body(start_body("zoe@legal.example"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(fr.status(), 429);
+    let body: serde_json::Value = serde_json::from_str(&fr.text().await.unwrap()).unwrap();
+    assert_eq!(
+        body["message"],
+        "Ce jeton a demandé 21 courriels de lien cette heure-ci, autant qu'il le peut : réessayez l'heure prochaine."
+    );
+}
+
+/// A token's burst of emails queues behind the site's own: a participant's email that the site
+/// queued after the burst is claimed first.
+#[tokio::test]
+async fn the_sites_emails_go_before_a_tokens_burst() {
+    let app = spawn(Flood::Memory).await;
+    app.set(&[("api.caps.emails_per_address_per_hour", "1000")])
+        .await;
+    let crm = token(&app, "crm", Some(100_000), Some(100_000)).await;
+    for n in 0..25 {
+        let made = call(
+            &app,
+            "POST",
+            "/api/v1/instances",
+            &crm,
+            Some(&start_body(&format!("p{n}@x.example"))),
+        )
+        .await;
+        assert_eq!(made.status, 201);
+    }
+    let admin = app.admin_client().await;
+    let _ = admin;
+    let w = orchestra::store::workflows::by_name(&app.db, "contract_review")
+        .await
+        .unwrap()
+        .unwrap();
+    let honest = orchestra::domain::links::start(
+        &app.db,
+        w.id,
+        "Honest",
+        "",
+        &orchestra::domain::links::Actor::CommandLine,
+        None,
+        &[orchestra::domain::mail::ContactInput {
+            participant: "legal".into(),
+            email: "honest@x.example".into(),
+            ..Default::default()
+        }],
+        None,
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let claimed =
+        orchestra::store::mails::claim(&app.db, orchestra::store::now() + 1, 60, 20, true)
+            .await
+            .unwrap();
+    assert_eq!(claimed.len(), 20);
+    assert_eq!(claimed[0].instance_id, honest, "the site's email first");
+}
+
+/// SQLite: with another process holding the write lock, an API start answers a 503 `busy` in
+/// JSON within the acquire timeout and a second, never a 500.
+#[tokio::test]
+async fn an_api_start_under_another_process_write_lock_is_a_503() {
+    if helpers::on_postgres() {
+        return; // SQLite's write lock; PostgreSQL has no such file-wide lock.
+    }
+    let app = spawn(Flood::Memory).await;
+    let crm = token(&app, "crm", Some(100_000), Some(100_000)).await;
+    let file = app.database.url.trim_start_matches("sqlite:").to_owned();
+    let lock = Locker::hold(std::path::Path::new(&file));
+    let started = Instant::now();
+    let answer = app
+        .client()
+        .post(app.url("/api/v1/instances"))
+        .header("authorization", format!("Bearer {crm}"))
+        .header("content-type", "application/json")
+        .body(r#"{"workflow":"contract_review","subject":{"title":"Locked"}}"#)
+        .send()
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    assert_eq!(answer.status(), 503);
+    let body: serde_json::Value = serde_json::from_str(&answer.text().await.unwrap()).unwrap();
+    assert_eq!(body["error"], "busy");
+    assert!(
+        took < orchestra::store::acquire_timeout() + Duration::from_secs(1),
+        "{took:?}"
+    );
+    drop(lock);
+    let _ = Mutex::new(());
+}
