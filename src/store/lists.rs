@@ -208,8 +208,8 @@ const WORKFLOWS_APART: usize = 20;
 /// workflows or more (an API token whose scope names several), the ids are read workflow by
 /// workflow, each through its own index range (`(workflow_id, …, id)`, migration 0019), and
 /// the first `limit` of them kept: asked for `workflow_id IN (1, 2)` with a state, PostgreSQL
-/// walked the primary key backwards past every running instance instead (218 ms at a million
-/// instances, 0.3 ms this way; docs/performance.md, "Stop 31").
+/// walked the primary key backwards past every running instance instead, a cost that grows
+/// with the table (the scale harness's list rows in docs/performance.md).
 fn page_ids(filter: &Filter, from: From, order: &str, limit: i64, binds: &mut Vec<Bind>) -> String {
     let one = |filter: &Filter, binds: &mut Vec<Bind>| {
         let cond = conditions(filter, from, binds);

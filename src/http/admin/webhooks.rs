@@ -1,4 +1,4 @@
-//! Webhook endpoints (issue 22): the list (state, failures, last attempt), add one (its signing
+//! Webhook endpoints: the list (state, failures, last attempt), add one (its signing
 //! secret shown once, on the list the POST redirects to), delete after a confirmation page,
 //! enable a disabled one again, and each endpoint's delivery log, newest first, a page at a
 //! time, with *Send again* on a delivery. The rules are `domain::delivery::endpoints`'.
