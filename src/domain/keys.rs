@@ -14,9 +14,9 @@ pub struct SiteKeys {
     /// The key the payment provider signs its notices with. Kept apart from the link keys:
     /// rotating those does not break notices already on their way.
     provider_key: [u8; 32],
-    /// The key API tokens are stored under (their keyed hash). Kept apart from the link keys
-    /// (issue 20): rotating those voided every token. A site made before has it equal to its
-    /// hash salt then, so its tokens' stored hashes stay right.
+    /// The key API tokens are stored under (their keyed hash). Kept apart from the link keys, so
+    /// rotating those does not void every token. A site made before this key existed has it
+    /// equal to its hash salt, so its tokens' stored hashes stay right.
     token_key: [u8; 32],
 }
 

@@ -768,7 +768,9 @@ pub fn base_url_check(settings: &Settings) -> Check {
 }
 
 /// The one `orchestra config set` line that makes the doorway count with both tiers, or ""
-/// when it already does: the switch, then each tier left at 0, then a period of 0.
+/// when it already does: the switch, then each tier left at 0, then a period of 0. The figures are
+/// the sizing advice the README and docs/interaction.md give too: `suggested_per_link`,
+/// [`SUGGESTED_TOTAL`] and the shipped period.
 pub fn doorway_fix(settings: &Settings) -> String {
     let limits = settings.interaction_limits();
     let mut pairs: Vec<String> = Vec::new();
@@ -785,7 +787,7 @@ pub fn doorway_fix(settings: &Settings) -> String {
         pairs.push(format!("interaction.limits.total {SUGGESTED_TOTAL}"));
     }
     if limits.period.is_zero() {
-        pairs.push("orchestra.request_limits.period 60".into());
+        pairs.push("orchestra.request_limits.period 3600".into());
     }
     if pairs.is_empty() {
         return String::new();

@@ -12,12 +12,11 @@
 //!
 //! `body::Limit` runs right inside it (`Common::layer_with`).
 //!
-//! One service, not a layer each: axum boxes every route's service again for each
-//! `Router::layer`, and `from_fn` clones and boxes its inner service and boxes its future on
-//! every request. As seven such layers, with the boxes around them, they made half of a doorway
-//! page's 208 allocations and a fifth of its CPU (docs/performance.md, stop 32). Everything
-//! before the inner service runs in `call`, so the inner service is called there and never
-//! cloned.
+//! One service, not a layer each: axum boxes every route's service again for each `Router::layer`,
+//! and `from_fn` clones and boxes its inner service and boxes its future on every request. As seven
+//! such layers, with the boxes around them, they made half of a doorway page's allocations and a
+//! fifth of its CPU. Everything before the inner service runs in `call`, so the inner service is
+//! called there and never cloned.
 
 use std::convert::Infallible;
 use std::future::Future;

@@ -1,10 +1,10 @@
 //! CSRF protection without a stored session: a signed double-submit token.
 //!
 //! Each browser gets a random nonce in a cookie (`orchestra_csrf`, HttpOnly, SameSite=Strict);
-//! every form carries a keyed hash of that nonce with the site keys. A POST passes when the
-//! form's token is the hash of the cookie's nonce. Nothing is written to the database, so the
-//! login and setup forms cost an anonymous visitor no session row (issue 9). The nonce is
-//! replaced at sign-in and sign-out, so the token changes with them.
+//! every form carries a keyed hash of that nonce with the site keys. A POST passes when the form's
+//! token is the hash of the cookie's nonce. Nothing is written to the database, so the login and
+//! setup forms cost an anonymous visitor no session row. The nonce is replaced at sign-in and
+//! sign-out, so the token changes with them.
 
 use axum::body::Body;
 use axum::extract::{Request, State};

@@ -1,4 +1,5 @@
-//! The only place with axum, sessions and askama. One router per area, grouped by what guards
+//! The only place with axum and sessions, and the one that renders the pages' templates (the
+//! emails' are rendered in `domain::mail::compose`). One router per area, grouped by what guards
 //! them; see `router` for the order of the layers.
 
 use std::sync::Arc;

@@ -1,20 +1,20 @@
 //! Expired rows, deleted a short batch at a time: cron's chores (sessions, handles, API
 //! signatures, idempotency records, flood counts). One statement per batch, each its own
 //! transaction, so no visitor's write waits on a chore for more than one batch, whatever the
-//! backlog (issue 21: one `DELETE` of a million rows held SQLite's write lock for seconds).
+//! backlog (one `DELETE` of a large backlog holds SQLite's write lock for seconds).
 
 use std::time::{Duration, Instant};
 
 use super::{Backend, Db};
 
-/// What expires. Each kind's statement reaches at most `$2` rows expired by `$1` through the
-/// index on their expiry, and deletes them by primary key: the form both backends run well
-/// (no `rowid`, no `ctid`, no `DELETE … LIMIT`). The oldest go first (`ORDER BY` the expiry):
-/// without it PostgreSQL takes the first expired rows of a sequential scan, and behind each
-/// batch lie the dead rows of every batch before it until vacuum comes, so a batch read more
-/// the longer the chore ran (a second a batch after 40 s of a 3M-row backlog, issue 21's scale
-/// harness). In the expiry's order the index is read, whose entries for deleted rows are
-/// skipped once seen; on SQLite the same index range, in the order it already had.
+/// What expires. Each kind's statement reaches at most `$2` rows expired by `$1` through the index
+/// on their expiry, and deletes them by primary key: the form both backends run well (no `rowid`,
+/// no `ctid`, no `DELETE … LIMIT`). The oldest go first (`ORDER BY` the expiry): without it
+/// PostgreSQL takes the first expired rows of a sequential scan, and behind each batch lie the dead
+/// rows of every batch before it until vacuum comes, so a batch read more the longer the chore ran
+/// (up to a second a batch on a backlog of millions). In the expiry's order the index is read,
+/// whose entries for deleted rows are skipped once seen; on SQLite the same index range, in the
+/// order it already had.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Expired {
     /// Admin sessions; Unix seconds.
@@ -105,9 +105,8 @@ pub async fn delete(db: &Db, kind: Expired, now: i64) -> Result<u64, sqlx::Error
 pub const BUSY_TRIES: u32 = 10;
 
 /// One batch. A batch that finds the write lock held past the busy timeout (SQLite, a visitor
-/// writing without pause, issue 21's scale harness: cron ended with "database is locked" after
-/// 25–42 s) waits the longest pause and tries again: the chore yields to visitors, it does not
-/// end the run on them.
+/// writing without pause: cron would end with "database is locked") waits the longest pause and
+/// tries again: the chore yields to visitors, it does not end the run on them.
 async fn batch_yielding(db: &Db, kind: Expired, now: i64, batch: i64) -> Result<u64, sqlx::Error> {
     yielding(kind, || async {
         sqlx::query(kind.statement())
@@ -180,13 +179,12 @@ type FloodKey = (String, String, String, i64);
 const FLOOD_KEY: &str = "(event, identifier, node, bucket_start)";
 
 /// SQLite, a backlog of flood counts (the first batch, oldest first, came back full). The
-/// identifiers are keyed hashes, so the oldest 500 rows lie on some 500 pages of each B-tree,
-/// and a batch wrote 12 MB (issue 21's scale harness: batches of 1–3 s beside a visitor, whose
-/// writes then waited past the busy timeout). Here the table is read in the order it is stored
-/// (`WITHOUT ROWID`, migration 0018), `batch` rows a window: the window's far end is read
-/// without the write lock, then one statement deletes the window's expired rows, which lie on a
-/// few neighbouring pages (4 MB and 3.5 ms a batch on the same machine). The walk reads the
-/// live rows too, once: it runs only behind a full batch, when the backlog is large.
+/// identifiers are keyed hashes, so the oldest 500 rows lie on some 500 pages of each B-tree, and a
+/// batch wrote megabytes (batches of seconds beside a visitor, whose writes then waited past the
+/// busy timeout). Here the table is read in the order it is stored (`WITHOUT ROWID`, migration
+/// 0018), `batch` rows a window: the window's far end is read without the write lock, then one
+/// statement deletes the window's expired rows, which lie on a few neighbouring pages. The walk
+/// reads the live rows too, once: it runs only behind a full batch, when the backlog is large.
 async fn walk_flood(db: &Db, now: i64, batch: i64) -> Result<u64, sqlx::Error> {
     let mut after: Option<FloodKey> = None;
     let mut total = 0;
@@ -232,7 +230,7 @@ async fn flood_window_end(
 pub fn flood_window_statement(after: bool, end: bool) -> String {
     // `+expiration`: never through `flood_expiration`. With statistics taken on a quiet day
     // (few rows, most live) SQLite judged that index the narrower way in, and read every
-    // expired row of the backlog for each window (issue 21's scale harness: 900 rows a second).
+    // expired row of the backlog for each window.
     let mut filter = vec!["+expiration <= $1".to_owned()];
     let mut n = 2;
     for (bound, op) in [(after, ">"), (end, "<=")] {

@@ -157,8 +157,8 @@ pub async fn page(db: &Db, filter: &Filter, from: From, limit: i64) -> Result<Li
         // index (`(state, id)`, …) without visiting the table, so PostgreSQL takes that index.
         // Asked for the rows at once, it priced the filtered rows as spread evenly over the ids
         // and walked the primary key backwards instead: in a year of data the newest instances
-        // are the running ones, and a page of an ended state read 60,000 rows to find 51
-        // (124 ms at a million instances; docs/performance.md, "A year of data").
+        // are the running ones, and a page of an ended state read tens of thousands of rows to
+        // find 51 (docs/performance.md, "The list queries at a million instances").
         None => {
             let ids = page_ids(filter, from, order, limit + 1, &mut binds);
             format!(
@@ -208,8 +208,8 @@ const WORKFLOWS_APART: usize = 20;
 /// workflows or more (an API token whose scope names several), the ids are read workflow by
 /// workflow, each through its own index range (`(workflow_id, …, id)`, migration 0019), and
 /// the first `limit` of them kept: asked for `workflow_id IN (1, 2)` with a state, PostgreSQL
-/// walked the primary key backwards past every running instance instead (218 ms at a million
-/// instances, 0.3 ms this way; docs/performance.md, "Stop 31").
+/// walked the primary key backwards past every running instance instead, a cost that grows
+/// with the table (docs/performance.md, "The list queries at a million instances").
 fn page_ids(filter: &Filter, from: From, order: &str, limit: i64, binds: &mut Vec<Bind>) -> String {
     let one = |filter: &Filter, binds: &mut Vec<Bind>| {
         let cond = conditions(filter, from, binds);

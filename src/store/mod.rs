@@ -390,12 +390,11 @@ impl Db {
         let on_acquire = file.clone();
         let busy = acquire_timeout().as_millis();
         // A pooled connection is pinged when it is taken (sqlx's default), a round trip to the
-        // connection's worker thread before each statement. A SQLite connection is a file in
-        // this process: there is no server to have lost it, and a file deleted or made
-        // read-only is what `before_acquire` watches. So SQLite skips the ping (with the
-        // doorway's single read, a step page's CPU fell from 119–170 to 64–91 µs;
-        // docs/performance.md, "Stop 31"). PostgreSQL keeps it: a connection the server closed
-        // (a restart) is found then, not by a visitor's failed query.
+        // connection's worker thread before each statement. A SQLite connection is a file in this
+        // process: there is no server to have lost it, and a file deleted or made read-only is what
+        // `before_acquire` watches. So SQLite skips the ping, which was a large share of a step
+        // page's CPU beside the doorway's single read. PostgreSQL keeps it: a connection the server
+        // closed (a restart) is found then, not by a visitor's failed query.
         let pool = AnyPoolOptions::new()
             .max_connections(if sqlite { 4 } else { 8 })
             .acquire_timeout(acquire_timeout())
@@ -571,9 +570,9 @@ impl Db {
     }
 
     /// A standby, or a database whose sessions are read-only by default, asked on a pooled
-    /// connection: a fresh one cost each status view and dashboard 10-15 ms on PostgreSQL
-    /// (issue 21). The read pool's sessions are read-only by our own `SET`, so the default is
-    /// read as `RESET` would restore it (the server's, the database's and the role's settings).
+    /// connection: a fresh one cost each status view and dashboard a new PostgreSQL session's
+    /// start. The read pool's sessions are read-only by our own `SET`, so the default is read as
+    /// `RESET` would restore it (the server's, the database's and the role's settings).
     async fn postgres_probe(&self) -> Result<(bool, String), sqlx::Error> {
         let probe = sqlx::query_as(
             "SELECT pg_is_in_recovery(), \

@@ -29,6 +29,18 @@ pub const EXAMPLES: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// A per-link limit that lets the shipped examples' busiest link through three times over
+/// (reloads, a second try, a page opened twice).
+pub fn suggested_per_link() -> u64 {
+    EXAMPLES
+        .iter()
+        .filter_map(|(_, _, text)| super::Definition::parse(text).ok())
+        .map(|d| d.requests_per_link())
+        .max()
+        .unwrap_or(2)
+        * 3
+}
+
 /// The examples as earlier releases shipped them, English only and showing nothing of earlier
 /// steps. A site whose example is still exactly that gets the new one as a new version on its
 /// next start (`seed_examples`); running instances stay on the version they have.

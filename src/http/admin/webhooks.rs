@@ -1,6 +1,7 @@
 //! Webhook endpoints: the list (state, failures, last attempt), add one (its signing secret
 //! shown once, on the list the POST redirects to), delete after a confirmation page, disable
-//! one or enable it again, send at once what waits for one (*Retry now*), and each endpoint's delivery log, newest first, a page at a
+//! one or enable it again, send at once what waits for one (*Retry now*), and each endpoint's
+//! delivery log, newest first, a page at a
 //! time, with *Send again* on a delivery. The rules are `domain::delivery::endpoints`'.
 
 use axum::extract::State;

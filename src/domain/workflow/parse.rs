@@ -1,0 +1,749 @@
+//! The line format of a definition, which administrators edit in one text area and the CLI
+//! prints: parsing it (every error names its line) and writing it back.
+
+use std::collections::BTreeMap;
+
+use super::fields::slug;
+use super::{
+    Definition, Expires, Field, FieldKind, Interaction, MAX_DEFINITION_CHARS, MAX_DELAY,
+    MAX_FIELDS, MAX_OPTIONS, MAX_REMINDERS, MAX_STEPS, MIN_EXPIRES_AFTER, MIN_REMIND_AFTER,
+    Participant, Remind, Step, StepText, format_amount,
+};
+use crate::i18n::{Lang, Message};
+
+impl Definition {
+    /// Parses the line format; every error names its line.
+    ///
+    /// ```text
+    /// form: Supplier details | Company*, Email* (email), Quantity (number), Notes (long)
+    /// review[legal,finance]: Approve the contract
+    /// payment@payer: Pay the order | 49.90 EUR
+    /// ```
+    ///
+    /// `@name` names the participant who answers a step; `[a,b]` makes parallel branches, each a
+    /// participant. A step that names none goes to the default participant.
+    pub fn parse(text: &str) -> Result<Self, Message> {
+        Self::parse_all(text).map_err(|mut errors| errors.swap_remove(0))
+    }
+
+    /// `parse`, saying what is wrong with every line rather than the first (the definition
+    /// editor shows them all); never an empty list of errors.
+    pub fn parse_all(text: &str) -> Result<Self, Vec<Message>> {
+        if text.chars().count() > MAX_DEFINITION_CHARS {
+            return Err(vec![
+                Message::new("definition-too-large").arg("max", MAX_DEFINITION_CHARS.to_string()),
+            ]);
+        }
+        let mut steps: Vec<Step> = Vec::new();
+        let mut errors = Vec::new();
+        // Whether the last step line parsed: a translation under a bad step is not judged.
+        let mut last_ok = false;
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if let Some((lang, words)) = translation_line(line) {
+                match steps.last_mut() {
+                    Some(step) if last_ok => {
+                        if let Err(e) = translate(step, lang, words, n + 1) {
+                            errors.push(e);
+                        }
+                    }
+                    Some(_) => {}
+                    None => errors.push(
+                        Message::new("definition-translation-first")
+                            .arg("line", (n + 1).to_string()),
+                    ),
+                }
+                continue;
+            }
+            match parse_step(n + 1, line, steps.len()) {
+                Ok(step) => {
+                    steps.push(step);
+                    last_ok = true;
+                }
+                Err(e) => {
+                    errors.push(e);
+                    // Keeps the step count right for later lines' `show` numbers.
+                    steps.push(Step {
+                        title: String::new(),
+                        branches: Vec::new(),
+                        participant: Participant::default(),
+                        interaction: Interaction::Review,
+                        shows: Vec::new(),
+                        translations: BTreeMap::new(),
+                        help: String::new(),
+                        remind: None,
+                        expires: None,
+                    });
+                    last_ok = false;
+                }
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        if steps.is_empty() {
+            return Err(vec![Message::new("definition-empty")]);
+        }
+        if steps.len() > MAX_STEPS {
+            return Err(vec![
+                Message::new("definition-too-long").arg("max", MAX_STEPS.to_string()),
+            ]);
+        }
+        Ok(Self { steps })
+    }
+
+    /// The line format of this definition; `parse(to_text())` gives it back.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for step in &self.steps {
+            out.push_str(step.interaction.kind());
+            if !step.branches.is_empty() {
+                let names: Vec<&str> = step.branches.iter().map(Participant::as_str).collect();
+                out.push('[');
+                out.push_str(&names.join(","));
+                out.push(']');
+            } else if !step.participant.is_default() {
+                out.push('@');
+                out.push_str(step.participant.as_str());
+            }
+            out.push_str(": ");
+            out.push_str(&step.title);
+            match &step.interaction {
+                Interaction::Form { fields } => {
+                    out.push_str(" | ");
+                    let fields: Vec<String> = fields
+                        .iter()
+                        .map(|f| {
+                            let star = if f.required { "*" } else { "" };
+                            if f.kind == FieldKind::Choice {
+                                format!("{}{star} (choice: {})", f.label, f.options.join(" / "))
+                            } else {
+                                format!("{}{star} ({})", f.label, f.kind.name())
+                            }
+                        })
+                        .collect();
+                    out.push_str(&fields.join(", "));
+                }
+                Interaction::Review => {}
+                Interaction::Payment {
+                    amount_cents,
+                    currency,
+                } => {
+                    out.push_str(&format!(" | {} {currency}", format_amount(*amount_cents)));
+                }
+            }
+            if !step.shows.is_empty() {
+                let numbers: Vec<String> = step.shows.iter().map(|i| (i + 1).to_string()).collect();
+                out.push_str(" | show ");
+                out.push_str(&numbers.join(", "));
+            }
+            if let Some(r) = step.remind {
+                out.push_str(&format!(
+                    " | remind {} x{}",
+                    crate::time::format_duration(r.after),
+                    r.times
+                ));
+            }
+            if let Some(e) = step.expires {
+                out.push_str(&format!(
+                    " | expires {}",
+                    crate::time::format_duration(e.after)
+                ));
+                if e.then_next {
+                    out.push_str(" then next");
+                }
+            }
+            if !step.help.is_empty() {
+                out.push_str(" | help: ");
+                out.push_str(&step.help);
+            }
+            out.push('\n');
+            for (lang, text) in &step.translations {
+                out.push_str("  ");
+                out.push_str(lang);
+                out.push_str(": ");
+                out.push_str(&text.title);
+                if !text.labels.is_empty() {
+                    let labels: Vec<String> = text
+                        .labels
+                        .iter()
+                        .enumerate()
+                        .map(
+                            |(i, l)| match text.options.get(i).filter(|o| !o.is_empty()) {
+                                Some(options) => format!("{l} ({})", options.join(" / ")),
+                                None => l.clone(),
+                            },
+                        )
+                        .collect();
+                    out.push_str(" | ");
+                    out.push_str(&labels.join(", "));
+                }
+                if !text.help.is_empty() {
+                    out.push_str(" | help: ");
+                    out.push_str(&text.help);
+                }
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
+fn parse_fields(details: &str) -> Result<Vec<Field>, &'static str> {
+    let mut fields: Vec<Field> = Vec::new();
+    for spec in details.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let mut options = Vec::new();
+        let (label, kind) = match spec.split_once('(') {
+            Some((label, kind)) => {
+                let kind = kind.strip_suffix(')').ok_or("definition-field")?.trim();
+                match kind.strip_prefix("choice:") {
+                    Some(list) => {
+                        options = parse_options(list).ok_or("definition-options")?;
+                        (label.trim(), FieldKind::Choice)
+                    }
+                    None => (
+                        label.trim(),
+                        FieldKind::parse(kind).ok_or("definition-field-kind")?,
+                    ),
+                }
+            }
+            None => (spec, FieldKind::Text),
+        };
+        let (label, required) = match label.strip_suffix('*') {
+            Some(l) => (l.trim(), true),
+            None => (label, false),
+        };
+        let name = slug(label);
+        if name.is_empty() || label.chars().count() > 100 {
+            return Err("definition-field");
+        }
+        if fields.iter().any(|f| f.name == name) {
+            return Err("definition-field-twice");
+        }
+        fields.push(Field {
+            name,
+            label: label.to_owned(),
+            kind,
+            required,
+            options,
+        });
+    }
+    if fields.is_empty() {
+        return Err("definition-no-fields");
+    }
+    Ok(fields)
+}
+
+/// `Small / Medium / Large`: 2 to `MAX_OPTIONS` distinct options of at most 100 characters.
+fn parse_options(list: &str) -> Option<Vec<String>> {
+    let options: Vec<String> = list.split('/').map(|o| o.trim().to_owned()).collect();
+    let mut slugs: Vec<String> = options.iter().map(|o| slug(o)).collect();
+    let ok = (2..=MAX_OPTIONS).contains(&options.len())
+        && options.iter().all(|o| o.chars().count() <= 100)
+        && slugs.iter().all(|s| !s.is_empty());
+    slugs.sort();
+    slugs.dedup();
+    (ok && slugs.len() == options.len()).then_some(options)
+}
+
+fn parse_amount(details: &str) -> Option<(i64, String)> {
+    let (amount, currency) = details.split_once(' ')?;
+    let currency = currency.trim();
+    if currency.len() != 3 || !currency.bytes().all(|b| b.is_ascii_uppercase()) {
+        return None;
+    }
+    let (units, cents) = match amount.split_once(['.', ',']) {
+        Some((u, c)) if c.len() == 2 => (u, c),
+        Some(_) => return None,
+        None => (amount, "00"),
+    };
+    if units.is_empty() || !units.bytes().all(|b| b.is_ascii_digit()) || units.len() > 9 {
+        return None;
+    }
+    let cents: i64 = cents
+        .parse()
+        .ok()
+        .filter(|_| cents.bytes().all(|b| b.is_ascii_digit()))?;
+    let total = units.parse::<i64>().ok()? * 100 + cents;
+    (total > 0).then(|| (total, currency.to_owned()))
+}
+
+/// One line of a definition as a step, or what is wrong with it (`line` counts from 1).
+fn parse_step(line_number: usize, line: &str, earlier: usize) -> Result<Step, Message> {
+    let at = |id: &'static str| Message::new(id).arg("line", line_number.to_string());
+    let (head, rest) = line
+        .split_once(':')
+        .ok_or_else(|| at("definition-no-colon"))?;
+    let (head, participant) = match head.split_once('@') {
+        Some((head, who)) => (
+            head,
+            Participant::parse(who.trim()).ok_or_else(|| at("definition-participant"))?,
+        ),
+        None => (head, Participant::default()),
+    };
+    let (kind, branches) = match head.trim().split_once('[') {
+        Some(_) if !participant.is_default() => {
+            return Err(at("definition-participant-and-branches"));
+        }
+        Some((kind, list)) => {
+            let list = list
+                .strip_suffix(']')
+                .ok_or_else(|| at("definition-branches"))?;
+            let branches = list
+                .split(',')
+                .map(|b| Participant::parse(b.trim()))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| at("definition-branch-name"))?;
+            let mut unique = branches.clone();
+            unique.sort();
+            unique.dedup();
+            if unique.len() != branches.len() {
+                return Err(at("definition-branch-twice"));
+            }
+            (kind.trim(), branches)
+        }
+        None => (head.trim(), Vec::new()),
+    };
+    let mut segments = rest.split('|').map(str::trim);
+    let title = segments.next().unwrap_or("");
+    let mut details = "";
+    let mut shows = Vec::new();
+    let mut help = String::new();
+    let mut remind = None;
+    let mut expires = None;
+    for segment in segments {
+        if let Some(spec) = segment.strip_prefix("remind ") {
+            if remind.is_some() {
+                return Err(at("definition-remind"));
+            }
+            remind = Some(parse_remind(spec).ok_or_else(|| at("definition-remind"))?);
+        } else if let Some(spec) = segment.strip_prefix("expires ") {
+            if expires.is_some() {
+                return Err(at("definition-expires"));
+            }
+            expires = Some(parse_expires(spec).ok_or_else(|| at("definition-expires"))?);
+        } else if let Some(words) = segment.strip_prefix("help:") {
+            if !help.is_empty() || words.trim().is_empty() || words.chars().count() > 500 {
+                return Err(at("definition-help"));
+            }
+            help = words.trim().to_owned();
+        } else if let Some(list) = show_list(segment) {
+            if !shows.is_empty() {
+                return Err(at("definition-show"));
+            }
+            shows = parse_shows(list, earlier).ok_or_else(|| at("definition-show"))?;
+        } else if details.is_empty() {
+            details = segment;
+        } else {
+            return Err(at("definition-segments"));
+        }
+    }
+    if title.is_empty() || title.chars().count() > 200 {
+        return Err(at("definition-title"));
+    }
+    let interaction = match kind {
+        "form" => {
+            let fields = parse_fields(details).map_err(&at)?;
+            if fields.len() > MAX_FIELDS {
+                return Err(at("definition-too-many-fields").arg("max", MAX_FIELDS.to_string()));
+            }
+            Interaction::Form { fields }
+        }
+        "review" if details.is_empty() => Interaction::Review,
+        "review" => return Err(at("definition-segments")),
+        "payment" => {
+            let (amount, currency) =
+                parse_amount(details).ok_or_else(|| at("definition-amount"))?;
+            Interaction::Payment {
+                amount_cents: amount,
+                currency,
+            }
+        }
+        _ => return Err(at("definition-kind")),
+    };
+    Ok(Step {
+        title: title.to_owned(),
+        branches,
+        participant,
+        interaction,
+        shows,
+        translations: BTreeMap::new(),
+        help,
+        remind,
+        expires,
+    })
+}
+
+/// `2d x3`: the wait (at least an hour) and how many reminders (1 to `MAX_REMINDERS`; one
+/// when not said).
+fn parse_remind(spec: &str) -> Option<Remind> {
+    let mut words = spec.split_whitespace();
+    let after = crate::time::parse_duration(words.next()?)?;
+    let times = match words.next() {
+        Some(n) => n.strip_prefix('x')?.parse().ok()?,
+        None => 1,
+    };
+    let ok = words.next().is_none()
+        && (MIN_REMIND_AFTER..=MAX_DELAY).contains(&after)
+        && (1..=MAX_REMINDERS).contains(&times);
+    ok.then_some(Remind { after, times })
+}
+
+/// `7d` or `7d then next`.
+fn parse_expires(spec: &str) -> Option<Expires> {
+    let mut words = spec.split_whitespace();
+    let after = crate::time::parse_duration(words.next()?)?;
+    let then_next = match (words.next(), words.next(), words.next()) {
+        (None, _, _) => false,
+        (Some("then"), Some("next"), None) => true,
+        _ => return None,
+    };
+    (MIN_EXPIRES_AFTER..=MAX_DELAY)
+        .contains(&after)
+        .then_some(Expires { after, then_next })
+}
+
+/// `show 1, 2` in a step line: the list after the word, if the segment is one.
+fn show_list(segment: &str) -> Option<&str> {
+    let list = segment.strip_prefix("show")?;
+    (list.starts_with(char::is_whitespace)
+        && list
+            .split(',')
+            .all(|n| !n.trim().is_empty() && n.trim().bytes().all(|b| b.is_ascii_digit())))
+    .then_some(list)
+}
+
+/// Step numbers (from 1) of earlier steps, as indices; `None` if one is not an earlier step.
+fn parse_shows(list: &str, earlier: usize) -> Option<Vec<usize>> {
+    let mut out = Vec::new();
+    for n in list.split(',') {
+        let n: usize = n.trim().parse().ok()?;
+        if n == 0 || n > earlier {
+            return None;
+        }
+        if !out.contains(&(n - 1)) {
+            out.push(n - 1);
+        }
+    }
+    out.sort_unstable();
+    Some(out)
+}
+
+/// A translation line (`fr: Titre | Libellé, …`, under the step it translates): its language
+/// and its words. A step kind is never a language code, so the two cannot be confused.
+fn translation_line(line: &str) -> Option<(Lang, &str)> {
+    let (head, words) = line.split_once(':')?;
+    let head = head.trim();
+    let lang = Lang::ALL.into_iter().find(|l| l.code() == head)?;
+    Some((lang, words.trim()))
+}
+
+/// Adds a translation to a step: a title, and for a form one label per field in order.
+fn translate(step: &mut Step, lang: Lang, words: &str, line_number: usize) -> Result<(), Message> {
+    let at = |id: &'static str| Message::new(id).arg("line", line_number.to_string());
+    if step.translations.contains_key(lang.code()) {
+        return Err(at("definition-translation-twice"));
+    }
+    let mut segments = words.split('|').map(str::trim);
+    let title = segments.next().unwrap_or("");
+    let (mut labels, mut help) = (None, String::new());
+    for segment in segments {
+        if let Some(words) = segment.strip_prefix("help:") {
+            if !help.is_empty() || words.trim().is_empty() || words.chars().count() > 500 {
+                return Err(at("definition-help"));
+            }
+            help = words.trim().to_owned();
+        } else if labels.is_none() {
+            labels = Some(segment);
+        } else {
+            return Err(at("definition-segments"));
+        }
+    }
+    if title.is_empty() || title.chars().count() > 200 {
+        return Err(at("definition-title"));
+    }
+    let (labels, options): (Vec<String>, Vec<Vec<String>>) = match (&step.interaction, labels) {
+        (Interaction::Form { fields }, Some(labels)) => {
+            let wrong =
+                || at("definition-translation-labels").arg("count", fields.len().to_string());
+            let specs: Vec<&str> = labels.split(',').map(str::trim).collect();
+            if specs.len() != fields.len() {
+                return Err(wrong());
+            }
+            let mut out = (Vec::new(), Vec::new());
+            for (spec, field) in specs.into_iter().zip(fields) {
+                let (label, options) = match spec.split_once('(') {
+                    Some((label, list)) if field.kind == FieldKind::Choice => {
+                        let list = list.strip_suffix(')').ok_or_else(wrong)?;
+                        let options = parse_options(list)
+                            .filter(|o| o.len() == field.options.len())
+                            .ok_or_else(|| at("definition-translation-options"))?;
+                        (label.trim(), options)
+                    }
+                    _ => (spec, Vec::new()),
+                };
+                if label.is_empty() || label.chars().count() > 100 {
+                    return Err(wrong());
+                }
+                out.0.push(label.to_owned());
+                out.1.push(options);
+            }
+            if out.1.iter().all(Vec::is_empty) {
+                out.1.clear();
+            }
+            out
+        }
+        (Interaction::Form { .. }, None) => (Vec::new(), Vec::new()),
+        (_, Some(_)) => return Err(at("definition-segments")),
+        (_, None) => (Vec::new(), Vec::new()),
+    };
+    step.translations.insert(
+        lang.code().to_owned(),
+        StepText {
+            title: title.to_owned(),
+            labels,
+            options,
+            help,
+        },
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::workflow::check_form;
+
+    const SAMPLE: &str = "form: Supplier details | Company*, Email* (email), Quantity (number), Notes (long)\n\
+                          review[legal,finance]: Approve the contract\n\
+                          payment@payer: Pay the order | 49.90 EUR\n";
+
+    #[test]
+    fn reminders_and_deadlines_are_step_options_within_bounds() {
+        let def = Definition::parse(
+            "review@legal: Sign | remind 2d x3 | expires 14d\n\
+             payment@payer: Pay | 5.00 EUR | expires 7d then next | help: Pay soon\n\
+             review@legal: Check | remind 12h\n",
+        )
+        .unwrap();
+        assert_eq!(
+            def.steps[0].remind,
+            Some(Remind {
+                after: 2 * 86_400,
+                times: 3
+            })
+        );
+        assert_eq!(
+            def.steps[0].expires,
+            Some(Expires {
+                after: 14 * 86_400,
+                then_next: false
+            })
+        );
+        assert_eq!(
+            def.steps[1].expires,
+            Some(Expires {
+                after: 7 * 86_400,
+                then_next: true
+            })
+        );
+        assert_eq!(
+            def.steps[2].remind,
+            Some(Remind {
+                after: 12 * 3600,
+                times: 1
+            })
+        );
+        assert_eq!(Definition::parse(&def.to_text()).unwrap(), def);
+        let start = def.steps[0].start();
+        assert_eq!(start.remind_after, Some(2 * 86_400));
+        assert_eq!(start.expires_after, Some(14 * 86_400));
+        for bad in [
+            "review: Sign | remind 30m",
+            "review: Sign | remind 2d x11",
+            "review: Sign | remind 2d x0",
+            "review: Sign | remind soon",
+            "review: Sign | remind 2d | remind 3d",
+            "review: Sign | expires 30s",
+            "review: Sign | expires 400d",
+            "review: Sign | expires 7d then",
+            "review: Sign | expires 7d then stop",
+        ] {
+            let error = Definition::parse(bad).unwrap_err();
+            assert!(
+                ["definition-remind", "definition-expires"].contains(&error.id),
+                "{bad}: {error:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_line_format_round_trips() {
+        let def = Definition::parse(SAMPLE).unwrap();
+        assert_eq!(def.steps.len(), 3);
+        let branches: Vec<&str> = def.steps[1].branches.iter().map(|b| b.as_str()).collect();
+        assert_eq!(branches, ["legal", "finance"]);
+        assert_eq!(def.steps[2].participant.as_str(), "payer");
+        assert!(def.steps[0].participant.is_default());
+        assert_eq!(
+            def.steps[2].interaction,
+            Interaction::Payment {
+                amount_cents: 4990,
+                currency: "EUR".into()
+            }
+        );
+        assert_eq!(Definition::parse(&def.to_text()).unwrap(), def);
+        assert_eq!(Definition::from_json(&def.to_json()).unwrap(), def);
+    }
+
+    #[test]
+    fn errors_name_their_line() {
+        let err = Definition::parse("review: fine\nquiz: What?").unwrap_err();
+        assert_eq!(err.id, "definition-kind");
+        assert_eq!(err.args, [("line", "2".to_string())]);
+        for bad in [
+            "",
+            "review[Legal]: x",
+            "review[a,a]: x",
+            "payment: x | 1.5 EUR",
+            "form: x | a (date)",
+            "form: x",
+            "review@: x",
+            "review@Legal: x",
+            "review[a,b]@c: x",
+        ] {
+            assert!(Definition::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn form_answers_are_checked_and_kept() {
+        let def = Definition::parse(SAMPLE).unwrap();
+        let Interaction::Form { fields } = &def.steps[0].interaction else {
+            panic!()
+        };
+        let check = check_form(
+            fields,
+            &[
+                ("company".into(), "".into()),
+                ("email".into(), "not-an-email".into()),
+                ("quantity".into(), "many".into()),
+            ],
+        );
+        let failed: Vec<_> = check
+            .errors
+            .iter()
+            .map(|(f, m)| (f.as_str(), m.id))
+            .collect();
+        assert_eq!(
+            failed,
+            [
+                ("company", "field-required"),
+                ("email", "field-email"),
+                ("quantity", "field-number")
+            ]
+        );
+        assert_eq!(check.values[1], ("email".into(), "not-an-email".into()));
+    }
+}
+
+#[cfg(test)]
+mod words_tests {
+    use super::*;
+    use crate::domain::workflow::check_form;
+
+    const TRANSLATED: &str = "form@supplier: Supplier details | Company*, Notes (long)\n\
+                              \x20 fr: Fournisseur | Société, Remarques\n\
+                              review@reviewer: Check | show 1\n\
+                              \x20 fr: Vérifier\n";
+
+    #[test]
+    fn a_step_speaks_the_visitors_language_else_its_own() {
+        let def = Definition::parse(TRANSLATED).unwrap();
+        let form = &def.steps[0];
+        assert_eq!(form.title_in(Lang::Fr), "Fournisseur");
+        assert_eq!(form.title_in(Lang::En), "Supplier details");
+        assert_eq!(form.label_in(Lang::Fr, 1), Some("Remarques"));
+        assert_eq!(form.label_named(Lang::En, "company"), Some("Company"));
+        assert_eq!(form.label_in(Lang::Fr, 2), None);
+        assert_eq!(def.steps[1].shows, [0]);
+        assert_eq!(Definition::parse(&def.to_text()).unwrap(), def);
+        assert_eq!(Definition::from_json(&def.to_json()).unwrap(), def);
+        // A definition saved before translations existed reads as before.
+        let old = r#"{"steps":[{"title":"T","interaction":{"kind":"review"}}]}"#;
+        assert!(
+            Definition::from_json(old).unwrap().steps[0]
+                .translations
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_choice_and_help_are_parsed_translated_and_checked() {
+        let text = "form: Order | Size* (choice: Small / Medium / Large), Note | help: Pick one.\n\
+                    \x20 fr: Commande | Taille (Petit / Moyen / Grand), Remarque | help: Choisissez.\n";
+        let def = Definition::parse(text).unwrap();
+        let step = &def.steps[0];
+        let Interaction::Form { fields } = &step.interaction else {
+            panic!()
+        };
+        assert_eq!(fields[0].kind, FieldKind::Choice);
+        assert_eq!(fields[0].options, ["Small", "Medium", "Large"]);
+        assert_eq!(step.options_in(Lang::Fr, 0), ["Petit", "Moyen", "Grand"]);
+        assert_eq!(step.options_in(Lang::En, 0), ["Small", "Medium", "Large"]);
+        assert!(step.options_in(Lang::Fr, 1).is_empty());
+        assert_eq!(step.help_in(Lang::Fr), "Choisissez.");
+        assert_eq!(step.help_in(Lang::En), "Pick one.");
+        assert_eq!(step.option_named(Lang::Fr, "size", "Medium"), Some("Moyen"));
+        assert_eq!(Definition::parse(&def.to_text()).unwrap(), def);
+        let ok = check_form(fields, &[("size".into(), "medium".into())]);
+        assert!(ok.errors.is_empty());
+        assert_eq!(fields[0].option_of("medium"), Some("Medium"));
+        let bad = check_form(fields, &[("size".into(), "huge".into())]);
+        assert_eq!(bad.errors[0].1.id, "field-choice");
+        for (text, id) in [
+            ("form: A | S (choice: One)\n", "definition-options"),
+            ("form: A | S (choice: One / one)\n", "definition-options"),
+            (
+                "form: A | S (choice: One / Two)\n fr: B | S (Un)\n",
+                "definition-translation-options",
+            ),
+            ("review: A | help:\n", "definition-help"),
+            ("review: A | help: x | help: y\n", "definition-help"),
+        ] {
+            let errors = Definition::parse_all(text).unwrap_err();
+            assert_eq!(errors[0].id, id, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn bad_show_and_translation_lines_name_their_line() {
+        for (text, id) in [
+            ("review: A | show 1\n", "definition-show"),
+            ("review: A\nreview: B | show 2\n", "definition-show"),
+            ("review: A\nreview: B | show 0\n", "definition-show"),
+            ("fr: Titre\nreview: A\n", "definition-translation-first"),
+            (
+                "review: A\n fr: B\n fr: C\n",
+                "definition-translation-twice",
+            ),
+            (
+                "form: A | X, Y\n fr: B | X\n",
+                "definition-translation-labels",
+            ),
+            ("review: A\n fr: B | X\n", "definition-segments"),
+            ("review: A | oops\n", "definition-segments"),
+            ("form: A | X | Y\n", "definition-segments"),
+        ] {
+            let errors = Definition::parse_all(text).unwrap_err();
+            assert_eq!(errors[0].id, id, "{text:?}");
+            assert!(errors[0].args.iter().any(|(k, _)| *k == "line"), "{text:?}");
+        }
+        // A label that starts with the word is a label, not a list of steps.
+        let def = Definition::parse("form: A | show size\n").unwrap();
+        assert!(def.steps[0].shows.is_empty());
+    }
+}
