@@ -223,33 +223,7 @@ pub async fn start(
     Ok(Ok(id))
 }
 
-/// The participants of an instance's version who still have something to answer, in the order
-/// they answer. A participant of a parallel step who has answered it waits for a later step.
-pub async fn participants_left(
-    db: &Db,
-    instance: &store::instances::InstanceRow,
-    definition: &Definition,
-) -> Result<Vec<Participant>, sqlx::Error> {
-    if instance.state.is_over() {
-        return Ok(Vec::new());
-    }
-    let current = instance.step_index as usize;
-    let answered =
-        store::instances::answered_branches(db, instance.id, instance.step_index).await?;
-    let mut left: Vec<Participant> = Vec::new();
-    for (i, step) in definition.steps.iter().enumerate().skip(current) {
-        for p in step.participants() {
-            let done_here = i == current
-                && step
-                    .branch_of(p)
-                    .is_some_and(|b| answered.iter().any(|a| a == b));
-            if !done_here && !left.contains(p) {
-                left.push(p.clone());
-            }
-        }
-    }
-    Ok(left)
-}
+pub use crate::domain::instance::participants_left;
 
 /// An issued link: its URL (shown once) and its record's id.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -343,11 +343,22 @@ fn circles<N: Ord + Clone>(graph: &BTreeMap<N, BTreeSet<N>>) -> Vec<Vec<N>> {
 
 /// No circle of imports, of any length: no file reaches itself by following what it imports (a
 /// parent that declares its children, and only re-exports them, is not counted as importing
-/// them: `mod` lines are not paths).
+/// them: `mod` lines are not paths). A module naming what its own ancestors hold (`super::`, the
+/// web layer's `AppState` in `http`) is inside its parent, not beside it: that arrow is not
+/// counted either, so a circle is one between modules of which neither holds the other.
 #[test]
 fn no_file_reaches_itself_through_its_imports() {
     let modules = modules();
-    let graph = graph();
+    let graph: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = graph()
+        .into_iter()
+        .map(|(me, to)| {
+            let beside = to
+                .into_iter()
+                .filter(|other| !(other.len() < me.len() && me.starts_with(other)))
+                .collect();
+            (me, beside)
+        })
+        .collect();
     assert!(
         graph.len() > 50,
         "the source was read: {} files",
