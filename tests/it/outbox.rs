@@ -3,8 +3,8 @@
 //! endpoints and link emails are bounded, and a write that meets another process's write lock
 //! is a 503 the caller may retry, never a 500.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
@@ -290,5 +290,155 @@ async fn an_api_start_under_another_process_write_lock_is_a_503() {
         "{took:?}"
     );
     drop(lock);
-    let _ = Mutex::new(());
+}
+
+/// An SMTP server that takes each message 1.5 s after its data ends, counting the messages it
+/// began to receive and those it took.
+async fn slow_smtp() -> (String, Arc<AtomicUsize>, Arc<AtomicUsize>) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("smtp://{}", listener.local_addr().unwrap());
+    let (begun, taken) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (b, t) = (begun.clone(), taken.clone());
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let (b, t) = (b.clone(), t.clone());
+            tokio::spawn(async move {
+                let (read, mut write) = stream.into_split();
+                let mut lines = BufReader::new(read).lines();
+                let _ = write.write_all(b"220 slow.test ESMTP\r\n").await;
+                let mut in_data = false;
+                while let Ok(Some(line)) = lines.next_line().await {
+                    let answer: &[u8] = if in_data {
+                        if line != "." {
+                            continue;
+                        }
+                        in_data = false;
+                        b.fetch_add(1, Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_millis(1500)).await;
+                        t.fetch_add(1, Ordering::SeqCst);
+                        b"250 taken\r\n"
+                    } else {
+                        match line.get(..4).unwrap_or("").to_ascii_uppercase().as_str() {
+                            "EHLO" | "HELO" => b"250 slow.test\r\n",
+                            "DATA" => {
+                                in_data = true;
+                                b"354 go on\r\n"
+                            }
+                            "QUIT" => {
+                                let _ = write.write_all(b"221 bye\r\n").await;
+                                return;
+                            }
+                            _ => b"250 ok\r\n",
+                        }
+                    };
+                    if write.write_all(answer).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (url, begun, taken)
+}
+
+/// A graceful stop while an email is in the SMTP exchange: that email is finished and recorded
+/// as sent (one link recorded for it), the rest of the batch is handed back unsent, and the next
+/// sender sends each of those once: no participant gets a second email with a second link.
+#[tokio::test]
+async fn a_stop_mid_send_finishes_that_email_and_sends_no_second() {
+    let app = spawn(Flood::Memory).await;
+    let (url, begun, taken) = slow_smtp().await;
+    let mailer =
+        orchestra::domain::mail::Mailer::new(&url, "Orchestra <noreply@orchestra.test>").unwrap();
+    let w = orchestra::store::workflows::by_name(&app.db, "contract_review")
+        .await
+        .unwrap()
+        .unwrap();
+    for n in 0..3 {
+        orchestra::domain::links::start(
+            &app.db,
+            w.id,
+            &format!("Lease {n}"),
+            "",
+            &orchestra::domain::links::Actor::CommandLine,
+            None,
+            &[orchestra::domain::mail::ContactInput {
+                participant: "legal".into(),
+                email: format!("legal{n}@x.example"),
+                ..Default::default()
+            }],
+            None,
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    }
+    let state = app.state.clone().with_mailer(Some(mailer));
+    let (switch, stop) = orchestra::domain::outbox::Stop::new();
+    let timers = orchestra::spawn_background(state.clone(), Duration::from_secs(3600), stop);
+    let started = Instant::now();
+    while begun.load(Ordering::SeqCst) == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no email began"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    switch.set();
+    tokio::time::timeout(Duration::from_secs(10), timers)
+        .await
+        .expect("the timers stop once the email in flight is done")
+        .unwrap();
+    assert_eq!(
+        taken.load(Ordering::SeqCst),
+        1,
+        "the email in flight was finished"
+    );
+    let pool = sqlx::AnyPool::connect(
+        &orchestra::store::normalize_url(&app.database.url)
+            .unwrap()
+            .1,
+    )
+    .await
+    .unwrap();
+    let rows: Vec<(String, Option<i64>)> =
+        sqlx::query_as("SELECT state, claimed_until FROM mails WHERE kind = 'link' ORDER BY id")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    let sent = rows.iter().filter(|r| r.0 == "sent").count();
+    assert_eq!(sent, 1, "recorded as sent: {rows:?}");
+    assert!(
+        rows.iter()
+            .filter(|r| r.0 == "pending")
+            .all(|r| r.1.is_none()),
+        "the rest handed back: {rows:?}"
+    );
+    // The next sender (another process, or this one restarted) sends the rest, each once.
+    let site = state.site.get().await;
+    let mailer = state.mailer.clone().unwrap();
+    let run = orchestra::domain::mail::send::run_once(
+        &state.db,
+        &state.versions,
+        &site,
+        Some(&mailer),
+        orchestra::store::now(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(run.sent, 2);
+    assert_eq!(
+        taken.load(Ordering::SeqCst),
+        3,
+        "three emails in all, one each"
+    );
+    let links: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM links WHERE issued_by = 'mail'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(links, 3, "one link per participant");
 }
