@@ -137,6 +137,7 @@ fn doorway(c: &mut Criterion) {
             &orchestra::domain::links::Actor::CommandLine,
             None,
             &[],
+            None,
         )
         .await
         .expect("start")
