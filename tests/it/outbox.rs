@@ -442,3 +442,60 @@ async fn a_stop_mid_send_finishes_that_email_and_sends_no_second() {
         .unwrap();
     assert_eq!(links, 3, "one link per participant");
 }
+
+/// A database as the previous main left it (migrations 1 to 19): a disabled endpoint whose
+/// delivery was set aside (`skipped`), and a pending email. After the upgrade the set-aside
+/// delivery waits for its endpoint (`held`) and goes once it is enabled; the email is claimed.
+#[tokio::test]
+async fn a_database_made_before_the_outbox_waits_upgrades_and_loses_nothing() {
+    let database = crate::helpers::fresh_database().await;
+    let pool = crate::helpers::schema_before(&database.url, 20).await;
+    for sql in [
+        "INSERT INTO workflows (name, label, created_at, updated_at) VALUES ('one', 'One', 1700000000, 1700000000)",
+        "INSERT INTO workflow_versions (workflow_id, number, definition, created_at) VALUES (1, 1, '{\"steps\":[]}', 1700000000)",
+        "INSERT INTO instances (workflow_id, version_id, subject_title, subject_body, token, step_index, state, created_at, updated_at) VALUES (1, 1, 'Old', '', 'instance-token', 0, 'active', 1700000000, 1700000000)",
+        "INSERT INTO outbox (event, instance_id, workflow, created_at) VALUES ('instance.started', 1, 'one', 1700000000)",
+        "INSERT INTO webhook_endpoints (url, events, secret, enabled, failures, created_at) VALUES ('http://127.0.0.1:9/hook', '', '', 0, 15, 1700000000)",
+        "INSERT INTO webhook_deliveries (outbox_id, endpoint_id, state, next_at, created_at) VALUES (1, 1, 'skipped', 1700000000, 1700000000)",
+        "INSERT INTO mails (instance_id, participant, step_index, kind, next_at, created_at) VALUES (1, 'legal', 0, 'deadline', 1700000000, 1700000000)",
+    ] {
+        sqlx::query(sql).execute(&pool).await.unwrap();
+    }
+    pool.close().await;
+    let app = crate::helpers::spawn_on(database, |db, clock| {
+        Arc::new(orchestra::limits::flood::SqlFlood::new(
+            db.clone(),
+            4096,
+            clock,
+        ))
+    })
+    .await;
+    let state = orchestra::store::webhooks::deliveries_of(&app.db, 1)
+        .await
+        .unwrap();
+    assert_eq!(state, [(1, "held".to_owned(), 0)]);
+    let row = orchestra::store::webhooks::by_id(&app.db, 1)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(row.failing_since.is_some());
+    let now = orchestra::store::now();
+    assert_eq!(
+        orchestra::store::webhooks::enable(&app.db, 1, now)
+            .await
+            .unwrap(),
+        Some(1)
+    );
+    let state = orchestra::store::webhooks::deliveries_of(&app.db, 1)
+        .await
+        .unwrap();
+    assert_eq!(state, [(1, "pending".to_owned(), 0)]);
+    let claimed = orchestra::store::mails::claim(&app.db, now, 60, 20, false)
+        .await
+        .unwrap();
+    assert_eq!(
+        claimed.len(),
+        1,
+        "the old email is claimed in the site's lane"
+    );
+}

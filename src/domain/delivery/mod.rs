@@ -1,4 +1,4 @@
-//! Telling other systems what happened (issue 22): the outbox's messages, their JSON payloads,
+//! Telling other systems what happened: the outbox's messages, their JSON payloads,
 //! and their Standard Webhooks signatures. A message is written with the change that causes it
 //! (`store::outbox::record`, inside that change's transaction); what a payload says is decided
 //! here, from the message's typed columns only, so no link, handle, secret or answer can reach

@@ -1,4 +1,4 @@
-//! Participants' emails (issue 22): their contacts, checked when an instance starts; the SMTP
+//! Participants' emails: their contacts, checked when an instance starts; the SMTP
 //! server they go through; what an email says; and the sender that signs each link when it
 //! sends. See docs/delivery.md.
 //!
