@@ -1877,7 +1877,7 @@ async fn webhook_create_prints_the_secret_once_and_stores_it_sealed() {
     cli.run(&["webhook", "enable", "1"]).expect(
         0,
         "",
-        "Webhook endpoint 1 enabled: new messages are queued for it again.\n",
+        "Webhook endpoint 1 enabled: 0 waiting messages are due now, and new messages are queued for it again.\n",
     );
     cli.run(&["webhook", "list"]).expect(
         0,

@@ -213,7 +213,7 @@ impl Sender {
         Ok(())
     }
 
-    /// An endpoint's due deliveries, a claimed batch after another while batches come full (at
+    /// An endpoint's due deliveries, a claimed batch after another until none is left (at
     /// most `batches`), each batch sent one delivery after the other. `at`: the moment to send
     /// as of (a test's, cron's); `None` for the clock's, read anew for each batch.
     async fn drain(
@@ -228,9 +228,12 @@ impl Sender {
             let now = at.unwrap_or_else(store::now);
             let batch =
                 store::webhooks::claim(&self.db, endpoint, now, LEASE, PER_ENDPOINT).await?;
-            let full = batch.len() == usize::try_from(PER_ENDPOINT).unwrap_or(0);
+            // Until nothing is left to claim: a batch another sender shared is not the end.
+            if batch.is_empty() {
+                break;
+            }
             tried += self.send_batch(batch, now, stop).await?;
-            if !full || stop.is_set() {
+            if stop.is_set() {
                 break;
             }
         }
