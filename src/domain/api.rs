@@ -14,6 +14,7 @@ use crate::error::Error;
 use crate::limits::bucket::Policy;
 use crate::store::{self, Db, api::TokenRow};
 
+pub mod gate;
 pub mod idempotency;
 pub mod scope;
 
