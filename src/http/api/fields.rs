@@ -86,7 +86,7 @@ pub(super) fn refusal(seconds: u64) -> (Bytes, HeaderValue) {
 }
 
 /// `RateLimit`: what remains and the seconds until the bucket is full.
-pub(super) fn ratelimit(remaining: u32, reset_secs: u64) -> Option<HeaderValue> {
+fn ratelimit(remaining: u32, reset_secs: u64) -> Option<HeaderValue> {
     match (remaining, EMPTY.get(reset_secs)) {
         (0, Some(text)) => Some(HeaderValue::from_static(text)),
         _ => header_value(ratelimit_text(remaining, reset_secs)),
@@ -101,7 +101,7 @@ thread_local! {
 }
 
 /// `RateLimit-Policy`: the burst (`q`) and the seconds to refill it (`w`).
-pub(super) fn ratelimit_policy(policy: Policy) -> Option<HeaderValue> {
+fn ratelimit_policy(policy: Policy) -> Option<HeaderValue> {
     LAST_POLICY
         .try_with(|last| {
             let mut last = last.try_borrow_mut().ok()?;
