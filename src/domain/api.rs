@@ -1,6 +1,6 @@
 //! The integrator API's rules, with no web in them: bearer tokens (kept as a keyed hash) and
-//! their scopes (`scope`), integrator keys whose request signatures earn a bigger bucket, and
-//! the hard caps.
+//! their scopes (`scope`), integrator keys whose request signatures earn a bigger bucket, the
+//! hard caps, who gets past the gate (`gate`) and retries (`idempotency`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -14,6 +14,7 @@ use crate::error::Error;
 use crate::limits::bucket::Policy;
 use crate::store::{self, Db, api::TokenRow};
 
+pub mod gate;
 pub mod idempotency;
 pub mod scope;
 

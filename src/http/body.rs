@@ -50,8 +50,9 @@ pub const LARGEST: usize = 256 << 10;
 // The smallest budget holds a few of the largest bodies: no route is refused by it alone.
 const _: () = assert!(LARGEST * 4 <= crate::config::MIN_BODY_BYTES_IN_FLIGHT);
 
-/// The most a route's body may hold, by the route as the router matched it. A route left out
-/// gets `SMALL`: a new form that needs more fails its own test, never anyone's memory.
+/// The most a route's body may hold, by the route as the router matched it, for the site's and
+/// the doorway's routes (the API declares its own: `http::api::cap`). A route left out gets
+/// `SMALL`: a new form that needs more fails its own test, never anyone's memory.
 pub fn cap(route: &str) -> usize {
     match route {
         "/admin/login"
@@ -65,8 +66,7 @@ pub fn cap(route: &str) -> usize {
         "/interaction/{*link}" => ANSWER,
         "/test-provider/{handle}" => PROVIDER,
         super::notice::ROUTE => crate::domain::interaction::payment::MAX_NOTICE_BYTES,
-        "/api/v1/instances" => API_JSON,
-        "/admin/instances/{id}/cancel" | "/api/v1/instances/{id}/cancel" => REASON,
+        "/admin/instances/{id}/cancel" => REASON,
         _ => SMALL,
     }
 }
@@ -213,11 +213,16 @@ fn kib(bytes: usize) -> usize {
 /// so this layer needs to know none of them.
 pub type Answer = fn(Refused, Lang, &str) -> Response;
 
+/// The cap of a route, by the route as the router matched it: `cap` for the site's routes; the
+/// router that places the layer names its own.
+pub type Caps = fn(&str) -> usize;
+
 /// The layer: see the module's documentation.
 #[derive(Clone)]
 pub struct Limit {
     pub bodies: Arc<Bodies>,
     pub answer: Answer,
+    pub caps: Caps,
 }
 
 impl<S> tower::Layer<S> for Limit {
@@ -228,6 +233,7 @@ impl<S> tower::Layer<S> for Limit {
             inner,
             bodies: self.bodies.clone(),
             answer: self.answer,
+            caps: self.caps,
         }
     }
 }
@@ -237,6 +243,7 @@ pub struct LimitService<S> {
     inner: S,
     bodies: Arc<Bodies>,
     answer: Answer,
+    caps: Caps,
 }
 
 type Boxed = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
@@ -287,7 +294,7 @@ where
         let cap = request
             .extensions()
             .get::<MatchedPath>()
-            .map_or(SMALL, |route| cap(route.as_str()));
+            .map_or(SMALL, |route| (self.caps)(route.as_str()));
         let declared = request.body().size_hint().exact();
         let refuse = |refused: Refused| {
             let lang = request
@@ -381,7 +388,6 @@ mod tests {
             "/interaction/{*link}",
             "/test-provider/{handle}",
             "/notice/test-provider",
-            "/api/v1/instances",
             "/admin/logout",
         ] {
             assert!(cap(route) <= LARGEST, "{route}");

@@ -191,23 +191,25 @@ fn router(state: AppState, secure_cookies: bool) -> Router {
         trust_forwarded: !state.proxies.is_empty(),
         forwarded_seen: state.forwarded_seen.clone(),
     };
-    let site = with_common_layers(site, &state, &security);
-    let doorway = with_common_layers(doorway::router(), &state, &security);
-    let api = with_common_layers(api::router(state.clone()), &state, &security);
+    let site = with_common_layers(site, &state, &security, body::cap);
+    let doorway = with_common_layers(doorway::router(), &state, &security, body::cap);
+    let api = with_common_layers(api::router(state.clone()), &state, &security, api::cap);
     doorway.merge(api).merge(site).with_state(state)
 }
 
 /// The layers every page shares (2 and 3 above): `common::Common`, one service, with
-/// `body::Limit` inside it.
+/// `body::Limit` inside it, capping bodies by the router's own `caps`.
 fn with_common_layers(
     router: Router<AppState>,
     state: &AppState,
     security: &headers::Security,
+    caps: body::Caps,
 ) -> Router<AppState> {
     let common = common::Common::new(state.work.clone(), security.clone(), state.db.clone());
     router.layer(common.layer_with(body::Limit {
         bodies: state.bodies.clone(),
         answer: refused_body,
+        caps,
     }))
 }
 

@@ -1,30 +1,41 @@
-//! The OpenAPI description served at `/api/v1/openapi.json`, derived (`utoipa`) from the
-//! handlers' `#[utoipa::path]` attributes and the types they read and send (`wire`).
+//! The OpenAPI description served at `/api/v1/openapi.json`: the routes' operations, each from
+//! its handler's `#[utoipa::path]` (listed once, in `super::ROUTE_TABLE`), and the types they read
+//! and send (`wire`).
 //!
 //! What every route behind `gate` shares is added here once rather than on each route: the
 //! bearer scheme, the `401` of a token `gate` does not accept, the `429`s of the bucket and of an
 //! address sending unknown tokens, and the RateLimit fields on every other answer. So a new route
 //! behind `gate` is described with them without anyone remembering to.
 
-use std::sync::LazyLock;
-
 use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::path::Operation;
 use utoipa::openapi::response::{Response, ResponseBuilder};
 use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, RefOr};
 use utoipa::{Modify, OpenApi};
 
+use super::route::Route;
 use super::wire;
 
-/// The description as served: made once, on the first request for it.
-pub fn document() -> &'static str {
-    static JSON: LazyLock<String> = LazyLock::new(|| {
-        ApiDoc::openapi()
-            .to_json()
-            .expect("the description serializes")
-    });
-    &JSON
+/// The description of these routes.
+pub fn openapi(routes: &[Route]) -> utoipa::openapi::OpenApi {
+    let mut doc = ApiDoc::openapi();
+    let mut schemas = Vec::new();
+    for route in routes {
+        let mut operation = route.operation();
+        if route.guarded {
+            guarded(&mut operation);
+        }
+        doc.paths
+            .add_path_operation(route.path(), route.methods(), operation);
+        route.schemas(&mut schemas);
+    }
+    doc.components
+        .get_or_insert_with(Default::default)
+        .schemas
+        .extend(schemas);
+    doc
 }
 
 #[derive(OpenApi)]
@@ -35,29 +46,16 @@ pub fn document() -> &'static str {
         description = "Every token has a scope: abilities (read, start, links), a reach (own: the instances it started; all: every instance) and optionally the workflows it may work with. A call needing an ability the token lacks is 403 forbidden_scope; an instance beyond its reach is 404 not_found, as a missing one is. With the API's request limit on, every answer past authentication carries the IETF RateLimit draft's fields. See docs/api.md."
     ),
     servers((url = "/")),
-    paths(
-        super::workflows,
-        super::start,
-        super::list,
-        super::instance,
-        super::issue,
-        super::revoke,
-        super::cancel,
-        super::create_webhook,
-        super::webhooks,
-        super::delete_webhook,
-        super::openapi
-    ),
     components(schemas(wire::Error, wire::RateLimited)),
-    modifiers(&Guarded),
+    modifiers(&Bearer),
     security(("bearer" = []))
 )]
 struct ApiDoc;
 
-/// Adds what every route behind `gate` shares (see the module's comment).
-struct Guarded;
+/// The bearer scheme every route behind `gate` names.
+struct Bearer;
 
-impl Modify for Guarded {
+impl Modify for Bearer {
     fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
         doc.components
             .get_or_insert_with(Default::default)
@@ -65,49 +63,27 @@ impl Modify for Guarded {
                 "bearer",
                 SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
             );
-        for (path, item) in doc.paths.paths.iter_mut() {
-            // utoipa tags an operation with its handler's module path ("super" here): the API
-            // is one group, so no tags at all.
-            for operation in operations(item) {
-                operation.tags = None;
-            }
-            if path == super::ROUTES[0].1 {
-                continue;
-            }
-            for operation in operations(item) {
-                let responses = &mut operation.responses.responses;
-                for response in responses.values_mut() {
-                    if let RefOr::T(response) = response {
-                        with_rate_fields(response);
-                    }
-                }
-                responses.insert("401".into(), RefOr::T(unauthorized()));
-                responses.insert("429".into(), RefOr::T(too_many()));
-                // The refusals of a body not read whole (`super::body_refused`).
-                if operation.request_body.is_some() {
-                    for (status, description) in BODY_REFUSALS {
-                        responses.insert(status.into(), RefOr::T(error(description)));
-                    }
-                    // `super::Read`'s refusal of a body that is not declared JSON.
-                    responses.insert("415".into(), RefOr::T(error(UNSUPPORTED)));
-                }
-            }
-        }
     }
 }
 
-fn operations(
-    item: &mut utoipa::openapi::PathItem,
-) -> impl Iterator<Item = &mut utoipa::openapi::path::Operation> {
-    [
-        &mut item.get,
-        &mut item.post,
-        &mut item.put,
-        &mut item.patch,
-        &mut item.delete,
-    ]
-    .into_iter()
-    .flatten()
+/// Adds what every route behind `gate` shares (see the module's comment).
+fn guarded(operation: &mut Operation) {
+    let responses = &mut operation.responses.responses;
+    for response in responses.values_mut() {
+        if let RefOr::T(response) = response {
+            with_rate_fields(response);
+        }
+    }
+    responses.insert("401".into(), RefOr::T(unauthorized()));
+    responses.insert("429".into(), RefOr::T(too_many()));
+    // The refusals of a body not read whole (`super::error::body_refused`).
+    if operation.request_body.is_some() {
+        for (status, description) in BODY_REFUSALS {
+            responses.insert(status.into(), RefOr::T(error(description)));
+        }
+        // `super::extract::Read`'s refusal of a body that is not declared JSON.
+        responses.insert("415".into(), RefOr::T(error(UNSUPPORTED)));
+    }
 }
 
 fn string_header(description: &str) -> utoipa::openapi::header::Header {
@@ -143,7 +119,7 @@ fn unauthorized() -> Response {
 
 const UNSUPPORTED: &str = "a body whose Content-Type is not application/json (nor another +json type); an empty body needs none (error: unsupported_media_type)";
 
-/// What `super::body_refused` answers, per status.
+/// What `super::error::body_refused` answers, per status.
 const BODY_REFUSALS: [(&str, &str); 4] = [
     (
         "400",

@@ -6,9 +6,9 @@ use std::cell::RefCell;
 use std::sync::LazyLock;
 
 use axum::body::Bytes;
-use axum::http::HeaderValue;
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
 
-use crate::limits::bucket::Policy;
+use crate::limits::bucket::{Policy, Verdict};
 
 /// The policy's name in the RateLimit fields.
 const POLICY_NAME: &str = "token";
@@ -86,7 +86,7 @@ pub(super) fn refusal(seconds: u64) -> (Bytes, HeaderValue) {
 }
 
 /// `RateLimit`: what remains and the seconds until the bucket is full.
-pub(super) fn ratelimit(remaining: u32, reset_secs: u64) -> Option<HeaderValue> {
+fn ratelimit(remaining: u32, reset_secs: u64) -> Option<HeaderValue> {
     match (remaining, EMPTY.get(reset_secs)) {
         (0, Some(text)) => Some(HeaderValue::from_static(text)),
         _ => header_value(ratelimit_text(remaining, reset_secs)),
@@ -101,7 +101,7 @@ thread_local! {
 }
 
 /// `RateLimit-Policy`: the burst (`q`) and the seconds to refill it (`w`).
-pub(super) fn ratelimit_policy(policy: Policy) -> Option<HeaderValue> {
+fn ratelimit_policy(policy: Policy) -> Option<HeaderValue> {
     LAST_POLICY
         .try_with(|last| {
             let mut last = last.try_borrow_mut().ok()?;
@@ -115,6 +115,21 @@ pub(super) fn ratelimit_policy(policy: Policy) -> Option<HeaderValue> {
         .ok()
         .flatten()
         .or_else(|| header_value(policy_text(policy)))
+}
+
+/// The RateLimit draft's two fields.
+const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
+const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
+
+/// The RateLimit draft's fields: the policy (`q` requests, `w` the seconds to refill a burst)
+/// and what remains (`r`) with the seconds until the bucket is full (`t`).
+pub(super) fn rate_headers(headers: &mut HeaderMap, policy: Policy, verdict: Verdict) {
+    if let Some(v) = ratelimit_policy(policy) {
+        headers.insert(RATELIMIT_POLICY, v);
+    }
+    if let Some(v) = ratelimit(verdict.remaining, verdict.reset_secs) {
+        headers.insert(RATELIMIT, v);
+    }
 }
 
 #[cfg(test)]

@@ -13,14 +13,17 @@
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 
-use super::{KEY_ID_HEADER, fields, rate_headers};
+use super::fields::{self, rate_headers};
 use crate::domain::api;
 use crate::http::AppState;
 use crate::http::priority::Refusal;
 use crate::limits::bucket::{Policy, Verdict};
+
+/// The header naming a signed request's integrator key.
+pub const KEY_ID_HEADER: HeaderName = HeaderName::from_static("orchestra-key-id");
 
 /// The one `429` of the API, from this layer and from `gate` alike: `Retry-After` in whole
 /// seconds (never below 1), the same number in the JSON body, and the RateLimit fields.

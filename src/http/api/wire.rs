@@ -324,7 +324,7 @@ mod tests {
     /// The limits the description states are the domain's (attributes take literals only).
     #[test]
     fn the_described_limits_are_the_domains() {
-        let json: serde_json::Value = serde_json::from_str(super::super::doc::document()).unwrap();
+        let json: serde_json::Value = serde_json::from_str(super::super::description()).unwrap();
         let schemas = &json["components"]["schemas"];
         assert_eq!(
             schemas["Subject"]["properties"]["title"]["maxLength"],
