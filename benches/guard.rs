@@ -129,30 +129,28 @@ fn doorway(c: &mut Criterion) {
             .await
             .expect("read")
             .expect("a seeded workflow");
-        let id = orchestra::domain::links::start(
+        let id = orchestra::domain::instance::start(
             &db,
-            workflow.id,
-            "Bench",
-            "",
-            &orchestra::domain::links::Actor::CommandLine,
-            None,
-            &[],
-            None,
+            &orchestra::domain::instance::Start {
+                ..orchestra::domain::instance::Start::new(
+                    workflow.id,
+                    "Bench",
+                    &orchestra::domain::instance::Actor::CommandLine,
+                )
+            },
         )
         .await
-        .expect("start")
         .expect("started");
         let now = clock.now_secs();
-        let order = orchestra::domain::links::Order {
+        let order = orchestra::domain::instance::Order {
             participant: "supplier",
             ttl: 86_400,
             now,
-            by: &orchestra::domain::links::Actor::CommandLine,
+            by: &orchestra::domain::instance::Actor::CommandLine,
             daily_cap: None,
         };
-        let good = orchestra::domain::links::issue(&db, &state.versions, &keys, "", id, &order)
+        let good = orchestra::domain::instance::issue(&db, &state.versions, &keys, "", id, &order)
             .await
-            .expect("issue")
             .expect("issued")
             .url;
         let app = orchestra::http::app(state.clone(), false);

@@ -61,6 +61,10 @@ pub enum Parsed {
         reason: Option<String>,
     },
     InstanceList(ListArgs),
+    InstanceShow {
+        instance: String,
+        format: Option<String>,
+    },
     LinkIssue {
         instance: String,
         participant: Option<String>,
@@ -281,6 +285,11 @@ pub fn grammar(lang: Lang) -> Command {
                         .arg(option(lang, "before", "ID", "cli-arg-list-before")),
                 )
                 .subcommand(
+                    command(lang, "show", "cli-about-instance-show")
+                        .arg(positional(lang, "INSTANCE", "cli-arg-instance"))
+                        .arg(option(lang, "format", "FORMAT", "cli-arg-format")),
+                )
+                .subcommand(
                     command(lang, "cancel", "cli-about-instance-cancel")
                         .arg(positional(lang, "INSTANCE", "cli-arg-instance"))
                         .arg(option(lang, "reason", "TEXT", "cli-arg-reason")),
@@ -493,6 +502,10 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
             limit: value(m, "limit"),
             before: value(m, "before"),
         }),
+        ("instance", Some(("show", m))) => Parsed::InstanceShow {
+            instance: required(m, "INSTANCE"),
+            format: value(m, "format"),
+        },
         ("instance", Some(("cancel", m))) => Parsed::InstanceCancel {
             instance: required(m, "INSTANCE"),
             reason: value(m, "reason"),

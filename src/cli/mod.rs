@@ -3,6 +3,7 @@
 //! (an id, a URL, a value) goes alone on standard output; everything else on standard error.
 
 pub mod args;
+mod show;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -127,6 +128,12 @@ pub async fn run(args: Vec<String>) -> i32 {
             instance_cancel(&out, &db, &instance, reason.as_deref()).await
         }
         Parsed::InstanceList(args) => instance_list(&out, &db, &args).await,
+        Parsed::InstanceShow { instance, format } => {
+            match show::instance_show(&out, &db, &instance, format.as_deref()).await {
+                Ok(code) => Ok(code),
+                Err(e) => Ok(out.fail(e)),
+            }
+        }
         Parsed::LinkIssue {
             instance,
             participant,
@@ -576,23 +583,19 @@ async fn instance_start(
     };
     let subject = subject.map_or_else(|| row.label.clone(), str::to_owned);
     let body = body.unwrap_or("");
-    match crate::domain::links::start(
-        db,
-        row.id,
-        &subject,
+    let by = crate::domain::instance::Actor::CommandLine;
+    let order = crate::domain::instance::Start {
         body,
-        &crate::domain::links::Actor::CommandLine,
-        None,
         contacts,
-        None,
-    )
-    .await?
-    {
+        ..crate::domain::instance::Start::new(row.id, &subject, &by)
+    };
+    match crate::domain::instance::start(db, &order).await {
         Ok(id) => {
             println!("{id}");
             Ok(0)
         }
-        Err(errors) => {
+        Err(crate::domain::instance::InstanceError::Failed(e)) => Ok(out.fail(e)),
+        Err(crate::domain::instance::InstanceError::Refused(errors)) => {
             // Every refusal, a line each; a contact's names its participant.
             let mut code = 2;
             for r in &errors {
@@ -659,14 +662,14 @@ async fn link_send(
         return Ok(out.err(Message::new("link-instance-unknown").arg("id", instance.to_owned())));
     };
     let versions = crate::domain::workflow::versions::Cache::default();
-    match crate::domain::links::send(db, &versions, instance, participant.unwrap_or(""), None).await
+    match crate::domain::instance::send(db, &versions, instance, participant.unwrap_or(""), None)
+        .await
     {
-        Ok(Ok(())) => {
+        Ok(()) => {
             eprintln!("{}", Message::new("link-sent").render(out.lang));
             Ok(0)
         }
-        Ok(Err(refusal)) => Ok(out.err(refusal.message())),
-        Err(e) => Ok(out.fail(e)),
+        Err(e) => Ok(refused_or_failed(out, e)),
     }
 }
 
@@ -686,27 +689,34 @@ async fn link_issue(
         None => settings.default_link_ttl,
         Some(t) => match crate::time::parse_duration(t) {
             Some(t) => t,
-            None => return Ok(out.err(crate::domain::links::Refusal::TtlInvalid.message())),
+            None => return Ok(out.err(crate::domain::instance::Refusal::TtlInvalid.message())),
         },
     };
     let keys = store::keys::load_or_create(db).await?;
-    let order = crate::domain::links::Order {
+    let order = crate::domain::instance::Order {
         participant,
         ttl,
         now: store::now(),
-        by: &crate::domain::links::Actor::CommandLine,
+        by: &crate::domain::instance::Actor::CommandLine,
         daily_cap: None,
     };
     let versions = crate::domain::workflow::versions::Cache::default();
-    match crate::domain::links::issue(db, &versions, &keys, &settings.base_url, instance, &order)
+    match crate::domain::instance::issue(db, &versions, &keys, &settings.base_url, instance, &order)
         .await
     {
-        Ok(Ok(issued)) => {
+        Ok(issued) => {
             println!("{}", issued.url);
             Ok(0)
         }
-        Ok(Err(refusal)) => Ok(out.err(refusal.message())),
-        Err(e) => Ok(out.fail(e)),
+        Err(e) => Ok(refused_or_failed(out, e)),
+    }
+}
+
+/// An instance operation's refusal said (exit 2), or its failure (exit 1).
+fn refused_or_failed(out: &Out, e: crate::domain::instance::InstanceError) -> i32 {
+    match e.refusal() {
+        Ok(refusal) => out.err(refusal.message()),
+        Err(failure) => out.fail(failure),
     }
 }
 
@@ -835,8 +845,8 @@ async fn instance_cancel(
     let Ok(id) = instance.parse::<i64>() else {
         return Ok(out.err(Message::new("link-instance-unknown").arg("id", instance.to_owned())));
     };
-    let by = crate::domain::links::Actor::CommandLine;
-    match crate::domain::links::cancel(db, id, &by, reason.unwrap_or("")).await? {
+    let by = crate::domain::instance::Actor::CommandLine;
+    match crate::domain::instance::cancel(db, id, &by, reason.unwrap_or("")).await {
         Ok(()) => {
             println!(
                 "{}",
@@ -846,7 +856,7 @@ async fn instance_cancel(
             );
             Ok(0)
         }
-        Err(refusal) => Ok(out.err(refusal.message())),
+        Err(e) => Ok(refused_or_failed(out, e)),
     }
 }
 

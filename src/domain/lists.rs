@@ -131,6 +131,7 @@ pub async fn page(db: &Db, filter: &Filter, from: From, limit: i64) -> Result<Li
 
 /// A page of an instance's history: up to `limit` lines older than `before` (the newest when
 /// `None`), oldest first as a history reads, and the id to read older ones from.
+#[derive(Debug)]
 pub struct HistoryPage {
     pub lines: Vec<store::instances::HistoryRow>,
     pub older: Option<i64>,

@@ -11,7 +11,6 @@ pub mod delivery;
 pub mod instance;
 pub mod interaction;
 pub mod keys;
-pub mod links;
 pub mod lists;
 pub mod login;
 pub mod mail;

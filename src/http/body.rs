@@ -400,11 +400,11 @@ mod tests {
         // Four-byte characters, each `%XX` three times over: the worst a browser sends.
         let worst = |chars: usize| chars * 12;
         assert!(
-            worst(crate::domain::links::MAX_TITLE + crate::domain::links::MAX_BODY) + 1024
+            worst(crate::domain::instance::MAX_TITLE + crate::domain::instance::MAX_BODY) + 1024
                 <= SUBJECT
         );
         assert!(worst(crate::domain::workflow::MAX_DEFINITION_CHARS) + 4096 <= DEFINITION);
-        assert!(worst(crate::domain::links::MAX_REASON) + 1024 <= REASON);
+        assert!(worst(crate::domain::instance::MAX_REASON) + 1024 <= REASON);
     }
 
     #[test]

@@ -315,3 +315,19 @@ pub async fn delete_version(db: &Db, workflow: i64, number: i64) -> Result<Delet
     tx.commit().await?;
     Ok(Deleted::Done)
 }
+
+/// What an instance's view names its version by, in one read: the version's number and its
+/// workflow's machine name and label (`None` once the workflow is deleted). `None` for no
+/// such version.
+pub async fn naming(
+    db: &Db,
+    version: i64,
+) -> Result<Option<(i64, Option<String>, Option<String>)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT v.number, w.name, w.label FROM workflow_versions v \
+         LEFT JOIN workflows w ON w.id = v.workflow_id WHERE v.id = $1",
+    )
+    .bind(version)
+    .fetch_optional(db.reader())
+    .await
+}

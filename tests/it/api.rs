@@ -980,7 +980,7 @@ async fn cancelling_through_the_api_frees_the_running_cap() {
     );
     let long = format!(
         r#"{{"reason":"{}"}}"#,
-        "x".repeat(orchestra::domain::links::MAX_REASON + 1)
+        "x".repeat(orchestra::domain::instance::MAX_REASON + 1)
     );
     let too_long = call(&app, "POST", &cancel, &t, Some(&long)).await;
     assert_eq!(

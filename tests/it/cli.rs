@@ -227,7 +227,7 @@ async fn instance_cancel_ends_it_and_says_so_with_exit_codes() {
     let cli = cli().await;
     cli.run(&["instance", "start", "contract_review"])
         .expect(0, "1\n", "");
-    let long = "x".repeat(orchestra::domain::links::MAX_REASON + 1);
+    let long = "x".repeat(orchestra::domain::instance::MAX_REASON + 1);
     cli.run(&["instance", "cancel", "1", "--reason", &long])
         .expect(2, "", "The reason is at most 500 characters.\n");
     cli.run(&["instance", "cancel", "1", "--reason", "duplicate"])

@@ -1220,18 +1220,17 @@ async fn a_form_sent_again_after_it_was_answered_does_not_answer_the_next_step()
     .await
     .unwrap()
     .unwrap();
-    let id = orchestra::domain::links::start(
+    let id = orchestra::domain::instance::start(
         &app.db,
-        workflow,
-        "Order 7",
-        "",
-        &orchestra::domain::links::Actor::CommandLine,
-        None,
-        &[],
-        None,
+        &orchestra::domain::instance::Start {
+            ..orchestra::domain::instance::Start::new(
+                workflow,
+                "Order 7",
+                &orchestra::domain::instance::Actor::CommandLine,
+            )
+        },
     )
     .await
-    .unwrap()
     .unwrap();
     let link = app.link(id, None).await;
     let client = app.client();

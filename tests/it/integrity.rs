@@ -1195,7 +1195,7 @@ async fn a_cancel_with_a_reason_too_long_keeps_it_and_cancels_nothing() {
     let legal = app.link(id, Some("legal")).await;
     let path = format!("/admin/instances/{id}/cancel");
     let form = get(&admin, &app, &path).await;
-    let long = "é".repeat(orchestra::domain::links::MAX_REASON + 1);
+    let long = "é".repeat(orchestra::domain::instance::MAX_REASON + 1);
     let refused = answer_step(
         &admin,
         &app,
@@ -1468,27 +1468,25 @@ async fn the_kept_counts_follow_starts_ends_and_cancels() {
         let page = answer_step(&client, &app, &l, &[("decision", "approve")]).await;
         assert_eq!(page.status, 200);
     }
-    orchestra::domain::links::cancel(
+    orchestra::domain::instance::cancel(
         &app.db,
         b,
-        &orchestra::domain::links::Actor::CommandLine,
+        &orchestra::domain::instance::Actor::CommandLine,
         "",
     )
     .await
-    .unwrap()
     .unwrap();
     assert_eq!(kept(w.id).await, [(w.version_id, 1, 2)]);
     assert_eq!(truth(w.version_id).await, (1, 2));
     // A cancel of an ended instance changes nothing.
     assert!(
-        orchestra::domain::links::cancel(
+        orchestra::domain::instance::cancel(
             &app.db,
             b,
-            &orchestra::domain::links::Actor::CommandLine,
+            &orchestra::domain::instance::Actor::CommandLine,
             ""
         )
         .await
-        .unwrap()
         .is_err()
     );
     assert_eq!(kept(w.id).await, [(w.version_id, 1, 2)]);

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Every `.rs` file under `src/`, by its module path (`src/domain/links.rs` is `domain::links`,
+/// Every `.rs` file under `src/`, by its module path (`src/domain/links.rs` is `domain::instance`,
 /// `src/domain/mod.rs` is `domain`, `src/lib.rs` the crate's root).
 fn modules() -> BTreeMap<Vec<String>, PathBuf> {
     fn walk(dir: &Path, at: &[String], into: &mut BTreeMap<Vec<String>, PathBuf>) {
@@ -449,10 +449,10 @@ fn the_layout_reader_finds_imports_and_skips_comments() {
     };
     let found = read(
         &["limits", "guard"],
-        "use crate::domain::{links, keys::SiteKeys};\nuse super::flood::Clock;\n// crate::http::front\nfn f() { crate::store::Db::x(); }\nuse crate::{\n    domain::{\n        workflow::{self, Step},\n    },\n    error::Error,\n};\n",
+        "use crate::domain::{instance, keys::SiteKeys};\nuse super::flood::Clock;\n// crate::http::front\nfn f() { crate::store::Db::x(); }\nuse crate::{\n    domain::{\n        workflow::{self, Step},\n    },\n    error::Error,\n};\n",
     );
     for expected in [
-        "domain::links",
+        "domain::instance",
         "domain::keys",
         "domain::workflow",
         "limits::flood",

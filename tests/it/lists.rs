@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use orchestra::domain::links::Actor;
+use orchestra::domain::instance::Actor;
 
 use crate::api::{call, json, token};
 use crate::helpers::{self, Flood, TestApp, get, spawn};
@@ -13,10 +13,14 @@ async fn start_as(app: &TestApp, workflow: &str, title: &str, by: &Actor) -> i64
         .await
         .unwrap()
         .unwrap();
-    orchestra::domain::links::start(&app.db, w.id, title, "", by, None, &[], None)
-        .await
-        .unwrap()
-        .unwrap()
+    orchestra::domain::instance::start(
+        &app.db,
+        &orchestra::domain::instance::Start {
+            ..orchestra::domain::instance::Start::new(w.id, title, by)
+        },
+    )
+    .await
+    .unwrap()
 }
 
 /// The ids of the rows of an admin list page.
@@ -96,9 +100,8 @@ async fn the_admin_list_filters_searches_and_counts_in_both_languages() {
         &Actor::Api("crm".into()),
     )
     .await;
-    orchestra::domain::links::cancel(&app.db, c, &Actor::CommandLine, "")
+    orchestra::domain::instance::cancel(&app.db, c, &Actor::CommandLine, "")
         .await
-        .unwrap()
         .unwrap();
     let workflow = orchestra::store::workflows::by_name(&app.db, "contract_review")
         .await

@@ -3,7 +3,7 @@
 //! step; reminders and deadlines happen at their times; with the server down the emails wait and
 //! go once it is back; a rolled-back answer sends nothing; two senders send each email once.
 
-use orchestra::domain::links::{self, Actor, Refusal};
+use orchestra::domain::instance::{self, Actor, Refusal};
 use orchestra::domain::mail::{ContactInput, Mailer, Part, send};
 use orchestra::store::{self, mails};
 
@@ -37,18 +37,15 @@ async fn start_with(
         .await
         .unwrap()
         .expect("the workflow exists");
-    links::start(
+    instance::start(
         &app.db,
-        w.id,
-        "Acme onboarding",
-        "",
-        &Actor::Admin("ada".into()),
-        None,
-        contacts,
-        None,
+        &instance::Start {
+            contacts,
+            ..instance::Start::new(w.id, "Acme onboarding", &Actor::Admin("ada".into()))
+        },
     )
     .await
-    .unwrap()
+    .map_err(|e| e.refusals().unwrap())
 }
 
 /// One run of the sender at `now` through `mailer`.

@@ -235,22 +235,22 @@ async fn the_sites_emails_go_before_a_tokens_burst() {
         .await
         .unwrap()
         .unwrap();
-    let honest = orchestra::domain::links::start(
+    let honest = orchestra::domain::instance::start(
         &app.db,
-        w.id,
-        "Honest",
-        "",
-        &orchestra::domain::links::Actor::CommandLine,
-        None,
-        &[orchestra::domain::mail::ContactInput {
-            participant: "legal".into(),
-            email: "honest@x.example".into(),
-            ..Default::default()
-        }],
-        None,
+        &orchestra::domain::instance::Start {
+            contacts: &[orchestra::domain::mail::ContactInput {
+                participant: "legal".into(),
+                email: "honest@x.example".into(),
+                ..Default::default()
+            }],
+            ..orchestra::domain::instance::Start::new(
+                w.id,
+                "Honest",
+                &orchestra::domain::instance::Actor::CommandLine,
+            )
+        },
     )
     .await
-    .unwrap()
     .unwrap();
     let claimed =
         orchestra::store::mails::claim(&app.db, orchestra::store::now() + 1, 60, 20, true)
@@ -359,22 +359,22 @@ async fn a_stop_mid_send_finishes_that_email_and_sends_no_second() {
         .unwrap()
         .unwrap();
     for n in 0..3 {
-        orchestra::domain::links::start(
+        orchestra::domain::instance::start(
             &app.db,
-            w.id,
-            &format!("Lease {n}"),
-            "",
-            &orchestra::domain::links::Actor::CommandLine,
-            None,
-            &[orchestra::domain::mail::ContactInput {
-                participant: "legal".into(),
-                email: format!("legal{n}@x.example"),
-                ..Default::default()
-            }],
-            None,
+            &orchestra::domain::instance::Start {
+                contacts: &[orchestra::domain::mail::ContactInput {
+                    participant: "legal".into(),
+                    email: format!("legal{n}@x.example"),
+                    ..Default::default()
+                }],
+                ..orchestra::domain::instance::Start::new(
+                    w.id,
+                    &format!("Lease {n}"),
+                    &orchestra::domain::instance::Actor::CommandLine,
+                )
+            },
         )
         .await
-        .unwrap()
         .unwrap();
     }
     let state = app.state.clone().with_mailer(Some(mailer));

@@ -3,7 +3,7 @@
 //! back, and never a link, handle, secret or answer in what a receiver would be sent.
 
 use orchestra::domain::delivery::{self, Topic};
-use orchestra::domain::links::Actor;
+use orchestra::domain::instance::Actor;
 use orchestra::store::outbox::{self, MessageRow};
 
 use crate::helpers::{Flood, TestApp, answer_step, get, spawn, state_of};
@@ -129,9 +129,8 @@ async fn a_refused_answer_or_cancel_leaves_no_message() {
 
     let long = "x".repeat(10_000);
     assert!(
-        orchestra::domain::links::cancel(&app.db, id, &Actor::CommandLine, &long)
+        orchestra::domain::instance::cancel(&app.db, id, &Actor::CommandLine, &long)
             .await
-            .unwrap()
             .is_err()
     );
     assert_eq!(
@@ -140,9 +139,8 @@ async fn a_refused_answer_or_cancel_leaves_no_message() {
         "a refused cancel says nothing"
     );
 
-    orchestra::domain::links::cancel(&app.db, id, &Actor::CommandLine, "Dropped.")
+    orchestra::domain::instance::cancel(&app.db, id, &Actor::CommandLine, "Dropped.")
         .await
-        .unwrap()
         .unwrap();
     let after = told(&app, id).await;
     assert_eq!(
@@ -150,9 +148,8 @@ async fn a_refused_answer_or_cancel_leaves_no_message() {
         &("instance.ended", Some(0), Some("cancelled".into()))
     );
     assert!(
-        orchestra::domain::links::cancel(&app.db, id, &Actor::CommandLine, "Again.")
+        orchestra::domain::instance::cancel(&app.db, id, &Actor::CommandLine, "Again.")
             .await
-            .unwrap()
             .is_err()
     );
     assert_eq!(told(&app, id).await, after, "a second cancel says nothing");
@@ -248,9 +245,8 @@ async fn a_message_is_queued_for_each_endpoint_taking_its_event() {
     let all = endpoint(&app, None).await;
     let ends = endpoint(&app, Some("instance.ended")).await;
     let id = app.start("contract_review", "Lease renewal").await;
-    orchestra::domain::links::cancel(&app.db, id, &Actor::CommandLine, "")
+    orchestra::domain::instance::cancel(&app.db, id, &Actor::CommandLine, "")
         .await
-        .unwrap()
         .unwrap();
     let sent = messages(&app, id).await;
     assert_eq!(sent.len(), 2);
@@ -1400,9 +1396,8 @@ async fn a_tokens_endpoint_gets_only_its_own_instances_and_another_token_gets_40
         .await
         .unwrap()
         .unwrap();
-    orchestra::domain::links::cancel(&app.db, other, &Actor::CommandLine, "")
+    orchestra::domain::instance::cancel(&app.db, other, &Actor::CommandLine, "")
         .await
-        .unwrap()
         .unwrap();
     let ended = messages(&app, other).await.last().unwrap().id;
     assert!(
@@ -1518,9 +1513,8 @@ async fn cron_cleans_old_deliveries_but_never_a_pending_one() {
     for n in 0..5 {
         started.push(app.start("contract_review", &format!("Lease {n}")).await);
     }
-    orchestra::domain::links::cancel(&app.db, started[0], &Actor::CommandLine, "")
+    orchestra::domain::instance::cancel(&app.db, started[0], &Actor::CommandLine, "")
         .await
-        .unwrap()
         .unwrap();
     let now = orchestra::store::now();
     while send_due(&app, now, true).await > 0 {}

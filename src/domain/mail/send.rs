@@ -198,7 +198,8 @@ async fn still_waits(
         return Ok(false);
     };
     if kind == Kind::Link {
-        let left = crate::domain::instance::participants_left(db, instance, definition).await?;
+        let left =
+            crate::domain::instance::progress::participants_left(db, instance, definition).await?;
         return Ok(left.contains(&who));
     }
     let Some(branch) = step.branch_of(&who) else {

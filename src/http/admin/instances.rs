@@ -11,7 +11,7 @@ use tower_sessions::Session;
 
 use super::workflows::ConfirmPage;
 use super::{FieldErrors, error_for};
-use crate::domain::links::{self, Actor};
+use crate::domain::instance::{self, Actor};
 use crate::domain::lists;
 use crate::domain::mail::ContactInput;
 use crate::domain::workflow::history;
@@ -389,17 +389,16 @@ pub async fn start(
     let outcome = if form.choose {
         Err(Vec::new())
     } else {
-        links::start(
-            &state.db,
-            workflow,
-            &form.title,
-            &form.body,
-            &actor(&ctx),
-            None,
-            &form.contacts,
-            None,
-        )
-        .await?
+        let by = actor(&ctx);
+        let order = instance::Start {
+            body: &form.body,
+            contacts: &form.contacts,
+            ..instance::Start::new(workflow, &form.title, &by)
+        };
+        match instance::start(&state.db, &order).await {
+            Ok(id) => Ok(id),
+            Err(e) => Err(e.refusals()?),
+        }
     };
     match outcome {
         Ok(id) => {
@@ -549,34 +548,40 @@ async fn show_page(
 ) -> Result<ShowPage> {
     let links_before = ShowQuery::read(&paging.links_before);
     let history_before = ShowQuery::read(&paging.history_before);
-    let instance = store::instances::by_id(&state.db, id)
+    let options = instance::ViewOptions {
+        history_before,
+        history_limit: lists::PAGE,
+        contacts: true,
+    };
+    let view = instance::View::read(&state.db, &state.versions, id, options)
         .await?
         .ok_or(AppError::NotFound)?;
-    let definition = state.versions.get(&state.db, instance.version_id).await?;
-    let version = store::workflows::version(&state.db, instance.version_id)
-        .await?
-        .map_or(0, |v| v.number);
-    let workflow = store::workflows::label(&state.db, instance.workflow_id)
-        .await?
-        .unwrap_or_default();
-    let current_step = if instance.state.is_over() {
-        String::new()
-    } else {
-        let i = instance.step_index as usize;
+    let current_step = view.current_step().map_or_else(String::new, |(i, s)| {
         format!(
             "{} / {} — {}",
             i + 1,
-            definition.steps.len(),
-            definition.steps.get(i).map_or("", |s| s.title_in(ctx.lang))
+            view.definition.steps.len(),
+            s.title_in(ctx.lang)
         )
-    };
-    let participants = links::participants_left(&state.db, &instance, &definition)
-        .await?
-        .into_iter()
+    });
+    let participants = view
+        .participants_left
+        .iter()
         .map(|p| p.as_str().to_owned())
         .collect();
+    let instance::View {
+        instance,
+        definition,
+        version,
+        workflow_label,
+        history: history_page,
+        contacts,
+        ..
+    } = view;
+    let workflow = workflow_label.unwrap_or_default();
+    let contacts = contacts.unwrap_or_default();
     let now = state.clock.now_secs();
-    let link_page = links::list(
+    let link_page = instance::list(
         &state.db,
         &instance,
         &definition,
@@ -606,7 +611,6 @@ async fn show_page(
             participant: l.participant,
         })
         .collect();
-    let history_page = lists::history(&state.db, id, history_before, lists::PAGE).await?;
     let history = history_page
         .lines
         .into_iter()
@@ -628,7 +632,6 @@ async fn show_page(
         })
         .collect();
     let ttl = crate::time::format_duration(state.site.get().await.settings.default_link_ttl);
-    let contacts = store::mails::contacts_of(&state.db, id).await?;
     let mut mails = if contacts.is_empty() {
         Vec::new()
     } else {
@@ -779,24 +782,24 @@ pub async fn issue_link(
     let ttl = crate::time::parse_duration(&form.ttl);
     let by = actor(&ctx);
     if form.send.is_some() {
-        return match links::send(&state.db, &state.versions, id, &form.participant, None).await? {
+        return match instance::send(&state.db, &state.versions, id, &form.participant, None).await {
             Ok(()) => {
                 flash(&session, "link-sent").await?;
                 Ok(Redirect::to(&format!("/admin/instances/{id}")).into_response())
             }
-            Err(refusal) => link_refused(&state, ctx, id, form, &refusal).await,
+            Err(e) => link_refused(&state, ctx, id, form, &e.refusal()?).await,
         };
     }
     let result = match ttl {
         Some(ttl) => {
-            let order = links::Order {
+            let order = instance::Order {
                 participant: &form.participant,
                 ttl,
                 now: state.clock.now_secs(),
                 by: &by,
                 daily_cap: None,
             };
-            links::issue(
+            instance::issue(
                 &state.db,
                 &state.versions,
                 &snapshot.keys,
@@ -804,13 +807,13 @@ pub async fn issue_link(
                 id,
                 &order,
             )
-            .await?
+            .await
         }
-        None => Err(links::Refusal::TtlInvalid),
+        None => Err(instance::Refusal::TtlInvalid.into()),
     };
     let url = match result {
         Ok(issued) => issued.url,
-        Err(refusal) => return link_refused(&state, ctx, id, form, &refusal).await,
+        Err(e) => return link_refused(&state, ctx, id, form, &e.refusal()?).await,
     };
     let issued = Issued {
         instance: id,
@@ -829,7 +832,7 @@ async fn link_refused(
     ctx: PageContext,
     id: i64,
     form: IssueForm,
-    refusal: &links::Refusal,
+    refusal: &instance::Refusal,
 ) -> Result<Response> {
     let mut page = show_page(state, ctx, id, &ShowQuery::default()).await?;
     page.ttl = form.ttl;
@@ -873,7 +876,7 @@ pub async fn revoke(
     session: Session,
     Path(id): Path<i64>,
 ) -> Result<Response> {
-    if !links::revoke(&state.db, id, &actor(&ctx)).await? {
+    if !instance::revoke(&state.db, id, &actor(&ctx)).await? {
         return Err(AppError::NotFound);
     }
     flash_as(&session, FlashKind::Warning, "instance-revoked").await?;
@@ -886,7 +889,7 @@ pub async fn revoke_link(
     session: Session,
     Path((id, link)): Path<(i64, i64)>,
 ) -> Result<Response> {
-    if !links::revoke_one(&state.db, id, link, &actor(&ctx)).await? {
+    if !instance::revoke_one(&state.db, id, link, &actor(&ctx)).await? {
         return Err(AppError::NotFound);
     }
     flash(&session, "instance-link-revoked").await?;
@@ -917,13 +920,13 @@ impl CancelPage {
         let refusal = instance
             .state
             .is_over()
-            .then(|| ctx.msg(&links::CancelRefusal::Ended(instance.state).message()));
+            .then(|| ctx.msg(&instance::Refusal::Ended(instance.state).message()));
         Self {
             ctx,
             id: instance.id,
             title,
             reason: String::new(),
-            max_reason: links::MAX_REASON,
+            max_reason: instance::MAX_REASON,
             reason_error: None,
             refusal,
         }
@@ -947,7 +950,7 @@ pub struct CancelForm {
     reason: String,
 }
 
-/// Cancels the instance (`links::cancel`) and goes back to its page; a reason too long, or an
+/// Cancels the instance (`instance::cancel`) and goes back to its page; a reason too long, or an
 /// instance that ended meanwhile, draws this page again with what was typed and changes nothing.
 pub async fn cancel(
     State(state): State<AppState>,
@@ -956,25 +959,27 @@ pub async fn cancel(
     Path(id): Path<i64>,
     Form(form): Form<CancelForm>,
 ) -> Result<Response> {
-    let refusal = match links::cancel(&state.db, id, &actor(&ctx), &form.reason).await? {
+    let refusal = match instance::cancel(&state.db, id, &actor(&ctx), &form.reason).await {
         Ok(()) => {
             flash_as(&session, FlashKind::Warning, "instance-cancelled").await?;
             return Ok(Redirect::to(&format!("/admin/instances/{id}")).into_response());
         }
-        Err(links::CancelRefusal::Missing(_)) => return Err(AppError::NotFound),
-        Err(refusal) => refusal,
+        Err(e) => e.refusal()?,
     };
+    if let instance::Refusal::InstanceUnknown(_) = refusal {
+        return Err(AppError::NotFound);
+    }
     let instance = store::instances::by_id(&state.db, id)
         .await?
         .ok_or(AppError::NotFound)?;
     let mut page = CancelPage::new(ctx, &instance);
     page.reason = form.reason;
-    if refusal == links::CancelRefusal::ReasonTooLong {
+    if refusal == instance::Refusal::ReasonTooLong {
         page.reason_error = Some(page.ctx.msg(&refusal.message()));
     }
     let mut response = html(&page);
     *response.status_mut() = match refusal {
-        links::CancelRefusal::ReasonTooLong => StatusCode::UNPROCESSABLE_ENTITY,
+        instance::Refusal::ReasonTooLong => StatusCode::UNPROCESSABLE_ENTITY,
         _ => StatusCode::CONFLICT,
     };
     Ok(response)

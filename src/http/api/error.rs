@@ -11,7 +11,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::wire;
-use crate::domain::links::Refusal;
+use crate::domain::instance::Refusal;
 use crate::domain::mail::Part;
 use crate::http::body::Refused;
 use crate::i18n::{Lang, Message};
@@ -94,8 +94,26 @@ impl ApiError {
 
     /// A refusal of the domain as the API answers it: a hard cap is a 403 with its own code,
     /// the rest a 422 naming the request's field.
+    /// What an operation on an instance came to when it did not happen: its (first) refusal,
+    /// or a failure of ours.
+    pub fn instance(lang: Lang, e: crate::domain::instance::InstanceError) -> Self {
+        match e.refusal() {
+            Ok(refusal) => Self::refused(lang, &refusal),
+            Err(failure) => failure.into(),
+        }
+    }
+
     pub fn refused(lang: Lang, refusal: &Refusal) -> Self {
         let code = match refusal {
+            // The instance went between its read and the change (a cancel racing another).
+            Refusal::InstanceUnknown(_) => return Self::not_found(lang),
+            Refusal::Ended(_) => {
+                return Self::new(
+                    StatusCode::CONFLICT,
+                    "ended",
+                    refusal.message().render(lang),
+                );
+            }
             Refusal::EmailRate(_) => {
                 return Self::new(
                     StatusCode::TOO_MANY_REQUESTS,

@@ -17,7 +17,7 @@ use super::wire;
 use super::workflows::{names, shown_numbers};
 use crate::domain::api::idempotency::Answer;
 use crate::domain::api::scope::Ability;
-use crate::domain::links::{self, Actor, Refusal};
+use crate::domain::instance::{self, Actor};
 use crate::domain::lists;
 use crate::domain::mail::{ContactInput, MAX_EMAIL};
 use crate::domain::site::Snapshot;
@@ -95,7 +95,7 @@ async fn start_now(
         title: None,
         body: None,
     });
-    let quota = links::Quota {
+    let quota = instance::Quota {
         token: token.id,
         running_cap: snapshot.settings.api_max_running_instances,
     };
@@ -123,24 +123,18 @@ async fn start_now(
             &Message::new("contact-email-invalid").arg("max", MAX_EMAIL.to_string()),
         ));
     }
-    let id = match links::start(
-        &state.db,
-        workflow.id,
-        &title,
-        &subject.body.unwrap_or_default(),
-        &Actor::Api(token.name.clone()),
-        Some(quota),
-        &contacts,
-        Some(&api_mail(&token, &snapshot)),
-    )
-    .await?
-    {
-        Ok(id) => id,
-        Err(refusals) => {
-            let refusal = refusals.into_iter().next().unwrap_or(Refusal::TitleInvalid);
-            return Err(ApiError::refused(lang, &refusal));
-        }
+    let by = Actor::Api(token.name.clone());
+    let body = subject.body.unwrap_or_default();
+    let mail = api_mail(&token, &snapshot);
+    let order = instance::Start {
+        body: &body,
+        contacts: &contacts,
+        api: Some((quota, &mail)),
+        ..instance::Start::new(workflow.id, &title, &by)
     };
+    let id = instance::start(&state.db, &order)
+        .await
+        .map_err(|e| ApiError::instance(lang, e))?;
     let row = store::instances::by_id(&state.db, id)
         .await?
         .ok_or_else(|| ApiError::not_found(lang))?;
@@ -161,53 +155,36 @@ async fn instance_of(
     history_before: Option<i64>,
     with_contacts: bool,
 ) -> Result<wire::Instance, ApiError> {
-    let id = row.id;
-    let participants = if with_contacts {
-        let contacts = store::mails::contacts_of(&state.db, id).await?;
-        Some(
-            contacts
-                .into_iter()
-                .map(|c| {
-                    (
-                        c.participant,
-                        wire::Contact {
-                            email: Some(c.email),
-                            name: Some(c.name),
-                            lang: Some(c.lang),
-                        },
-                    )
-                })
-                .collect(),
-        )
-    } else {
-        None
+    let options = instance::ViewOptions {
+        history_before,
+        history_limit: HISTORY_PAGE,
+        contacts: with_contacts,
     };
-    let definition = state.versions.get(&state.db, row.version_id).await?;
-    let version = store::workflows::version(&state.db, row.version_id)
-        .await?
-        .map_or(0, |v| v.number);
-    let (workflow_name, workflow) =
-        match store::workflows::name_and_label(&state.db, row.workflow_id).await? {
-            Some((name, label)) => (Some(name), Some(label)),
-            None => (None, None),
-        };
-    let current_step = if row.state.is_over() {
-        None
-    } else {
-        definition
-            .steps
-            .get(row.step_index as usize)
-            .map(|s| wire::CurrentStep {
-                number: row.step_index + 1,
-                title: s.title.clone(),
-                kind: s.interaction.kind(),
-                participants: names(s.participants()),
-                shows: shown_numbers(s),
+    let view = instance::View::of(&state.db, &state.versions, row, options).await?;
+    let current_step = view.current_step().map(|(i, s)| wire::CurrentStep {
+        number: i as i64 + 1,
+        title: s.title.clone(),
+        kind: s.interaction.kind(),
+        participants: names(s.participants()),
+        shows: shown_numbers(s),
+    });
+    let participants = view.contacts.map(|contacts| {
+        contacts
+            .into_iter()
+            .map(|c| {
+                (
+                    c.participant,
+                    wire::Contact {
+                        email: Some(c.email),
+                        name: Some(c.name),
+                        lang: Some(c.lang),
+                    },
+                )
             })
-    };
-    let participants_left = names(&links::participants_left(&state.db, &row, &definition).await?);
-    let page = lists::history(&state.db, id, history_before, HISTORY_PAGE).await?;
-    let history = page
+            .collect()
+    });
+    let history = view
+        .history
         .lines
         .into_iter()
         .map(|h| wire::HistoryEntry {
@@ -219,23 +196,24 @@ async fn instance_of(
             answer: serde_json::from_str::<Value>(&h.answer).unwrap_or(Value::Null),
         })
         .collect();
+    let row = view.instance;
     Ok(wire::Instance {
         participants,
         id: row.id,
-        workflow,
-        workflow_name,
-        version,
+        workflow: view.workflow_label,
+        workflow_name: view.workflow_name,
+        version: view.version,
         state: row.state.as_str(),
         subject: wire::ShownSubject {
             title: row.subject_title,
             body: row.subject_body,
         },
         current_step,
-        steps: definition.steps.len(),
-        participants_left,
+        steps: view.definition.steps.len(),
+        participants_left: names(&view.participants_left),
         history,
-        history_total: page.total,
-        history_cursor: page.older.map(lists::cursor),
+        history_total: view.history.total,
+        history_cursor: view.history.older.map(lists::cursor),
     })
 }
 
@@ -387,20 +365,9 @@ pub async fn cancel(
     let own = reached(&state, &token, id, lang).await?.api_token_id == Some(token.id);
     let by = Actor::Api(token.name.clone());
     let reason = input.reason.unwrap_or_default();
-    match links::cancel(&state.db, id, &by, &reason).await? {
-        Ok(()) => {}
-        Err(links::CancelRefusal::Missing(_)) => return Err(ApiError::not_found(lang)),
-        Err(refusal @ links::CancelRefusal::ReasonTooLong) => {
-            return Err(ApiError::invalid(lang, "reason", &refusal.message()));
-        }
-        Err(refusal @ links::CancelRefusal::Ended(_)) => {
-            return Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "ended",
-                refusal.message().render(lang),
-            ));
-        }
-    }
+    instance::cancel(&state.db, id, &by, &reason)
+        .await
+        .map_err(|e| ApiError::instance(lang, e))?;
     let row = store::instances::by_id(&state.db, id)
         .await?
         .ok_or_else(|| ApiError::not_found(lang))?;

@@ -12,7 +12,7 @@ use super::idempotent::{self, made, once};
 use super::wire;
 use crate::domain::api::idempotency::Answer;
 use crate::domain::api::scope::Ability;
-use crate::domain::links::{self, Actor};
+use crate::domain::instance::{self, Actor};
 use crate::domain::site::Snapshot;
 use crate::http::AppState;
 use crate::i18n::{Lang, Message};
@@ -84,14 +84,14 @@ async fn issue_now(
             ));
         }
         let participant = input.participant.as_deref().unwrap_or("");
-        return match links::send(
+        return match instance::send(
             &state.db,
             &state.versions,
             id,
             participant,
             Some(&api_mail(&token, &snapshot)),
         )
-        .await?
+        .await
         {
             Ok(()) => made(
                 StatusCode::ACCEPTED,
@@ -101,7 +101,7 @@ async fn issue_now(
                     queued: true,
                 },
             ),
-            Err(refusal) => Err(ApiError::refused(lang, &refusal)),
+            Err(e) => Err(ApiError::instance(lang, e)),
         };
     }
     let definition = state
@@ -109,7 +109,7 @@ async fn issue_now(
         .get(&state.db, reached.instance.version_id)
         .await?;
     let by = Actor::Api(token.name.clone());
-    let order = links::Order {
+    let order = instance::Order {
         participant: input.participant.as_deref().unwrap_or(""),
         ttl: input
             .ttl_seconds
@@ -118,7 +118,7 @@ async fn issue_now(
         by: &by,
         daily_cap: Some(snapshot.settings.api_max_links_per_instance_per_day),
     };
-    let result = links::issue_on(
+    let result = instance::issue_on(
         &state.db,
         &snapshot.keys,
         &snapshot.settings.base_url,
@@ -126,7 +126,7 @@ async fn issue_now(
         &definition,
         &order,
     )
-    .await?;
+    .await;
     match result {
         Ok(issued) => made(
             StatusCode::CREATED,
@@ -138,7 +138,7 @@ async fn issue_now(
                 expires: issued.expires,
             },
         ),
-        Err(refusal) => Err(ApiError::refused(lang, &refusal)),
+        Err(e) => Err(ApiError::instance(lang, e)),
     }
 }
 
@@ -167,7 +167,7 @@ pub async fn revoke(
     let token = caller(&who)?;
     needs(&token, Ability::Links, lang)?;
     reached(&state, &token, id, lang).await?;
-    if !links::revoke_one(&state.db, id, link, &Actor::Api(token.name.clone())).await? {
+    if !instance::revoke_one(&state.db, id, link, &Actor::Api(token.name.clone())).await? {
         return Err(ApiError::not_found(lang));
     }
     Ok(StatusCode::NO_CONTENT.into_response())

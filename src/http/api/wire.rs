@@ -319,7 +319,7 @@ fn string_of<'a>(values: impl Iterator<Item = &'a str>) -> Object {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{links, settings};
+    use crate::domain::{instance as links, settings};
 
     /// The limits the description states are the domain's (attributes take literals only).
     #[test]

@@ -254,18 +254,18 @@ impl TestApp {
             .await
             .unwrap()
             .expect("seeded workflow");
-        orchestra::domain::links::start(
+        orchestra::domain::instance::start(
             &self.db,
-            w.id,
-            title,
-            "The body of the subject.",
-            &orchestra::domain::links::Actor::Admin("ada".into()),
-            None,
-            &[],
-            None,
+            &orchestra::domain::instance::Start {
+                body: "The body of the subject.",
+                ..orchestra::domain::instance::Start::new(
+                    w.id,
+                    title,
+                    &orchestra::domain::instance::Actor::Admin("ada".into()),
+                )
+            },
         )
         .await
-        .unwrap()
         .unwrap()
     }
 
@@ -284,18 +284,24 @@ impl TestApp {
         let keys = orchestra::store::keys::load_or_create(&self.db)
             .await
             .unwrap();
-        let order = orchestra::domain::links::Order {
+        let order = orchestra::domain::instance::Order {
             participant: who,
             ttl,
             now: self.clock.now_secs(),
-            by: &orchestra::domain::links::Actor::CommandLine,
+            by: &orchestra::domain::instance::Actor::CommandLine,
             daily_cap: None,
         };
-        orchestra::domain::links::issue(&self.db, &self.state.versions, &keys, "", instance, &order)
-            .await
-            .unwrap()
-            .unwrap()
-            .url
+        orchestra::domain::instance::issue(
+            &self.db,
+            &self.state.versions,
+            &keys,
+            "",
+            instance,
+            &order,
+        )
+        .await
+        .unwrap()
+        .url
     }
 
     /// The first participant with something left to answer in an instance.
@@ -310,7 +316,7 @@ impl TestApp {
             .get(&self.db, row.version_id)
             .await
             .unwrap();
-        orchestra::domain::links::participants_left(&self.db, &row, &definition)
+        orchestra::domain::instance::participants_left(&self.db, &row, &definition)
             .await
             .unwrap()
             .first()

@@ -1,5 +1,5 @@
-//! An instance as the domain sees it: what it still waits for. The operations on instances
-//! (start, issue, send, revoke, cancel) are in `domain::links` for now; they move here.
+//! Where an instance stands: who still has something to answer. Read by the operations here and
+//! by the email sender (which imports this file alone, not the instance's operations).
 
 use crate::domain::workflow::{Definition, Participant};
 use crate::store::{self, Db};

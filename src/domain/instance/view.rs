@@ -1,0 +1,100 @@
+//! An instance as it is shown: the admin page, the API's read and `orchestra instance show`
+//! read it here, the same reads in the same order, and each renders it its own way.
+
+use std::sync::Arc;
+
+use crate::domain::lists::{self, HistoryPage};
+use crate::domain::workflow::versions::Cache;
+use crate::domain::workflow::{Definition, Participant, Step};
+use crate::error::Error;
+use crate::store::instances::InstanceRow;
+use crate::store::mails::ContactRow;
+use crate::store::{self, Db};
+
+/// What a view holds besides the instance: a page of its history, and its contacts or not.
+#[derive(Clone, Copy, Debug)]
+pub struct ViewOptions {
+    /// The history lines older than this one (the newest when `None`).
+    pub history_before: Option<i64>,
+    pub history_limit: i64,
+    /// The participants' addresses: for those who may see them (an administrator, the token
+    /// that gave them).
+    pub contacts: bool,
+}
+
+/// One instance, read for showing.
+#[derive(Debug)]
+pub struct View {
+    pub instance: InstanceRow,
+    pub definition: Arc<Definition>,
+    /// Its version's number (0 when the version is gone).
+    pub version: i64,
+    /// Its workflow's machine name and label; `None` once the workflow is deleted.
+    pub workflow_name: Option<String>,
+    pub workflow_label: Option<String>,
+    /// Who still has something to answer, in the order they answer.
+    pub participants_left: Vec<Participant>,
+    pub history: HistoryPage,
+    pub contacts: Option<Vec<ContactRow>>,
+}
+
+impl View {
+    /// The view of instance `id`; `None` when there is no such instance.
+    pub async fn read(
+        db: &Db,
+        versions: &Cache,
+        id: i64,
+        options: ViewOptions,
+    ) -> Result<Option<View>, Error> {
+        match store::instances::by_id(db, id).await? {
+            Some(row) => Ok(Some(Self::of(db, versions, row, options).await?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The view of an instance already read (the API reads it first, to check its reach).
+    pub async fn of(
+        db: &Db,
+        versions: &Cache,
+        instance: InstanceRow,
+        options: ViewOptions,
+    ) -> Result<View, Error> {
+        let definition = versions.get(db, instance.version_id).await?;
+        let (version, workflow_name, workflow_label) =
+            store::workflows::naming(db, instance.version_id)
+                .await?
+                .unwrap_or((0, None, None));
+        let participants_left = super::participants_left(db, &instance, &definition).await?;
+        let history = lists::history(
+            db,
+            instance.id,
+            options.history_before,
+            options.history_limit,
+        )
+        .await?;
+        let contacts = if options.contacts {
+            Some(store::mails::contacts_of(db, instance.id).await?)
+        } else {
+            None
+        };
+        Ok(View {
+            instance,
+            definition,
+            version,
+            workflow_name,
+            workflow_label,
+            participants_left,
+            history,
+            contacts,
+        })
+    }
+
+    /// The step it waits at, with its index; `None` once it has ended.
+    pub fn current_step(&self) -> Option<(usize, &Step)> {
+        if self.instance.state.is_over() {
+            return None;
+        }
+        let index = usize::try_from(self.instance.step_index).ok()?;
+        self.definition.steps.get(index).map(|s| (index, s))
+    }
+}
