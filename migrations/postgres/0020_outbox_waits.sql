@@ -19,10 +19,11 @@ ALTER TABLE mails ADD COLUMN lane BIGINT NOT NULL DEFAULT 0;
 CREATE INDEX mails_lane_due ON mails (state, lane, next_at);
 
 -- Link emails asked for through the API, counted per hour: per token (`token:ID`) and per
--- address (`address:` and the address's keyed hash, never the address). Cron deletes past hours.
+-- address (`address:` and the address's keyed hash, never the address). Cron deletes past hours,
+-- a range of the key's first column.
 CREATE TABLE mail_quota (
     key TEXT NOT NULL,
     hour BIGINT NOT NULL,
     sent BIGINT NOT NULL,
-    PRIMARY KEY (key, hour)
+    PRIMARY KEY (hour, key)
 );

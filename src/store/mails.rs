@@ -170,7 +170,7 @@ pub(crate) async fn count_quota(
     for (key, n, cap, spent) in keys {
         let sent: i64 = sqlx::query_scalar(
             "INSERT INTO mail_quota (key, hour, sent) VALUES ($1, $2, $3) \
-             ON CONFLICT (key, hour) DO UPDATE SET sent = mail_quota.sent + $3 RETURNING sent",
+             ON CONFLICT (hour, key) DO UPDATE SET sent = mail_quota.sent + $3 RETURNING sent",
         )
         .bind(key)
         .bind(hour)
@@ -540,14 +540,14 @@ pub async fn reminders_at(
 }
 
 /// Cron's cleanup of the API's email quota: the hours before the current one, a thousand rows
-/// at a time (the table holds the last hour's keys only, so each batch is short).
+/// at a time, each batch a range of the primary key (`hour` first).
 pub async fn clean_quota(db: &Db, now: i64) -> Result<u64, sqlx::Error> {
     let hour = now.div_euclid(3600);
     let mut gone = 0;
     loop {
         let n = sqlx::query(
-            "DELETE FROM mail_quota WHERE (key, hour) IN \
-             (SELECT key, hour FROM mail_quota WHERE hour < $1 LIMIT 1000)",
+            "DELETE FROM mail_quota WHERE (hour, key) IN \
+             (SELECT hour, key FROM mail_quota WHERE hour < $1 ORDER BY hour LIMIT 1000)",
         )
         .bind(hour)
         .execute(&db.pool)

@@ -526,16 +526,6 @@ pub async fn finish(
         .bind(d.endpoint_id)
         .execute(&mut *tx)
         .await?;
-        // What waits out a backoff goes now; one statement, bounded by what one endpoint
-        // has pending, by `webhook_deliveries_endpoint`.
-        sqlx::query(
-            "UPDATE webhook_deliveries SET next_at = $1 WHERE endpoint_id = $2 \
-             AND state = 'pending' AND next_at > $1",
-        )
-        .bind(now)
-        .bind(d.endpoint_id)
-        .execute(&mut *tx)
-        .await?;
         None
     } else {
         sqlx::query_scalar(
@@ -579,8 +569,26 @@ pub async fn finish(
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
-    if finished == Finished::Disabled {
-        disable(db, d.endpoint_id, now).await?;
+    match finished {
+        Finished::Disabled => {
+            disable(db, d.endpoint_id, now).await?;
+        }
+        // It works again: what waits out a backoff goes now, a batch at a time (the next
+        // success brings the next batch), outside the attempt's transaction so that a long
+        // backlog never holds the writer.
+        Finished::Delivered => {
+            sqlx::query(
+                "UPDATE webhook_deliveries SET next_at = $1 WHERE id IN \
+                 (SELECT id FROM webhook_deliveries WHERE endpoint_id = $2 \
+                  AND state = 'pending' AND next_at > $1 LIMIT $3)",
+            )
+            .bind(now)
+            .bind(d.endpoint_id)
+            .bind(MOVE_BATCH)
+            .execute(&db.pool)
+            .await?;
+        }
+        Finished::Retry | Finished::Failed => {}
     }
     Ok(finished)
 }

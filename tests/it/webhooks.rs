@@ -1627,3 +1627,29 @@ async fn the_page_names_a_tokens_endpoint_and_sends_nothing_again_to_a_disabled_
     assert_eq!(send_due(&app, t + 1_000_000, true).await, 0);
     assert_eq!(r.got().len(), before, "nothing sent again");
 }
+
+/// An endpoint that takes a message again makes what waits out its backoff due at once: the
+/// messages that failed while it was down go now, not at their next try minutes later.
+#[tokio::test]
+async fn a_success_brings_forward_what_waits_out_its_backoff() {
+    let app = spawn(Flood::Memory).await;
+    let r = receiver(500).await;
+    let (endpoint, _) = hook(&app, &r, Some("instance.started")).await;
+    let a = app.start("contract_review", "A").await;
+    let b = app.start("contract_review", "B").await;
+    let t0 = orchestra::store::now();
+    while send_due(&app, t0, true).await > 0 {}
+    while send_due(&app, t0 + 6, true).await > 0 {}
+    assert_eq!(r.got().len(), 4, "two tries each");
+    r.status.store(200, Ordering::SeqCst);
+    let c = app.start("contract_review", "C").await;
+    while send_due(&app, t0 + 7, true).await > 0 {}
+    for id in [a, b, c] {
+        assert_eq!(delivery_state(&app, id).await, "delivered", "instance {id}");
+    }
+    let row = orchestra::store::webhooks::by_id(&app.db, endpoint)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.failing_since, None);
+}
