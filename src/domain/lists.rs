@@ -151,7 +151,12 @@ pub async fn history(
         rows.truncate(limit);
         older = rows.last().map(|h| h.id);
     }
-    let total = store::instances::history_count(db, instance).await?;
+    // The first page, not full, is the whole history: no count to read.
+    let total = if before.is_none() && older.is_none() {
+        i64::try_from(rows.len()).unwrap_or(i64::MAX)
+    } else {
+        store::instances::history_count(db, instance).await?
+    };
     Ok(HistoryPage {
         lines: rows.into_iter().rev().map(|h| h.line).collect(),
         older,

@@ -96,6 +96,9 @@ pub async fn tokens(db: &Db) -> Result<Vec<TokenRow>, sqlx::Error> {
         .await
 }
 
+/// How often a token's use is noted, in seconds.
+pub const TOUCH_EVERY: i64 = 60;
+
 /// Notes a token's use, at most once a minute per token (a write per request would be a
 /// write per API call).
 pub async fn touch_token(db: &Db, id: i64, now: i64) -> Result<(), sqlx::Error> {
@@ -105,7 +108,7 @@ pub async fn touch_token(db: &Db, id: i64, now: i64) -> Result<(), sqlx::Error> 
     )
     .bind(now)
     .bind(id)
-    .bind(now - 60)
+    .bind(now - TOUCH_EVERY)
     .execute(&db.pool)
     .await
     .map(|_| ())

@@ -283,14 +283,20 @@ async fn instance_show_prints_the_instance_as_text_or_json() {
     assert_eq!(text.code, 0, "{text:#?}");
     let lines: Vec<&str> = text.stdout.lines().collect();
     assert_eq!(lines[0], "Instance 1: Lease 2027");
-    assert_eq!(lines[1], "Workflow: Contract review (contract_review), version 1");
+    assert_eq!(
+        lines[1],
+        "Workflow: Contract review (contract_review), version 1"
+    );
     assert_eq!(lines[2], "State: In progress");
     assert_eq!(lines[3], "Step 1 of 1: Approve the contract");
     assert_eq!(lines[4], "Waiting for: legal, finance");
     assert_eq!(lines[5], "Contact: legal <lee@legal.example> (en)");
     assert_eq!(lines[6], "History (1 of 1, oldest first):");
     let fr = cli.run_fr(&["instance", "show", "1"]);
-    assert!(fr.stdout.contains("Étape 1 sur 1 : Approuver le contrat"), "{fr:#?}");
+    assert!(
+        fr.stdout.contains("Étape 1 sur 1 : Approuver le contrat"),
+        "{fr:#?}"
+    );
     assert!(fr.stdout.contains("État : En cours"), "{fr:#?}");
 
     let json = cli.run(&["instance", "show", "1", "--format", "json"]);
@@ -300,13 +306,18 @@ async fn instance_show_prints_the_instance_as_text_or_json() {
     assert_eq!(v["workflow_name"], "contract_review");
     assert_eq!(v["state"], "active");
     assert_eq!(v["current_step"]["number"], 1);
-    assert_eq!(v["participants_left"], serde_json::json!(["legal", "finance"]));
+    assert_eq!(
+        v["participants_left"],
+        serde_json::json!(["legal", "finance"])
+    );
     assert_eq!(v["participants"]["legal"]["email"], "lee@legal.example");
     assert_eq!(v["history"][0]["event"], "started");
     assert_eq!(v["history_total"], 1);
 
-    cli.run(&["instance", "show", "7"]).expect(2, "", "No instance 7.\n");
-    cli.run(&["instance", "show", "x"]).expect(2, "", "No instance x.\n");
+    cli.run(&["instance", "show", "7"])
+        .expect(2, "", "No instance 7.\n");
+    cli.run(&["instance", "show", "x"])
+        .expect(2, "", "No instance x.\n");
     cli.run(&["instance", "show", "1", "--format", "yaml"])
         .expect(2, "", "Unknown format: yaml (text or json).\n");
 }

@@ -499,3 +499,33 @@ async fn a_database_made_before_the_outbox_waits_upgrades_and_loses_nothing() {
         "the old email is claimed in the site's lane"
     );
 }
+
+/// SQLite: an API read by a token used within the minute writes nothing (not even the note of
+/// its use), so with another process holding the write lock it answers at once, not after the
+/// acquire timeout.
+#[tokio::test]
+async fn an_api_read_writes_nothing_and_answers_at_once_under_another_process_write_lock() {
+    if helpers::on_postgres() {
+        return; // SQLite's write lock; PostgreSQL has no such file-wide lock.
+    }
+    let app = spawn(Flood::Memory).await;
+    let crm = token(&app, "crm", Some(100_000), Some(100_000)).await;
+    let made = call(
+        &app,
+        "POST",
+        "/api/v1/instances",
+        &crm,
+        Some(r#"{"workflow":"contract_review","subject":{"title":"Read me"}}"#),
+    )
+    .await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let id = json(&made)["id"].as_i64().unwrap();
+    let file = app.database.url.trim_start_matches("sqlite:").to_owned();
+    let lock = Locker::hold(std::path::Path::new(&file));
+    let started = Instant::now();
+    let read = call(&app, "GET", &format!("/api/v1/instances/{id}"), &crm, None).await;
+    let took = started.elapsed();
+    drop(lock);
+    assert_eq!(read.status, 200, "{}", read.body);
+    assert!(took < Duration::from_millis(1000), "{took:?}");
+}

@@ -164,7 +164,17 @@ impl Gate<'_> {
     /// acquire timeout): its own write would meet it again, so it is refused now, within that
     /// timeout, rather than after a second wait.
     pub async fn let_in(&self, admitted: &Admitted, writes: bool) -> Result<(), Refusal> {
-        if let Err(e) = store::api::touch_token(self.db, admitted.token.id, store::now()).await {
+        let now = store::now();
+        // The row was just read: a use noted within the minute needs no write (on SQLite even
+        // an UPDATE that changes nothing takes the write lock).
+        if admitted
+            .token
+            .last_used_at
+            .is_some_and(|at| at >= now - store::api::TOUCH_EVERY)
+        {
+            return Ok(());
+        }
+        if let Err(e) = store::api::touch_token(self.db, admitted.token.id, now).await {
             if writes && store::is_unavailable(&e) {
                 return Err(Refusal::Failed(e.into()));
             }
