@@ -632,16 +632,19 @@ async fn count_end(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     instance: i64,
 ) -> Result<(), sqlx::Error> {
+    // The token's row first, then the version's: the order a start takes them in (`create`),
+    // so that an ending and a start never wait for each other in a circle (PostgreSQL's
+    // deadlock, found by the three-node soak).
     sqlx::query(
-        "UPDATE workflow_versions SET running = running - 1, ended = ended + 1 \
-         WHERE id = (SELECT version_id FROM instances WHERE id = $1)",
+        "UPDATE api_tokens SET running = running - 1 \
+         WHERE id = (SELECT api_token_id FROM instances WHERE id = $1)",
     )
     .bind(instance)
     .execute(&mut **tx)
     .await?;
     sqlx::query(
-        "UPDATE api_tokens SET running = running - 1 \
-         WHERE id = (SELECT api_token_id FROM instances WHERE id = $1)",
+        "UPDATE workflow_versions SET running = running - 1, ended = ended + 1 \
+         WHERE id = (SELECT version_id FROM instances WHERE id = $1)",
     )
     .bind(instance)
     .execute(&mut **tx)

@@ -232,7 +232,7 @@ impl Reservation {
     }
 
     /// Gives the key up: the work was refused or failed, and made nothing to replay.
-    pub async fn release(self, db: &Db) -> Result<(), Error> {
+    pub async fn release(&self, db: &Db) -> Result<(), Error> {
         Ok(store::idempotency::release(db, self.token, &self.key_hash, self.at).await?)
     }
 }

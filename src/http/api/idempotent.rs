@@ -119,7 +119,7 @@ pub async fn once(
                 let result = work.await;
                 let kept = match &result {
                     Ok(answer) => reservation.complete(&db, answer).await,
-                    Err(_) => reservation.release(&db).await,
+                    Err(_) => release(db, reservation).await,
                 };
                 if let Err(e) = kept {
                     tracing::error!(error = %e, "an idempotency record was not kept");
@@ -136,4 +136,27 @@ pub async fn once(
             }
         }
     }
+}
+
+/// Gives a failed request's key back, so that its retry runs the work again. When the database
+/// cannot take even that (the failure was likely its own: a restart, a connection lost), it is
+/// tried again in the background for a minute rather than leaving the key held as "in
+/// progress" until the reservation expires, which only a crash should do.
+async fn release(
+    db: crate::store::Db,
+    reservation: idempotency::Reservation,
+) -> Result<(), crate::error::Error> {
+    let Err(first) = reservation.release(&db).await else {
+        return Ok(());
+    };
+    tokio::spawn(async move {
+        for _ in 0..30 {
+            tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+            if reservation.release(&db).await.is_ok() {
+                return;
+            }
+        }
+        tracing::warn!("an idempotency key stays held until its reservation expires");
+    });
+    Err(first)
 }
