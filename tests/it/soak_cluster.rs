@@ -412,7 +412,7 @@ impl Traffic {
         }
     }
 
-    /// Opens the link until it shows its form and answers it; the step when acknowledged.
+    /// Opens the link until it shows its form and answers it; the step's index when acknowledged.
     /// `None` when the link has nothing left to answer (answered by a post whose answer was
     /// lost), refuses itself, or the time is up.
     async fn answer(&self, link: &str, n: u64, participant: &'static str) -> Option<i64> {
@@ -461,7 +461,9 @@ impl Traffic {
                         .and_then(|l| l.to_str().ok())
                         .is_some_and(|l| l.ends_with("?thanks"));
                     if status == 303 && thanked {
-                        return Some(step.parse().expect("a step number"));
+                        // The form names the step by its number, from 1; the history by its index.
+                        let number: i64 = step.parse().expect("a step number");
+                        return Some(number - 1);
                     }
                 }
             }
@@ -749,7 +751,13 @@ async fn three_nodes_behind_nginx_through_kills_outages_and_a_database_restart_l
         .await
         .unwrap();
     admin.close().await;
-    let url = cluster.url().replace("/postgres", "/orchestra_soak");
+    let url = format!(
+        "{}/orchestra_soak",
+        cluster
+            .url()
+            .strip_suffix("/postgres")
+            .expect("the admin database's URL")
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let listen = SocketAddr::from(([127, 0, 0, 1], free_port()));
@@ -889,7 +897,7 @@ async fn three_nodes_behind_nginx_through_kills_outages_and_a_database_restart_l
     let wrong_starts: Vec<String> = tally
         .started
         .iter()
-        .filter(|(n, id)| by_title.get(&format!("Soak {n}")) != Some(&vec![*id]))
+        .filter(|(n, id)| by_title.get(&format!("Soak {n}")) .map(Vec::as_slice) != Some(&[*id][..]))
         .map(|(n, id)| {
             format!(
                 "start {n} acknowledged as {id}, made {:?}",
