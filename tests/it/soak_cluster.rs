@@ -897,7 +897,7 @@ async fn three_nodes_behind_nginx_through_kills_outages_and_a_database_restart_l
     let wrong_starts: Vec<String> = tally
         .started
         .iter()
-        .filter(|(n, id)| by_title.get(&format!("Soak {n}")) .map(Vec::as_slice) != Some(&[*id][..]))
+        .filter(|(n, id)| by_title.get(&format!("Soak {n}")).map(Vec::as_slice) != Some(&[*id][..]))
         .map(|(n, id)| {
             format!(
                 "start {n} acknowledged as {id}, made {:?}",
