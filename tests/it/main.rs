@@ -33,6 +33,7 @@ mod security;
 mod sessions;
 mod sizing;
 mod soak;
+mod soak_cluster;
 mod store;
 mod visitor;
 mod webhooks;
