@@ -102,35 +102,39 @@ fn mac(
 pub fn sign(keys: &SiteKeys, claims: &Claims, instance_token: &str) -> String {
     let mut nonce = [0u8; NONCE_BYTES];
     getrandom::fill(&mut nonce).expect("the operating system's random source is unavailable");
-    let signature = mac(keys, claims, Some(&nonce), instance_token)
-        .finalize()
-        .into_bytes();
-    format!(
-        "{}.{}.{}.{}.{}.{}",
-        claims.kind.tag(),
-        claims.instance,
-        claims.branch.as_deref().unwrap_or(""),
-        claims.expires,
-        hex::encode(nonce),
-        hex::encode(signature)
-    )
+    signed(keys, claims, Some(&nonce), instance_token)
 }
 
 /// A link as signed before links had a nonce: what the links already sent out look like. They
 /// are still verified; nothing signs them any more but tests showing that they still work.
 #[doc(hidden)]
 pub fn sign_without_nonce(keys: &SiteKeys, claims: &Claims, instance_token: &str) -> String {
-    let signature = mac(keys, claims, None, instance_token)
+    signed(keys, claims, None, instance_token)
+}
+
+/// The link's text: the claims, the nonce when there is one, then the signature, dot-separated.
+fn signed(
+    keys: &SiteKeys,
+    claims: &Claims,
+    nonce: Option<&[u8; NONCE_BYTES]>,
+    instance_token: &str,
+) -> String {
+    let signature = mac(keys, claims, nonce, instance_token)
         .finalize()
         .into_bytes();
-    format!(
-        "{}.{}.{}.{}.{}",
+    let mut text = format!(
+        "{}.{}.{}.{}.",
         claims.kind.tag(),
         claims.instance,
         claims.branch.as_deref().unwrap_or(""),
         claims.expires,
-        hex::encode(signature)
-    )
+    );
+    if let Some(nonce) = nonce {
+        text.push_str(&hex::encode(nonce));
+        text.push('.');
+    }
+    text.push_str(&hex::encode(signature));
+    text
 }
 
 /// Splits a token into fields. `None` for anything malformed; says nothing about validity.

@@ -95,7 +95,7 @@ pub fn is_held(limits: &crate::limits::guard::Limits, failures: u64) -> bool {
             || (limits.total > 0 && failures >= limits.total))
 }
 
-/// Which limit refused an attempt. Logged, never shown.
+/// Which limit refused an attempt; never shown (the guard logs the tier, `Decision::logged`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refused {
     Address,
@@ -141,73 +141,30 @@ pub fn admit(
             crate::limits::guard::Refusal::PerCaller => Refused::AccountFromAddress,
             crate::limits::guard::Refusal::Total => Refused::Account,
         };
-        match decision {
+        match decision.logged(Address::SignInAccount, &keys.pair) {
             Decision::Allowed => {}
-            Decision::Refused {
-                tier,
-                first_in_period,
-            } => {
-                return Err(log_refusal(
-                    refused(tier),
-                    &keys.pair,
-                    first_in_period,
-                    true,
-                ));
-            }
-            Decision::WouldRefuse {
-                tier,
-                first_in_period,
-            } => {
-                log_refusal(refused(tier), &keys.pair, first_in_period, false);
+            Decision::Refused { tier, .. } => return Err(refused(tier)),
+            Decision::WouldRefuse { .. } => {
                 return Ok(Admitted {
                     counts_failure: false,
                 });
             }
         }
     }
-    match guard.check_as(Address::SignInAddress, address, &per_address, policy) {
+    match guard
+        .check_as(Address::SignInAddress, address, &per_address, policy)
+        .logged(Address::SignInAddress, address)
+    {
         Decision::Allowed => Ok(Admitted {
             counts_failure: true,
         }),
-        Decision::Refused {
-            first_in_period, ..
-        } => Err(log_refusal(
-            Refused::Address,
-            address,
-            first_in_period,
-            true,
-        )),
+        Decision::Refused { .. } => Err(Refused::Address),
         // Report only: the password is checked, but its failure is counted only as enforcing
         // would count it, that is, not after the address was caught.
-        Decision::WouldRefuse {
-            first_in_period, ..
-        } => {
-            log_refusal(Refused::Address, address, first_in_period, false);
-            Ok(Admitted {
-                counts_failure: false,
-            })
-        }
+        Decision::WouldRefuse { .. } => Ok(Admitted {
+            counts_failure: false,
+        }),
     }
-}
-
-/// The first refusal of its kind in a period is logged, by its keyed hash; the rest are not.
-fn log_refusal(limit: Refused, key: &str, first_in_period: bool, enforced: bool) -> Refused {
-    if first_in_period {
-        if enforced {
-            tracing::warn!(
-                caller = %key,
-                ?limit,
-                "sign-in refused without checking the password; further refusals like it are not logged this period"
-            );
-        } else {
-            tracing::warn!(
-                caller = %key,
-                ?limit,
-                "sign-in would have been refused (report only); further ones like it are not logged this period"
-            );
-        }
-    }
-    limit
 }
 
 /// A wrong password for an existing account, after [`admit`] let it be checked: one failure

@@ -105,38 +105,17 @@ pub async fn deliver(
     // none shares one identifier), before the signature or the database is looked at.
     let named = payment::payment_named(body).unwrap_or_default();
     let caller = snapshot.keys.keyed_hash("notice-caller", &named);
-    match state.guard.check_as(
-        Address::Notice,
-        &caller,
-        &limits,
-        snapshot.settings.policy_of(Address::Notice),
-    ) {
-        Decision::Allowed => {}
-        Decision::Refused {
-            tier,
-            first_in_period,
-        } => {
-            if first_in_period {
-                tracing::warn!(
-                    caller = %caller,
-                    tier = tier.named("per_payment"),
-                    "provider notice refused; further refusals like it are not logged this period"
-                );
-            }
-            return Ok(Received::Limited);
-        }
-        Decision::WouldRefuse {
-            tier,
-            first_in_period,
-        } => {
-            if first_in_period {
-                tracing::warn!(
-                    caller = %caller,
-                    tier = tier.named("per_payment"),
-                    "provider notice would have been refused (report only); further ones like it are not logged this period"
-                );
-            }
-        }
+    let decision = state
+        .guard
+        .check_as(
+            Address::Notice,
+            &caller,
+            &limits,
+            snapshot.settings.policy_of(Address::Notice),
+        )
+        .logged(Address::Notice, &caller);
+    if let Decision::Refused { .. } = decision {
+        return Ok(Received::Limited);
     }
     let received = payment::receive(
         &state.db,

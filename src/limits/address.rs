@@ -79,6 +79,17 @@ impl Address {
         }
     }
 
+    /// What a refusal's log line says was refused (`Decision::logged`).
+    pub const fn refused_what(self) -> &'static str {
+        match self {
+            Address::Doorway => "doorway request",
+            Address::Notice => "provider notice",
+            Address::SignInAddress => "sign-in",
+            Address::SignInAccount => "sign-in to the account",
+            Address::ApiAuthFailure => "API authentication",
+        }
+    }
+
     /// The `address` label of its metrics. The sign-in's two limits are one address there, as
     /// they are one request: its requests are the attempts (`FloodGuard::count_request`).
     pub const fn metric(self) -> &'static str {

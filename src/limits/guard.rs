@@ -114,18 +114,8 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    /// The tier's name in a log line, with the per-caller tier named as its address names it
-    /// (`per_link`, `per_payment`): the guard itself knows no caller's kind.
-    pub fn named(self, per_caller: &'static str) -> &'static str {
-        match self {
-            Refusal::PerCaller => per_caller,
-            Refusal::Total => "total",
-        }
-    }
-}
-
-impl Refusal {
-    /// The tier's place in the decision counters: the per-caller tier first.
+    /// The tier's place in the decision counters and in `Address::tiers`: the per-caller tier
+    /// first.
     pub fn index(self) -> usize {
         match self {
             Refusal::PerCaller => 0,
@@ -197,6 +187,36 @@ pub enum Decision {
         tier: Refusal,
         first_in_period: bool,
     },
+}
+
+impl Decision {
+    /// Says a refusal in the log, once per kind and period (`first_in_period`), enforced or
+    /// report-only alike: the caller by its keyed hash (`caller`, never the credential itself)
+    /// and the tier as `address` names it. Every guarded caller logs through here, so the lines
+    /// read the same wherever the guard refused; the decision is handed back to act on.
+    pub fn logged(self, address: Address, caller: &str) -> Self {
+        let what = address.refused_what();
+        match self {
+            Decision::Refused {
+                tier,
+                first_in_period: true,
+            } => tracing::warn!(
+                caller = %caller,
+                tier = address.tiers()[tier.index()],
+                "{what} refused; further refusals like it are not logged this period"
+            ),
+            Decision::WouldRefuse {
+                tier,
+                first_in_period: true,
+            } => tracing::warn!(
+                caller = %caller,
+                tier = address.tiers()[tier.index()],
+                "{what} would have been refused (report only); further ones like it are not logged this period"
+            ),
+            _ => {}
+        }
+        self
+    }
 }
 
 /// The identifier the total tier is counted under.

@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use tower_sessions::Session;
 
-use super::workflows::ConfirmPage;
+use super::confirm::ConfirmPage;
 use super::{FieldErrors, error_for};
 use crate::domain::admins::{self, Refusal};
 use crate::domain::login;
@@ -245,15 +245,8 @@ fn confirm_page(ctx: PageContext, action: Confirmed, admin: &Admin) -> ConfirmPa
             "admins-remove",
         ),
     };
-    let named = |id: &'static str| ctx.msg(&Message::new(id).arg("name", admin.name.clone()));
-    ConfirmPage {
-        title: named(title),
-        message: named(explain),
-        confirm: named(confirm),
-        cancel_url: LIST.into(),
-        refusal: None,
-        ctx,
-    }
+    let named = |id: &'static str| Message::new(id).arg("name", admin.name.clone());
+    ConfirmPage::new(ctx, named(title), named(explain), named(confirm), LIST)
 }
 
 /// The confirmation page, or the refusal on it when the action cannot be done: the last

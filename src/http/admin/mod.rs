@@ -10,6 +10,7 @@ use super::csrf;
 
 pub mod admins;
 pub mod auth;
+pub mod confirm;
 pub mod dashboard;
 pub mod instances;
 pub mod settings;

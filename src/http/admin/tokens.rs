@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use tower_sessions::Session;
 
-use super::workflows::ConfirmPage;
+use super::confirm::ConfirmPage;
 use super::{FieldErrors, error_for};
 use crate::domain::api::scope::{Ability, Reach, Scope};
 use crate::http::AppState;
@@ -307,14 +307,14 @@ pub async fn create(
 }
 
 fn revoke_page(ctx: PageContext, name: &str) -> ConfirmPage {
-    ConfirmPage {
-        title: ctx.msg(&Message::new("token-revoke").arg("name", name.to_owned())),
-        message: ctx.t("token-revoke-explain"),
-        confirm: ctx.msg(&Message::new("token-revoke").arg("name", name.to_owned())),
-        cancel_url: "/admin/config/api".into(),
-        refusal: None,
+    let revoke = Message::new("token-revoke").arg("name", name.to_owned());
+    ConfirmPage::new(
         ctx,
-    }
+        revoke.clone(),
+        Message::new("token-revoke-explain"),
+        revoke,
+        "/admin/config/api",
+    )
 }
 
 pub async fn revoke_form(

@@ -10,8 +10,8 @@ use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use tower_sessions::Session;
 
+use super::confirm::ConfirmPage;
 use super::tokens::Choice;
-use super::workflows::ConfirmPage;
 use super::{FieldErrors, error_for};
 use crate::domain::delivery::endpoints::{self, Refusal};
 use crate::domain::delivery::{Topic, topic};
@@ -217,14 +217,13 @@ async fn endpoint_of(state: &AppState, id: i64) -> Result<EndpointRow> {
 }
 
 fn delete_page(ctx: PageContext, e: &EndpointRow) -> ConfirmPage {
-    ConfirmPage {
-        title: ctx.msg(&Message::new("webhooks-delete-title").arg("url", e.url.clone())),
-        message: ctx.t("webhooks-delete-explain"),
-        confirm: ctx.t("webhooks-delete-confirm"),
-        cancel_url: LIST.into(),
-        refusal: None,
+    ConfirmPage::new(
         ctx,
-    }
+        Message::new("webhooks-delete-title").arg("url", e.url.clone()),
+        Message::new("webhooks-delete-explain"),
+        Message::new("webhooks-delete-confirm"),
+        LIST,
+    )
 }
 
 pub async fn delete_form(

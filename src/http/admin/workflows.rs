@@ -104,9 +104,7 @@ pub async fn show(
     Path(id): Path<i64>,
     Query(q): Query<ShowQuery>,
 ) -> Result<Response> {
-    let w = store::workflows::by_id(&state.db, id)
-        .await?
-        .ok_or(AppError::NotFound)?;
+    let w = workflow_of(&state, id).await?;
     let newest = Definition::from_json(&w.definition).unwrap_or(Definition { steps: vec![] });
     // An older version's definition, shown in place of the newest's.
     let (shown, definition) = match q.version.filter(|&n| n != w.version) {
@@ -225,9 +223,7 @@ pub async fn edit_form(
     ctx: PageContext,
     Path(id): Path<i64>,
 ) -> Result<Response> {
-    let w = store::workflows::by_id(&state.db, id)
-        .await?
-        .ok_or(AppError::NotFound)?;
+    let w = workflow_of(&state, id).await?;
     let definition = Definition::from_json(&w.definition)
         .map(|d| d.to_text())
         .unwrap_or_default();
@@ -345,9 +341,7 @@ pub async fn save(
     Path(id): Path<i64>,
     Form(mut form): Form<WorkflowForm>,
 ) -> Result<Response> {
-    let w = store::workflows::by_id(&state.db, id)
-        .await?
-        .ok_or(AppError::NotFound)?;
+    let w = workflow_of(&state, id).await?;
     form.name = w.name;
     let (definition, errors) = check(&ctx, &form, false);
     if let (Some(definition), true) = (definition, errors.is_empty()) {
@@ -363,36 +357,24 @@ pub async fn save(
     Ok(rejected(ctx, Some(id), form, errors, note))
 }
 
-#[derive(askama::Template)]
-#[template(path = "admin/confirm.html")]
-pub struct ConfirmPage {
-    pub ctx: PageContext,
-    pub title: String,
-    pub message: String,
-    pub confirm: String,
-    pub cancel_url: String,
-    /// Set when the action cannot be done: why, and no button.
-    pub refusal: Option<String>,
-}
+// The confirmation page lived here first; the instance pages still name it by this path.
+pub use super::confirm::ConfirmPage;
 
-impl ConfirmPage {
-    pub fn refused(mut self, why: String) -> Response {
-        self.refusal = Some(why);
-        let mut response = html(&self);
-        *response.status_mut() = StatusCode::CONFLICT;
-        response
-    }
+/// The workflow `id`, or not found.
+async fn workflow_of(state: &AppState, id: i64) -> Result<store::workflows::WorkflowRow> {
+    store::workflows::by_id(&state.db, id)
+        .await?
+        .ok_or(AppError::NotFound)
 }
 
 fn delete_page(ctx: PageContext, label: &str, id: i64) -> ConfirmPage {
-    ConfirmPage {
-        title: ctx.msg(&Message::new("workflow-delete-named").arg("label", label.to_owned())),
-        message: ctx.t("workflow-delete-explain"),
-        confirm: ctx.t("workflow-delete-confirm"),
-        cancel_url: format!("/admin/workflows/{id}"),
-        refusal: None,
+    ConfirmPage::new(
         ctx,
-    }
+        Message::new("workflow-delete-named").arg("label", label.to_owned()),
+        Message::new("workflow-delete-explain"),
+        Message::new("workflow-delete-confirm"),
+        format!("/admin/workflows/{id}"),
+    )
 }
 
 pub async fn delete_form(
@@ -400,9 +382,7 @@ pub async fn delete_form(
     ctx: PageContext,
     Path(id): Path<i64>,
 ) -> Result<Response> {
-    let w = store::workflows::by_id(&state.db, id)
-        .await?
-        .ok_or(AppError::NotFound)?;
+    let w = workflow_of(&state, id).await?;
     Ok(html(&delete_page(ctx, &w.label, id)))
 }
 
@@ -412,9 +392,7 @@ pub async fn delete(
     session: Session,
     Path(id): Path<i64>,
 ) -> Result<Response> {
-    let w = store::workflows::by_id(&state.db, id)
-        .await?
-        .ok_or(AppError::NotFound)?;
+    let w = workflow_of(&state, id).await?;
     match store::workflows::delete(&state.db, id).await? {
         Deleted::Done => {
             tracing::info!(workflow = id, "workflow deleted");
@@ -431,19 +409,15 @@ pub async fn delete(
 }
 
 fn delete_version_page(ctx: PageContext, label: &str, id: i64, number: i64) -> ConfirmPage {
-    ConfirmPage {
-        title: ctx.msg(
-            &Message::new("workflow-version-delete-title")
-                .arg("number", number.to_string())
-                .arg("label", label.to_owned()),
-        ),
-        message: ctx.t("workflow-version-delete-explain"),
-        confirm: ctx
-            .msg(&Message::new("workflow-version-delete").arg("number", number.to_string())),
-        cancel_url: format!("/admin/workflows/{id}"),
-        refusal: None,
+    ConfirmPage::new(
         ctx,
-    }
+        Message::new("workflow-version-delete-title")
+            .arg("number", number.to_string())
+            .arg("label", label.to_owned()),
+        Message::new("workflow-version-delete-explain"),
+        Message::new("workflow-version-delete").arg("number", number.to_string()),
+        format!("/admin/workflows/{id}"),
+    )
 }
 
 pub async fn delete_version_form(
@@ -451,9 +425,7 @@ pub async fn delete_version_form(
     ctx: PageContext,
     Path((id, number)): Path<(i64, i64)>,
 ) -> Result<Response> {
-    let w = store::workflows::by_id(&state.db, id)
-        .await?
-        .ok_or(AppError::NotFound)?;
+    let w = workflow_of(&state, id).await?;
     let known = store::workflows::versions(&state.db, id)
         .await?
         .iter()
@@ -470,9 +442,7 @@ pub async fn delete_version(
     session: Session,
     Path((id, number)): Path<(i64, i64)>,
 ) -> Result<Response> {
-    let w = store::workflows::by_id(&state.db, id)
-        .await?
-        .ok_or(AppError::NotFound)?;
+    let w = workflow_of(&state, id).await?;
     let page = delete_version_page(ctx, &w.label, id, number);
     match store::workflows::delete_version(&state.db, id, number).await? {
         Deleted::Done => {

@@ -66,42 +66,21 @@ fn decide(state: &AppState, snapshot: &Snapshot, request: &Request, credential: 
     }
     let caller = snapshot.caller_id(credential);
     // The sizing chart's figures are kept by `check_as`, on the answered path.
-    match state.guard.check_as(
-        Address::Doorway,
-        caller.as_str(),
-        &limits,
-        snapshot.settings.policy_of(Address::Doorway),
-    ) {
-        Decision::Allowed => Verdict::Pass,
+    match state
+        .guard
+        .check_as(
+            Address::Doorway,
+            caller.as_str(),
+            &limits,
+            snapshot.settings.policy_of(Address::Doorway),
+        )
+        .logged(Address::Doorway, caller.as_str())
+    {
         // Report only: counted and tallied by the guard, answered as if nothing caught it.
-        Decision::WouldRefuse {
-            tier,
-            first_in_period,
-        } => {
-            if first_in_period {
-                tracing::warn!(
-                    caller = %caller,
-                    tier = tier.named("per_link"),
-                    "doorway request would have been refused (report only); further ones like it are not logged this period"
-                );
-            }
-            Verdict::Pass
-        }
-        Decision::Refused {
-            tier,
-            first_in_period,
-        } => {
-            if first_in_period {
-                tracing::warn!(
-                    caller = %caller,
-                    tier = tier.named("per_link"),
-                    "doorway request refused; further refusals like it are not logged this period"
-                );
-            }
-            Verdict::Refuse(refusal(
-                crate::http::lang::pick(request.uri(), request.headers()).0,
-            ))
-        }
+        Decision::Allowed | Decision::WouldRefuse { .. } => Verdict::Pass,
+        Decision::Refused { .. } => Verdict::Refuse(refusal(
+            crate::http::lang::pick(request.uri(), request.headers()).0,
+        )),
     }
 }
 
