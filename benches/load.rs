@@ -285,8 +285,8 @@ mod rows {
     pub const GOOD_POSTGRES: &str = "good link answered, counting (sql), PostgreSQL";
     pub const FLOOR_SQLITE: &str = "floor: one read + page, SQLite";
     pub const FLOOR_POSTGRES: &str = "floor: one read + page, PostgreSQL";
-    pub const API_READ_SQLITE: &str = "API read GET /api/v1/instances/{id}, SQLite";
-    pub const API_READ_POSTGRES: &str = "API read GET /api/v1/instances/{id}, PostgreSQL";
+    pub const API_READ_SQLITE: &str = "API GET /api/v1/instances/{id}, SQLite";
+    pub const API_READ_POSTGRES: &str = "API GET /api/v1/instances/{id}, PostgreSQL";
     pub const SECOND_ALONE: &str = "second link, 250 req/s, no flood";
     pub const SECOND_FLOOD: &str = "second link, 250 req/s, one link flooded";
 }
