@@ -285,6 +285,8 @@ mod rows {
     pub const GOOD_POSTGRES: &str = "good link answered, counting (sql), PostgreSQL";
     pub const FLOOR_SQLITE: &str = "floor: one read + page, SQLite";
     pub const FLOOR_POSTGRES: &str = "floor: one read + page, PostgreSQL";
+    pub const API_READ_SQLITE: &str = "API GET /api/v1/instances/{id}, SQLite";
+    pub const API_READ_POSTGRES: &str = "API GET /api/v1/instances/{id}, PostgreSQL";
     pub const SECOND_ALONE: &str = "second link, 250 req/s, no flood";
     pub const SECOND_FLOOD: &str = "second link, 250 req/s, one link flooded";
 }
@@ -420,24 +422,27 @@ fn run(dur: Duration, turns: usize, postgres: Option<&Postgres>) -> Vec<Row> {
     let mut servers = Vec::new();
     let mut baselines = Vec::new();
     let mut group = Vec::new();
-    for (name, flood, limits, floor) in [
-        (rows::GOOD_OFF, "sql", &off[..], None),
-        (rows::GOOD_MEMORY, "memory", &counting[..], None),
+    for (name, flood, limits, floor, api_read) in [
+        (rows::GOOD_OFF, "sql", &off[..], None, None),
+        (rows::GOOD_MEMORY, "memory", &counting[..], None, None),
         (
             rows::GOOD_SQL,
             "sql",
             &counting[..],
             Some(rows::FLOOR_SQLITE),
+            Some(rows::API_READ_SQLITE),
         ),
         (
             rows::GOOD_POSTGRES,
             "sql",
             &counting[..],
             Some(rows::FLOOR_POSTGRES),
+            Some(rows::API_READ_POSTGRES),
         ),
     ] {
         let floor = floor.filter(|f| wanted(f));
-        if !wanted(name) && floor.is_none() {
+        let api_read = api_read.filter(|a| wanted(a));
+        if !wanted(name) && floor.is_none() && api_read.is_none() {
             continue;
         }
         let db = if name == rows::GOOD_POSTGRES {
@@ -449,8 +454,8 @@ fn run(dur: Duration, turns: usize, postgres: Option<&Postgres>) -> Vec<Row> {
             Ok(db) => db,
             Err(e) => {
                 group.push(Entry::skipped(name, &e));
-                if let Some(floor) = floor {
-                    group.push(Entry::skipped(floor, &e));
+                for other in [floor, api_read].into_iter().flatten() {
+                    group.push(Entry::skipped(other, &e));
                 }
                 continue;
             }
@@ -474,6 +479,38 @@ fn run(dur: Duration, turns: usize, postgres: Option<&Postgres>) -> Vec<Row> {
             entry.note = format!("page {floor_page} B");
             group.push(entry);
             baselines.push(floor);
+        }
+        if let Some(api_name) = api_read {
+            // The same small instance the good link is of (started from the command line, two
+            // history lines), read by a token with the read ability that reaches every instance
+            // and a bucket wrk cannot empty: the API's read path, gate included.
+            let token = serve::cli(
+                ORCHESTRA,
+                &server.db_url(),
+                &[
+                    "token",
+                    "create",
+                    "load-read",
+                    "--abilities",
+                    "read",
+                    "--reach",
+                    "all",
+                    "--rate",
+                    "1000000",
+                    "--burst",
+                    "1000000",
+                ],
+            );
+            let path = format!("/api/v1/instances/{}", server.instances[0]);
+            let mut entry = Entry::new(
+                api_name,
+                server.url(&path),
+                Expect::Answered,
+                server.meter(),
+            );
+            entry.headers.push(format!("Authorization: Bearer {token}"));
+            entry.note = format!("JSON {} B", server.body_bytes(&path, &entry.headers[0]));
+            group.push(entry);
         }
         servers.push(server);
     }
@@ -980,6 +1017,23 @@ fn targets() -> Vec<Target> {
         0.8,
         true,
     );
+    // The API's read of a small instance costs at most twice the visitor's page.
+    add(
+        "CPU/req, API read ÷ good link (SQLite)".into(),
+        rows::API_READ_SQLITE,
+        rows::GOOD_SQL,
+        Measure::Cpu,
+        2.0,
+        false,
+    );
+    add(
+        "CPU/req, API read ÷ good link (PostgreSQL)".into(),
+        rows::API_READ_POSTGRES,
+        rows::GOOD_POSTGRES,
+        Measure::Cpu,
+        2.0,
+        false,
+    );
     add(
         "p99, second link flooded ÷ not flooded".into(),
         rows::SECOND_FLOOD,
@@ -1101,6 +1155,8 @@ struct Orchestra {
     addr: SocketAddr,
     /// Paths of good links, each on its own instance.
     links: Vec<String>,
+    /// The ids of those instances, in the same order.
+    instances: Vec<String>,
     db: Database,
     /// The PostgreSQL cluster's postmaster, when its CPU is to be counted.
     postmaster: Option<u32>,
@@ -1117,7 +1173,7 @@ impl Orchestra {
         let url = db.url();
         let cli = |args: &[&str]| serve::cli(ORCHESTRA, &url, args);
         serve::configure(ORCHESTRA, &url, settings);
-        let links = (0..links)
+        let (links, instances) = (0..links)
             .map(|i| {
                 let id = cli(&[
                     "instance",
@@ -1130,9 +1186,9 @@ impl Orchestra {
                 let path = link
                     .find("/interaction/")
                     .map_or(link.as_str(), |i| &link[i..]);
-                path.to_owned()
+                (path.to_owned(), id)
             })
-            .collect();
+            .unzip();
         let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
         let mut child = server_command(Path::new(ORCHESTRA))
             .args(["serve", "--bind", &addr.to_string()])
@@ -1148,6 +1204,7 @@ impl Orchestra {
             child,
             addr,
             links,
+            instances,
             db,
             postmaster,
         }
@@ -1170,6 +1227,29 @@ impl Orchestra {
 
     fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
+    }
+
+    /// The body length of one answer to `path` sent with `header`, which must be a 200.
+    fn body_bytes(&self, path: &str, header: &str) -> usize {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(self.addr).expect("connect");
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: {}\r\n{header}\r\nAccept-Language: en\r\n\
+             Connection: close\r\n\r\n",
+            self.addr
+        )
+        .expect("send");
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).expect("read the answer");
+        let text = String::from_utf8_lossy(&answer);
+        assert!(
+            text.starts_with("HTTP/1.1 200"),
+            "{path} is not answered: {}",
+            text.lines().next().unwrap_or("")
+        );
+        text.find("\r\n\r\n")
+            .map_or(0, |end| answer.len() - end - 4)
     }
 
     fn hammer(&self, path: &str, n: usize) {
