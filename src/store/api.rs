@@ -190,15 +190,24 @@ pub struct Reached {
     pub instance: InstanceRow,
     /// The token that started it; `None` for an administrator or the command line.
     pub api_token_id: Option<i64>,
-    pub workflow_name: String,
+    /// Its version's number and workflow's names: the instance's view needs no read of them.
+    #[sqlx(flatten)]
+    pub naming: super::workflows::Naming,
+}
+
+impl Reached {
+    /// The workflow's machine name, which a token's scope names workflows by (empty once the
+    /// workflow is deleted: no scope names it).
+    pub fn workflow_name(&self) -> &str {
+        self.naming.workflow_name.as_deref().unwrap_or("")
+    }
 }
 
 /// An instance with what a token's scope is checked against, in one read by primary keys.
 pub async fn reached(db: &Db, id: i64) -> Result<Option<Reached>, sqlx::Error> {
     sqlx::query_as(&format!(
-        "SELECT {COLUMNS}, api_token_id, \
-         (SELECT name FROM workflows WHERE workflows.id = instances.workflow_id) AS workflow_name \
-         FROM instances WHERE id = $1"
+        "SELECT {COLUMNS}, api_token_id, {} FROM instances WHERE id = $1",
+        super::workflows::NAMING
     ))
     .bind(id)
     .fetch_optional(db.reader())

@@ -869,3 +869,23 @@ pub async fn lapse(
     tx.commit().await?;
     Ok(outcome)
 }
+
+/// An instance with what its view names it by, in one read.
+#[derive(Debug, sqlx::FromRow)]
+pub struct Shown {
+    #[sqlx(flatten)]
+    pub instance: InstanceRow,
+    #[sqlx(flatten)]
+    pub naming: super::workflows::Naming,
+}
+
+/// An instance and its [`Naming`](super::workflows::Naming), by primary keys.
+pub async fn shown(db: &Db, id: i64) -> Result<Option<Shown>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS}, {} FROM instances WHERE id = $1",
+        super::workflows::NAMING
+    ))
+    .bind(id)
+    .fetch_optional(db.reader())
+    .await
+}

@@ -316,18 +316,18 @@ pub async fn delete_version(db: &Db, workflow: i64, number: i64) -> Result<Delet
     Ok(Deleted::Done)
 }
 
-/// What an instance's view names its version by, in one read: the version's number and its
-/// workflow's machine name and label (`None` once the workflow is deleted). `None` for no
-/// such version.
-pub async fn naming(
-    db: &Db,
-    version: i64,
-) -> Result<Option<(i64, Option<String>, Option<String>)>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT v.number, w.name, w.label FROM workflow_versions v \
-         LEFT JOIN workflows w ON w.id = v.workflow_id WHERE v.id = $1",
-    )
-    .bind(version)
-    .fetch_optional(db.reader())
-    .await
+/// What an instance's view names its version by: the version's number (0 once it is gone) and
+/// its workflow's machine name and label (`None` once the workflow is deleted).
+#[derive(Clone, Debug, Default, PartialEq, Eq, sqlx::FromRow)]
+pub struct Naming {
+    pub version_number: Option<i64>,
+    pub workflow_name: Option<String>,
+    pub workflow_label: Option<String>,
 }
+
+/// The subqueries that read a [`Naming`] beside an instance's row (`instances` in the FROM):
+/// primary-key probes, in the instance's own read.
+pub const NAMING: &str = "(SELECT number FROM workflow_versions v WHERE v.id = instances.version_id) \
+     AS version_number, \
+     (SELECT name FROM workflows w WHERE w.id = instances.workflow_id) AS workflow_name, \
+     (SELECT label FROM workflows w WHERE w.id = instances.workflow_id) AS workflow_label";

@@ -2188,3 +2188,55 @@ async fn the_instance_view_says_what_its_step_shows() {
         .clone();
     assert_eq!(onboarding["steps"][1]["shows"], serde_json::json!([1]));
 }
+
+/// The read's "participants left" after one branch of a parallel step answered: read from the
+/// history page when it holds the whole history, the same as the database says.
+#[tokio::test]
+async fn the_read_says_who_is_left_after_one_branch_answered() {
+    let app = spawn(Flood::Memory).await;
+    let t = token(&app, "crm", None, None).await;
+    let started = call(
+        &app,
+        "POST",
+        "/api/v1/instances",
+        &t,
+        Some(r#"{"workflow":"contract_review","subject":{"title":"Lease"}}"#),
+    )
+    .await;
+    let id = json(&started)["id"].as_i64().unwrap();
+    let link = app.link(id, Some("legal")).await;
+    let answered = crate::helpers::answer_step(
+        &app.client(),
+        &app,
+        &link,
+        &[("decision", "approve"), ("comment", "")],
+    )
+    .await;
+    assert_eq!(answered.status, 200);
+    let read = call(&app, "GET", &format!("/api/v1/instances/{id}"), &t, None).await;
+    assert_eq!(read.status, 200, "{}", read.body);
+    let view = json(&read);
+    assert_eq!(view["participants_left"], serde_json::json!(["finance"]));
+    assert_eq!(
+        view["history_total"].as_u64().unwrap() as usize,
+        view["history"].as_array().unwrap().len(),
+        "the first page, not full, counted from itself"
+    );
+    let row = orchestra::store::instances::by_id(&app.db, id)
+        .await
+        .unwrap()
+        .unwrap();
+    let definition = app
+        .state
+        .versions
+        .get(&app.db, row.version_id)
+        .await
+        .unwrap();
+    let left = orchestra::domain::instance::participants_left(&app.db, &row, &definition)
+        .await
+        .unwrap();
+    assert_eq!(
+        left.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+        ["finance"]
+    );
+}

@@ -14,9 +14,22 @@ pub async fn participants_left(
     if instance.state.is_over() {
         return Ok(Vec::new());
     }
-    let current = instance.step_index as usize;
     let answered =
         store::instances::answered_branches(db, instance.id, instance.step_index).await?;
+    Ok(left_given(instance, definition, &answered))
+}
+
+/// `participants_left` from the branches already answered at the current step, known without
+/// a read (an instance's whole history in hand).
+pub fn left_given(
+    instance: &store::instances::InstanceRow,
+    definition: &Definition,
+    answered: &[String],
+) -> Vec<Participant> {
+    if instance.state.is_over() {
+        return Vec::new();
+    }
+    let current = instance.step_index as usize;
     let mut left: Vec<Participant> = Vec::new();
     for (i, step) in definition.steps.iter().enumerate().skip(current) {
         for p in step.participants() {
@@ -29,5 +42,5 @@ pub async fn participants_left(
             }
         }
     }
-    Ok(left)
+    left
 }

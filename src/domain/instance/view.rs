@@ -4,11 +4,13 @@
 use std::sync::Arc;
 
 use crate::domain::lists::{self, HistoryPage};
+use crate::domain::workflow::history::Event;
 use crate::domain::workflow::versions::Cache;
 use crate::domain::workflow::{Definition, Participant, Step};
 use crate::error::Error;
 use crate::store::instances::InstanceRow;
 use crate::store::mails::ContactRow;
+use crate::store::workflows::Naming;
 use crate::store::{self, Db};
 
 /// What a view holds besides the instance: a page of its history, and its contacts or not.
@@ -46,25 +48,25 @@ impl View {
         id: i64,
         options: ViewOptions,
     ) -> Result<Option<View>, Error> {
-        match store::instances::by_id(db, id).await? {
-            Some(row) => Ok(Some(Self::of(db, versions, row, options).await?)),
+        match store::instances::shown(db, id).await? {
+            Some(s) => Ok(Some(
+                Self::of(db, versions, s.instance, s.naming, options).await?,
+            )),
             None => Ok(None),
         }
     }
 
-    /// The view of an instance already read (the API reads it first, to check its reach).
+    /// The view of an instance already read with its naming (the API reads it first, to check
+    /// its reach). A small instance's view costs one more read, its history page: the page then
+    /// holds the whole history, which says who has answered the current step.
     pub async fn of(
         db: &Db,
         versions: &Cache,
         instance: InstanceRow,
+        naming: Naming,
         options: ViewOptions,
     ) -> Result<View, Error> {
         let definition = versions.get(db, instance.version_id).await?;
-        let (version, workflow_name, workflow_label) =
-            store::workflows::naming(db, instance.version_id)
-                .await?
-                .unwrap_or((0, None, None));
-        let participants_left = super::participants_left(db, &instance, &definition).await?;
         let history = lists::history(
             db,
             instance.id,
@@ -72,6 +74,18 @@ impl View {
             options.history_limit,
         )
         .await?;
+        let whole = options.history_before.is_none() && history.older.is_none();
+        let participants_left = if whole {
+            let answered: Vec<String> = history
+                .lines
+                .iter()
+                .filter(|h| h.step_index == instance.step_index && h.event == Event::Answered)
+                .map(|h| h.branch.clone())
+                .collect();
+            super::progress::left_given(&instance, &definition, &answered)
+        } else {
+            super::participants_left(db, &instance, &definition).await?
+        };
         let contacts = if options.contacts {
             Some(store::mails::contacts_of(db, instance.id).await?)
         } else {
@@ -80,9 +94,9 @@ impl View {
         Ok(View {
             instance,
             definition,
-            version,
-            workflow_name,
-            workflow_label,
+            version: naming.version_number.unwrap_or(0),
+            workflow_name: naming.workflow_name,
+            workflow_label: naming.workflow_label,
             participants_left,
             history,
             contacts,

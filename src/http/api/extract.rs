@@ -149,7 +149,7 @@ pub async fn reached(
         Some(r)
             if token
                 .scope
-                .reaches(token.id, r.api_token_id, &r.workflow_name) =>
+                .reaches(token.id, r.api_token_id, r.workflow_name()) =>
         {
             Ok(r)
         }

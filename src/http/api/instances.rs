@@ -23,7 +23,7 @@ use crate::domain::mail::{ContactInput, MAX_EMAIL};
 use crate::domain::site::Snapshot;
 use crate::http::AppState;
 use crate::i18n::{Lang, Message};
-use crate::store::{self, api::TokenRow, instances::InstanceRow};
+use crate::store::{self, api::TokenRow, instances::InstanceRow, workflows::Naming};
 
 #[utoipa::path(
     post,
@@ -135,13 +135,13 @@ async fn start_now(
     let id = instance::start(&state.db, &order)
         .await
         .map_err(|e| ApiError::instance(lang, e))?;
-    let row = store::instances::by_id(&state.db, id)
+    let shown = store::instances::shown(&state.db, id)
         .await?
         .ok_or_else(|| ApiError::not_found(lang))?;
     made(
         StatusCode::CREATED,
         Some(format!("/api/v1/instances/{id}")),
-        &instance_of(&state, row, None, true).await?,
+        &instance_of(&state, shown.instance, shown.naming, None, true).await?,
     )
 }
 
@@ -152,6 +152,7 @@ const HISTORY_PAGE: i64 = 100;
 async fn instance_of(
     state: &AppState,
     row: InstanceRow,
+    naming: Naming,
     history_before: Option<i64>,
     with_contacts: bool,
 ) -> Result<wire::Instance, ApiError> {
@@ -160,7 +161,7 @@ async fn instance_of(
         history_limit: HISTORY_PAGE,
         contacts: with_contacts,
     };
-    let view = instance::View::of(&state.db, &state.versions, row, options).await?;
+    let view = instance::View::of(&state.db, &state.versions, row, naming, options).await?;
     let current_step = view.current_step().map(|(i, s)| wire::CurrentStep {
         number: i as i64 + 1,
         title: s.title.clone(),
@@ -249,7 +250,10 @@ pub async fn read(
     };
     let reached = reached(&state, &token, id, lang).await?;
     let own = reached.api_token_id == Some(token.id);
-    Ok(Json(instance_of(&state, reached.instance, before, own).await?).into_response())
+    Ok(
+        Json(instance_of(&state, reached.instance, reached.naming, before, own).await?)
+            .into_response(),
+    )
 }
 
 /// The instances the token reaches, newest first, a page at a time.
@@ -368,8 +372,9 @@ pub async fn cancel(
     instance::cancel(&state.db, id, &by, &reason)
         .await
         .map_err(|e| ApiError::instance(lang, e))?;
-    let row = store::instances::by_id(&state.db, id)
+    let shown = store::instances::shown(&state.db, id)
         .await?
         .ok_or_else(|| ApiError::not_found(lang))?;
-    Ok(Json(instance_of(&state, row, None, own).await?).into_response())
+    let view = instance_of(&state, shown.instance, shown.naming, None, own).await?;
+    Ok(Json(view).into_response())
 }
