@@ -119,7 +119,6 @@ fn doorway(c: &mut Criterion) {
             ],
         )
         .await
-        .expect("save")
         .expect("valid settings");
         state.site.refresh().await;
         let keys = orchestra::store::keys::load_or_create(&db)
@@ -174,7 +173,6 @@ fn doorway(c: &mut Criterion) {
     runtime.block_on(async {
         Settings::save(&db, &[("interaction.limits.per_link", "5")])
             .await
-            .expect("save")
             .expect("valid settings");
         state.site.refresh().await;
         loop {

@@ -17,6 +17,34 @@ pub enum Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// What an operation that may be refused came to when it did not happen: refused, with why
+/// (nothing was changed), or failed. One type for every such operation of the domain, so no
+/// caller reads a result inside a result.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusable<R: std::fmt::Debug> {
+    #[error("refused")]
+    Refused(R),
+    #[error(transparent)]
+    Failed(#[from] Error),
+}
+
+impl<R: std::fmt::Debug> From<sqlx::Error> for Refusable<R> {
+    fn from(e: sqlx::Error) -> Self {
+        Refusable::Failed(e.into())
+    }
+}
+
+impl<R: std::fmt::Debug> Refusable<R> {
+    /// The refusal, for the caller to show; a failure is handed on (`?` makes it the caller's
+    /// own error).
+    pub fn refusal(self) -> Result<R> {
+        match self {
+            Refusable::Refused(r) => Ok(r),
+            Refusable::Failed(e) => Err(e),
+        }
+    }
+}
+
 impl UrlRefused {
     /// The operator's line: the value (without its password) and the schemes spoken.
     pub fn message(&self) -> Message {

@@ -150,12 +150,15 @@ pub(super) async fn admin_reset(out: &Out, db: &Db, name: &str) -> Result<i32, s
     };
     let settings = Settings::load(db).await?;
     let keys = store::keys::load_or_create(db).await?;
-    match crate::domain::admins::reset_link(db, &keys, &settings.base_url, None, &admin).await? {
+    match crate::domain::admins::reset_link(db, &keys, &settings.base_url, None, &admin).await {
         Ok(url) => {
             println!("{url}");
             Ok(0)
         }
-        Err(refusal) => Ok(out.err(refusal.message())),
+        Err(e) => Ok(match e.refusal() {
+            Ok(refusal) => out.err(refusal.message()),
+            Err(failure) => out.fail(failure),
+        }),
     }
 }
 
@@ -179,20 +182,23 @@ pub(super) async fn admin_change(
     };
     let (done, said) = match change {
         Change::Disable => (
-            crate::domain::admins::disable(db, &admin).await?,
+            crate::domain::admins::disable(db, &admin).await,
             "cli-admin-disabled",
         ),
         Change::Enable => (
-            crate::domain::admins::enable(db, &admin).await?,
+            crate::domain::admins::enable(db, &admin).await,
             "cli-admin-enabled",
         ),
         Change::Remove => (
-            crate::domain::admins::remove(db, &admin).await?,
+            crate::domain::admins::remove(db, &admin).await,
             "cli-admin-removed",
         ),
     };
-    if let Err(refusal) = done {
-        return Ok(out.err(refusal.message()));
+    if let Err(e) = done {
+        return Ok(match e.refusal() {
+            Ok(refusal) => out.err(refusal.message()),
+            Err(failure) => out.fail(failure),
+        });
     }
     eprintln!(
         "{}",

@@ -25,7 +25,7 @@ pub(super) async fn config_set(out: &Out, db: &Db, pairs: &[&str]) -> Result<i32
         };
         values.push((key, *value));
     }
-    match Settings::save(db, &values).await? {
+    match Settings::save(db, &values).await {
         Ok(saved) => {
             for (key, _) in &values {
                 eprintln!(
@@ -38,7 +38,11 @@ pub(super) async fn config_set(out: &Out, db: &Db, pairs: &[&str]) -> Result<i32
             }
             Ok(0)
         }
-        Err(errors) => {
+        Err(e) => {
+            let errors = match e.refusal() {
+                Ok(errors) => errors,
+                Err(failure) => return Ok(out.fail(failure)),
+            };
             let Some(error) = errors.into_iter().next() else {
                 return Ok(out.err(Message::new("cli-failed")));
             };

@@ -15,7 +15,7 @@ pub(super) async fn webhook_create(
     use crate::domain::delivery::endpoints;
     let keys = store::keys::load(db).await?;
     match endpoints::create(db, &keys, url, events, endpoints::allow_private()).await {
-        Ok(Ok(created)) => {
+        Ok(created) => {
             println!("{}", created.secret.reveal());
             eprintln!(
                 "{}",
@@ -25,8 +25,10 @@ pub(super) async fn webhook_create(
             );
             Ok(0)
         }
-        Ok(Err(refusal)) => Ok(out.err(refusal.message())),
-        Err(e) => Ok(out.fail(e)),
+        Err(e) => Ok(match e.refusal() {
+            Ok(refusal) => out.err(refusal.message()),
+            Err(failure) => out.fail(failure),
+        }),
     }
 }
 

@@ -5,6 +5,7 @@
 
 use crate::domain::keys::{SiteKeys, random_token};
 use crate::domain::login;
+use crate::error::Refusable;
 use crate::i18n::Message;
 use crate::limits::address::Address;
 use crate::store::{self, Db};
@@ -74,22 +75,20 @@ pub async fn invite(
     base_url: &str,
     by: Option<i64>,
     name: &str,
-) -> Result<Result<String, Vec<(String, Message)>>, sqlx::Error> {
+) -> Result<String, Refusable<Vec<(String, Message)>>> {
     if !login::name_is_valid(name) {
-        return Ok(Err(vec![(
-            "name".into(),
-            Message::new("admin-name-invalid"),
-        )]));
+        let invalid = Message::new("admin-name-invalid");
+        return Err(Refusable::Refused(vec![("name".into(), invalid)]));
     }
     if store::admins::by_name(db, name).await?.is_some() {
         let taken = Message::new("cli-admin-exists").arg("name", name.to_owned());
-        return Ok(Err(vec![("name".into(), taken)]));
+        return Err(Refusable::Refused(vec![("name".into(), taken)]));
     }
     let token = random_token();
     let hash = Link::Invite.token_hash(keys, &token);
     store::admins::put_invite(db, &hash, name, store::now() + INVITE_TTL).await?;
     tracing::info!(by = ?by, "administrator invitation made");
-    Ok(Ok(format!("{base_url}{}{token}", Link::Invite.path())))
+    Ok(format!("{base_url}{}{token}", Link::Invite.path()))
 }
 
 /// Makes a reset link for an administrator; its URL, shown once.
@@ -99,15 +98,15 @@ pub async fn reset_link(
     base_url: &str,
     by: Option<i64>,
     admin: &store::admins::Admin,
-) -> Result<Result<String, Refusal>, sqlx::Error> {
+) -> Result<String, Refusable<Refusal>> {
     if admin.disabled_at.is_some() {
-        return Ok(Err(Refusal::Disabled(admin.name.clone())));
+        return Err(Refusable::Refused(Refusal::Disabled(admin.name.clone())));
     }
     let token = random_token();
     let hash = Link::Reset.token_hash(keys, &token);
     store::admins::put_reset(db, &hash, admin.id, store::now() + RESET_TTL).await?;
     tracing::info!(admin = admin.id, by = ?by, "administrator reset link made");
-    Ok(Ok(format!("{base_url}{}{token}", Link::Reset.path())))
+    Ok(format!("{base_url}{}{token}", Link::Reset.path()))
 }
 
 /// What a one-time link opens while it is valid: the invitee's name, or the name of the
@@ -184,10 +183,7 @@ pub async fn set_password(
     Ok(epoch)
 }
 
-pub async fn disable(
-    db: &Db,
-    admin: &store::admins::Admin,
-) -> Result<Result<(), Refusal>, sqlx::Error> {
+pub async fn disable(db: &Db, admin: &store::admins::Admin) -> Result<(), Refusable<Refusal>> {
     let outcome = store::admins::disable(db, admin.id, store::now()).await?;
     if outcome == Outcome::Done {
         tracing::info!(
@@ -195,36 +191,30 @@ pub async fn disable(
             "administrator disabled; its sessions are signed out"
         );
     }
-    Ok(refusal_of(outcome, &admin.name))
+    refusal_of(outcome, &admin.name)
 }
 
-pub async fn enable(
-    db: &Db,
-    admin: &store::admins::Admin,
-) -> Result<Result<(), Refusal>, sqlx::Error> {
+pub async fn enable(db: &Db, admin: &store::admins::Admin) -> Result<(), Refusable<Refusal>> {
     let outcome = store::admins::enable(db, admin.id).await?;
     if outcome == Outcome::Done {
         tracing::info!(admin = admin.id, "administrator enabled");
     }
-    Ok(refusal_of(outcome, &admin.name))
+    refusal_of(outcome, &admin.name)
 }
 
-pub async fn remove(
-    db: &Db,
-    admin: &store::admins::Admin,
-) -> Result<Result<(), Refusal>, sqlx::Error> {
+pub async fn remove(db: &Db, admin: &store::admins::Admin) -> Result<(), Refusable<Refusal>> {
     let outcome = store::admins::remove(db, admin.id).await?;
     if outcome == Outcome::Done {
         tracing::info!(admin = admin.id, "administrator removed");
     }
-    Ok(refusal_of(outcome, &admin.name))
+    refusal_of(outcome, &admin.name)
 }
 
-fn refusal_of(outcome: Outcome, name: &str) -> Result<(), Refusal> {
+fn refusal_of(outcome: Outcome, name: &str) -> Result<(), Refusable<Refusal>> {
     match outcome {
         Outcome::Done | Outcome::Unchanged => Ok(()),
-        Outcome::Unknown => Err(Refusal::Unknown(name.to_owned())),
-        Outcome::LastActive => Err(Refusal::LastActive(name.to_owned())),
+        Outcome::Unknown => Err(Refusable::Refused(Refusal::Unknown(name.to_owned()))),
+        Outcome::LastActive => Err(Refusable::Refused(Refusal::LastActive(name.to_owned()))),
     }
 }
 

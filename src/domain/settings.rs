@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use crate::error::Refusable;
 use crate::i18n::Message;
 use crate::limits::guard::{Address, FloodGuard, Limits, Mode, OnFault, Policy};
 use crate::store::{self, Db};
@@ -632,17 +633,15 @@ impl Settings {
     pub async fn save(
         db: &Db,
         values: &[(&'static str, &str)],
-    ) -> Result<Result<Settings, Vec<FieldError>>, sqlx::Error> {
+    ) -> Result<Settings, Refusable<Vec<FieldError>>> {
         let mut settings = Self::load(db).await?;
-        if let Err(errors) = settings.set_all(values) {
-            return Ok(Err(errors));
-        }
+        settings.set_all(values).map_err(Refusable::Refused)?;
         let stored: Vec<(&str, String)> = values
             .iter()
             .map(|(k, _)| (*k, settings.get(k).unwrap_or_default()))
             .collect();
         store::settings::put_all(db, &stored).await?;
-        Ok(Ok(settings))
+        Ok(settings)
     }
 }
 

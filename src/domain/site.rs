@@ -391,7 +391,6 @@ mod tests {
         // ...an administrator saves meanwhile...
         let saved = Settings::save(&db, &[("orchestra.site_name", "Renamed")])
             .await
-            .unwrap()
             .expect("a valid name");
         site.saved(saved);
         // ...and the refresh ends after the save.

@@ -230,7 +230,6 @@ async fn with_nothing_counting_the_store_is_neither_read_at_start_nor_synced_nor
     let db = orchestra::open(&database.url).await.unwrap();
     orchestra::domain::settings::Settings::save(&db, &NOTHING_COUNTS)
         .await
-        .unwrap()
         .expect("valid settings");
     drop(db);
     let (app, rec) = recorded_on(database, Backend::Sql).await;
@@ -770,7 +769,6 @@ async fn a_change_of_limits_takes_effect_without_a_restart() {
         &[("orchestra.request_limits.enabled", "false")],
     )
     .await
-    .unwrap()
     .unwrap();
     tokio::time::sleep(orchestra::domain::site::CACHE_TTL + Duration::from_millis(300)).await;
     // The first request after the expiry starts a read in the background and is decided on

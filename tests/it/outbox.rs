@@ -39,7 +39,6 @@ async fn hook(app: &TestApp, url: &str) -> i64 {
     orchestra::domain::delivery::endpoints::create(&app.db, &keys, url, None, true)
         .await
         .unwrap()
-        .unwrap()
         .id
 }
 

@@ -234,7 +234,6 @@ async fn endpoint(app: &TestApp, events: Option<&str>) -> i64 {
     )
     .await
     .unwrap()
-    .unwrap()
     .id
 }
 
@@ -348,7 +347,6 @@ async fn hook(app: &TestApp, r: &Receiver, events: Option<&str>) -> (i64, String
     let keys = app.state.site.get().await.keys.clone();
     let made = orchestra::domain::delivery::endpoints::create(&app.db, &keys, &r.url, events, true)
         .await
-        .unwrap()
         .unwrap();
     (made.id, made.secret.reveal())
 }
@@ -747,7 +745,6 @@ async fn an_https_endpoint_is_never_sent_in_clear() {
     let url = r.url.replace("http://", "https://");
     let endpoint = orchestra::domain::delivery::endpoints::create(&app.db, &keys, &url, None, true)
         .await
-        .unwrap()
         .unwrap()
         .id;
     app.start("contract_review", "Lease renewal").await;

@@ -12,7 +12,7 @@ use hmac::Mac;
 use super::signature::Secret;
 use super::topic::Topic;
 use crate::domain::keys::SiteKeys;
-use crate::error::Error;
+use crate::error::{Error, Refusable};
 use crate::i18n::Message;
 use crate::store::webhooks::EndpointRow;
 use crate::store::{self, Db};
@@ -160,7 +160,7 @@ pub async fn create(
     url: &str,
     events: Option<&str>,
     allow_private: bool,
-) -> Result<Result<Created, Refusal>, Error> {
+) -> Result<Created, Refusable<Refusal>> {
     create_for(db, keys, url, events, None, allow_private).await
 }
 
@@ -174,15 +174,11 @@ pub async fn create_for(
     events: Option<&str>,
     token: Option<(i64, u64)>,
     allow_private: bool,
-) -> Result<Result<Created, Refusal>, Error> {
-    let events = match parse_events(events) {
-        Ok(e) => e,
-        Err(r) => return Ok(Err(r)),
-    };
-    let url = match check_url(url, allow_private).await {
-        Ok((url, _)) => url,
-        Err(r) => return Ok(Err(r)),
-    };
+) -> Result<Created, Refusable<Refusal>> {
+    let events = parse_events(events).map_err(Refusable::Refused)?;
+    let (url, _) = check_url(url, allow_private)
+        .await
+        .map_err(Refusable::Refused)?;
     let secret = Secret::generate();
     let made = store::webhooks::create(
         db,
@@ -196,14 +192,15 @@ pub async fn create_for(
     let id = match made {
         store::webhooks::Made::Id(id) => id,
         store::webhooks::Made::CapReached => {
-            return Ok(Err(Refusal::TooMany(token.map_or(0, |(_, cap)| cap))));
+            let cap = token.map_or(0, |(_, cap)| cap);
+            return Err(Refusable::Refused(Refusal::TooMany(cap)));
         }
         store::webhooks::Made::Unsealed => {
-            return Err(Error::Corrupt("a webhook secret could not be sealed"));
+            return Err(Error::Corrupt("a webhook secret could not be sealed").into());
         }
     };
     tracing::info!(endpoint = id, "webhook endpoint created");
-    Ok(Ok(Created { id, secret }))
+    Ok(Created { id, secret })
 }
 
 /// Seals a secret for the endpoint `id`: AES-256-GCM (the `cookie` crate's private jar, as the

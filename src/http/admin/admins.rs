@@ -156,7 +156,7 @@ pub async fn invite(
         Some(me.id),
         &name,
     )
-    .await?;
+    .await;
     match made {
         Ok(url) => {
             let label = ctx.msg(&Message::new("admins-invite-made").arg("name", name));
@@ -164,7 +164,8 @@ pub async fn invite(
             once.keep(&mut response, Slot::AdminLink, Made { label, url })?;
             Ok(response)
         }
-        Err(errors) => {
+        Err(e) => {
+            let errors = e.refusal()?;
             let mut page = page(&state, ctx, me.id).await?;
             page.errors = errors
                 .into_iter()
@@ -213,7 +214,7 @@ pub async fn reset(
         Some(me.id),
         &admin,
     )
-    .await?;
+    .await;
     match made {
         Ok(url) => {
             let label = ctx.msg(&Message::new("admins-reset-made").arg("name", admin.name));
@@ -221,7 +222,7 @@ pub async fn reset(
             once.keep(&mut response, Slot::AdminLink, Made { label, url })?;
             Ok(response)
         }
-        Err(refusal) => refused(&session, &refusal).await,
+        Err(e) => refused(&session, &e.refusal()?).await,
     }
 }
 
@@ -297,8 +298,8 @@ async fn confirmed(
 ) -> Result<Response> {
     let admin = admin_of(state, id).await?;
     let done = match action {
-        Confirmed::Disable => admins::disable(&state.db, &admin).await?,
-        Confirmed::Remove => admins::remove(&state.db, &admin).await?,
+        Confirmed::Disable => admins::disable(&state.db, &admin).await,
+        Confirmed::Remove => admins::remove(&state.db, &admin).await,
     };
     match done {
         Ok(()) => {
@@ -311,7 +312,8 @@ async fn confirmed(
         }
         // Refused meanwhile (another administrator was disabled since the page was drawn):
         // the page again, saying why, and nothing changed.
-        Err(refusal) => {
+        Err(e) => {
+            let refusal = e.refusal()?;
             let page = confirm_page(ctx, action, &admin);
             let why = page.ctx.msg(&refusal.message());
             Ok(page.refused(why))
@@ -343,12 +345,12 @@ pub async fn enable(
     Path(id): Path<i64>,
 ) -> Result<Response> {
     let admin = admin_of(&state, id).await?;
-    match admins::enable(&state.db, &admin).await? {
+    match admins::enable(&state.db, &admin).await {
         Ok(()) => {
             flash(&session, "admins-enabled-flash").await?;
             Ok(Redirect::to(LIST).into_response())
         }
-        Err(refusal) => refused(&session, &refusal).await,
+        Err(e) => refused(&session, &e.refusal()?).await,
     }
 }
 

@@ -223,13 +223,14 @@ pub async fn save(
     if let Some(burst) = &form.api_burst {
         values.push(("api.limits.burst", burst.as_str()));
     }
-    match Settings::save(&state.db, &values).await? {
+    match Settings::save(&state.db, &values).await {
         Ok(saved) => {
             state.site.saved(saved);
             flash(&session, "settings-saved").await?;
             Ok(Redirect::to("/admin/config/orchestra").into_response())
         }
-        Err(errors) => {
+        Err(e) => {
+            let errors = e.refusal()?;
             // What this server holds (no read back): the fields the form did not send.
             let saved = state.site.get().await.settings.clone();
             let mut response = html(&SettingsPage {
@@ -379,13 +380,14 @@ pub async fn interaction_save(
             ("notice.limits.report_only", flag(&form.notice_report_only)),
         ]);
     }
-    match Settings::save(&state.db, &values).await? {
+    match Settings::save(&state.db, &values).await {
         Ok(saved) => {
             state.site.saved(saved);
             flash(&session, "settings-saved").await?;
             Ok(Redirect::to("/admin/config/orchestra/interaction").into_response())
         }
-        Err(errors) => {
+        Err(e) => {
+            let errors = e.refusal()?;
             let s = state.site.get().await.settings.clone();
             let mut response = html(&InteractionPage {
                 sizings: sizing::views(&state, &s, &INTERACTION_CHARTS, &ctx),

@@ -188,7 +188,7 @@ pub async fn create(
         Some(events.as_str()),
         state.webhooks_private_allowed(),
     )
-    .await?;
+    .await;
     let refusal = match made {
         Ok(created) => {
             flash(&session, "webhooks-created-flash").await?;
@@ -196,7 +196,7 @@ pub async fn create(
             once.keep(&mut response, Slot::WebhookSecret, created.secret.reveal())?;
             return Ok(response);
         }
-        Err(refusal) => refusal,
+        Err(e) => e.refusal()?,
     };
     let field = match refusal {
         Refusal::UnknownEvent(_) => "events",

@@ -52,17 +52,18 @@ pub async fn create(State(state): State<AppState>, lang: Lang, who: Who, read: R
         )),
         state.webhooks_private_allowed(),
     )
-    .await?;
+    .await;
     let created = match made {
         Ok(created) => created,
-        Err(refusal @ endpoints::Refusal::TooMany(_)) => {
-            return Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "endpoint_cap",
-                refusal.message().render(lang),
-            ));
-        }
-        Err(refusal) => {
+        Err(e) => {
+            let refusal = e.refusal()?;
+            if let endpoints::Refusal::TooMany(_) = refusal {
+                return Err(ApiError::new(
+                    StatusCode::FORBIDDEN,
+                    "endpoint_cap",
+                    refusal.message().render(lang),
+                ));
+            }
             let field = match refusal {
                 endpoints::Refusal::UnknownEvent(_) => "events",
                 _ => "url",

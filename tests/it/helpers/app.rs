@@ -243,7 +243,6 @@ impl TestApp {
     pub async fn set(&self, values: &[(&'static str, &str)]) {
         orchestra::domain::settings::Settings::save(&self.db, values)
             .await
-            .unwrap()
             .expect("valid settings");
         self.state.site.refresh().await;
     }
