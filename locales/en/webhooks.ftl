@@ -15,11 +15,8 @@ webhooks-every-event = Every event
 webhooks-owner-site = An administrator
 webhooks-owner-token = API token { $name } (its own instances only)
 webhooks-enabled = Enabled
-webhooks-disabled-why = { $failures ->
-    [one] Disabled after 1 failed attempt: messages wait for it
-   *[other] Disabled after { $failures } failed attempts in a row: messages wait for it
-}
-webhooks-failing-since = Failing since { $at }
+webhooks-disabled-why = Disabled: its messages wait
+webhooks-failing-since = Failing since
 webhooks-disable = Disable
 webhooks-retry = Retry now
 webhooks-retried-flash = What waited for this endpoint is due now: it is sent within a few seconds, each message with its own id.

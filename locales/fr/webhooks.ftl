@@ -15,13 +15,10 @@ webhooks-every-event = Tous les événements
 webhooks-owner-site = Un administrateur
 webhooks-owner-token = Jeton d'API { $name } (ses propres instances seulement)
 webhooks-enabled = Actif
-webhooks-disabled-why = { $failures ->
-    [one] Désactivé après 1 essai échoué : les messages l'attendent
-   *[other] Désactivé après { $failures } essais échoués d'affilée : les messages l'attendent
-}
-webhooks-failing-since = En échec depuis { $at }
+webhooks-disabled-why = Désactivé : ses messages attendent
+webhooks-failing-since = En échec depuis
 webhooks-disable = Désactiver
-webhooks-retry = Réessayer maintenant
+webhooks-retry = Réessayer
 webhooks-retried-flash = Ce qui attendait ce point de réception part maintenant, dans quelques secondes, chaque message avec son identifiant.
 webhooks-retried-disabled-flash = Le point de réception est désactivé : ce qui l'attend part dès que vous le réactivez.
 webhooks-disabled-flash = Point de réception désactivé : plus rien ne lui est envoyé, et ses messages attendent qu'il soit réactivé.

@@ -699,10 +699,36 @@ async fn webhooks_in_a_real_browser() {
     b.app_base = app.base.clone();
     let receiver = crate::webhooks::receiver(200).await;
     sign_in(&mut b).await;
+    // An endpoint failing now, and one disabled: their states on the list, as an administrator
+    // meets them after an outage.
+    let keys = app.state.site.get().await.keys.clone();
+    let down = crate::webhooks::receiver(500).await;
+    let make = |url: String| {
+        let (db, keys) = (app.db.clone(), keys.clone());
+        async move {
+            orchestra::domain::delivery::endpoints::create(&db, &keys, &url, None, true)
+                .await
+                .unwrap()
+                .id
+        }
+    };
+    make(format!("{}?source=orchestra-production-eu-west", down.url)).await;
+    let off = make(format!("{}?source=orchestra-archive", receiver.url)).await;
+    orchestra::store::webhooks::disable(&app.db, off, orchestra::store::now())
+        .await
+        .unwrap();
+    app.start("contract_review", "Before the outage").await;
+    crate::webhooks::send_due(&app, orchestra::store::now(), true).await;
 
     for lang in ["en", "fr"] {
         b.resize(1280, 900).await;
         b.goto(&format!("/admin/webhooks?lang={lang}")).await;
+        assert_eq!(b.count("td.webhook-state.disabled").await, 1);
+        assert_eq!(
+            b.count("td.webhook-state .day").await,
+            2,
+            "failing since: day, hour"
+        );
         assert_eq!(
             b.attr("nav.admin a[aria-current=page]", "href")
                 .await

@@ -38,8 +38,10 @@ pub struct EndpointLine {
     /// Who registered it: the site's administrators, or an API token by name.
     pub owner: String,
     pub enabled: bool,
-    /// Enabled, or disabled and why.
+    /// Enabled, failing, or disabled.
     pub state: String,
+    /// Since when it fails (its day and its hour), while it does.
+    pub failing_since: Option<(String, String)>,
     pub failures: String,
     /// A time as the list shows it: its day and its hour, each kept on one line.
     pub created: (String, String),
@@ -77,16 +79,15 @@ fn line(
         events,
         owner,
         enabled: e.enabled != 0,
-        state: if e.enabled != 0 {
-            match e.failing_since {
-                None => ctx.t("webhooks-enabled"),
-                Some(at) => ctx.msg(
-                    &Message::new("webhooks-failing-since").arg("at", crate::time::format_utc(at)),
-                ),
-            }
-        } else {
-            ctx.msg(&Message::new("webhooks-disabled-why").arg("failures", e.failures.to_string()))
+        state: match (e.enabled != 0, e.failing_since) {
+            (true, None) => ctx.t("webhooks-enabled"),
+            (true, Some(_)) => ctx.t("webhooks-failing-since"),
+            (false, _) => ctx.t("webhooks-disabled-why"),
         },
+        failing_since: e
+            .failing_since
+            .filter(|_| e.enabled != 0)
+            .map(|at| day_and_hour(crate::time::format_utc(at))),
         failures: e.failures.to_string(),
         created: day_and_hour(crate::time::format_utc(e.created_at)),
         last_attempt: day_and_hour(
