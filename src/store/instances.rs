@@ -445,23 +445,14 @@ pub async fn history_page(
     before: Option<i64>,
     limit: i64,
 ) -> Result<Vec<HistoryLine>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT id, step_index, branch, event, answer, at, step_title, kind, participant, actor \
-         FROM history WHERE instance_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3",
-    )
-    .bind(instance)
-    .bind(before.unwrap_or(i64::MAX))
-    .bind(limit + 1)
-    .fetch_all(db.reader())
-    .await
+    const SELECT: &str = "SELECT id, step_index, branch, event, answer, at, step_title, kind, \
+         participant, actor FROM history";
+    super::page_of_instance(db, SELECT, instance, before, limit).await
 }
 
 /// How many history lines an instance has (a range count on `history_instance_id`).
 pub async fn history_count(db: &Db, instance: i64) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM history WHERE instance_id = $1")
-        .bind(instance)
-        .fetch_one(db.reader())
-        .await
+    super::count_of_instance(db, "history", instance).await
 }
 
 /// Branches already answered at a step.

@@ -131,23 +131,14 @@ pub async fn page(
     before: Option<i64>,
     limit: i64,
 ) -> Result<Vec<LinkRow>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT id, participant, expires, issued_by, issued_at, revoked_at, revoked_by \
-         FROM links WHERE instance_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3",
-    )
-    .bind(instance)
-    .bind(before.unwrap_or(i64::MAX))
-    .bind(limit + 1)
-    .fetch_all(db.reader())
-    .await
+    const SELECT: &str =
+        "SELECT id, participant, expires, issued_by, issued_at, revoked_at, revoked_by FROM links";
+    super::page_of_instance(db, SELECT, instance, before, limit).await
 }
 
 /// How many links were issued for an instance.
 pub async fn count(db: &Db, instance: i64) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM links WHERE instance_id = $1")
-        .bind(instance)
-        .fetch_one(db.reader())
-        .await
+    super::count_of_instance(db, "links", instance).await
 }
 
 /// Revokes one link of an instance; `false` when there is no such live record.

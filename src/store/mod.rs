@@ -740,3 +740,40 @@ mod tests {
         assert_eq!(super::placeholders(1, 0, 6), "");
     }
 }
+
+/// Up to `limit` + 1 rows of an instance older than `before` (from the newest when `None`),
+/// newest first, read by `select` (`SELECT … FROM table`, a constant): the extra row says
+/// there is an older page. One range of the table's `(instance_id, id)` index, never an OFFSET.
+pub(crate) async fn page_of_instance<T>(
+    db: &Db,
+    select: &'static str,
+    instance: i64,
+    before: Option<i64>,
+    limit: i64,
+) -> Result<Vec<T>, sqlx::Error>
+where
+    T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+{
+    sqlx::query_as(&format!(
+        "{select} WHERE instance_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3"
+    ))
+    .bind(instance)
+    .bind(before.unwrap_or(i64::MAX))
+    .bind(limit + 1)
+    .fetch_all(db.reader())
+    .await
+}
+
+/// How many rows of `table` (a constant) an instance has: a range count of its index.
+pub(crate) async fn count_of_instance(
+    db: &Db,
+    table: &'static str,
+    instance: i64,
+) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(&format!(
+        "SELECT COUNT(*) FROM {table} WHERE instance_id = $1"
+    ))
+    .bind(instance)
+    .fetch_one(db.reader())
+    .await
+}

@@ -864,9 +864,7 @@ pub async fn revoke_form(
     ctx: PageContext,
     Path(id): Path<i64>,
 ) -> Result<Response> {
-    let instance = store::instances::by_id(&state.db, id)
-        .await?
-        .ok_or(AppError::NotFound)?;
+    let instance = instance_row(&state, id).await?;
     Ok(html(&revoke_page(ctx, &instance)))
 }
 
@@ -938,9 +936,7 @@ pub async fn cancel_form(
     ctx: PageContext,
     Path(id): Path<i64>,
 ) -> Result<Response> {
-    let instance = store::instances::by_id(&state.db, id)
-        .await?
-        .ok_or(AppError::NotFound)?;
+    let instance = instance_row(&state, id).await?;
     Ok(html(&CancelPage::new(ctx, &instance)))
 }
 
@@ -969,9 +965,7 @@ pub async fn cancel(
     if let instance::Refusal::InstanceUnknown(_) = refusal {
         return Err(AppError::NotFound);
     }
-    let instance = store::instances::by_id(&state.db, id)
-        .await?
-        .ok_or(AppError::NotFound)?;
+    let instance = instance_row(&state, id).await?;
     let mut page = CancelPage::new(ctx, &instance);
     page.reason = form.reason;
     if refusal == instance::Refusal::ReasonTooLong {
@@ -983,4 +977,11 @@ pub async fn cancel(
         _ => StatusCode::CONFLICT,
     };
     Ok(response)
+}
+
+/// The instance a page is about, or the themed 404.
+async fn instance_row(state: &AppState, id: i64) -> Result<InstanceRow> {
+    store::instances::by_id(&state.db, id)
+        .await?
+        .ok_or(AppError::NotFound)
 }

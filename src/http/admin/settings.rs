@@ -84,16 +84,11 @@ impl LoginForm {
         ]
         .into_iter()
         .filter_map(|(k, v)| v.as_deref().map(|v| (k, v)))
-        .chain(self.login_limits.is_some().then(|| {
-            (
-                "login.limits.report_only",
-                if self.login_report_only.is_some() {
-                    "true"
-                } else {
-                    "false"
-                },
-            )
-        }))
+        .chain(
+            self.login_limits
+                .is_some()
+                .then(|| ("login.limits.report_only", switch(&self.login_report_only))),
+        )
         .collect()
     }
 
@@ -201,11 +196,7 @@ pub async fn save(
     session: Session,
     Form(form): Form<SettingsForm>,
 ) -> Result<Response> {
-    let enabled = if form.enabled.is_some() {
-        "true"
-    } else {
-        "false"
-    };
+    let enabled = switch(&form.enabled);
     let mut values = vec![
         ("orchestra.site_name", form.site_name.as_str()),
         ("orchestra.base_url", form.base_url.as_str()),
@@ -358,12 +349,8 @@ pub async fn interaction_save(
     session: Session,
     Form(form): Form<InteractionForm>,
 ) -> Result<Response> {
-    let test_provider = if form.test_provider.is_some() {
-        "true"
-    } else {
-        "false"
-    };
-    let flag = |on: &Option<String>| if on.is_some() { "true" } else { "false" };
+    let test_provider = switch(&form.test_provider);
+    let flag = switch;
     let mut values = vec![
         ("interaction.limits.per_link", form.per_link.as_str()),
         ("interaction.limits.total", form.total.as_str()),
@@ -427,4 +414,9 @@ pub async fn interaction_save(
             Ok(response)
         }
     }
+}
+
+/// A checkbox as a setting's text: ticked (sent) is `true`, left out is `false`.
+fn switch(on: &Option<String>) -> &'static str {
+    if on.is_some() { "true" } else { "false" }
 }
