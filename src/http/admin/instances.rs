@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use tower_sessions::Session;
 
-use super::workflows::ConfirmPage;
+use super::confirm::ConfirmPage;
 use super::{FieldErrors, error_for};
 use crate::domain::instance::{self, Actor};
 use crate::domain::lists;
@@ -844,18 +844,15 @@ async fn link_refused(
 }
 
 fn revoke_page(ctx: PageContext, instance: &InstanceRow) -> ConfirmPage {
-    ConfirmPage {
-        title: ctx.msg(
-            &Message::new("instance-revoke-title")
-                .arg("id", instance.id.to_string())
-                .arg("title", instance.subject_title.clone()),
-        ),
-        message: ctx.t("instance-revoke-explain"),
-        confirm: ctx.t("instance-revoke"),
-        cancel_url: format!("/admin/instances/{}", instance.id),
-        refusal: None,
+    ConfirmPage::new(
         ctx,
-    }
+        Message::new("instance-revoke-title")
+            .arg("id", instance.id.to_string())
+            .arg("title", instance.subject_title.clone()),
+        Message::new("instance-revoke-explain"),
+        Message::new("instance-revoke"),
+        format!("/admin/instances/{}", instance.id),
+    )
 }
 
 /// *Revoke all links* asks first, on a page of its own.

@@ -358,7 +358,7 @@ pub async fn save(
 }
 
 // The confirmation page lived here first; the instance pages still name it by this path.
-pub use super::confirm::ConfirmPage;
+use super::confirm::ConfirmPage;
 
 /// The workflow `id`, or not found.
 async fn workflow_of(state: &AppState, id: i64) -> Result<store::workflows::WorkflowRow> {
