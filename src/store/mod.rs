@@ -731,16 +731,6 @@ pub(crate) fn placeholders(first: usize, rows: usize, columns: usize) -> String 
     sql
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn placeholders_are_numbered_across_rows() {
-        assert_eq!(super::placeholders(1, 2, 2), "($1, $2), ($3, $4)");
-        assert_eq!(super::placeholders(3, 3, 1), "$3, $4, $5");
-        assert_eq!(super::placeholders(1, 0, 6), "");
-    }
-}
-
 /// Up to `limit` + 1 rows of an instance older than `before` (from the newest when `None`),
 /// newest first, read by `select` (`SELECT … FROM table`, a constant): the extra row says
 /// there is an older page. One range of the table's `(instance_id, id)` index, never an OFFSET.
@@ -776,4 +766,14 @@ pub(crate) async fn count_of_instance(
     .bind(instance)
     .fetch_one(db.reader())
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn placeholders_are_numbered_across_rows() {
+        assert_eq!(super::placeholders(1, 2, 2), "($1, $2), ($3, $4)");
+        assert_eq!(super::placeholders(3, 3, 1), "$3, $4, $5");
+        assert_eq!(super::placeholders(1, 0, 6), "");
+    }
 }
