@@ -116,13 +116,7 @@ fn start_body(email: &str) -> String {
 }
 
 async fn instance_count(app: &TestApp) -> i64 {
-    let pool = sqlx::AnyPool::connect(
-        &orchestra::store::normalize_url(&app.database.url)
-            .unwrap()
-            .1,
-    )
-    .await
-    .unwrap();
+    let pool = raw_pool(&app).await;
     sqlx::query_scalar("SELECT COUNT(*) FROM instances")
         .fetch_one(&pool)
         .await
@@ -176,13 +170,7 @@ async fn the_twenty_first_api_email_to_one_address_in_an_hour_is_refused() {
     .await;
     assert_eq!(other.status, 201);
     // The rows that hold the count name no address.
-    let pool = sqlx::AnyPool::connect(
-        &orchestra::store::normalize_url(&app.database.url)
-            .unwrap()
-            .1,
-    )
-    .await
-    .unwrap();
+    let pool = raw_pool(&app).await;
     let keys: Vec<String> = sqlx::query_scalar("SELECT key FROM mail_quota")
         .fetch_all(&pool)
         .await
@@ -397,13 +385,7 @@ async fn a_stop_mid_send_finishes_that_email_and_sends_no_second() {
         1,
         "the email in flight was finished"
     );
-    let pool = sqlx::AnyPool::connect(
-        &orchestra::store::normalize_url(&app.database.url)
-            .unwrap()
-            .1,
-    )
-    .await
-    .unwrap();
+    let pool = raw_pool(&app).await;
     let rows: Vec<(String, Option<i64>)> =
         sqlx::query_as("SELECT state, claimed_until FROM mails WHERE kind = 'link' ORDER BY id")
             .fetch_all(&pool)
@@ -527,4 +509,12 @@ async fn an_api_read_writes_nothing_and_answers_at_once_under_another_process_wr
     drop(lock);
     assert_eq!(read.status, 200, "{}", read.body);
     assert!(took < Duration::from_millis(1000), "{took:?}");
+}
+
+/// A connection of the test's own to the app's database, beside the app's pools.
+async fn raw_pool(app: &TestApp) -> sqlx::AnyPool {
+    let url = orchestra::store::normalize_url(&app.database.url)
+        .unwrap()
+        .1;
+    sqlx::AnyPool::connect(&url).await.unwrap()
 }
