@@ -116,7 +116,7 @@ fn start_body(email: &str) -> String {
 }
 
 async fn instance_count(app: &TestApp) -> i64 {
-    let pool = raw_pool(&app).await;
+    let pool = raw_pool(app).await;
     sqlx::query_scalar("SELECT COUNT(*) FROM instances")
         .fetch_one(&pool)
         .await
