@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
@@ -131,42 +132,69 @@ pub async fn authenticate_hash(db: &Db, hash: &str) -> Result<Option<TokenRow>, 
 
 /// Tokens this process authenticated, by keyed hash (its bytes, not its hex): what the API's
 /// fast refusal needs to find a token's bucket without reading the database
-/// (`http::api::refusal`).
+/// (`http::api::refusal`), and what lets a token in again without a read for [`FRESH`].
 ///
-/// Used only to refuse, never to let in: a request its bucket allows is authenticated from the
-/// database as before. So a token revoked by another process (the CLI) is refused by that read
-/// at its next allowed request, and until then its bucket refuses it anyway. Bounded: when full,
-/// it starts again empty (the next allowed request of each token puts it back).
+/// A token revoked in this process is forgotten at once (`forget_id`); one revoked by another
+/// process (the CLI, another node) is refused by the read made once its entry is older than
+/// [`FRESH`], so within a second. Bounded: when full, it starts again empty (the next request of
+/// each token puts it back).
 #[derive(Default)]
 pub struct Seen {
     /// foldhash: the keys are keyed hashes, which no caller can choose without the site's key.
-    map: Mutex<HashMap<TokenKey, Arc<TokenRow>, foldhash::fast::RandomState>>,
+    map: Mutex<HashMap<TokenKey, SeenToken, foldhash::fast::RandomState>>,
+}
+
+/// A token as read from the database, and when (the site's clock, in milliseconds).
+struct SeenToken {
+    token: Arc<TokenRow>,
+    read_ms: i64,
 }
 
 /// Tokens [`Seen`] holds at most.
 const MAX_SEEN: usize = 10_000;
 
+/// How long a token read from the database lets it in again without a second read: how late
+/// another process's revocation or change of scope may take effect here.
+pub const FRESH: Duration = Duration::from_secs(1);
+const FRESH_MS: i64 = FRESH.as_millis() as i64;
+
 impl Seen {
-    fn map(&self) -> MutexGuard<'_, HashMap<TokenKey, Arc<TokenRow>, foldhash::fast::RandomState>> {
+    fn map(&self) -> MutexGuard<'_, HashMap<TokenKey, SeenToken, foldhash::fast::RandomState>> {
         self.map.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// `f` of the token stored under `key`, read under the lock: the fast refusal takes what
     /// it needs without a reference count of its own.
     pub fn read<R>(&self, key: &TokenKey, f: impl FnOnce(&TokenRow) -> R) -> Option<R> {
-        self.map().get(key).map(|t| f(t))
+        self.map().get(key).map(|t| f(&t.token))
     }
 
-    /// Notes a token just authenticated from the database.
-    pub fn put(&self, key: TokenKey, token: Arc<TokenRow>) {
+    /// The token stored under `key` when it was read from the database within [`FRESH`] before
+    /// `now_ms` (a clock set back makes it read again).
+    pub fn fresh(&self, key: &TokenKey, now_ms: i64) -> Option<Arc<TokenRow>> {
+        self.map()
+            .get(key)
+            .filter(|t| (0..FRESH_MS).contains(&(now_ms - t.read_ms)))
+            .map(|t| t.token.clone())
+    }
+
+    /// Notes a token just read from the database at `read_ms`.
+    pub fn put(&self, key: TokenKey, token: Arc<TokenRow>, read_ms: i64) {
         let mut map = self.map();
-        if map.get(&key).is_some_and(|t| t.id == token.id) {
-            return;
-        }
-        if map.len() >= MAX_SEEN {
+        if map.len() >= MAX_SEEN && !map.contains_key(&key) {
             map.clear();
         }
-        map.insert(key, token);
+        map.insert(key, SeenToken { token, read_ms });
+    }
+
+    /// Notes that a token's use was written at `at`, so a row held here does not ask for the
+    /// same write again within `store::api::TOUCH_EVERY`.
+    pub fn touched(&self, id: i64, at: i64) {
+        for seen in self.map().values_mut().filter(|t| t.token.id == id) {
+            let mut token = TokenRow::clone(&seen.token);
+            token.last_used_at = Some(at);
+            seen.token = Arc::new(token);
+        }
     }
 
     /// Forgets a keyed hash the database no longer knows (revoked).
@@ -176,7 +204,7 @@ impl Seen {
 
     /// Forgets a token revoked in this process.
     pub fn forget_id(&self, id: i64) {
-        self.map().retain(|_, t| t.id != id);
+        self.map().retain(|_, t| t.token.id != id);
     }
 }
 
@@ -299,8 +327,8 @@ mod tests {
     #[test]
     fn a_seen_token_is_found_by_its_key_until_it_is_forgotten() {
         let seen = Seen::default();
-        seen.put(key(1), row(1));
-        seen.put(key(2), row(2));
+        seen.put(key(1), row(1), 0);
+        seen.put(key(2), row(2), 0);
         assert_eq!(seen.read(&key(1), |t| t.id), Some(1));
         assert_eq!(seen.read(&key(3), |t| t.id), None);
         seen.forget(&key(1));
@@ -332,13 +360,25 @@ mod tests {
     }
 
     #[test]
+    fn a_seen_token_lets_in_without_a_read_only_while_fresh() {
+        let seen = Seen::default();
+        seen.put(key(1), row(1), 5_000);
+        assert_eq!(seen.fresh(&key(1), 5_999).map(|t| t.id), Some(1));
+        assert!(seen.fresh(&key(1), 6_000).is_none());
+        assert!(seen.fresh(&key(1), 4_999).is_none(), "a clock set back reads again");
+        assert!(seen.fresh(&key(2), 5_000).is_none());
+        seen.touched(1, 42);
+        assert_eq!(seen.read(&key(1), |t| t.last_used_at), Some(Some(42)));
+    }
+
+    #[test]
     fn seen_starts_again_empty_when_full() {
         let seen = Seen::default();
         for i in 0..MAX_SEEN {
-            seen.put(key(i), row(i as i64));
+            seen.put(key(i), row(i as i64), 0);
         }
         assert_eq!(seen.map().len(), MAX_SEEN);
-        seen.put(key(MAX_SEEN), row(-1));
+        seen.put(key(MAX_SEEN), row(-1), 0);
         assert_eq!(seen.map().len(), 1);
         assert_eq!(seen.read(&key(MAX_SEEN), |t| t.id), Some(-1));
     }

@@ -144,23 +144,12 @@ pub async fn history(
     before: Option<i64>,
     limit: i64,
 ) -> Result<HistoryPage, sqlx::Error> {
-    let mut rows = store::instances::history_page(db, instance, before, limit).await?;
-    let limit = usize::try_from(limit).unwrap_or(0);
-    let mut older = None;
-    if rows.len() > limit {
-        rows.truncate(limit);
-        older = rows.last().map(|h| h.id);
-    }
-    // The first page, not full, is the whole history: no count to read.
-    let total = if before.is_none() && older.is_none() {
-        i64::try_from(rows.len()).unwrap_or(i64::MAX)
-    } else {
-        store::instances::history_count(db, instance).await?
-    };
+    let page: store::InstancePage<store::instances::HistoryLine> =
+        store::page_of_instance(db, instance, before, limit).await?;
     Ok(HistoryPage {
-        lines: rows.into_iter().rev().map(|h| h.line).collect(),
-        older,
-        total,
+        lines: page.rows.into_iter().rev().map(|h| h.line).collect(),
+        older: page.older,
+        total: page.total,
     })
 }
 

@@ -108,6 +108,8 @@ impl Default for Settings {
 /// README's table (a test compares them) read it, so a key is written once.
 pub struct Setting {
     pub key: &'static str,
+    /// Its field's name on the settings pages, "" when no page sets it.
+    pub form: &'static str,
     pub kind: Kind,
 }
 
@@ -155,6 +157,11 @@ impl Setting {
         }
     }
 
+    /// Whether it is on or off, so a form shows it as a checkbox (left out means off).
+    pub fn is_switch(&self) -> bool {
+        matches!(self.kind, Kind::Switch { .. })
+    }
+
     /// The value as shipped.
     pub fn shipped(&self) -> String {
         self.get(&Settings::default())
@@ -181,55 +188,64 @@ impl Setting {
     }
 }
 
-const fn number_of(
-    key: &'static str,
-    min: u64,
-    max: u64,
-    get: fn(&Settings) -> u64,
-    put: fn(&mut Settings, u64),
-) -> Setting {
-    Setting {
-        key,
-        kind: Kind::Number { min, max, get, put },
-    }
+/// A setting whose value is a whole number in `min..=max`, kept in the field `$field`.
+macro_rules! number {
+    ($key:literal, $form:literal, $field:ident, $min:expr, $max:expr) => {
+        Setting {
+            key: $key,
+            form: $form,
+            kind: Kind::Number {
+                min: $min,
+                max: $max,
+                get: |s| s.$field,
+                put: |s, v| s.$field = v,
+            },
+        }
+    };
 }
 
-const fn switch(
-    key: &'static str,
-    get: fn(&Settings) -> bool,
-    put: fn(&mut Settings, bool),
-) -> Setting {
-    Setting {
-        key,
-        kind: Kind::Switch { get, put },
-    }
+/// A setting that is text, made canonical by `$check` or refused with the message `$refused`.
+macro_rules! text {
+    ($key:literal, $form:literal, $field:ident, $check:expr, $refused:literal) => {
+        Setting {
+            key: $key,
+            form: $form,
+            kind: Kind::Text {
+                check: $check,
+                refused: $refused,
+                get: |s| &s.$field,
+                put: |s, v| s.$field = v,
+            },
+        }
+    };
+}
+
+/// A setting that is on or off, kept in the field `$field`.
+macro_rules! switch {
+    ($key:literal, $form:literal, $field:ident) => {
+        Setting {
+            key: $key,
+            form: $form,
+            kind: Kind::Switch {
+                get: |s| s.$field,
+                put: |s, v| s.$field = v,
+            },
+        }
+    };
 }
 
 /// Where the server last said it listens (`Settings::record_listening`).
 const LISTENING_URL: &str = "serve.listening_url";
 
-/// Every setting `orchestra config` and the forms know, in display order.
+/// Every setting `orchestra config` and the forms know, in display order, each with the name
+/// of its field on the settings pages ("" for one no page shows).
+#[rustfmt::skip]
 pub const REGISTRY: &[Setting] = &[
-    Setting {
-        key: "orchestra.site_name",
-        kind: Kind::Text {
-            check: valid_site_name,
-            refused: "setting-site-name",
-            get: |s| &s.site_name,
-            put: |s, v| s.site_name = v,
-        },
-    },
-    Setting {
-        key: "orchestra.base_url",
-        kind: Kind::Text {
-            check: valid_base_url,
-            refused: "setting-base-url",
-            get: |s| &s.base_url,
-            put: |s, v| s.base_url = v,
-        },
-    },
+    text!("orchestra.site_name", "site_name", site_name, valid_site_name, "setting-site-name"),
+    text!("orchestra.base_url", "base_url", base_url, valid_base_url, "setting-base-url"),
     Setting {
         key: "orchestra.default_link_ttl",
+        form: "default_link_ttl",
         kind: Kind::Duration {
             min: MIN_TTL,
             max: MAX_TTL,
@@ -237,161 +253,34 @@ pub const REGISTRY: &[Setting] = &[
             put: |s, v| s.default_link_ttl = v,
         },
     },
-    switch(
-        "orchestra.request_limits.enabled",
-        |s| s.request_limits_enabled,
-        |s, v| s.request_limits_enabled = v,
-    ),
-    number_of(
-        "orchestra.request_limits.period",
-        1,
-        MAX_PERIOD,
-        |s| s.request_limits_period,
-        |s, v| s.request_limits_period = v,
-    ),
+    switch!("orchestra.request_limits.enabled", "enabled", request_limits_enabled),
+    number!("orchestra.request_limits.period", "period", request_limits_period, 1, MAX_PERIOD),
     Setting {
         key: "orchestra.request_limits.on_store_fault",
+        form: "on_store_fault",
         kind: Kind::StoreFault,
     },
-    number_of(
-        "interaction.limits.per_link",
-        0,
-        MAX_PER_LINK,
-        |s| s.per_link,
-        |s, v| s.per_link = v,
-    ),
-    number_of(
-        "interaction.limits.total",
-        0,
-        MAX_TOTAL,
-        |s| s.total,
-        |s, v| s.total = v,
-    ),
-    switch(
-        "interaction.limits.report_only",
-        |s| s.interaction_report_only,
-        |s, v| s.interaction_report_only = v,
-    ),
-    switch(
-        "orchestra.test_provider",
-        |s| s.test_provider,
-        |s, v| s.test_provider = v,
-    ),
-    number_of(
-        "notice.limits.per_payment",
-        0,
-        MAX_PER_LINK,
-        |s| s.notice_per_payment,
-        |s, v| s.notice_per_payment = v,
-    ),
-    number_of(
-        "notice.limits.total",
-        0,
-        MAX_TOTAL,
-        |s| s.notice_total,
-        |s, v| s.notice_total = v,
-    ),
-    number_of(
-        "api.limits.rate_per_minute",
-        1,
-        1_000_000,
-        |s| s.api_rate_per_minute,
-        |s, v| s.api_rate_per_minute = v,
-    ),
-    number_of(
-        "api.limits.burst",
-        1,
-        1_000_000,
-        |s| s.api_burst,
-        |s, v| s.api_burst = v,
-    ),
-    number_of(
-        "api.limits.signed_multiplier",
-        1,
-        100,
-        |s| s.api_signed_multiplier,
-        |s, v| s.api_signed_multiplier = v,
-    ),
-    number_of(
-        "api.caps.running_instances_per_token",
-        1,
-        10_000_000,
-        |s| s.api_max_running_instances,
-        |s, v| s.api_max_running_instances = v,
-    ),
-    number_of(
-        "api.caps.links_per_instance_per_day",
-        1,
-        1_000_000,
-        |s| s.api_max_links_per_instance_per_day,
-        |s, v| s.api_max_links_per_instance_per_day = v,
-    ),
-    number_of(
-        "api.caps.endpoints_per_token",
-        1,
-        1000,
-        |s| s.api_max_endpoints_per_token,
-        |s, v| s.api_max_endpoints_per_token = v,
-    ),
-    number_of(
-        "api.caps.emails_per_address_per_hour",
-        1,
-        10_000,
-        |s| s.api_max_emails_per_address_per_hour,
-        |s, v| s.api_max_emails_per_address_per_hour = v,
-    ),
-    number_of(
-        "api.caps.emails_per_token_per_hour",
-        1,
-        1_000_000,
-        |s| s.api_max_emails_per_token_per_hour,
-        |s, v| s.api_max_emails_per_token_per_hour = v,
-    ),
-    switch(
-        "notice.limits.report_only",
-        |s| s.notice_report_only,
-        |s, v| s.notice_report_only = v,
-    ),
-    number_of(
-        "login.limits.per_address",
-        0,
-        MAX_LOGIN_ATTEMPTS,
-        |s| s.login_per_address,
-        |s, v| s.login_per_address = v,
-    ),
-    number_of(
-        "login.limits.address_period",
-        MIN_LOGIN_PERIOD,
-        MAX_PERIOD,
-        |s| s.login_address_period,
-        |s, v| s.login_address_period = v,
-    ),
-    number_of(
-        "login.limits.per_account",
-        0,
-        MAX_LOGIN_ATTEMPTS,
-        |s| s.login_per_account,
-        |s, v| s.login_per_account = v,
-    ),
-    number_of(
-        "login.limits.account_total",
-        0,
-        MAX_LOGIN_ATTEMPTS,
-        |s| s.login_account_total,
-        |s, v| s.login_account_total = v,
-    ),
-    number_of(
-        "login.limits.account_period",
-        MIN_LOGIN_PERIOD,
-        MAX_PERIOD,
-        |s| s.login_account_period,
-        |s, v| s.login_account_period = v,
-    ),
-    switch(
-        "login.limits.report_only",
-        |s| s.login_report_only,
-        |s, v| s.login_report_only = v,
-    ),
+    number!("interaction.limits.per_link", "per_link", per_link, 0, MAX_PER_LINK),
+    number!("interaction.limits.total", "total", total, 0, MAX_TOTAL),
+    switch!("interaction.limits.report_only", "report_only", interaction_report_only),
+    switch!("orchestra.test_provider", "test_provider", test_provider),
+    number!("notice.limits.per_payment", "notice_per_payment", notice_per_payment, 0, MAX_PER_LINK),
+    number!("notice.limits.total", "notice_total", notice_total, 0, MAX_TOTAL),
+    number!("api.limits.rate_per_minute", "api_rate", api_rate_per_minute, 1, 1_000_000),
+    number!("api.limits.burst", "api_burst", api_burst, 1, 1_000_000),
+    number!("api.limits.signed_multiplier", "", api_signed_multiplier, 1, 100),
+    number!("api.caps.running_instances_per_token", "", api_max_running_instances, 1, 10_000_000),
+    number!("api.caps.links_per_instance_per_day", "", api_max_links_per_instance_per_day, 1, 1_000_000),
+    number!("api.caps.endpoints_per_token", "", api_max_endpoints_per_token, 1, 1000),
+    number!("api.caps.emails_per_address_per_hour", "", api_max_emails_per_address_per_hour, 1, 10_000),
+    number!("api.caps.emails_per_token_per_hour", "", api_max_emails_per_token_per_hour, 1, 1_000_000),
+    switch!("notice.limits.report_only", "notice_report_only", notice_report_only),
+    number!("login.limits.per_address", "login_per_address", login_per_address, 0, MAX_LOGIN_ATTEMPTS),
+    number!("login.limits.address_period", "login_address_period", login_address_period, MIN_LOGIN_PERIOD, MAX_PERIOD),
+    number!("login.limits.per_account", "login_per_account", login_per_account, 0, MAX_LOGIN_ATTEMPTS),
+    number!("login.limits.account_total", "login_account_total", login_account_total, 0, MAX_LOGIN_ATTEMPTS),
+    number!("login.limits.account_period", "login_account_period", login_account_period, MIN_LOGIN_PERIOD, MAX_PERIOD),
+    switch!("login.limits.report_only", "login_report_only", login_report_only),
 ];
 
 /// The setting named `key`, if there is one.

@@ -55,11 +55,9 @@ const _: () = assert!(LARGEST * 4 <= crate::config::MIN_BODY_BYTES_IN_FLIGHT);
 /// `SMALL`: a new form that needs more fails its own test, never anyone's memory.
 pub fn cap(route: &str) -> usize {
     match route {
-        "/admin/login"
-        | "/setup/{token}"
-        | "/setup/invite/{token}"
-        | "/setup/reset/{token}"
-        | "/admin/admins/password" => SIGN_IN,
+        "/admin/login" | "/setup/{token}" | "/setup/{kind}/{token}" | "/admin/admins/password" => {
+            SIGN_IN
+        }
         "/admin/config/orchestra" | "/admin/config/orchestra/interaction" => SETTINGS,
         "/admin/instances/new" => SUBJECT,
         "/admin/workflows/new" | "/admin/workflows/{id}/edit" => DEFINITION,

@@ -93,6 +93,17 @@ pub async fn flash(session: &Session, message_id: &str) -> Result<(), AppError> 
     flash_as(session, FlashKind::Success, message_id).await
 }
 
+/// Leaves a message for the next page and goes there: how a form that did its work answers.
+pub async fn flash_to(
+    session: &Session,
+    message_id: &str,
+    to: &str,
+) -> Result<axum::response::Response, AppError> {
+    use axum::response::IntoResponse;
+    flash(session, message_id).await?;
+    Ok(axum::response::Redirect::to(to).into_response())
+}
+
 /// Leaves a message of a given kind for the next page the administrator sees.
 pub async fn flash_as(
     session: &Session,

@@ -24,8 +24,7 @@ use crate::store;
 pub fn router(state: AppState) -> Router<AppState> {
     Router::new()
         .route("/setup/{token}", get(show).post(create))
-        .route("/setup/invite/{token}", get(invite_show).post(invite_spend))
-        .route("/setup/reset/{token}", get(reset_show).post(reset_spend))
+        .route("/setup/{kind}/{token}", get(link_show).post(link_spend))
         .route_layer(middleware::from_fn_with_state(state, csrf::check))
 }
 
@@ -97,9 +96,9 @@ async fn create(
     }
     let hash = super::admin::auth::hash_password(&state, form.password).await?;
     let token_hash = state.site.get().await.keys.keyed_hash("setup", &token);
-    let Some(id) = store::admins::create_first(&state.db, &token_hash, &name, &hash).await? else {
-        return Err(AppError::NotFound);
-    };
+    let id = store::admins::create_first(&state.db, &token_hash, &name, &hash)
+        .await?
+        .ok_or(AppError::NotFound)?;
     session.cycle_id().await?;
     session.insert(ADMIN_KEY, id).await?;
     flash(&session, "setup-done").await?;
@@ -144,16 +143,27 @@ impl LinkPage {
     }
 }
 
+/// The link an address names: `/setup/invite/…` or `/setup/reset/…`; anything else is the
+/// same 404 as a bad link.
+fn link_named(kind: &str) -> Result<Link> {
+    match kind {
+        "invite" => Ok(Link::Invite),
+        "reset" => Ok(Link::Reset),
+        _ => Err(AppError::NotFound),
+    }
+}
+
 async fn link_show(
-    state: &AppState,
+    State(state): State<AppState>,
     ctx: PageContext,
-    link: Link,
-    token: &str,
+    Path((kind, token)): Path<(String, String)>,
 ) -> Result<Response> {
+    let link = link_named(&kind)?;
+    let token = token.as_str();
     let keys = state.site.get().await.keys.clone();
-    let Some(name) = crate::domain::admins::opened(&state.db, &keys, link, token).await? else {
-        return Err(AppError::NotFound);
-    };
+    let name = crate::domain::admins::opened(&state.db, &keys, link, token)
+        .await?
+        .ok_or(AppError::NotFound)?;
     Ok(html(&LinkPage::new(ctx, link, name)))
 }
 
@@ -167,17 +177,19 @@ pub struct NewPassword {
 
 /// Spends the link with the password chosen, and signs its administrator in on this session.
 async fn link_spend(
-    state: &AppState,
+    State(state): State<AppState>,
     ctx: PageContext,
-    session: &Session,
-    link: Link,
-    token: &str,
-    form: NewPassword,
+    session: Session,
+    Path((kind, token)): Path<(String, String)>,
+    Form(form): Form<NewPassword>,
 ) -> Result<Response> {
+    let link = link_named(&kind)?;
+    let token = token.as_str();
+    let session = &session;
     let keys = state.site.get().await.keys.clone();
-    let Some(name) = crate::domain::admins::opened(&state.db, &keys, link, token).await? else {
-        return Err(AppError::NotFound);
-    };
+    let name = crate::domain::admins::opened(&state.db, &keys, link, token)
+        .await?
+        .ok_or(AppError::NotFound)?;
     let errors = crate::domain::login::check_new_password(&form.password, Some(&form.confirm));
     if !errors.is_empty() {
         let mut page = LinkPage::new(ctx, link, name);
@@ -189,13 +201,13 @@ async fn link_spend(
         *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
         return Ok(response);
     }
-    let hash = super::admin::auth::hash_password(state, form.password).await?;
-    let Some(id) = crate::domain::admins::spend(&state.db, &keys, link, token, &hash).await? else {
-        return Err(AppError::NotFound);
-    };
-    let Some(admin) = store::admins::by_id(&state.db, id).await? else {
-        return Err(AppError::NotFound);
-    };
+    let hash = super::admin::auth::hash_password(&state, form.password).await?;
+    let id = crate::domain::admins::spend(&state.db, &keys, link, token, &hash)
+        .await?
+        .ok_or(AppError::NotFound)?;
+    let admin = store::admins::by_id(&state.db, id)
+        .await?
+        .ok_or(AppError::NotFound)?;
     session.cycle_id().await?;
     session.insert(ADMIN_KEY, admin.id).await?;
     session.insert(EPOCH_KEY, admin.auth_epoch).await?;
@@ -211,40 +223,4 @@ async fn link_spend(
     let mut response = Redirect::to("/admin").into_response();
     response.extensions_mut().insert(csrf::Rotate);
     Ok(response)
-}
-
-async fn invite_show(
-    State(state): State<AppState>,
-    ctx: PageContext,
-    Path(token): Path<String>,
-) -> Result<Response> {
-    link_show(&state, ctx, Link::Invite, &token).await
-}
-
-async fn invite_spend(
-    State(state): State<AppState>,
-    ctx: PageContext,
-    session: Session,
-    Path(token): Path<String>,
-    Form(form): Form<NewPassword>,
-) -> Result<Response> {
-    link_spend(&state, ctx, &session, Link::Invite, &token, form).await
-}
-
-async fn reset_show(
-    State(state): State<AppState>,
-    ctx: PageContext,
-    Path(token): Path<String>,
-) -> Result<Response> {
-    link_show(&state, ctx, Link::Reset, &token).await
-}
-
-async fn reset_spend(
-    State(state): State<AppState>,
-    ctx: PageContext,
-    session: Session,
-    Path(token): Path<String>,
-    Form(form): Form<NewPassword>,
-) -> Result<Response> {
-    link_spend(&state, ctx, &session, Link::Reset, &token, form).await
 }

@@ -437,23 +437,11 @@ pub struct HistoryLine {
     pub line: HistoryRow,
 }
 
-/// Up to `limit` + 1 history lines of an instance older than `before` (every line when `None`),
-/// newest first: the extra one says there is an older page. One range of `history_instance_id`.
-pub async fn history_page(
-    db: &Db,
-    instance: i64,
-    before: Option<i64>,
-    limit: i64,
-) -> Result<Vec<HistoryLine>, sqlx::Error> {
-    const SELECT: &str = "SELECT id, step_index, branch, event, answer, at, step_title, kind, \
-         participant, actor FROM history";
-    super::page_of_instance(db, SELECT, instance, before, limit).await
-}
-
-/// How many history lines an instance has (a range count on `history_instance_id`).
-pub async fn history_count(db: &Db, instance: i64) -> Result<i64, sqlx::Error> {
-    super::count_of_instance(db, "history", instance).await
-}
+super::of_instance!(
+    HistoryLine,
+    "history",
+    "id, step_index, branch, event, answer, at, step_title, kind, participant, actor"
+);
 
 /// Branches already answered at a step.
 pub async fn answered_branches(

@@ -123,23 +123,11 @@ pub async fn list(db: &Db, instance: i64) -> Result<Vec<LinkRow>, sqlx::Error> {
     .await
 }
 
-/// Up to `limit` + 1 links of an instance older than `before` (from the newest when `None`),
-/// newest first: the extra one says there is an older page. One range of `links_instance_id`.
-pub async fn page(
-    db: &Db,
-    instance: i64,
-    before: Option<i64>,
-    limit: i64,
-) -> Result<Vec<LinkRow>, sqlx::Error> {
-    const SELECT: &str =
-        "SELECT id, participant, expires, issued_by, issued_at, revoked_at, revoked_by FROM links";
-    super::page_of_instance(db, SELECT, instance, before, limit).await
-}
-
-/// How many links were issued for an instance.
-pub async fn count(db: &Db, instance: i64) -> Result<i64, sqlx::Error> {
-    super::count_of_instance(db, "links", instance).await
-}
+super::of_instance!(
+    LinkRow,
+    "links",
+    "id, participant, expires, issued_by, issued_at, revoked_at, revoked_by"
+);
 
 /// Revokes one link of an instance; `false` when there is no such live record.
 pub async fn revoke(

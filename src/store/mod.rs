@@ -731,41 +731,74 @@ pub(crate) fn placeholders(first: usize, rows: usize, columns: usize) -> String 
     sql
 }
 
-/// Up to `limit` + 1 rows of an instance older than `before` (from the newest when `None`),
-/// newest first, read by `select` (`SELECT … FROM table`, a constant): the extra row says
-/// there is an older page. One range of the table's `(instance_id, id)` index, never an OFFSET.
-pub(crate) async fn page_of_instance<T>(
+/// Rows an instance has many of (history lines, links), read a page at a time by id along
+/// their `(instance_id, id)` index.
+pub trait OfInstance: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin {
+    /// The table, a constant.
+    const TABLE: &'static str;
+    /// The columns read, a constant.
+    const COLUMNS: &'static str;
+    fn id(&self) -> i64;
+}
+
+/// Declares a row type [`OfInstance`]: its table, its columns and its `id` field.
+macro_rules! of_instance {
+    ($row:ty, $table:literal, $columns:literal) => {
+        impl $crate::store::OfInstance for $row {
+            const TABLE: &'static str = $table;
+            const COLUMNS: &'static str = $columns;
+            fn id(&self) -> i64 {
+                self.id
+            }
+        }
+    };
+}
+pub(crate) use of_instance;
+
+/// A page of an instance's rows, newest first: the id to read older ones from (`None` on the
+/// last page), and how many there are in all.
+#[derive(Debug)]
+pub struct InstancePage<T> {
+    pub rows: Vec<T>,
+    pub older: Option<i64>,
+    pub total: i64,
+}
+
+/// Up to `limit` rows of an instance older than `before` (from the newest when `None`): one
+/// range of its index, and a range count unless the first page is the whole of them.
+pub async fn page_of_instance<T: OfInstance>(
     db: &Db,
-    select: &'static str,
     instance: i64,
     before: Option<i64>,
     limit: i64,
-) -> Result<Vec<T>, sqlx::Error>
-where
-    T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
-{
-    sqlx::query_as(&format!(
-        "{select} WHERE instance_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3"
+) -> Result<InstancePage<T>, sqlx::Error> {
+    let mut rows: Vec<T> = sqlx::query_as(&format!(
+        "SELECT {} FROM {} WHERE instance_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3",
+        T::COLUMNS,
+        T::TABLE
     ))
     .bind(instance)
     .bind(before.unwrap_or(i64::MAX))
     .bind(limit + 1)
     .fetch_all(db.reader())
-    .await
-}
-
-/// How many rows of `table` (a constant) an instance has: a range count of its index.
-pub(crate) async fn count_of_instance(
-    db: &Db,
-    table: &'static str,
-    instance: i64,
-) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar(&format!(
-        "SELECT COUNT(*) FROM {table} WHERE instance_id = $1"
-    ))
-    .bind(instance)
-    .fetch_one(db.reader())
-    .await
+    .await?;
+    let mut older = None;
+    if rows.len() > usize::try_from(limit).unwrap_or(0) {
+        rows.truncate(usize::try_from(limit).unwrap_or(0));
+        older = rows.last().map(T::id);
+    }
+    let total = if before.is_none() && older.is_none() {
+        i64::try_from(rows.len()).unwrap_or(i64::MAX)
+    } else {
+        sqlx::query_scalar(&format!(
+            "SELECT COUNT(*) FROM {} WHERE instance_id = $1",
+            T::TABLE
+        ))
+        .bind(instance)
+        .fetch_one(db.reader())
+        .await?
+    };
+    Ok(InstancePage { rows, older, total })
 }
 
 #[cfg(test)]

@@ -87,6 +87,9 @@ async fn a_missing_bad_or_revoked_token_gets_one_plain_401_and_the_text_is_never
             .unwrap()
             .is_some()
     );
+    // Revoked as another process would (the CLI): refused once this process's read of it is
+    // older than `api::FRESH`.
+    app.clock.advance(orchestra::domain::api::FRESH);
     let revoked = call(&app, "GET", "/api/v1/workflows", &good, None).await;
     for page in [&missing, &bad, &revoked] {
         assert_eq!(page.status, 401);
@@ -1541,7 +1544,8 @@ async fn a_token_that_may_read_every_instance_reads_them_but_cannot_start_or_iss
     );
     let running = store::instances::recent(&app.db, 100).await.unwrap().len();
     assert_eq!(running, 2, "nothing was started");
-    // `orchestra token scope` in another process: the next request has the new scope.
+    // `orchestra token scope` in another process: the next request once this process's read of
+    // the token is older than `api::FRESH` has the new scope.
     let wider = Scope::default()
         .with_words(Some(["read", "start"]), Some("all"), NONE)
         .unwrap();
@@ -1551,6 +1555,7 @@ async fn a_token_that_may_read_every_instance_reads_them_but_cannot_start_or_iss
             .unwrap()
             .is_some()
     );
+    app.clock.advance(orchestra::domain::api::FRESH);
     assert_eq!(
         call(&app, "POST", "/api/v1/instances", &reader, Some(START))
             .await

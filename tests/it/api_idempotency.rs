@@ -309,9 +309,18 @@ async fn the_cleanup_goes_through_more_than_a_batch() {
     let id: i64 = count(&app, "SELECT MIN(id) FROM api_tokens").await;
     for i in 0..1200 {
         assert!(
-            store::idempotency::reserve(&app.db, id, &format!("h{i}"), "f", 0, 10)
-                .await
-                .unwrap()
+            store::idempotency::reserve(
+                &app.db,
+                store::idempotency::Key {
+                    token: id,
+                    hash: &format!("h{i}")
+                },
+                "f",
+                0,
+                10,
+            )
+            .await
+            .unwrap()
         );
     }
     assert_eq!(idempotency::clean(&app.db, 10).await.unwrap(), 1200);

@@ -3,7 +3,7 @@
 //! request's signature. `http::api::gate` reads the headers, asks these, and answers.
 //!
 //! Order of work: the failure limit (before the read it guards), the token (one keyed hash and
-//! an indexed read), then the bucket, then the signature when one is sent, so a bad signature
+//! an indexed read, or none when this process read it within `api::FRESH`), then the bucket, then the signature when one is sent, so a bad signature
 //! has spent its request before its key is looked up.
 
 use std::net::IpAddr;
@@ -15,6 +15,7 @@ use crate::domain::login;
 use crate::domain::site::Snapshot;
 use crate::error::Error;
 use crate::limits::bucket::{Buckets, Policy, Verdict};
+use crate::limits::flood::Clock;
 use crate::limits::guard::{Address, Decision, FloodGuard, Limits, TOTAL};
 use crate::store::{self, Db, api::TokenRow};
 
@@ -25,6 +26,7 @@ pub struct Gate<'a> {
     pub seen: &'a Seen,
     pub buckets: &'a Buckets,
     pub snapshot: &'a Snapshot,
+    pub clock: &'a Clock,
 }
 
 /// What a request shows the gate.
@@ -115,13 +117,23 @@ impl Gate<'_> {
         let Some(key) = key else {
             return Err(self.failed(&mut failures, Refusal::Unauthorized));
         };
-        let Some(token) = super::authenticate_hash(self.db, &super::stored_hash(&key)).await?
-        else {
-            self.seen.forget(&key);
-            return Err(self.failed(&mut failures, Refusal::Unauthorized));
+        // A token read within `api::FRESH` is let in from memory: its revocation by another
+        // process takes effect here at most that late.
+        let now = self.clock.now_ms();
+        let token = match self.seen.fresh(&key, now) {
+            Some(token) => token,
+            None => {
+                let Some(token) =
+                    super::authenticate_hash(self.db, &super::stored_hash(&key)).await?
+                else {
+                    self.seen.forget(&key);
+                    return Err(self.failed(&mut failures, Refusal::Unauthorized));
+                };
+                let token = Arc::new(token);
+                self.seen.put(key, token.clone(), now);
+                token
+            }
         };
-        let token = Arc::new(token);
-        self.seen.put(key, token.clone());
         // The bucket is taken before a signature's key is looked up, at the signed tier (the
         // most this token can have): a signature that turns out bad has spent its request, so
         // bad signatures cost at most a bucket's worth of reads, and past it the fast refusal
@@ -174,11 +186,10 @@ impl Gate<'_> {
         {
             return Ok(());
         }
-        if let Err(e) = store::api::touch_token(self.db, admitted.token.id, now).await {
-            if writes && store::is_unavailable(&e) {
-                return Err(Refusal::Failed(e.into()));
-            }
-            tracing::warn!(error = %e, "could not note an API token's use");
+        match store::api::touch_token(self.db, admitted.token.id, now).await {
+            Ok(()) => self.seen.touched(admitted.token.id, now),
+            Err(e) if writes && store::is_unavailable(&e) => return Err(Refusal::Failed(e.into())),
+            Err(e) => tracing::warn!(error = %e, "could not note an API token's use"),
         }
         Ok(())
     }

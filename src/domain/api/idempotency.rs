@@ -167,10 +167,11 @@ pub async fn begin(
             at: now,
         })
     };
-    if store::idempotency::reserve(db, token, &key_hash, fingerprint, now, expires).await? {
+    let row = |hash| store::idempotency::Key { token, hash };
+    if store::idempotency::reserve(db, row(&key_hash), fingerprint, now, expires).await? {
         return Ok(fresh(key_hash));
     }
-    let Some(record) = store::idempotency::find(db, token, &key_hash).await? else {
+    let Some(record) = store::idempotency::find(db, row(&key_hash)).await? else {
         // Released between the two statements: the caller may simply try again.
         return Ok(Begun::InProgress);
     };
@@ -178,8 +179,7 @@ pub async fn begin(
     if record.expires_at <= now || stale {
         let taken = store::idempotency::take_over(
             db,
-            token,
-            &key_hash,
+            row(&key_hash),
             fingerprint,
             now,
             expires,
@@ -212,6 +212,13 @@ pub async fn begin(
 }
 
 impl Reservation {
+    fn row(&self) -> store::idempotency::Key<'_> {
+        store::idempotency::Key {
+            token: self.token,
+            hash: &self.key_hash,
+        }
+    }
+
     /// Stores the work's answer, sealed, for the key's retries.
     pub async fn complete(self, db: &Db, answer: &Answer) -> Result<(), Error> {
         let sealed = self
@@ -220,8 +227,7 @@ impl Reservation {
             .ok_or(Error::Corrupt("an answer could not be sealed"))?;
         store::idempotency::complete(
             db,
-            self.token,
-            &self.key_hash,
+            self.row(),
             self.at,
             i64::from(answer.status),
             answer.location.as_deref(),
@@ -233,7 +239,7 @@ impl Reservation {
 
     /// Gives the key up: the work was refused or failed, and made nothing to replay.
     pub async fn release(&self, db: &Db) -> Result<(), Error> {
-        Ok(store::idempotency::release(db, self.token, &self.key_hash, self.at).await?)
+        Ok(store::idempotency::release(db, self.row(), self.at).await?)
     }
 }
 

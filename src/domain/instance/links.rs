@@ -188,14 +188,10 @@ pub async fn list(
     limit: i64,
 ) -> Result<LinkPage, sqlx::Error> {
     let left = participants_left(db, instance, definition).await?;
-    let mut rows = store::links::page(db, instance.id, before, limit).await?;
-    let limit = usize::try_from(limit).unwrap_or(0);
-    let older = (rows.len() > limit).then(|| {
-        rows.truncate(limit);
-        rows.last().map(|l| l.id)
-    });
-    let total = store::links::count(db, instance.id).await?;
-    let links = rows
+    let page: store::InstancePage<LinkRow> =
+        store::page_of_instance(db, instance.id, before, limit).await?;
+    let links = page
+        .rows
         .into_iter()
         .map(|l| {
             let state = if l.revoked_at.is_some() {
@@ -212,8 +208,8 @@ pub async fn list(
         .collect();
     Ok(LinkPage {
         links,
-        older: older.flatten(),
-        total,
+        older: page.older,
+        total: page.total,
     })
 }
 

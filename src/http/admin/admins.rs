@@ -16,7 +16,9 @@ use crate::domain::admins::{self, Refusal};
 use crate::domain::login;
 use crate::http::AppState;
 use crate::http::client::ClientAddr;
-use crate::http::context::{EPOCH_KEY, FlashKind, PageContext, SignedIn, flash, flash_as, html};
+use crate::http::context::{
+    EPOCH_KEY, FlashKind, PageContext, SignedIn, flash, flash_as, flash_to, html,
+};
 use crate::http::error::{AppError, Result};
 use crate::http::extract::Path;
 use crate::http::form::Form;
@@ -307,8 +309,7 @@ async fn confirmed(
                 Confirmed::Disable => "admins-disabled-flash",
                 Confirmed::Remove => "admins-removed-flash",
             };
-            flash(session, flash_id).await?;
-            Ok(Redirect::to(LIST).into_response())
+            flash_to(session, flash_id, LIST).await
         }
         // Refused meanwhile (another administrator was disabled since the page was drawn):
         // the page again, saying why, and nothing changed.
@@ -346,10 +347,7 @@ pub async fn enable(
 ) -> Result<Response> {
     let admin = admin_of(&state, id).await?;
     match admins::enable(&state.db, &admin).await {
-        Ok(()) => {
-            flash(&session, "admins-enabled-flash").await?;
-            Ok(Redirect::to(LIST).into_response())
-        }
+        Ok(()) => flash_to(&session, "admins-enabled-flash", LIST).await,
         Err(e) => refused(&session, &e.refusal()?).await,
     }
 }
@@ -364,8 +362,7 @@ pub async fn unlock(
     if !admins::unlock(&state.db, &keys, admin.id).await? {
         return Err(AppError::NotFound);
     }
-    flash(&session, "admins-unlocked-flash").await?;
-    Ok(Redirect::to(LIST).into_response())
+    flash_to(&session, "admins-unlocked-flash", LIST).await
 }
 
 #[derive(askama::Template)]
@@ -435,9 +432,9 @@ pub async fn change_password(
         return Ok(response);
     }
     let hash = super::auth::hash_password(&state, form.password).await?;
-    let Some(epoch) = admins::set_password(&state.db, admin.id, &hash).await? else {
-        return Err(AppError::NotFound);
-    };
+    let epoch = admins::set_password(&state.db, admin.id, &hash)
+        .await?
+        .ok_or(AppError::NotFound)?;
     session.cycle_id().await?;
     session.insert(EPOCH_KEY, epoch).await?;
     flash(&session, "admins-password-changed").await?;

@@ -1,19 +1,22 @@
 //! Orchestra settings (with its Request limits section) and Interaction settings.
 //!
-//! Both pages save through `Settings::save`, the same validation `orchestra config set` uses;
-//! a rejected form keeps what was typed and saves nothing.
+//! Both pages are read from the settings registry: a page lists its sections' keys, and each
+//! field is named by its setting's `form` name. Both save through `Settings::save`, the same
+//! validation `orchestra config set` uses; a rejected form keeps what was typed and saves
+//! nothing.
+
+use std::collections::HashMap;
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Redirect, Response};
-use serde::Deserialize;
+use axum::response::Response;
 use tower_sessions::Session;
 
 use super::sizing::{self, SizingView};
 use super::{FieldErrors, error_for};
-use crate::domain::settings::{FieldError, Settings};
+use crate::domain::settings::{self as registry, FieldError, Settings};
 use crate::http::AppState;
-use crate::http::context::{PageContext, flash, html};
+use crate::http::context::{PageContext, flash_to, html};
 use crate::http::error::Result;
 use crate::http::form::Form;
 use crate::i18n::Message;
@@ -23,123 +26,186 @@ use crate::limits::guard::{Address, FloodGuard, LimitsState, Mode};
 const LOGIN_CHARTS: [Address; 2] = [Address::SignInAddress, Address::SignInAccount];
 const INTERACTION_CHARTS: [Address; 2] = [Address::Doorway, Address::Notice];
 
+/// Part of a settings page: the settings its fields set. A text field left out of a post keeps
+/// its saved value; a checkbox left out means off, but only when its section was posted, which
+/// `sent_by` (a hidden field) says, or always when it is `None`.
+struct Section {
+    sent_by: Option<&'static str>,
+    keys: &'static [&'static str],
+}
+
+const SETTINGS_PAGE: &[Section] = &[
+    Section {
+        sent_by: None,
+        keys: &[
+            "orchestra.site_name",
+            "orchestra.base_url",
+            "orchestra.default_link_ttl",
+            "orchestra.request_limits.enabled",
+            "orchestra.request_limits.period",
+            "orchestra.request_limits.on_store_fault",
+            "api.limits.rate_per_minute",
+            "api.limits.burst",
+        ],
+    },
+    Section {
+        sent_by: Some("login_limits"),
+        keys: &[
+            "login.limits.per_address",
+            "login.limits.address_period",
+            "login.limits.per_account",
+            "login.limits.account_total",
+            "login.limits.account_period",
+            "login.limits.report_only",
+        ],
+    },
+];
+
+const INTERACTION_PAGE: &[Section] = &[
+    Section {
+        sent_by: None,
+        keys: &[
+            "interaction.limits.per_link",
+            "interaction.limits.total",
+            "interaction.limits.report_only",
+        ],
+    },
+    Section {
+        sent_by: Some("notices"),
+        keys: &[
+            "notice.limits.per_payment",
+            "notice.limits.total",
+            "orchestra.test_provider",
+            "notice.limits.report_only",
+        ],
+    },
+];
+
+/// What a settings page posted, by field name.
+type Posted = Form<Vec<(String, String)>>;
+
+/// A settings page's fields as shown, by form name: what was typed on a refused form, else
+/// what is saved. A switch is `"true"` or `"false"`.
+pub struct Fields(HashMap<&'static str, String>);
+
+impl Fields {
+    /// The page's settings as saved.
+    fn saved(page: &[Section], saved: &Settings) -> Self {
+        Self(settings_of(page).map(|s| (s.form, s.get(saved))).collect())
+    }
+
+    /// A text field's value.
+    pub fn text(&self, form: &str) -> &str {
+        self.0.get(form).map_or("", String::as_str)
+    }
+
+    /// Whether a checkbox is ticked.
+    pub fn on(&self, form: &str) -> bool {
+        self.text(form) == "true"
+    }
+}
+
+fn settings_of(page: &[Section]) -> impl Iterator<Item = &'static registry::Setting> + '_ {
+    page.iter()
+        .flat_map(|section| section.keys)
+        .map(|key| registry::setting(key).expect("a settings page names registered keys"))
+}
+
+/// What a post sets: `(key, text)` of each setting it changes, read by the rule of [`Section`].
+fn posted_values(page: &[Section], posted: &[(String, String)]) -> Vec<(&'static str, String)> {
+    let sent = |name: &str| posted.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v);
+    let mut values = Vec::new();
+    for section in page {
+        let section_sent = section.sent_by.is_none_or(|marker| sent(marker).is_some());
+        for key in section.keys {
+            let setting = registry::setting(key).expect("a settings page names registered keys");
+            let value = sent(setting.form);
+            if setting.is_switch() {
+                if section_sent {
+                    values.push((setting.key, value.is_some().to_string()));
+                }
+            } else if let Some(value) = value {
+                values.push((setting.key, value.clone()));
+            }
+        }
+    }
+    values
+}
+
+/// Saves what a settings page posted and goes back to it; a refused post is answered by
+/// `refused` (the page again, with what was typed and each field's error) with 422.
+async fn save_posted(
+    state: &AppState,
+    session: &Session,
+    page: &'static [Section],
+    posted: Vec<(String, String)>,
+    back: &'static str,
+    refused: impl FnOnce(Fields, Vec<FieldError>, &Settings) -> Response,
+) -> Result<Response> {
+    let values = posted_values(page, &posted);
+    let pairs: Vec<(&'static str, &str)> = values.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    match Settings::save(&state.db, &pairs).await {
+        Ok(saved) => {
+            state.site.saved(saved);
+            flash_to(session, "settings-saved", back).await
+        }
+        Err(e) => {
+            let errors = e.refusal()?;
+            // What this server holds (no read back): the fields the form did not send.
+            let saved = state.site.get().await.settings.clone();
+            let mut fields = Fields::saved(page, &saved);
+            for (key, value) in values {
+                let form = registry::setting(key).map_or("", |s| s.form);
+                fields.0.insert(form, value);
+            }
+            let mut response = refused(fields, errors, &saved);
+            *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+            Ok(response)
+        }
+    }
+}
+
 #[derive(askama::Template)]
 #[template(path = "admin/settings.html")]
 struct SettingsPage {
     ctx: PageContext,
-    site_name: String,
-    base_url: String,
-    default_link_ttl: String,
-    enabled: bool,
-    period: String,
+    fields: Fields,
     /// What the doorway's limits do under the saved settings, and why.
     limits_state: LimitsState,
     /// The one `orchestra config` line that makes the doorway count with both tiers.
     fix: String,
     /// How many requests a visit takes, and the per-link limit the examples suggest.
     requests_help: String,
-    on_store_fault: String,
-    login: LoginFields,
-    /// The API's default bucket (docs/api.md).
-    api_rate: String,
-    api_burst: String,
     errors: FieldErrors,
     /// The sign-in's attempts per period against its two limits (`admin/sizing.html`).
     sizings: Vec<SizingView>,
 }
 
-/// The sign-in limits, as shown (and as typed, on a refused form).
-#[derive(Default)]
-pub struct LoginFields {
-    login_per_address: String,
-    login_address_period: String,
-    login_per_account: String,
-    login_account_total: String,
-    login_account_period: String,
-    login_report_only: bool,
-}
-
-/// The sign-in limits as posted; a field left out of the form keeps its saved value.
-#[derive(Deserialize, Default)]
-pub struct LoginForm {
-    login_per_address: Option<String>,
-    login_address_period: Option<String>,
-    login_per_account: Option<String>,
-    login_account_total: Option<String>,
-    login_account_period: Option<String>,
-    /// Sent by the sign-in fieldset, so that its unticked checkbox means "enforce"; a post
-    /// without it leaves report-only alone.
-    login_limits: Option<String>,
-    login_report_only: Option<String>,
-}
-
-impl LoginForm {
-    fn values(&self) -> Vec<(&'static str, &str)> {
-        [
-            ("login.limits.per_address", &self.login_per_address),
-            ("login.limits.address_period", &self.login_address_period),
-            ("login.limits.per_account", &self.login_per_account),
-            ("login.limits.account_total", &self.login_account_total),
-            ("login.limits.account_period", &self.login_account_period),
-        ]
-        .into_iter()
-        .filter_map(|(k, v)| v.as_deref().map(|v| (k, v)))
-        .chain(
-            self.login_limits
-                .is_some()
-                .then(|| ("login.limits.report_only", switch(&self.login_report_only))),
-        )
-        .collect()
-    }
-
-    /// What the refused form shows again: what was typed, else what is saved.
-    fn shown(self, saved: &Settings) -> LoginFields {
-        let saved = LoginFields::of(saved);
-        LoginFields {
-            login_per_address: self.login_per_address.unwrap_or(saved.login_per_address),
-            login_address_period: self
-                .login_address_period
-                .unwrap_or(saved.login_address_period),
-            login_per_account: self.login_per_account.unwrap_or(saved.login_per_account),
-            login_account_total: self
-                .login_account_total
-                .unwrap_or(saved.login_account_total),
-            login_account_period: self
-                .login_account_period
-                .unwrap_or(saved.login_account_period),
-            login_report_only: if self.login_limits.is_some() {
-                self.login_report_only.is_some()
-            } else {
-                saved.login_report_only
-            },
-        }
-    }
-}
-
-impl LoginFields {
-    fn of(s: &Settings) -> Self {
-        Self {
-            login_per_address: s.login_per_address.to_string(),
-            login_address_period: s.login_address_period.to_string(),
-            login_per_account: s.login_per_account.to_string(),
-            login_account_total: s.login_account_total.to_string(),
-            login_account_period: s.login_account_period.to_string(),
-            login_report_only: s.login_report_only,
-        }
-    }
-}
-
 impl SettingsPage {
+    fn new(
+        state: &AppState,
+        ctx: PageContext,
+        fields: Fields,
+        errors: Vec<FieldError>,
+        saved: &Settings,
+    ) -> Self {
+        Self {
+            fields,
+            limits_state: LimitsState::of(&saved.interaction_limits()),
+            fix: crate::domain::status::doorway_fix(saved),
+            requests_help: ctx.msg(&Message::new("limits-requests-help").arg(
+                "suggested",
+                crate::domain::workflow::suggested_per_link().to_string(),
+            )),
+            errors: field_errors(&ctx, errors),
+            sizings: sizing::views(state, saved, &LOGIN_CHARTS, &ctx),
+            ctx,
+        }
+    }
+
     fn error(&self, key: &str) -> Option<&str> {
         error_for(&self.errors, key)
     }
-}
-
-fn requests_help(ctx: &PageContext) -> String {
-    ctx.msg(&Message::new("limits-requests-help").arg(
-        "suggested",
-        crate::domain::workflow::suggested_per_link().to_string(),
-    ))
 }
 
 fn field_errors(ctx: &PageContext, errors: Vec<FieldError>) -> FieldErrors {
@@ -151,120 +217,39 @@ fn field_errors(ctx: &PageContext, errors: Vec<FieldError>) -> FieldErrors {
 
 pub async fn show(State(state): State<AppState>, ctx: PageContext) -> Result<Response> {
     let s = Settings::load(&state.db).await?;
-    Ok(html(&SettingsPage {
-        site_name: s.site_name.clone(),
-        base_url: s.base_url.clone(),
-        default_link_ttl: s.default_link_ttl.to_string(),
-        enabled: s.request_limits_enabled,
-        period: s.request_limits_period.to_string(),
-        limits_state: LimitsState::of(&s.interaction_limits()),
-        fix: crate::domain::status::doorway_fix(&s),
-        requests_help: requests_help(&ctx),
-        on_store_fault: s.on_store_fault.name().to_owned(),
-        login: LoginFields::of(&s),
-        sizings: sizing::views(&state, &s, &LOGIN_CHARTS, &ctx),
-        api_rate: s.api_rate_per_minute.to_string(),
-        api_burst: s.api_burst.to_string(),
-        errors: Vec::new(),
+    let fields = Fields::saved(SETTINGS_PAGE, &s);
+    Ok(html(&SettingsPage::new(
+        &state,
         ctx,
-    }))
-}
-
-#[derive(Deserialize)]
-pub struct SettingsForm {
-    #[serde(default)]
-    site_name: String,
-    #[serde(default)]
-    base_url: String,
-    #[serde(default)]
-    default_link_ttl: String,
-    enabled: Option<String>,
-    #[serde(default)]
-    period: String,
-    /// Left out of a post, the saved choice stays.
-    on_store_fault: Option<String>,
-    #[serde(flatten)]
-    login: LoginForm,
-    /// Left out of a post, the saved values stay.
-    api_rate: Option<String>,
-    api_burst: Option<String>,
+        fields,
+        Vec::new(),
+        &s,
+    )))
 }
 
 pub async fn save(
     State(state): State<AppState>,
     ctx: PageContext,
     session: Session,
-    Form(form): Form<SettingsForm>,
+    Form(posted): Posted,
 ) -> Result<Response> {
-    let enabled = switch(&form.enabled);
-    let mut values = vec![
-        ("orchestra.site_name", form.site_name.as_str()),
-        ("orchestra.base_url", form.base_url.as_str()),
-        ("orchestra.default_link_ttl", form.default_link_ttl.as_str()),
-        ("orchestra.request_limits.enabled", enabled),
-        ("orchestra.request_limits.period", form.period.as_str()),
-    ];
-    if let Some(on_fault) = &form.on_store_fault {
-        values.push(("orchestra.request_limits.on_store_fault", on_fault.as_str()));
-    }
-    values.extend(form.login.values());
-    if let Some(rate) = &form.api_rate {
-        values.push(("api.limits.rate_per_minute", rate.as_str()));
-    }
-    if let Some(burst) = &form.api_burst {
-        values.push(("api.limits.burst", burst.as_str()));
-    }
-    match Settings::save(&state.db, &values).await {
-        Ok(saved) => {
-            state.site.saved(saved);
-            flash(&session, "settings-saved").await?;
-            Ok(Redirect::to("/admin/config/orchestra").into_response())
-        }
-        Err(e) => {
-            let errors = e.refusal()?;
-            // What this server holds (no read back): the fields the form did not send.
-            let saved = state.site.get().await.settings.clone();
-            let mut response = html(&SettingsPage {
-                errors: field_errors(&ctx, errors),
-                site_name: form.site_name,
-                base_url: form.base_url,
-                default_link_ttl: form.default_link_ttl,
-                enabled: form.enabled.is_some(),
-                period: form.period,
-                limits_state: LimitsState::of(&saved.interaction_limits()),
-                fix: crate::domain::status::doorway_fix(&saved),
-                requests_help: requests_help(&ctx),
-                on_store_fault: form
-                    .on_store_fault
-                    .clone()
-                    .unwrap_or_else(|| saved.on_store_fault.name().to_owned()),
-                login: form.login.shown(&saved),
-                sizings: sizing::views(&state, &saved, &LOGIN_CHARTS, &ctx),
-                api_rate: form
-                    .api_rate
-                    .clone()
-                    .unwrap_or_else(|| saved.api_rate_per_minute.to_string()),
-                api_burst: form
-                    .api_burst
-                    .clone()
-                    .unwrap_or_else(|| saved.api_burst.to_string()),
-                ctx,
-            });
-            *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
-            Ok(response)
-        }
-    }
+    let back = "/admin/config/orchestra";
+    save_posted(
+        &state,
+        &session,
+        SETTINGS_PAGE,
+        posted,
+        back,
+        |fields, errors, saved| html(&SettingsPage::new(&state, ctx, fields, errors, saved)),
+    )
+    .await
 }
 
 #[derive(askama::Template)]
 #[template(path = "admin/interaction.html")]
 struct InteractionPage {
     ctx: PageContext,
-    per_link: String,
-    total: String,
-    notice_per_payment: String,
-    notice_total: String,
-    test_provider: bool,
+    fields: Fields,
     enabled: bool,
     period: u64,
     counting: bool,
@@ -273,8 +258,6 @@ struct InteractionPage {
     notices_refusing: bool,
     /// The notices box's own words for its state (`notices_state`), never the doorway's.
     notices_state: &'static str,
-    report_only: bool,
-    notice_report_only: bool,
     errors: FieldErrors,
     /// The doorway's and the notices' requests per period against their limits
     /// (`admin/sizing.html`).
@@ -299,6 +282,27 @@ fn notices_state(s: &Settings) -> &'static str {
 }
 
 impl InteractionPage {
+    fn new(
+        state: &AppState,
+        ctx: PageContext,
+        fields: Fields,
+        errors: Vec<FieldError>,
+        s: &Settings,
+    ) -> Self {
+        Self {
+            sizings: sizing::views(state, s, &INTERACTION_CHARTS, &ctx),
+            fields,
+            enabled: s.request_limits_enabled,
+            period: s.request_limits_period,
+            counting: FloodGuard::is_counting(&s.interaction_limits()),
+            refusing: FloodGuard::is_refusing(&s.interaction_limits(), s.interaction_mode()),
+            notices_refusing: FloodGuard::is_refusing(&s.notice_limits(), s.notice_mode()),
+            notices_state: notices_state(s),
+            errors: field_errors(&ctx, errors),
+            ctx,
+        }
+    }
+
     fn error(&self, key: &str) -> Option<&str> {
         error_for(&self.errors, key)
     }
@@ -306,117 +310,30 @@ impl InteractionPage {
 
 pub async fn interaction_show(State(state): State<AppState>, ctx: PageContext) -> Result<Response> {
     let s = Settings::load(&state.db).await?;
-    Ok(html(&InteractionPage {
-        sizings: sizing::views(&state, &s, &INTERACTION_CHARTS, &ctx),
-        per_link: s.per_link.to_string(),
-        total: s.total.to_string(),
-        notice_per_payment: s.notice_per_payment.to_string(),
-        notice_total: s.notice_total.to_string(),
-        test_provider: s.test_provider,
-        enabled: s.request_limits_enabled,
-        period: s.request_limits_period,
-        counting: FloodGuard::is_counting(&s.interaction_limits()),
-        refusing: FloodGuard::is_refusing(&s.interaction_limits(), s.interaction_mode()),
-        notices_refusing: FloodGuard::is_refusing(&s.notice_limits(), s.notice_mode()),
-        notices_state: notices_state(&s),
-        report_only: s.interaction_mode() == Mode::ReportOnly,
-        notice_report_only: s.notice_mode() == Mode::ReportOnly,
-        errors: Vec::new(),
+    let fields = Fields::saved(INTERACTION_PAGE, &s);
+    Ok(html(&InteractionPage::new(
+        &state,
         ctx,
-    }))
-}
-
-#[derive(Deserialize)]
-pub struct InteractionForm {
-    #[serde(default)]
-    per_link: String,
-    #[serde(default)]
-    total: String,
-    /// Sent by the page's notices section; a post without it leaves those settings alone.
-    notices: Option<String>,
-    #[serde(default)]
-    notice_per_payment: String,
-    #[serde(default)]
-    notice_total: String,
-    test_provider: Option<String>,
-    report_only: Option<String>,
-    notice_report_only: Option<String>,
+        fields,
+        Vec::new(),
+        &s,
+    )))
 }
 
 pub async fn interaction_save(
     State(state): State<AppState>,
     ctx: PageContext,
     session: Session,
-    Form(form): Form<InteractionForm>,
+    Form(posted): Posted,
 ) -> Result<Response> {
-    let test_provider = switch(&form.test_provider);
-    let flag = switch;
-    let mut values = vec![
-        ("interaction.limits.per_link", form.per_link.as_str()),
-        ("interaction.limits.total", form.total.as_str()),
-        ("interaction.limits.report_only", flag(&form.report_only)),
-    ];
-    if form.notices.is_some() {
-        values.extend([
-            (
-                "notice.limits.per_payment",
-                form.notice_per_payment.as_str(),
-            ),
-            ("notice.limits.total", form.notice_total.as_str()),
-            ("orchestra.test_provider", test_provider),
-            ("notice.limits.report_only", flag(&form.notice_report_only)),
-        ]);
-    }
-    match Settings::save(&state.db, &values).await {
-        Ok(saved) => {
-            state.site.saved(saved);
-            flash(&session, "settings-saved").await?;
-            Ok(Redirect::to("/admin/config/orchestra/interaction").into_response())
-        }
-        Err(e) => {
-            let errors = e.refusal()?;
-            let s = state.site.get().await.settings.clone();
-            let mut response = html(&InteractionPage {
-                sizings: sizing::views(&state, &s, &INTERACTION_CHARTS, &ctx),
-                errors: field_errors(&ctx, errors),
-                per_link: form.per_link,
-                total: form.total,
-                notice_per_payment: if form.notices.is_some() {
-                    form.notice_per_payment
-                } else {
-                    s.notice_per_payment.to_string()
-                },
-                notice_total: if form.notices.is_some() {
-                    form.notice_total
-                } else {
-                    s.notice_total.to_string()
-                },
-                test_provider: if form.notices.is_some() {
-                    form.test_provider.is_some()
-                } else {
-                    s.test_provider
-                },
-                enabled: s.request_limits_enabled,
-                period: s.request_limits_period,
-                counting: FloodGuard::is_counting(&s.interaction_limits()),
-                refusing: FloodGuard::is_refusing(&s.interaction_limits(), s.interaction_mode()),
-                notices_refusing: FloodGuard::is_refusing(&s.notice_limits(), s.notice_mode()),
-                notices_state: notices_state(&s),
-                report_only: form.report_only.is_some(),
-                notice_report_only: if form.notices.is_some() {
-                    form.notice_report_only.is_some()
-                } else {
-                    s.notice_report_only
-                },
-                ctx,
-            });
-            *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
-            Ok(response)
-        }
-    }
-}
-
-/// A checkbox as a setting's text: ticked (sent) is `true`, left out is `false`.
-fn switch(on: &Option<String>) -> &'static str {
-    if on.is_some() { "true" } else { "false" }
+    let back = "/admin/config/orchestra/interaction";
+    save_posted(
+        &state,
+        &session,
+        INTERACTION_PAGE,
+        posted,
+        back,
+        |fields, errors, saved| html(&InteractionPage::new(&state, ctx, fields, errors, saved)),
+    )
+    .await
 }

@@ -10,7 +10,7 @@ use super::confirm::ConfirmPage;
 use super::{FieldErrors, error_for};
 use crate::domain::api::scope::{Ability, Reach, Scope};
 use crate::http::AppState;
-use crate::http::context::{PageContext, flash, html};
+use crate::http::context::{PageContext, flash, flash_to, html};
 use crate::http::error::{AppError, Result};
 use crate::http::extract::Path;
 use crate::http::form::Form;
@@ -337,11 +337,10 @@ pub async fn revoke(
     session: Session,
     Path(name): Path<String>,
 ) -> Result<Response> {
-    let Some(id) = store::api::revoke_token(&state.db, &name).await? else {
-        return Err(AppError::NotFound);
-    };
+    let id = store::api::revoke_token(&state.db, &name)
+        .await?
+        .ok_or(AppError::NotFound)?;
     state.api_buckets.forget(id);
     state.api_seen.forget_id(id);
-    flash(&session, "token-revoked-flash").await?;
-    Ok(Redirect::to("/admin/config/api").into_response())
+    flash_to(&session, "token-revoked-flash", "/admin/config/api").await
 }

@@ -16,7 +16,7 @@ use super::{FieldErrors, error_for};
 use crate::domain::delivery::endpoints::{self, Refusal};
 use crate::domain::delivery::{Topic, topic};
 use crate::http::AppState;
-use crate::http::context::{FlashKind, PageContext, flash, flash_as, html};
+use crate::http::context::{FlashKind, PageContext, flash, flash_as, flash_to, html};
 use crate::http::error::{AppError, Result};
 use crate::http::extract::{Path, Query};
 use crate::http::form::Form;
@@ -245,8 +245,7 @@ pub async fn delete(
         return Err(AppError::NotFound);
     }
     tracing::info!(endpoint = id, "webhook endpoint deleted");
-    flash(&session, "webhooks-deleted-flash").await?;
-    Ok(Redirect::to(LIST).into_response())
+    flash_to(&session, "webhooks-deleted-flash", LIST).await
 }
 
 /// Enables a disabled endpoint again, its run of failures forgotten: what waited for it is
@@ -256,12 +255,11 @@ pub async fn enable(
     session: Session,
     Path(id): Path<i64>,
 ) -> Result<Response> {
-    let Some(due) = store::webhooks::enable(&state.db, id, store::now()).await? else {
-        return Err(AppError::NotFound);
-    };
+    let due = store::webhooks::enable(&state.db, id, store::now())
+        .await?
+        .ok_or(AppError::NotFound)?;
     tracing::info!(endpoint = id, due, "webhook endpoint enabled again");
-    flash(&session, "webhooks-enabled-flash").await?;
-    Ok(Redirect::to(LIST).into_response())
+    flash_to(&session, "webhooks-enabled-flash", LIST).await
 }
 
 /// Disables an endpoint: nothing is sent to it, and its messages wait for it.
@@ -274,8 +272,7 @@ pub async fn disable(
         return Err(AppError::NotFound);
     }
     tracing::info!(endpoint = id, "webhook endpoint disabled");
-    flash(&session, "webhooks-disabled-flash").await?;
-    Ok(Redirect::to(LIST).into_response())
+    flash_to(&session, "webhooks-disabled-flash", LIST).await
 }
 
 /// *Retry now*: what waits for the endpoint (due later, failed, set aside) is due at once.

@@ -12,7 +12,7 @@ use tower_sessions::Session;
 use super::{FieldErrors, error_for};
 use crate::domain::workflow::{Definition, Participant};
 use crate::http::AppState;
-use crate::http::context::{PageContext, flash, html};
+use crate::http::context::{PageContext, flash, flash_to, html};
 use crate::http::error::{AppError, Result};
 use crate::http::form::Form;
 use crate::i18n::Message;
@@ -396,8 +396,7 @@ pub async fn delete(
     match store::workflows::delete(&state.db, id).await? {
         Deleted::Done => {
             tracing::info!(workflow = id, "workflow deleted");
-            flash(&session, "workflow-deleted").await?;
-            Ok(Redirect::to("/admin/workflows").into_response())
+            flash_to(&session, "workflow-deleted", "/admin/workflows").await
         }
         Deleted::Running(n) => {
             let why =

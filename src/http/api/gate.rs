@@ -36,6 +36,7 @@ pub async fn gate(
         seen: &state.api_seen,
         buckets: &state.api_buckets,
         snapshot: &snapshot,
+        clock: &state.clock,
     };
     let knock = Knock {
         bearer: header(request.headers(), header::AUTHORIZATION.as_str())

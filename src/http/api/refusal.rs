@@ -7,8 +7,8 @@
 //! response's own. A signed request is weighed at the signed tier, the most its token can have,
 //! before its signature is checked: `gate` takes from that bucket before it looks up the key
 //! too. Everything else (an unknown token, a bucket with room) goes on to `gate`, which
-//! authenticates from the database and takes from the bucket, so the fast path can only refuse
-//! what `gate` would refuse too.
+//! authenticates (from the database, or from `Seen` within `api::FRESH` of its last read) and
+//! takes from the bucket, so the fast path can only refuse what `gate` would refuse too.
 
 use axum::body::Body;
 use axum::extract::Request;
