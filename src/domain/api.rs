@@ -365,7 +365,10 @@ mod tests {
         seen.put(key(1), row(1), 5_000);
         assert_eq!(seen.fresh(&key(1), 5_999).map(|t| t.id), Some(1));
         assert!(seen.fresh(&key(1), 6_000).is_none());
-        assert!(seen.fresh(&key(1), 4_999).is_none(), "a clock set back reads again");
+        assert!(
+            seen.fresh(&key(1), 4_999).is_none(),
+            "a clock set back reads again"
+        );
         assert!(seen.fresh(&key(2), 5_000).is_none());
         seen.touched(1, 42);
         assert_eq!(seen.read(&key(1), |t| t.last_used_at), Some(Some(42)));

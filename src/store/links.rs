@@ -152,20 +152,13 @@ pub async fn revoke(
     let Some(participant) = participant else {
         return Ok(false);
     };
-    insert_history(
-        &mut tx,
-        instance,
-        &Entry {
-            step,
-            participant: &participant,
-            actor: by,
-            ..Entry::of(Event::LinkRevoked)
-        },
-        now,
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(true)
+    let entry = Entry {
+        step,
+        participant: &participant,
+        actor: by,
+        ..Entry::of(Event::LinkRevoked)
+    };
+    noted_and_committed(tx, instance, &entry, now).await
 }
 
 /// Gives the instance a new token, so every link and handle issued for it stops verifying, and
@@ -190,17 +183,22 @@ pub async fn revoke_all(
         return Ok(false);
     }
     revoke_records(&mut tx, instance, by, now).await?;
-    insert_history(
-        &mut tx,
-        instance,
-        &Entry {
-            step,
-            actor: by,
-            ..Entry::of(Event::LinksRevoked)
-        },
-        now,
-    )
-    .await?;
+    let entry = Entry {
+        step,
+        actor: by,
+        ..Entry::of(Event::LinksRevoked)
+    };
+    noted_and_committed(tx, instance, &entry, now).await
+}
+
+/// Notes the change just made in the instance's history and commits it: `true`, it was made.
+async fn noted_and_committed(
+    mut tx: sqlx::Transaction<'_, sqlx::Any>,
+    instance: i64,
+    entry: &Entry<'_>,
+    now: i64,
+) -> Result<bool, sqlx::Error> {
+    insert_history(&mut tx, instance, entry, now).await?;
     tx.commit().await?;
     Ok(true)
 }
