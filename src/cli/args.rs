@@ -47,6 +47,20 @@ pub enum Parsed {
     },
     AdminUnlock(String),
     WorkflowList,
+    /// `workflow create NAME --label LABEL [--file FILE]`: the definition from the file, else
+    /// standard input.
+    WorkflowCreate {
+        name: String,
+        label: Option<String>,
+        file: Option<String>,
+    },
+    /// `workflow save NAME [--label LABEL] [--file FILE]`.
+    WorkflowSave {
+        name: String,
+        label: Option<String>,
+        file: Option<String>,
+    },
+    WorkflowShow(String),
     InstanceStart {
         workflow: String,
         subject: Option<String>,
@@ -247,7 +261,31 @@ pub fn grammar(lang: Lang) -> Command {
         .subcommand(
             command(lang, "workflow", "cli-about-workflow")
                 .subcommand_required(true)
-                .subcommand(command(lang, "list", "cli-about-workflow-list")),
+                .subcommand(command(lang, "list", "cli-about-workflow-list"))
+                .subcommand(
+                    command(lang, "create", "cli-about-workflow-create")
+                        .arg(positional(lang, "NAME", "cli-arg-workflow-name"))
+                        .arg(option(lang, "label", "LABEL", "cli-arg-workflow-label"))
+                        .arg(option(lang, "file", "FILE", "cli-arg-workflow-file")),
+                )
+                .subcommand(
+                    command(lang, "save", "cli-about-workflow-save")
+                        .arg(positional(lang, "NAME", "cli-arg-workflow-name"))
+                        .arg(option(
+                            lang,
+                            "label",
+                            "LABEL",
+                            "cli-arg-workflow-label-keep",
+                        ))
+                        .arg(option(lang, "file", "FILE", "cli-arg-workflow-file")),
+                )
+                .subcommand(
+                    command(lang, "show", "cli-about-workflow-show").arg(positional(
+                        lang,
+                        "NAME",
+                        "cli-arg-workflow-name",
+                    )),
+                ),
         )
         .subcommand(
             command(lang, "instance", "cli-about-instance")
@@ -487,6 +525,17 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
         },
         ("admin", Some(("unlock", m))) => Parsed::AdminUnlock(required(m, "NAME")),
         ("workflow", Some(("list", _))) => Parsed::WorkflowList,
+        ("workflow", Some(("create", m))) => Parsed::WorkflowCreate {
+            name: required(m, "NAME"),
+            label: value(m, "label"),
+            file: value(m, "file"),
+        },
+        ("workflow", Some(("save", m))) => Parsed::WorkflowSave {
+            name: required(m, "NAME"),
+            label: value(m, "label"),
+            file: value(m, "file"),
+        },
+        ("workflow", Some(("show", m))) => Parsed::WorkflowShow(required(m, "NAME")),
         ("instance", Some(("start", m))) => Parsed::InstanceStart {
             workflow: required(m, "WORKFLOW"),
             subject: value(m, "subject"),

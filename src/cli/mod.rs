@@ -11,6 +11,7 @@ mod site;
 mod status;
 mod tokens;
 mod webhooks;
+mod workflows;
 
 use crate::cli::args::Parsed;
 use crate::config::Config;
@@ -105,6 +106,23 @@ pub async fn run(args: Vec<String>) -> i32 {
         }
         Parsed::AdminUnlock(name) => admins::admin_unlock(&out, &db, &name).await,
         Parsed::WorkflowList => instances::workflow_list(&db).await,
+        Parsed::WorkflowCreate { name, label, file } => {
+            Ok(
+                workflows::put(&out, &db, &name, label.as_deref(), file.as_deref(), true)
+                    .await
+                    .unwrap_or_else(|e| out.fail(e)),
+            )
+        }
+        Parsed::WorkflowSave { name, label, file } => {
+            Ok(
+                workflows::put(&out, &db, &name, label.as_deref(), file.as_deref(), false)
+                    .await
+                    .unwrap_or_else(|e| out.fail(e)),
+            )
+        }
+        Parsed::WorkflowShow(name) => Ok(workflows::show(&out, &db, &name)
+            .await
+            .unwrap_or_else(|e| out.fail(e))),
         Parsed::InstanceStart {
             workflow,
             subject,

@@ -2060,3 +2060,93 @@ async fn instance_list_prints_a_page_and_the_command_for_the_next() {
     let help = cli.run_fr(&["instance", "list", "--help"]);
     assert!(help.stdout.contains("Liste les instances"), "{help:#?}");
 }
+
+/// A definition kept as a file: created from it, printed back as saved, saved again from what
+/// was printed (no new version), and a bad one refused line by line in the operator's language
+/// with nothing saved.
+#[tokio::test]
+async fn workflows_are_created_saved_and_shown_from_files_and_standard_input() {
+    let cli = cli().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("claim.txt");
+    let claim = "form@employee: Expense claim | Amount* (number), Purpose (long)\n  \
+                 fr: Note de frais | Montant, Objet\nreview@manager: Manager review | show 1\n";
+    std::fs::write(&file, claim).unwrap();
+    let path = file.to_str().unwrap();
+    cli.run(&[
+        "workflow",
+        "create",
+        "expense_claim",
+        "--label",
+        "Expense claim",
+        "--file",
+        path,
+    ])
+    .expect(0, "Workflow expense_claim created, version 1.\n", "");
+    let shown = cli.run(&["workflow", "show", "expense_claim"]);
+    assert_eq!(shown.code, 0, "{shown:#?}");
+    assert_eq!(
+        shown.stdout,
+        "form@employee: Expense claim | Amount* (number), Purpose (long)\n  \
+         fr: Note de frais | Montant, Objet\nreview@manager: Manager review | show 1\n"
+    );
+    // What `show` printed, saved back from standard input, is the same version.
+    cli.run_with(
+        &["workflow", "save", "expense_claim"],
+        &[],
+        Some(&shown.stdout),
+    )
+    .expect(
+        0,
+        "Workflow expense_claim saved: the definition is the newest version's, so no new \
+             version.\n",
+        "",
+    );
+    let changed = format!("{}review@finance: Finance review\n", shown.stdout);
+    cli.run_with(&["workflow", "save", "expense_claim"], &[], Some(&changed))
+        .expect(0, "Workflow expense_claim saved: version 2.\n", "");
+    // Every wrong line, each naming its line and what it refuses; nothing saved.
+    cli.run_with(
+        &["workflow", "save", "expense_claim"],
+        &[],
+        Some("form: Claim | Receipt* (file)\nreview Check\n"),
+    )
+    .expect(
+        2,
+        "",
+        "Line 1, field “Receipt”: “file” is not a field type; use text, long, number, email, \
+         choice.\nLine 2: put a colon after the kind, as in \"review: Check the order\".\n",
+    );
+    let list = cli.run(&["workflow", "list"]);
+    assert!(
+        list.stdout.contains("expense_claim\tExpense claim\t3\t2"),
+        "{}",
+        list.stdout
+    );
+    cli.run_fr(&[
+        "workflow",
+        "create",
+        "expense_claim",
+        "--label",
+        "Note",
+        "--file",
+        path,
+    ])
+    .expect(
+        2,
+        "",
+        "Un processus nommé expense_claim existe déjà. « orchestra workflow save \
+             expense_claim » en enregistre une nouvelle version.\n",
+    );
+    cli.run(&["workflow", "create", "other", "--file", path])
+        .expect(
+            2,
+            "",
+            "A new workflow needs its label: --label \"Expense claim\".\n",
+        );
+    cli.run(&["workflow", "show", "nope"]).expect(
+        2,
+        "",
+        "No workflow named nope. \"orchestra workflow list\" shows them.\n",
+    );
+}

@@ -81,6 +81,20 @@ pub enum FieldKind {
 }
 
 impl FieldKind {
+    /// Every kind, in the order the editor's help lists them.
+    pub const ALL: [FieldKind; 5] = [
+        Self::Text,
+        Self::Long,
+        Self::Number,
+        Self::Email,
+        Self::Choice,
+    ];
+
+    /// The kinds' names as a definition writes them, for an error that says what is allowed.
+    pub fn names() -> String {
+        Self::ALL.map(Self::name).join(", ")
+    }
+
     pub(super) fn parse(s: &str) -> Option<Self> {
         match s {
             "text" => Some(Self::Text),

@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod edit;
 pub mod history;
 pub mod seed;
 pub mod versions;

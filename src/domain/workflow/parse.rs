@@ -192,21 +192,33 @@ impl Definition {
     }
 }
 
-fn parse_fields(details: &str) -> Result<Vec<Field>, &'static str> {
+/// A form's fields, or what is wrong with them (the caller adds the line).
+fn parse_fields(details: &str) -> Result<Vec<Field>, Message> {
     let mut fields: Vec<Field> = Vec::new();
     for spec in details.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let mut options = Vec::new();
+        let named = |id: &'static str, label: &str| {
+            Message::new(id).arg("field", label.trim().trim_end_matches('*').trim_end())
+        };
         let (label, kind) = match spec.split_once('(') {
             Some((label, kind)) => {
-                let kind = kind.strip_suffix(')').ok_or("definition-field")?.trim();
+                let kind = kind
+                    .strip_suffix(')')
+                    .ok_or_else(|| named("definition-field", label))?
+                    .trim();
                 match kind.strip_prefix("choice:") {
                     Some(list) => {
-                        options = parse_options(list).ok_or("definition-options")?;
+                        options = parse_options(list)
+                            .ok_or_else(|| named("definition-options", label))?;
                         (label.trim(), FieldKind::Choice)
                     }
                     None => (
                         label.trim(),
-                        FieldKind::parse(kind).ok_or("definition-field-kind")?,
+                        FieldKind::parse(kind).ok_or_else(|| {
+                            named("definition-field-kind", label)
+                                .arg("kind", kind)
+                                .arg("allowed", FieldKind::names())
+                        })?,
                     ),
                 }
             }
@@ -218,10 +230,10 @@ fn parse_fields(details: &str) -> Result<Vec<Field>, &'static str> {
         };
         let name = slug(label);
         if name.is_empty() || label.chars().count() > 100 {
-            return Err("definition-field");
+            return Err(named("definition-field", label));
         }
         if fields.iter().any(|f| f.name == name) {
-            return Err("definition-field-twice");
+            return Err(named("definition-field-twice", label));
         }
         fields.push(Field {
             name,
@@ -232,7 +244,7 @@ fn parse_fields(details: &str) -> Result<Vec<Field>, &'static str> {
         });
     }
     if fields.is_empty() {
-        return Err("definition-no-fields");
+        return Err(Message::new("definition-no-fields"));
     }
     Ok(fields)
 }
@@ -346,7 +358,8 @@ fn parse_step(line_number: usize, line: &str, earlier: usize) -> Result<Step, Me
     }
     let interaction = match kind {
         "form" => {
-            let fields = parse_fields(details).map_err(&at)?;
+            let fields =
+                parse_fields(details).map_err(|m| m.arg("line", line_number.to_string()))?;
             if fields.len() > MAX_FIELDS {
                 return Err(at("definition-too-many-fields").arg("max", MAX_FIELDS.to_string()));
             }

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use tower_sessions::Session;
 
 use super::{FieldErrors, error_for};
+use crate::domain::workflow::edit::{self, Draft, Refusal};
 use crate::domain::workflow::{Definition, Participant};
 use crate::http::AppState;
 use crate::http::context::{PageContext, flash, flash_to, html};
@@ -249,43 +250,20 @@ pub struct WorkflowForm {
     definition: String,
 }
 
-fn check(
-    ctx: &PageContext,
-    form: &WorkflowForm,
-    creating: bool,
-) -> (Option<Definition>, FieldErrors) {
-    let mut errors = Vec::new();
-    let name = form.name.trim();
-    if creating
-        && (name.is_empty()
-            || name.len() > 64
-            || !name
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'))
-    {
-        errors.push((
-            "name".into(),
-            ctx.msg(&Message::new("workflow-name-invalid")),
-        ));
+/// A draft's problems as the form shows them, each under its field.
+fn field_errors(ctx: &PageContext, problems: edit::Problems) -> FieldErrors {
+    problems
+        .into_iter()
+        .map(|(field, m)| (field.to_owned(), ctx.msg(&m)))
+        .collect()
+}
+
+fn draft(form: &WorkflowForm) -> Draft<'_> {
+    Draft {
+        name: &form.name,
+        label: &form.label,
+        definition: &form.definition,
     }
-    let label = form.label.trim();
-    if label.is_empty() || label.chars().count() > 100 {
-        errors.push((
-            "label".into(),
-            ctx.msg(&Message::new("workflow-label-invalid")),
-        ));
-    }
-    // Every line that is wrong, not the first: one save shows them all.
-    let definition = match Definition::parse_all(&form.definition) {
-        Ok(d) => Some(d),
-        Err(messages) => {
-            for m in messages {
-                errors.push(("definition".into(), ctx.msg(&m)));
-            }
-            None
-        }
-    };
-    (definition, errors)
 }
 
 fn rejected(
@@ -314,23 +292,17 @@ pub async fn create(
     session: Session,
     Form(form): Form<WorkflowForm>,
 ) -> Result<Response> {
-    let (definition, mut errors) = check(&ctx, &form, true);
-    if let (Some(definition), true) = (&definition, errors.is_empty()) {
-        match store::workflows::create(
-            &state.db,
-            form.name.trim(),
-            form.label.trim(),
-            &definition.to_json(),
-        )
-        .await?
-        {
-            Some(id) => {
-                flash(&session, "workflow-saved").await?;
-                return Ok(Redirect::to(&format!("/admin/workflows/{id}")).into_response());
-            }
-            None => errors.push(("name".into(), ctx.t("workflow-name-taken"))),
+    let errors = match edit::create(&state.db, &draft(&form)).await {
+        Ok(id) => {
+            flash(&session, "workflow-saved").await?;
+            return Ok(Redirect::to(&format!("/admin/workflows/{id}")).into_response());
         }
-    }
+        Err(e) => match e.refusal()? {
+            Refusal::Invalid(problems) => field_errors(&ctx, problems),
+            Refusal::NameTaken => vec![("name".into(), ctx.t("workflow-name-taken"))],
+            Refusal::NotFound => return Err(AppError::NotFound),
+        },
+    };
     Ok(rejected(ctx, None, form, errors, None))
 }
 
@@ -343,16 +315,20 @@ pub async fn save(
 ) -> Result<Response> {
     let w = workflow_of(&state, id).await?;
     form.name = w.name;
-    let (definition, errors) = check(&ctx, &form, false);
-    if let (Some(definition), true) = (definition, errors.is_empty()) {
-        let saved =
-            store::workflows::save(&state.db, id, form.label.trim(), &definition.to_json()).await?;
-        if saved == store::workflows::Saved::NotFound {
-            return Err(AppError::NotFound);
+    let errors = match edit::save(&state.db, id, &draft(&form)).await {
+        Ok(_) => {
+            return flash_to(
+                &session,
+                "workflow-saved",
+                &format!("/admin/workflows/{id}"),
+            )
+            .await;
         }
-        flash(&session, "workflow-saved").await?;
-        return Ok(Redirect::to(&format!("/admin/workflows/{id}")).into_response());
-    }
+        Err(e) => match e.refusal()? {
+            Refusal::Invalid(problems) => field_errors(&ctx, problems),
+            Refusal::NameTaken | Refusal::NotFound => return Err(AppError::NotFound),
+        },
+    };
     let note = versions_note(&state, &ctx, id).await?;
     Ok(rejected(ctx, Some(id), form, errors, note))
 }
