@@ -556,6 +556,13 @@ token-workflow-unknown = There is no workflow named "{ $name }".
 workflow-show-help = "| show 1" shows this step's participant what step 1 was answered with (several: "show 1, 2"); nothing of another step is shown unless asked.
 workflow-translation-help = a line under a step gives its words in another language (en or fr): the title, then for a form its labels in order after a bar. A visitor sees their language, else the step's own words.
 definition-show = Line { $line }: "show" names earlier steps by number, as in "| show 1, 2".
+definition-condition = Line { $line }: write a condition as a field of an earlier step, an operator and a value, as in "| only if Amount > 1000"; the operators are { $operators }, and "and" joins conditions.
+definition-condition-twice = Line { $line }: a step has one "only if"; join its conditions with "and".
+definition-condition-nothing-before = Line { $line }: "only if { $field }" reads an earlier answer, but no step before this one asks a field.
+definition-condition-field = Line { $line }: “{ $field }” is no field of an earlier step; a condition can read { $allowed }.
+definition-condition-number = Line { $line }: “{ $value }” is not a number to compare “{ $field }” with.
+definition-condition-order = Line { $line }: “{ $field }” is not a number field; compare it with = or ≠.
+definition-condition-option = Line { $line }: “{ $value }” is not an option of “{ $field }”: { $allowed }.
 definition-segments = Line { $line }: this step has one bar too many; only a form's fields, a payment's amount and "show" go after bars.
 definition-translation-first = Line { $line }: a translation line goes under the step it translates.
 definition-translation-twice = Line { $line }: this step already has words in this language.

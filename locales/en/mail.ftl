@@ -4,6 +4,7 @@ state-expired = Expired
 event-emailed = Link emailed
 event-reminded = Reminder emailed
 event-step-expired = Step expired; moved on
+event-skipped = Skipped: its condition did not hold
 event-expired = Expired
 doorway-expired = This request expired before it was answered; there is nothing more to answer.
 actor-mail = email

@@ -556,6 +556,13 @@ token-workflow-unknown = Aucun workflow ne s'appelle « { $name } ».
 workflow-show-help = « | show 1 » montre au participant de cette étape ce qui a été répondu à l'étape 1 (plusieurs : « show 1, 2 ») ; rien d'une autre étape n'est montré sans qu'on le demande.
 workflow-translation-help = une ligne sous une étape donne ses mots dans une autre langue (en ou fr) : le titre, puis pour un formulaire ses libellés dans l'ordre, après une barre. Un visiteur voit sa langue, sinon les mots de l'étape.
 definition-show = Ligne { $line } : « show » désigne des étapes précédentes par leur numéro, comme dans « | show 1, 2 ».
+definition-condition = Ligne { $line } : écrivez une condition comme un champ d'une étape précédente, un opérateur et une valeur, comme dans « | only if Montant > 1000 » ; les opérateurs sont { $operators }, et « and » joint des conditions.
+definition-condition-twice = Ligne { $line } : une étape a un seul « only if » ; joignez ses conditions par « and ».
+definition-condition-nothing-before = Ligne { $line } : « only if { $field } » lit une réponse précédente, mais aucune étape avant celle-ci ne demande de champ.
+definition-condition-field = Ligne { $line } : « { $field } » n'est pas un champ d'une étape précédente ; une condition peut lire { $allowed }.
+definition-condition-number = Ligne { $line } : « { $value } » n'est pas un nombre à comparer avec « { $field } ».
+definition-condition-order = Ligne { $line } : « { $field } » n'est pas un champ numérique ; comparez-le avec = ou ≠.
+definition-condition-option = Ligne { $line } : « { $value } » n'est pas une option de « { $field } » : { $allowed }.
 definition-segments = Ligne { $line } : cette étape a une barre de trop ; seuls les champs d'un formulaire, le montant d'un paiement et « show » viennent après des barres.
 definition-translation-first = Ligne { $line } : une ligne de traduction se place sous l'étape qu'elle traduit.
 definition-translation-twice = Ligne { $line } : cette étape a déjà ses mots dans cette langue.

@@ -4,6 +4,7 @@ state-expired = Expirée
 event-emailed = Lien envoyé par courriel
 event-reminded = Rappel envoyé par courriel
 event-step-expired = Étape expirée ; suite
+event-skipped = Passée : sa condition n'était pas remplie
 event-expired = Expirée
 doorway-expired = Cette demande a expiré avant d'avoir reçu sa réponse ; il n'y a plus rien à répondre.
 actor-mail = courriel

@@ -49,12 +49,14 @@ pub(super) async fn put(
         None => edit::create(db, &draft)
             .await
             .map(|_| Message::new("cli-workflow-created").arg("workflow", workflow())),
-        Some(row) => edit::save(db, row.id, &draft).await.map(|saved| match saved {
-            Saved::Version(number) => Message::new("cli-workflow-saved")
-                .arg("workflow", workflow())
-                .arg("version", number.to_string()),
-            _ => Message::new("cli-workflow-unchanged").arg("workflow", workflow()),
-        }),
+        Some(row) => edit::save(db, row.id, &draft)
+            .await
+            .map(|saved| match saved {
+                Saved::Version(number) => Message::new("cli-workflow-saved")
+                    .arg("workflow", workflow())
+                    .arg("version", number.to_string()),
+                _ => Message::new("cli-workflow-unchanged").arg("workflow", workflow()),
+            }),
     };
     match done {
         Ok(said) => {

@@ -490,6 +490,19 @@ pub enum Recorded {
     Stale,
 }
 
+/// Where a closed step sends its instance, as the workflow decided it.
+#[derive(Clone, Debug, Default)]
+pub struct Then<'a> {
+    /// The next step to ask; `None`: the instance is complete.
+    pub step: Option<i64>,
+    /// What the next step's start queues (nothing when complete).
+    pub start: StepStart<'a>,
+    /// The steps passed over on the way, their conditions not holding: `(index, title, kind)`.
+    pub skipped: Vec<(i64, &'a str, &'a str)>,
+    /// Where a complete instance's place is left: its number of steps.
+    pub end: i64,
+}
+
 /// One answer to a step, as the workflow decided it.
 pub struct Answer<'a> {
     pub instance: i64,
@@ -498,14 +511,13 @@ pub struct Answer<'a> {
     pub answer_json: &'a str,
     /// Every branch the step waits for ("" for a step without branches).
     pub branches: &'a [String],
-    pub last_step: bool,
     /// Set when this answer ends the instance whatever the other branches say (a rejection).
     pub ends_as: Option<InstanceState>,
     pub step_title: &'a str,
     pub kind: &'a str,
     pub participant: &'a str,
-    /// What the next step's start queues (nothing after the last step).
-    pub next: StepStart<'a>,
+    /// Where the instance goes once the step is complete.
+    pub then: Then<'a>,
 }
 
 /// Records an answer and moves the instance on when its step is complete, in one transaction.
@@ -586,23 +598,44 @@ pub async fn record_answer_in(
         Recorded::Ended(state)
     } else if !complete {
         Recorded::Waiting
-    } else if a.last_step {
-        set_state(tx, a.instance, a.step + 1, InstanceState::Complete, now).await?;
-        Recorded::Ended(InstanceState::Complete)
     } else {
-        sqlx::query("UPDATE instances SET step_index = $1 WHERE id = $2")
-            .bind(a.step + 1)
-            .bind(a.instance)
-            .execute(&mut **tx)
-            .await?;
-        open_step(tx, a.instance, a.step + 1, &a.next, mails::Lane::Site, now).await?;
-        Recorded::Advanced
+        move_on(tx, a.instance, &a.then, now).await?
     };
     if outcome != Recorded::Waiting {
         // The step is over: its reminders and deadline have nothing left to do.
         mails::settle_step_in(tx, a.instance, a.step).await?;
     }
     Ok(outcome)
+}
+
+/// Moves an instance on from a closed step: the skipped steps noted in its history, then the
+/// next step opened, or the instance complete.
+async fn move_on(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    instance: i64,
+    then: &Then<'_>,
+    now: i64,
+) -> Result<Recorded, sqlx::Error> {
+    for &(step, step_title, kind) in &then.skipped {
+        let entry = Entry {
+            step,
+            step_title,
+            kind,
+            ..Entry::of(Event::Skipped)
+        };
+        insert_history(tx, instance, &entry, now).await?;
+    }
+    let Some(next) = then.step else {
+        set_state(tx, instance, then.end, InstanceState::Complete, now).await?;
+        return Ok(Recorded::Ended(InstanceState::Complete));
+    };
+    sqlx::query("UPDATE instances SET step_index = $1 WHERE id = $2")
+        .bind(next)
+        .bind(instance)
+        .execute(&mut **tx)
+        .await?;
+    open_step(tx, instance, next, &then.start, mails::Lane::Site, now).await?;
+    Ok(Recorded::Advanced)
 }
 
 /// Moves a running instance's place to the ended in its version's figures, and frees it in its
@@ -802,7 +835,7 @@ pub async fn lapse(
     instance: i64,
     step: i64,
     step_title: &str,
-    next: Option<StepStart<'_>>,
+    next: Option<Then<'_>>,
 ) -> Result<Lapsed, sqlx::Error> {
     let now = super::now();
     let mut tx = db.write().await?;
@@ -820,7 +853,7 @@ pub async fn lapse(
     }
     mails::settle_step_in(&mut tx, instance, step).await?;
     let outcome = match next {
-        Some(next) => {
+        Some(then) => {
             insert_history(
                 &mut tx,
                 instance,
@@ -832,13 +865,10 @@ pub async fn lapse(
                 now,
             )
             .await?;
-            sqlx::query("UPDATE instances SET step_index = $1 WHERE id = $2")
-                .bind(step + 1)
-                .bind(instance)
-                .execute(&mut *tx)
-                .await?;
-            open_step(&mut tx, instance, step + 1, &next, mails::Lane::Site, now).await?;
-            Lapsed::MovedOn
+            match move_on(&mut tx, instance, &then, now).await? {
+                Recorded::Advanced => Lapsed::MovedOn,
+                _ => Lapsed::Ended,
+            }
         }
         None => {
             set_state(&mut tx, instance, step, InstanceState::Expired, now).await?;

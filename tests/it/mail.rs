@@ -419,13 +419,16 @@ async fn an_answer_that_rolls_back_queues_no_email() {
         branch: "",
         answer_json: "{}",
         branches: &[String::new()],
-        last_step: false,
         ends_as: None,
         step_title: "Supplier details",
         kind: "form",
         participant: "supplier",
-        next: orchestra::domain::workflow::StepStart {
-            participants: &next,
+        then: store::instances::Then {
+            step: Some(1),
+            start: orchestra::domain::workflow::StepStart {
+                participants: &next,
+                ..Default::default()
+            },
             ..Default::default()
         },
     };

@@ -29,6 +29,7 @@ mod outbox;
 mod pages;
 mod processes;
 mod reads;
+mod routing;
 mod security;
 mod sessions;
 mod sizing;

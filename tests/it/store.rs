@@ -489,12 +489,14 @@ fn answer<'a>(instance: i64, step: i64, branch: &'a str, branches: &'a [String])
         branch,
         answer_json: r#"{"decision":"approve"}"#,
         branches,
-        last_step: false,
         ends_as: None,
         step_title: "Approve",
         kind: "review",
         participant: branch,
-        next: Default::default(),
+        then: store::instances::Then {
+            step: Some(step + 1),
+            ..Default::default()
+        },
     }
 }
 
@@ -607,7 +609,10 @@ async fn the_last_step_completes_and_a_rejection_ends_the_instance() {
     let single: Vec<String> = vec![String::new()];
     let done = an_instance(&db).await;
     let last = Answer {
-        last_step: true,
+        then: store::instances::Then {
+            end: 1,
+            ..Default::default()
+        },
         ..answer(done, 0, "", &single)
     };
     assert_eq!(

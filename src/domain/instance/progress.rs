@@ -1,6 +1,7 @@
 //! Where an instance stands: who still has something to answer. Read by the operations here and
 //! by the email sender (which imports this file alone, not the instance's operations).
 
+use crate::domain::workflow::condition::{self, Answers};
 use crate::domain::workflow::{Definition, Participant};
 use crate::store::{self, Db};
 
@@ -43,4 +44,47 @@ pub fn left_given(
         }
     }
     left
+}
+
+/// Where step `from` sends its instance once complete: the first later step whose conditions
+/// hold over `answers`, the steps skipped on the way, or completion past the last.
+pub fn then_after<'a>(
+    definition: &'a Definition,
+    from: usize,
+    answers: &Answers,
+) -> store::instances::Then<'a> {
+    let (next, skipped) = condition::next_after(definition, from, answers);
+    let step_of = |i: usize| &definition.steps[i];
+    store::instances::Then {
+        step: next.map(|i| i as i64),
+        start: next.map(|i| step_of(i).start()).unwrap_or_default(),
+        skipped: skipped
+            .into_iter()
+            .map(|i| {
+                let s = step_of(i);
+                (i as i64, s.title.as_str(), s.interaction.kind())
+            })
+            .collect(),
+        end: definition.steps.len() as i64,
+    }
+}
+
+/// The answers a move from step `from` may depend on: read only when a later step has
+/// conditions (a definition without any costs no read).
+pub async fn answers_for(
+    db: &Db,
+    instance: i64,
+    definition: &Definition,
+    from: usize,
+) -> Result<Answers, sqlx::Error> {
+    let conditional = definition
+        .steps
+        .iter()
+        .skip(from + 1)
+        .any(|s| !s.only_if.is_empty());
+    if !conditional {
+        return Ok(Answers::default());
+    }
+    let rows = store::instances::answers_between(db, instance, 0, from as i64).await?;
+    Ok(Answers::from_history(&rows))
 }

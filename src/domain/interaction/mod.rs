@@ -10,6 +10,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::domain::capability::{self, Claims, Kind};
+use crate::domain::instance::progress;
 use crate::domain::keys::SiteKeys;
 use crate::domain::workflow::versions::Cache;
 use crate::domain::workflow::{
@@ -399,38 +400,25 @@ pub async fn record(
     };
     let json = serde_json::to_string(given).map_err(|_| Error::Corrupt("unserialisable answer"))?;
     let awaited = step.awaited();
+    let from = resolved.instance.step_index as usize;
+    let mut answers =
+        progress::answers_for(db, resolved.instance.id, &resolved.definition, from).await?;
+    answers.put_json(from, &json);
+    let then = progress::then_after(&resolved.definition, from, &answers);
     Ok(store::instances::record_answer(
         db,
-        &answer_of(resolved, step, branch, &json, &awaited, ends_as),
+        &Answer {
+            instance: resolved.instance.id,
+            step: resolved.instance.step_index,
+            branch,
+            answer_json: &json,
+            branches: &awaited,
+            ends_as,
+            step_title: &step.title,
+            kind: step.interaction.kind(),
+            participant: resolved.participant.as_str(),
+            then,
+        },
     )
     .await?)
-}
-
-/// The store's view of one answer to the current step.
-pub(crate) fn answer_of<'a>(
-    resolved: &'a Resolved,
-    step: &'a Step,
-    branch: &'a str,
-    json: &'a str,
-    awaited: &'a [String],
-    ends_as: Option<InstanceState>,
-) -> Answer<'a> {
-    Answer {
-        instance: resolved.instance.id,
-        step: resolved.instance.step_index,
-        branch,
-        answer_json: json,
-        branches: awaited,
-        last_step: resolved.step_number() == resolved.definition.steps.len(),
-        ends_as,
-        step_title: &step.title,
-        kind: step.interaction.kind(),
-        participant: resolved.participant.as_str(),
-        next: resolved
-            .definition
-            .steps
-            .get(resolved.step_number())
-            .map(Step::start)
-            .unwrap_or_default(),
-    }
 }

@@ -14,6 +14,7 @@ use sha2::Sha256;
 use super::Resolved;
 use crate::domain::capability::{self, Claims, Kind};
 use crate::domain::delivery::Topic;
+use crate::domain::instance::progress;
 use crate::domain::keys::SiteKeys;
 use crate::domain::workflow::versions::Cache;
 use crate::domain::workflow::{Interaction, Step, format_amount};
@@ -242,6 +243,9 @@ pub async fn apply(db: &Db, versions: &Cache, notice: &Notice) -> Result<Option<
         )
         .await?;
         let awaited = step.awaited();
+        let from = settled.step_index as usize;
+        let mut answers = progress::answers_for(db, settled.instance_id, &definition, from).await?;
+        answers.put_json(from, &json);
         let recorded = store::instances::record_answer_in(
             &mut tx,
             &Answer {
@@ -250,16 +254,11 @@ pub async fn apply(db: &Db, versions: &Cache, notice: &Notice) -> Result<Option<
                 branch: &settled.branch,
                 answer_json: &json,
                 branches: &awaited,
-                last_step: settled.step_index as usize + 1 == definition.steps.len(),
                 ends_as: None,
                 step_title: &step.title,
                 kind: step.interaction.kind(),
                 participant: &settled.participant,
-                next: definition
-                    .steps
-                    .get(settled.step_index as usize + 1)
-                    .map(Step::start)
-                    .unwrap_or_default(),
+                then: progress::then_after(&definition, from, &answers),
             },
         )
         .await?;

@@ -15,6 +15,7 @@ use lettre::message::Mailbox;
 use super::Mailer;
 use super::compose::{Letter, mailbox};
 use crate::domain::capability::{self, Claims, Kind as ClaimKind};
+use crate::domain::instance::progress;
 use crate::domain::outbox::{Lease, Stop};
 use crate::domain::site::Snapshot;
 use crate::domain::workflow::versions::Cache;
@@ -142,13 +143,18 @@ async fn lapse(
     now: i64,
 ) -> Result<bool, Error> {
     let index = usize::try_from(m.step_index).unwrap_or(usize::MAX);
-    let next = definition
+    let then_next = definition
         .steps
         .get(index)
         .and_then(|s| s.expires)
-        .filter(|e| e.then_next)
-        .and_then(|_| definition.steps.get(index + 1))
-        .map(Step::start);
+        .is_some_and(|e| e.then_next);
+    // `then next` goes on to the next step that is asked; with none left, it ends as expired.
+    let next = if then_next {
+        let answers = progress::answers_for(db, instance.id, definition, index).await?;
+        Some(progress::then_after(definition, index, &answers)).filter(|t| t.step.is_some())
+    } else {
+        None
+    };
     let title = definition.steps.get(index).map_or("", |s| s.title.as_str());
     let lapsed = if instance.step_index == m.step_index && !instance.state.is_over() {
         store::instances::lapse(db, instance.id, m.step_index, title, next).await?

@@ -23,10 +23,12 @@ pub enum Event {
     StepExpired,
     /// A step's deadline passed and the instance ended as expired.
     Expired,
+    /// A step was passed over: its conditions on earlier answers did not hold.
+    Skipped,
 }
 
 impl Event {
-    pub const ALL: [Event; 12] = [
+    pub const ALL: [Event; 13] = [
         Event::Started,
         Event::Answered,
         Event::Complete,
@@ -39,6 +41,7 @@ impl Event {
         Event::Reminded,
         Event::StepExpired,
         Event::Expired,
+        Event::Skipped,
     ];
 
     /// As stored, and as the API names it.
@@ -56,6 +59,7 @@ impl Event {
             Event::Reminded => "reminded",
             Event::StepExpired => "step_expired",
             Event::Expired => "expired",
+            Event::Skipped => "skipped",
         }
     }
 
@@ -74,6 +78,7 @@ impl Event {
             Event::Reminded => "event-reminded",
             Event::StepExpired => "event-step-expired",
             Event::Expired => "event-expired",
+            Event::Skipped => "event-skipped",
         }
     }
 

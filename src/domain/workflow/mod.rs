@@ -8,11 +8,13 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod condition;
 pub mod edit;
 pub mod history;
 pub mod seed;
 pub mod versions;
 
+pub use condition::Condition;
 pub use fields::{
     Field, FieldKind, FormCheck, Interaction, MAX_OPTIONS, check_form, format_amount,
     format_amount_for,

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::condition;
 use super::fields::slug;
 use super::{
     Definition, Expires, Field, FieldKind, Interaction, MAX_DEFINITION_CHARS, MAX_DELAY,
@@ -58,7 +59,7 @@ impl Definition {
                 }
                 continue;
             }
-            match parse_step(n + 1, line, steps.len()) {
+            match parse_step(n + 1, line, &steps) {
                 Ok(step) => {
                     steps.push(step);
                     last_ok = true;
@@ -76,6 +77,7 @@ impl Definition {
                         help: String::new(),
                         remind: None,
                         expires: None,
+                        only_if: Vec::new(),
                     });
                     last_ok = false;
                 }
@@ -155,6 +157,10 @@ impl Definition {
                 if e.then_next {
                     out.push_str(" then next");
                 }
+            }
+            if !step.only_if.is_empty() {
+                out.push_str(" | only if ");
+                out.push_str(&condition::to_text(&step.only_if, &self.steps));
             }
             if !step.help.is_empty() {
                 out.push_str(" | help: ");
@@ -284,7 +290,8 @@ fn parse_amount(details: &str) -> Option<(i64, String)> {
 }
 
 /// One line of a definition as a step, or what is wrong with it (`line` counts from 1).
-fn parse_step(line_number: usize, line: &str, earlier: usize) -> Result<Step, Message> {
+fn parse_step(line_number: usize, line: &str, earlier_steps: &[Step]) -> Result<Step, Message> {
+    let earlier = earlier_steps.len();
     let at = |id: &'static str| Message::new(id).arg("line", line_number.to_string());
     let (head, rest) = line
         .split_once(':')
@@ -326,6 +333,7 @@ fn parse_step(line_number: usize, line: &str, earlier: usize) -> Result<Step, Me
     let mut help = String::new();
     let mut remind = None;
     let mut expires = None;
+    let mut only_if = Vec::new();
     for segment in segments {
         if let Some(spec) = segment.strip_prefix("remind ") {
             if remind.is_some() {
@@ -342,6 +350,12 @@ fn parse_step(line_number: usize, line: &str, earlier: usize) -> Result<Step, Me
                 return Err(at("definition-help"));
             }
             help = words.trim().to_owned();
+        } else if let Some(conditions) = segment.strip_prefix("only if ") {
+            if !only_if.is_empty() {
+                return Err(at("definition-condition-twice"));
+            }
+            only_if = condition::parse(conditions, earlier_steps)
+                .map_err(|m| m.arg("line", line_number.to_string()))?;
         } else if let Some(list) = show_list(segment) {
             if !shows.is_empty() {
                 return Err(at("definition-show"));
@@ -387,6 +401,7 @@ fn parse_step(line_number: usize, line: &str, earlier: usize) -> Result<Step, Me
         help,
         remind,
         expires,
+        only_if,
     })
 }
 

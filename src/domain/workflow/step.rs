@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Interaction, Participant};
+use super::{Condition, Interaction, Participant};
 use crate::i18n::Lang;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -37,6 +37,10 @@ pub struct Step {
     /// The step's deadline (`| expires 7d`, or `| expires 7d then next`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires: Option<Expires>,
+    /// Conditions on earlier answers, all of which must hold for the step to be asked
+    /// (`| only if Amount > 1000`); it is skipped otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub only_if: Vec<Condition>,
 }
 
 /// What a step's start queues: its participants' links (for those with an address), their

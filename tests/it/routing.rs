@@ -1,0 +1,95 @@
+//! Workflows that route: a step asked only when its conditions on earlier answers hold, the
+//! others passed over and noted in the history, over the real doorway.
+
+use crate::helpers::{Flood, TestApp, answer_step, events, spawn, state_of};
+
+/// The evaluator's expense claim: finance reviews only above 1,000.
+const CLAIM: &str = "form@employee: Expense claim | Amount* (number), Purpose* (choice: Travel / Meals / Other)\n\
+                     review@manager: Manager review | show 1\n\
+                     review@finance: Finance review | only if Amount > 1000\n";
+
+async fn claim(app: &TestApp, title: &str) -> i64 {
+    let definition = orchestra::domain::workflow::Definition::parse(CLAIM).unwrap();
+    if orchestra::store::workflows::by_name(&app.db, "expense_claim")
+        .await
+        .unwrap()
+        .is_none()
+    {
+        orchestra::store::workflows::create(
+            &app.db,
+            "expense_claim",
+            "Expense claim",
+            &definition.to_json(),
+        )
+        .await
+        .unwrap();
+    }
+    app.start("expense_claim", title).await
+}
+
+/// Files the claim and has the manager approve it; gives the instance.
+async fn filed_and_approved(app: &TestApp, amount: &str) -> i64 {
+    let id = claim(app, &format!("Claim of {amount}")).await;
+    let client = app.client();
+    let employee = app.link(id, Some("employee")).await;
+    let filed = answer_step(
+        &client,
+        app,
+        &employee,
+        &[("amount", amount), ("purpose", "travel")],
+    )
+    .await;
+    assert_eq!(filed.status, 200, "{}", filed.body);
+    let manager = app.link(id, Some("manager")).await;
+    let approved = answer_step(
+        &client,
+        app,
+        &manager,
+        &[("decision", "approve"), ("comment", "")],
+    )
+    .await;
+    assert_eq!(approved.status, 200, "{}", approved.body);
+    id
+}
+
+#[tokio::test]
+async fn under_a_thousand_finance_is_skipped_and_the_history_says_so() {
+    let app = spawn(Flood::Memory).await;
+    let id = filed_and_approved(&app, "500").await;
+    assert_eq!(state_of(&app, id).await.0, "complete");
+    let history = events(&app, id).await;
+    assert!(
+        history.contains(&(2, String::new(), "skipped".to_owned())),
+        "{history:?}"
+    );
+    // Finance was never asked: no email, no link, no answer.
+    assert!(
+        !history
+            .iter()
+            .any(|(step, _, e)| *step == 2 && e != "skipped"),
+        "{history:?}"
+    );
+}
+
+#[tokio::test]
+async fn above_a_thousand_finance_reviews_the_claim() {
+    let app = spawn(Flood::Memory).await;
+    let id = filed_and_approved(&app, "1500.50").await;
+    assert_eq!(state_of(&app, id).await, ("active".to_owned(), 2));
+    assert!(
+        !events(&app, id)
+            .await
+            .iter()
+            .any(|(_, _, e)| e == "skipped")
+    );
+    let finance = app.link(id, Some("finance")).await;
+    let done = answer_step(
+        &app.client(),
+        &app,
+        &finance,
+        &[("decision", "approve"), ("comment", "")],
+    )
+    .await;
+    assert_eq!(done.status, 200);
+    assert_eq!(state_of(&app, id).await.0, "complete");
+}
