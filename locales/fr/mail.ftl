@@ -5,6 +5,7 @@ event-emailed = Lien envoyé par courriel
 event-reminded = Rappel envoyé par courriel
 event-step-expired = Étape expirée ; suite
 event-skipped = Passée : sa condition n'était pas remplie
+event-closed-by-quorum = Close : assez d'approbations ; les autres n'étaient pas nécessaires
 event-expired = Expirée
 doorway-expired = Cette demande a expiré avant d'avoir reçu sa réponse ; il n'y a plus rien à répondre.
 actor-mail = courriel

@@ -511,8 +511,11 @@ pub struct Answer<'a> {
     pub answer_json: &'a str,
     /// Every branch the step waits for ("" for a step without branches).
     pub branches: &'a [String],
-    /// Set when this answer ends the instance whatever the other branches say (a rejection).
-    pub ends_as: Option<InstanceState>,
+    /// Whether this answer is a review's rejection.
+    pub rejects: bool,
+    /// How many approvals (answers, for a form) close the step: every branch's, or fewer
+    /// (`| 2 of 3`). It closes as rejected once that many can no longer approve.
+    pub needed: usize,
     pub step_title: &'a str,
     pub kind: &'a str,
     pub participant: &'a str,
@@ -551,14 +554,15 @@ pub async fn record_answer_in(
     if locked == 0 {
         return Ok(Recorded::Stale);
     }
-    let answered: Vec<String> = sqlx::query_scalar(
-        "SELECT branch FROM history WHERE instance_id = $1 AND step_index = $2 AND event = 'answered'",
+    let answered: Vec<(String, String)> = sqlx::query_as(
+        "SELECT branch, answer FROM history WHERE instance_id = $1 AND step_index = $2 \
+         AND event = 'answered'",
     )
     .bind(a.instance)
     .bind(a.step)
     .fetch_all(&mut **tx)
     .await?;
-    if answered.iter().any(|b| b == a.branch) {
+    if answered.iter().any(|(b, _)| b == a.branch) {
         return Ok(Recorded::Stale);
     }
     insert_history(
@@ -589,23 +593,52 @@ pub async fn record_answer_in(
         now,
     )
     .await?;
-    let complete = a
-        .branches
+    let rejections = answered
         .iter()
-        .all(|b| b == a.branch || answered.contains(b));
-    let outcome = if let Some(state) = a.ends_as {
-        set_state(tx, a.instance, a.step, state, now).await?;
-        Recorded::Ended(state)
-    } else if !complete {
-        Recorded::Waiting
-    } else {
+        .filter(|(_, json)| is_rejection(json))
+        .count()
+        + usize::from(a.rejects);
+    let approvals = answered.len() + 1 - rejections;
+    let needed = a.needed.clamp(1, a.branches.len().max(1));
+    let outcome = if approvals >= needed {
+        if approvals + rejections < a.branches.len() {
+            closed_by_quorum(tx, a, now).await?;
+        }
         move_on(tx, a.instance, &a.then, now).await?
+    } else if a.branches.len() - rejections < needed {
+        set_state(tx, a.instance, a.step, InstanceState::Rejected, now).await?;
+        Recorded::Ended(InstanceState::Rejected)
+    } else {
+        Recorded::Waiting
     };
     if outcome != Recorded::Waiting {
         // The step is over: its reminders and deadline have nothing left to do.
         mails::settle_step_in(tx, a.instance, a.step).await?;
     }
     Ok(outcome)
+}
+
+/// Whether a recorded answer is a review's rejection (its `decision`).
+fn is_rejection(answer_json: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(answer_json)
+        .ok()
+        .and_then(|v| v.get("decision")?.as_str().map(|d| d == "reject"))
+        .unwrap_or(false)
+}
+
+/// Notes that a step closed with enough approvals before every branch answered.
+async fn closed_by_quorum(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    a: &Answer<'_>,
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    let entry = Entry {
+        step: a.step,
+        step_title: a.step_title,
+        kind: a.kind,
+        ..Entry::of(Event::ClosedByQuorum)
+    };
+    insert_history(tx, a.instance, &entry, now).await
 }
 
 /// Moves an instance on from a closed step: the skipped steps noted in its history, then the

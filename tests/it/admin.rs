@@ -429,8 +429,8 @@ async fn a_new_workflow_with_a_bad_definition_keeps_the_text_and_shows_the_error
     );
     assert_eq!(
         page.first("textarea#definition + p.field-error[data-field=definition]"),
-        "Line 1, field “Born”: “date” is not a field type; use text, long, number, email, \
-         choice."
+        "Line 1: the field “Born” has the type “date”, which is none; use text, long, number, \
+         email, choice."
     );
     assert!(!page.has("p.field-error[data-field=name]"));
     assert!(!page.has("p.field-error[data-field=label]"));

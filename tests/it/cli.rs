@@ -2114,8 +2114,8 @@ async fn workflows_are_created_saved_and_shown_from_files_and_standard_input() {
     .expect(
         2,
         "",
-        "Line 1, field “Receipt”: “file” is not a field type; use text, long, number, email, \
-         choice.\nLine 2: put a colon after the kind, as in \"review: Check the order\".\n",
+        "Line 1: the field “Receipt” has the type “file”, which is none; use text, long, number, \
+         email, choice.\nLine 2: put a colon after the kind, as in \"review: Check the order\".\n",
     );
     let list = cli.run(&["workflow", "list"]);
     assert!(

@@ -93,3 +93,75 @@ async fn above_a_thousand_finance_reviews_the_claim() {
     assert_eq!(done.status, 200);
     assert_eq!(state_of(&app, id).await.0, "complete");
 }
+
+const DIRECTORS: &str = "form@employee: Expense claim | Amount* (number)\n\
+                         review[alice,bob,carol]: Directors sign off | 2 of 3\n";
+
+async fn directors(app: &TestApp) -> i64 {
+    let definition = orchestra::domain::workflow::Definition::parse(DIRECTORS).unwrap();
+    orchestra::store::workflows::create(&app.db, "sign_off", "Sign-off", &definition.to_json())
+        .await
+        .unwrap();
+    let id = app.start("sign_off", "Two of three").await;
+    let employee = app.link(id, Some("employee")).await;
+    let filed = answer_step(&app.client(), app, &employee, &[("amount", "42")]).await;
+    assert_eq!(filed.status, 200);
+    id
+}
+
+async fn decide(app: &TestApp, link: &str, decision: &str) {
+    let page = answer_step(
+        &app.client(),
+        app,
+        link,
+        &[("decision", decision), ("comment", "Because.")],
+    )
+    .await;
+    assert_eq!(page.status, 200, "{}", page.body);
+}
+
+#[tokio::test]
+async fn two_of_three_directors_close_the_step_and_the_third_link_offers_nothing() {
+    let app = spawn(Flood::Memory).await;
+    let id = directors(&app).await;
+    let carol = app.link(id, Some("carol")).await;
+    decide(&app, &app.link(id, Some("alice")).await, "approve").await;
+    assert_eq!(state_of(&app, id).await, ("active".to_owned(), 1));
+    // A rejection of three leaves two who can still approve: the step still waits.
+    decide(&app, &carol, "reject").await;
+    assert_eq!(state_of(&app, id).await, ("active".to_owned(), 1));
+    decide(&app, &app.link(id, Some("bob")).await, "approve").await;
+    assert_eq!(state_of(&app, id).await.0, "complete");
+    assert!(
+        events(&app, id)
+            .await
+            .iter()
+            .all(|(_, _, e)| e != "closed_by_quorum"),
+        "all three answered: nothing closed early"
+    );
+
+    // Two approvals first: the step closes before carol, whose link then offers nothing.
+    let id = directors(&app).await;
+    let carol = app.link(id, Some("carol")).await;
+    decide(&app, &app.link(id, Some("alice")).await, "approve").await;
+    decide(&app, &app.link(id, Some("bob")).await, "approve").await;
+    assert_eq!(state_of(&app, id).await.0, "complete");
+    assert!(
+        events(&app, id)
+            .await
+            .contains(&(1, String::new(), "closed_by_quorum".to_owned()))
+    );
+    let page = crate::helpers::get(&app.client(), &app, &carol).await;
+    assert_eq!(page.status, 200);
+    assert!(!page.has("input[name=decision]"), "{}", page.body);
+}
+
+#[tokio::test]
+async fn two_rejections_of_three_reject_the_step_at_once() {
+    let app = spawn(Flood::Memory).await;
+    let id = directors(&app).await;
+    decide(&app, &app.link(id, Some("alice")).await, "reject").await;
+    assert_eq!(state_of(&app, id).await.0, "active");
+    decide(&app, &app.link(id, Some("bob")).await, "reject").await;
+    assert_eq!(state_of(&app, id).await.0, "rejected");
+}

@@ -489,7 +489,8 @@ fn answer<'a>(instance: i64, step: i64, branch: &'a str, branches: &'a [String])
         branch,
         answer_json: r#"{"decision":"approve"}"#,
         branches,
-        ends_as: None,
+        rejects: false,
+        needed: branches.len(),
         step_title: "Approve",
         kind: "review",
         participant: branch,
@@ -632,7 +633,7 @@ async fn the_last_step_completes_and_a_rejection_ends_the_instance() {
     let branches = two_reviewers();
     let rejected = an_instance(&db).await;
     let no = Answer {
-        ends_as: Some(InstanceState::Rejected),
+        rejects: true,
         ..answer(rejected, 0, "finance", &branches)
     };
     assert_eq!(

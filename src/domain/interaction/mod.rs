@@ -391,13 +391,13 @@ pub async fn record(
     branch: &str,
     given: &Given,
 ) -> Result<Recorded, Error> {
-    let ends_as = match given {
+    let rejects = matches!(
+        given,
         Given::Review {
             decision: Decision::Reject,
             ..
-        } => Some(InstanceState::Rejected),
-        _ => None,
-    };
+        }
+    );
     let json = serde_json::to_string(given).map_err(|_| Error::Corrupt("unserialisable answer"))?;
     let awaited = step.awaited();
     let from = resolved.instance.step_index as usize;
@@ -413,7 +413,8 @@ pub async fn record(
             branch,
             answer_json: &json,
             branches: &awaited,
-            ends_as,
+            rejects,
+            needed: step.needed(),
             step_title: &step.title,
             kind: step.interaction.kind(),
             participant: resolved.participant.as_str(),

@@ -25,10 +25,13 @@ pub enum Event {
     Expired,
     /// A step was passed over: its conditions on earlier answers did not hold.
     Skipped,
+    /// A step with branches closed once enough of them approved (`| 2 of 3`); the others
+    /// were not needed.
+    ClosedByQuorum,
 }
 
 impl Event {
-    pub const ALL: [Event; 13] = [
+    pub const ALL: [Event; 14] = [
         Event::Started,
         Event::Answered,
         Event::Complete,
@@ -42,6 +45,7 @@ impl Event {
         Event::StepExpired,
         Event::Expired,
         Event::Skipped,
+        Event::ClosedByQuorum,
     ];
 
     /// As stored, and as the API names it.
@@ -60,6 +64,7 @@ impl Event {
             Event::StepExpired => "step_expired",
             Event::Expired => "expired",
             Event::Skipped => "skipped",
+            Event::ClosedByQuorum => "closed_by_quorum",
         }
     }
 
@@ -79,6 +84,7 @@ impl Event {
             Event::StepExpired => "event-step-expired",
             Event::Expired => "event-expired",
             Event::Skipped => "event-skipped",
+            Event::ClosedByQuorum => "event-closed-by-quorum",
         }
     }
 

@@ -78,6 +78,7 @@ impl Definition {
                         remind: None,
                         expires: None,
                         only_if: Vec::new(),
+                        quorum: None,
                     });
                     last_ok = false;
                 }
@@ -157,6 +158,11 @@ impl Definition {
                 if e.then_next {
                     out.push_str(" then next");
                 }
+            }
+            match step.quorum {
+                Some(1) => out.push_str(" | any"),
+                Some(k) => out.push_str(&format!(" | {k} of {}", step.branches.len())),
+                None => {}
             }
             if !step.only_if.is_empty() {
                 out.push_str(" | only if ");
@@ -334,6 +340,8 @@ fn parse_step(line_number: usize, line: &str, earlier_steps: &[Step]) -> Result<
     let mut remind = None;
     let mut expires = None;
     let mut only_if = Vec::new();
+    let mut quorum = None;
+    let mut quorum_said = false;
     for segment in segments {
         if let Some(spec) = segment.strip_prefix("remind ") {
             if remind.is_some() {
@@ -350,6 +358,17 @@ fn parse_step(line_number: usize, line: &str, earlier_steps: &[Step]) -> Result<
                 return Err(at("definition-help"));
             }
             help = words.trim().to_owned();
+        } else if let Some((needed, of)) = parse_quorum(segment) {
+            let all = branches.len();
+            match needed {
+                Some(k)
+                    if !quorum_said && (1..=all).contains(&k) && of.is_none_or(|n| n == all) =>
+                {
+                    quorum = Some(k).filter(|&k| k < all);
+                    quorum_said = true;
+                }
+                _ => return Err(at("definition-quorum")),
+            }
         } else if let Some(conditions) = segment.strip_prefix("only if ") {
             if !only_if.is_empty() {
                 return Err(at("definition-condition-twice"));
@@ -402,7 +421,21 @@ fn parse_step(line_number: usize, line: &str, earlier_steps: &[Step]) -> Result<
         remind,
         expires,
         only_if,
+        quorum,
     })
+}
+
+/// `2 of 3` or `any`: how many branches close a step, and of how many; `None` when the
+/// segment is no quorum (a number too large to read is `Some((None, _))`).
+fn parse_quorum(segment: &str) -> Option<(Option<usize>, Option<usize>)> {
+    if segment == "any" {
+        return Some((Some(1), None));
+    }
+    let mut words = segment.split_whitespace();
+    let (k, of, n) = (words.next()?, words.next()?, words.next()?);
+    let number = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit());
+    (of == "of" && number(k) && number(n) && words.next().is_none())
+        .then(|| (k.parse().ok(), Some(n.parse().unwrap_or(usize::MAX))))
 }
 
 /// `2d x3`: the wait (at least an hour) and how many reminders (1 to `MAX_REMINDERS`; one
@@ -773,5 +806,36 @@ mod words_tests {
         // A label that starts with the word is a label, not a list of steps.
         let def = Definition::parse("form: A | show size\n").unwrap();
         assert!(def.steps[0].shows.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod quorum_tests {
+    use super::*;
+
+    #[test]
+    fn k_of_n_is_read_written_back_and_refused_where_it_cannot_be() {
+        let d = Definition::parse("review[a,b,c]: Sign off | 2 of 3\nreview[x,y]: Any | any\n")
+            .unwrap();
+        assert_eq!((d.steps[0].quorum, d.steps[0].needed()), (Some(2), 2));
+        assert_eq!((d.steps[1].quorum, d.steps[1].needed()), (Some(1), 1));
+        assert_eq!(Definition::parse(&d.to_text()).unwrap(), d);
+        // Every branch is what a step without it needs, and is stored as before.
+        let all = Definition::parse("review[a,b]: Both | 2 of 2\n").unwrap();
+        assert_eq!((all.steps[0].quorum, all.steps[0].needed()), (None, 2));
+        assert!(!all.to_json().contains("quorum"));
+        for bad in [
+            "review@a: One | any",
+            "review[a,b]: Two | 3 of 2",
+            "review[a,b]: Two | 0 of 2",
+            "review[a,b,c]: Three | 2 of 4",
+            "review[a,b,c]: Three | 2 of 3 | any",
+            "review[a,b]: Two | 99999999999999999999999 of 2",
+        ] {
+            let error = Definition::parse(bad)
+                .unwrap_err()
+                .render(crate::i18n::Lang::En);
+            assert!(error.starts_with("Line 1: \"2 of 3\""), "{bad}: {error}");
+        }
     }
 }

@@ -41,6 +41,11 @@ pub struct Step {
     /// (`| only if Amount > 1000`); it is skipped otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub only_if: Vec<Condition>,
+    /// For a step with branches: how many of them close it (`| 2 of 3`, `| any`); every
+    /// branch when `None`. A review closes as approved once this many approve, and as
+    /// rejected once that many can no longer approve.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quorum: Option<usize>,
 }
 
 /// What a step's start queues: its participants' links (for those with an address), their
@@ -185,6 +190,12 @@ impl Step {
                 .expires
                 .map(|e| i64::try_from(e.after).unwrap_or(i64::MAX)),
         }
+    }
+
+    /// How many answers (approvals, for a review) close this step.
+    pub fn needed(&self) -> usize {
+        let all = self.participants().len();
+        self.quorum.map_or(all, |k| k.clamp(1, all))
     }
 
     /// Everyone who answers this step.
