@@ -78,3 +78,17 @@ cli-contact-refused = { $participant }: { $reason }
 api-send-ttl = An emailed link lives the site's default lifetime: leave ttl_seconds out with "send": true.
 config-env-smtp-plain = ORCHESTRA_SMTP_URL sends a password over plain smtp:// to another machine, where anyone on the way could read it: use smtps://, or add ?tls=required for STARTTLS.
 instance-started-emailed = The instance was started. Each participant with an address is emailed their link when their step starts; the Emails section below follows them.
+mail-closed-subject = No longer needed: { $step } – { $subject }
+mail-closed-intro = The step "{ $step }" of "{ $subject }" on { $site } closed with enough approvals, so nothing more is needed from you. Your link no longer offers a decision.
+mail-outcome-complete-subject = Approved: { $subject }
+mail-outcome-complete-intro = "{ $subject }" on { $site } is complete: every step was answered.
+mail-outcome-rejected-subject = Rejected: { $subject }
+mail-outcome-rejected-intro = "{ $subject }" on { $site } was rejected at the step "{ $step }".
+mail-outcome-expired-subject = Expired: { $subject }
+mail-outcome-expired-intro = "{ $subject }" on { $site } ended: the step "{ $step }" passed its deadline without an answer.
+mail-outcome-cancelled-subject = Cancelled: { $subject }
+mail-outcome-cancelled-intro = "{ $subject }" on { $site } was cancelled.
+mail-outcome-comment = The last comment
+mail-outcome-answers = What you submitted
+mail-kind-closed = Not needed
+mail-kind-outcome = Outcome

@@ -78,3 +78,17 @@ cli-contact-refused = { $participant } : { $reason }
 api-send-ttl = Un lien envoyé par courriel vit la durée par défaut du site : omettez ttl_seconds avec "send": true.
 config-env-smtp-plain = ORCHESTRA_SMTP_URL envoie un mot de passe en clair (smtp://) à une autre machine, où quiconque sur le chemin pourrait le lire : utilisez smtps://, ou ajoutez ?tls=required pour STARTTLS.
 instance-started-emailed = L'instance a été démarrée. Chaque participant qui a une adresse reçoit son lien par courriel quand son étape commence ; la section Courriels ci-dessous les suit.
+mail-closed-subject = Plus nécessaire : { $step } – { $subject }
+mail-closed-intro = L'étape « { $step } » de « { $subject } » sur { $site } a été close avec assez d'approbations : rien de plus n'est attendu de vous. Votre lien ne propose plus de décision.
+mail-outcome-complete-subject = Approuvé : { $subject }
+mail-outcome-complete-intro = « { $subject } » sur { $site } est terminé : chaque étape a reçu sa réponse.
+mail-outcome-rejected-subject = Refusé : { $subject }
+mail-outcome-rejected-intro = « { $subject } » sur { $site } a été refusé à l'étape « { $step } ».
+mail-outcome-expired-subject = Expiré : { $subject }
+mail-outcome-expired-intro = « { $subject } » sur { $site } a pris fin : l'étape « { $step } » a dépassé son échéance sans réponse.
+mail-outcome-cancelled-subject = Annulé : { $subject }
+mail-outcome-cancelled-intro = « { $subject } » sur { $site } a été annulé.
+mail-outcome-comment = Le dernier commentaire
+mail-outcome-answers = Ce que vous avez envoyé
+mail-kind-closed = Plus nécessaire
+mail-kind-outcome = Issue

@@ -6,7 +6,7 @@ use super::outbox::{self, Message};
 use super::{Backend, Db};
 use crate::domain::delivery::topic::Topic;
 use crate::domain::workflow::history::Event;
-use crate::domain::workflow::{InstanceState, StepStart};
+use crate::domain::workflow::{InstanceState, Participant, StepStart};
 
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct InstanceRow {
@@ -601,10 +601,23 @@ pub async fn record_answer_in(
     let approvals = answered.len() + 1 - rejections;
     let needed = a.needed.clamp(1, a.branches.len().max(1));
     let outcome = if approvals >= needed {
-        if approvals + rejections < a.branches.len() {
+        let early = approvals + rejections < a.branches.len();
+        if early {
             closed_by_quorum(tx, a, now).await?;
         }
-        move_on(tx, a.instance, &a.then, now).await?
+        let moved = move_on(tx, a.instance, &a.then, now).await?;
+        if early {
+            // Told after the move, which sets aside what was pending for the step.
+            let not_needed: Vec<Participant> = a
+                .branches
+                .iter()
+                .filter(|b| *b != a.branch && !answered.iter().any(|(done, _)| done == *b))
+                .filter_map(|b| Participant::parse(b))
+                .collect();
+            let (kind, lane) = (mails::Kind::Closed, mails::Lane::Site);
+            mails::queue_in(tx, a.instance, a.step, &not_needed, kind, lane, now, now).await?;
+        }
+        moved
     } else if a.branches.len() - rejections < needed {
         set_state(tx, a.instance, a.step, InstanceState::Rejected, now).await?;
         Recorded::Ended(InstanceState::Rejected)
@@ -712,6 +725,7 @@ async fn set_state(
         .await?;
     count_end(tx, instance).await?;
     mails::settle_instance_in(tx, instance).await?;
+    mails::queue_outcome_in(tx, instance, step, now).await?;
     insert_history(
         tx,
         instance,
@@ -763,6 +777,7 @@ pub async fn cancel(
     };
     count_end(&mut tx, instance).await?;
     mails::settle_instance_in(&mut tx, instance).await?;
+    mails::queue_outcome_in(&mut tx, instance, step, now).await?;
     revoke_records(&mut tx, instance, by, now).await?;
     sqlx::query(
         "UPDATE payments SET state = 'cancelled', open_key = NULL, updated_at = $1 \

@@ -33,6 +33,12 @@ pub enum Kind {
     Reminder,
     /// The step's deadline: sent to nobody; the chore ends (or moves on from) the step.
     Deadline,
+    /// The participant's branch was not needed: the step closed with enough approvals
+    /// (`| 2 of 3`). No link.
+    Closed,
+    /// The instance ended: its outcome, told to whoever filed it (its first step's
+    /// participants). No link.
+    Outcome,
 }
 
 impl Kind {
@@ -41,13 +47,26 @@ impl Kind {
             Kind::Link => "link",
             Kind::Reminder => "reminder",
             Kind::Deadline => "deadline",
+            Kind::Closed => "closed",
+            Kind::Outcome => "outcome",
         }
     }
 
+    /// Whether it tells something and carries no link.
+    pub fn is_notice(self) -> bool {
+        matches!(self, Kind::Closed | Kind::Outcome)
+    }
+
     fn parse(s: &str) -> Option<Self> {
-        [Kind::Link, Kind::Reminder, Kind::Deadline]
-            .into_iter()
-            .find(|k| k.as_str() == s)
+        [
+            Kind::Link,
+            Kind::Reminder,
+            Kind::Deadline,
+            Kind::Closed,
+            Kind::Outcome,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
     }
 }
 
@@ -115,6 +134,29 @@ pub(crate) async fn queue_in(
         .rows_affected();
     }
     Ok(queued)
+}
+
+/// Queues the outcome's email to whoever filed the instance (its first step's answerers with
+/// an address), inside the transaction that ends it.
+pub(crate) async fn queue_outcome_in(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    instance: i64,
+    step: i64,
+    now: i64,
+) -> Result<u64, sqlx::Error> {
+    Ok(sqlx::query(
+        "INSERT INTO mails (instance_id, participant, step_index, kind, lane, next_at, \
+         created_at) SELECT c.instance_id, c.participant, $2, 'outcome', $3, $4, $4 \
+         FROM contacts c WHERE c.instance_id = $1 AND c.participant IN (SELECT participant \
+         FROM history WHERE instance_id = $1 AND step_index = 0 AND event = 'answered')",
+    )
+    .bind(instance)
+    .bind(step)
+    .bind(Lane::Site as i64)
+    .bind(now)
+    .execute(&mut **tx)
+    .await?
+    .rows_affected())
 }
 
 /// The hourly quota of link emails asked for through the API: the keys to count one email
@@ -422,7 +464,7 @@ pub(crate) async fn settle_step_in(
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
         "UPDATE mails SET state = 'skipped' WHERE instance_id = $1 AND step_index = $2 \
-         AND state = 'pending' AND kind <> 'link'",
+         AND state = 'pending' AND kind IN ('reminder', 'deadline')",
     )
     .bind(instance)
     .bind(step)
@@ -437,11 +479,14 @@ pub(crate) async fn settle_instance_in(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     instance: i64,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE mails SET state = 'skipped' WHERE instance_id = $1 AND state = 'pending'")
-        .bind(instance)
-        .execute(&mut **tx)
-        .await
-        .map(|_| ())
+    sqlx::query(
+        "UPDATE mails SET state = 'skipped' WHERE instance_id = $1 AND state = 'pending' \
+         AND kind NOT IN ('closed', 'outcome')",
+    )
+    .bind(instance)
+    .execute(&mut **tx)
+    .await
+    .map(|_| ())
 }
 
 /// A mail row as an instance's page lists it.

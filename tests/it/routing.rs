@@ -165,3 +165,109 @@ async fn two_rejections_of_three_reject_the_step_at_once() {
     decide(&app, &app.link(id, Some("bob")).await, "reject").await;
     assert_eq!(state_of(&app, id).await.0, "rejected");
 }
+
+/// The employee who filed the claim is told the outcome by email, in their language, with the
+/// last comment and a copy of what they submitted; a director not needed is told the step
+/// closed, with no link.
+#[tokio::test]
+async fn the_requester_is_told_the_outcome_and_a_director_not_needed_that_the_step_closed() {
+    use orchestra::domain::instance::{self, Actor};
+    use orchestra::domain::mail::{ContactInput, Mailer, send};
+
+    let app = crate::helpers::spawn_now(Flood::Memory).await;
+    let smtp = crate::helpers::Smtp::start();
+    let mailer = Mailer::new(&smtp.url(), "Orchestra <orchestra@example.org>").unwrap();
+    let definition = orchestra::domain::workflow::Definition::parse(DIRECTORS).unwrap();
+    let w =
+        orchestra::store::workflows::create(&app.db, "sign_off", "Sign-off", &definition.to_json())
+            .await
+            .unwrap()
+            .unwrap();
+    let contact = |participant: &str, email: &str, lang: &str| ContactInput {
+        participant: participant.into(),
+        email: email.into(),
+        name: String::new(),
+        lang: lang.into(),
+    };
+    let contacts = [
+        contact("employee", "eve@office.example", "fr"),
+        contact("carol", "carol@office.example", "en"),
+    ];
+    let id = instance::start(
+        &app.db,
+        &instance::Start {
+            contacts: &contacts,
+            ..instance::Start::new(w, "Trip to Lyon", &Actor::Admin("ada".into()))
+        },
+    )
+    .await
+    .unwrap();
+    let run = || async {
+        let site = app.state.site.get().await;
+        send::run_once(
+            &app.db,
+            &app.state.versions,
+            &site,
+            Some(&mailer),
+            orchestra::store::now(),
+        )
+        .await
+        .unwrap()
+    };
+    run().await;
+    let employee = app.link(id, Some("employee")).await;
+    let filed = answer_step(&app.client(), &app, &employee, &[("amount", "1200")]).await;
+    assert_eq!(filed.status, 200);
+    run().await;
+    decide(&app, &app.link(id, Some("alice")).await, "approve").await;
+    let page = answer_step(
+        &app.client(),
+        &app,
+        &app.link(id, Some("bob")).await,
+        &[("decision", "approve"), ("comment", "Bon voyage.")],
+    )
+    .await;
+    assert_eq!(page.status, 200);
+    assert_eq!(state_of(&app, id).await.0, "complete");
+    run().await;
+
+    let received = smtp.received();
+    let outcome = received
+        .iter()
+        .find(|m| m.to == ["eve@office.example"] && m.subject().starts_with("Approuvé"))
+        .unwrap_or_else(|| {
+            panic!(
+                "no outcome email: {:?}",
+                received.iter().map(|m| m.subject()).collect::<Vec<_>>()
+            )
+        });
+    assert_eq!(outcome.subject(), "Approuvé : Trip to Lyon");
+    let text = outcome.part("text/plain");
+    assert!(text.contains("est terminé"), "{text}");
+    assert!(text.contains("Bon voyage."), "the last comment: {text}");
+    assert!(
+        text.contains("Amount: 1200"),
+        "a copy of what was filed: {text}"
+    );
+    assert!(!text.contains("/interaction/"), "no link: {text}");
+    assert!(outcome.part("text/html").contains("<html lang=\"fr\">"));
+
+    let closed: Vec<_> = received
+        .iter()
+        .filter(|m| m.to == ["carol@office.example"])
+        .collect();
+    assert_eq!(
+        closed.len(),
+        2,
+        "her link, then the notice: {:?}",
+        closed.iter().map(|m| m.subject()).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        closed[1].subject(),
+        "No longer needed: Directors sign off – Trip to Lyon"
+    );
+    assert!(!closed[1].part("text/plain").contains("/interaction/"));
+    // Each told once.
+    run().await;
+    assert_eq!(smtp.received().len(), received.len());
+}

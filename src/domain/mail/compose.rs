@@ -55,7 +55,7 @@ impl Letter<'_> {
     pub fn subject_line(&self) -> String {
         let id = match self.kind {
             Kind::Reminder => "mail-reminder-subject",
-            Kind::Link | Kind::Deadline => "mail-link-subject",
+            _ => "mail-link-subject",
         };
         tr(
             self.lang,
@@ -72,7 +72,7 @@ impl Letter<'_> {
         let t = |id: &str, args: &[(&str, &str)]| tr(self.lang, id, args);
         let intro_id = match self.kind {
             Kind::Reminder => "mail-reminder-intro",
-            Kind::Link | Kind::Deadline => "mail-link-intro",
+            _ => "mail-link-intro",
         };
         Words {
             greeting: if self.name.is_empty() {

@@ -14,10 +14,12 @@ use lettre::message::Mailbox;
 
 use super::Mailer;
 use super::compose::{Letter, mailbox};
+use super::notice::{Notice, Told};
 use crate::domain::capability::{self, Claims, Kind as ClaimKind};
 use crate::domain::instance::progress;
 use crate::domain::outbox::{Lease, Stop};
 use crate::domain::site::Snapshot;
+use crate::domain::workflow::history::{Event, answer_lines};
 use crate::domain::workflow::versions::Cache;
 use crate::domain::workflow::{Definition, Participant, Step};
 use crate::error::Error;
@@ -229,12 +231,20 @@ async fn send_one(
 ) -> Result<Sent, Error> {
     let step = definition
         .steps
-        .get(usize::try_from(m.step_index).unwrap_or(usize::MAX));
+        .get(usize::try_from(m.step_index).unwrap_or(usize::MAX))
+        // A complete instance's outcome is told at its place past the last step.
+        .or_else(|| kind.is_notice().then(|| definition.steps.last()).flatten());
     let contact = store::mails::contact(db, instance.id, &m.participant).await?;
     let (Some(step), Some(contact)) = (step, contact) else {
         mails::finish(db, m, Outcome::Skipped, now).await?;
         return Ok(Sent::Skipped);
     };
+    if kind.is_notice() {
+        return send_notice(
+            db, site, mailer, instance, definition, step, &contact, m, now,
+        )
+        .await;
+    }
     if !still_waits(db, instance, definition, step, m, kind).await? {
         mails::finish(db, m, Outcome::Skipped, now).await?;
         return Ok(Sent::Skipped);
@@ -320,6 +330,88 @@ async fn send_one(
             };
             mails::finish(db, m, outcome, now).await?;
             tracing::info!(instance = instance.id, participant = %who, error, "an email was not sent");
+            Ok(sent)
+        }
+    }
+}
+
+/// Sends a notice (no link): a branch not needed, or an instance's outcome to whoever filed
+/// it, with the last comment given and a copy of what they submitted.
+#[allow(clippy::too_many_arguments)]
+async fn send_notice(
+    db: &Db,
+    site: &Snapshot,
+    mailer: &Mailer,
+    instance: &InstanceRow,
+    definition: &Definition,
+    step: &Step,
+    contact: &store::mails::ContactRow,
+    m: &Claimed,
+    now: i64,
+) -> Result<Sent, Error> {
+    let Some(to) = mailbox(&contact.email, &contact.name) else {
+        mails::finish(db, m, Outcome::Failed("address"), now).await?;
+        return Ok(Sent::No);
+    };
+    let lang = Lang::from_code(&contact.lang).unwrap_or_default();
+    let (told, comment, answers) = if m.kind() == Some(Kind::Outcome) {
+        let history = store::instances::history(db, instance.id).await?;
+        let said = |h: &&store::instances::HistoryRow, key: &str| {
+            serde_json::from_str::<serde_json::Value>(&h.answer)
+                .ok()
+                .and_then(|v| v.get(key)?.as_str().map(str::to_owned))
+                .filter(|c| !c.is_empty())
+        };
+        let comment = history
+            .iter()
+            .rev()
+            .find_map(|h| said(&h, "comment").or_else(|| said(&h, "reason")))
+            .unwrap_or_default();
+        let answers = history
+            .iter()
+            .filter(|h| h.event == Event::Answered && h.participant == m.participant)
+            .flat_map(|h| {
+                let shown = definition
+                    .steps
+                    .get(usize::try_from(h.step_index).unwrap_or(usize::MAX));
+                answer_lines(lang, &h.answer, shown)
+            })
+            .collect();
+        (Told::Outcome(instance.state), comment, answers)
+    } else {
+        (Told::Closed, String::new(), Vec::new())
+    };
+    let notice = Notice {
+        lang,
+        told,
+        site: &site.settings.site_name,
+        subject: &instance.subject_title,
+        step: step.title_in(lang),
+        name: &contact.name,
+        comment: &comment,
+        answers,
+    };
+    let outcome = match notice.message(from(mailer), to) {
+        Ok(message) => tokio::time::timeout(LONGEST_SEND, mailer.send(message))
+            .await
+            .unwrap_or(Err("timeout")),
+        Err(e) => Err(e),
+    };
+    let kind = m.kind().map_or("", Kind::as_str);
+    match outcome {
+        Ok(()) => {
+            mails::finish(db, m, Outcome::Done, now).await?;
+            tracing::info!(instance = instance.id, participant = %m.participant, kind, "an email was sent");
+            Ok(Sent::Yes)
+        }
+        Err(error) => {
+            let jitter = crate::domain::keys::random_bytes()[0];
+            let (outcome, sent) = match retry_at(now, m.attempts + 1, jitter) {
+                Some(at) => (Outcome::Retry(at, error), Sent::Retry),
+                None => (Outcome::Failed(error), Sent::No),
+            };
+            mails::finish(db, m, outcome, now).await?;
+            tracing::info!(instance = instance.id, participant = %m.participant, kind, error, "an email was not sent");
             Ok(sent)
         }
     }

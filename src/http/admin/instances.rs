@@ -644,10 +644,11 @@ async fn show_page(
     let emails = mails
         .into_iter()
         .map(|m| EmailLine {
-            kind: ctx.t(if m.kind == "reminder" {
-                "mail-kind-reminder"
-            } else {
-                "mail-kind-link"
+            kind: ctx.t(match m.kind.as_str() {
+                "reminder" => "mail-kind-reminder",
+                "closed" => "mail-kind-closed",
+                "outcome" => "mail-kind-outcome",
+                _ => "mail-kind-link",
             }),
             state: ctx.t(match m.state.as_str() {
                 "sent" => "mail-state-sent",
