@@ -905,16 +905,18 @@ async fn contact_fields_in_a_real_browser() {
 
         // The email itself, as a mail client shows its HTML part.
         let letter = orchestra::domain::mail::compose::Letter {
-            lang: orchestra::i18n::Lang::from_code(lang).unwrap(),
-            kind: orchestra::store::mails::Kind::Link,
-            site: "Orchestra",
-            subject: "Lease renewal",
-            step: if lang == "fr" {
-                "Approuver le contrat"
-            } else {
-                "Approve the contract"
+            about: orchestra::domain::mail::compose::About {
+                lang: orchestra::i18n::Lang::from_code(lang).unwrap(),
+                site: "Orchestra",
+                subject: "Lease renewal",
+                step: if lang == "fr" {
+                    "Approuver le contrat"
+                } else {
+                    "Approve the contract"
+                },
+                name: "Lee",
             },
-            name: "Lee",
+            kind: orchestra::store::mails::Kind::Link,
             url: "https://flows.example.org/interaction/l.example",
             expires: 1_800_000_000,
         };

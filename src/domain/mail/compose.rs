@@ -7,11 +7,10 @@ use lettre::message::{Mailbox, MultiPart};
 use crate::i18n::{Lang, tr};
 use crate::store::mails::Kind;
 
-/// Everything one email tells its reader.
+/// Who an email is for and what it is about: what every email says.
 #[derive(Clone, Debug)]
-pub struct Letter<'a> {
+pub struct About<'a> {
     pub lang: Lang,
-    pub kind: Kind,
     /// The site's name: who is asking.
     pub site: &'a str,
     /// The instance's subject title.
@@ -20,6 +19,33 @@ pub struct Letter<'a> {
     pub step: &'a str,
     /// The reader's name ("" when none was given).
     pub name: &'a str,
+}
+
+impl About<'_> {
+    /// The arguments every email's words may name.
+    pub fn args(&self) -> [(&str, &str); 3] {
+        [
+            ("site", self.site),
+            ("step", self.step),
+            ("subject", self.subject),
+        ]
+    }
+
+    /// "Hello Lee," or "Hello,".
+    pub fn greeting(&self) -> String {
+        if self.name.is_empty() {
+            tr(self.lang, "mail-greeting-anonymous", &[])
+        } else {
+            tr(self.lang, "mail-greeting", &[("name", self.name)])
+        }
+    }
+}
+
+/// Everything a link's email tells its reader.
+#[derive(Clone, Debug)]
+pub struct Letter<'a> {
+    pub about: About<'a>,
+    pub kind: Kind,
     /// The link, signed for this email alone.
     pub url: &'a str,
     pub expires: i64,
@@ -57,44 +83,26 @@ impl Letter<'_> {
             Kind::Reminder => "mail-reminder-subject",
             _ => "mail-link-subject",
         };
-        tr(
-            self.lang,
-            id,
-            &[
-                ("site", self.site),
-                ("step", self.step),
-                ("subject", self.subject),
-            ],
-        )
+        tr(self.about.lang, id, &self.about.args())
     }
 
     fn words(&self) -> Words {
-        let t = |id: &str, args: &[(&str, &str)]| tr(self.lang, id, args);
+        let (lang, args) = (self.about.lang, self.about.args());
         let intro_id = match self.kind {
             Kind::Reminder => "mail-reminder-intro",
             _ => "mail-link-intro",
         };
         Words {
-            greeting: if self.name.is_empty() {
-                t("mail-greeting-anonymous", &[])
-            } else {
-                t("mail-greeting", &[("name", self.name)])
-            },
-            intro: t(
-                intro_id,
-                &[
-                    ("site", self.site),
-                    ("step", self.step),
-                    ("subject", self.subject),
-                ],
-            ),
-            action: t("mail-link-action", &[]),
-            expires: t(
+            greeting: self.about.greeting(),
+            intro: tr(lang, intro_id, &args),
+            action: tr(lang, "mail-link-action", &[]),
+            expires: tr(
+                lang,
                 "mail-link-expires",
                 &[("expires", &crate::time::format_utc(self.expires))],
             ),
-            yours: t("mail-link-yours", &[]),
-            footer: t("mail-footer", &[("site", self.site)]),
+            yours: tr(lang, "mail-link-yours", &[]),
+            footer: tr(lang, "mail-footer", &args),
         }
     }
 
@@ -110,7 +118,7 @@ impl Letter<'_> {
         let html = Html {
             w: &w,
             url: self.url,
-            lang: self.lang.code(),
+            lang: self.about.lang.code(),
             title: &self.subject_line(),
         }
         .render()
@@ -120,14 +128,23 @@ impl Letter<'_> {
 
     /// The message, from `from` to `to`.
     pub fn message(&self, from: Mailbox, to: Mailbox) -> Result<lettre::Message, &'static str> {
-        let (text, html) = self.bodies();
-        lettre::Message::builder()
-            .from(from)
-            .to(to)
-            .subject(self.subject_line())
-            .multipart(MultiPart::alternative_plain_html(text, html))
-            .map_err(|_| "message")
+        message(from, to, self.subject_line(), self.bodies())
     }
+}
+
+/// An email of a text and an HTML part.
+pub fn message(
+    from: Mailbox,
+    to: Mailbox,
+    subject: String,
+    (text, html): (String, String),
+) -> Result<lettre::Message, &'static str> {
+    lettre::Message::builder()
+        .from(from)
+        .to(to)
+        .subject(subject)
+        .multipart(MultiPart::alternative_plain_html(text, html))
+        .map_err(|_| "message")
 }
 
 /// The reader's mailbox: their address, under their name when one was given.

@@ -3,10 +3,11 @@
 //! and a copy of what they submitted).
 
 use askama::Template;
-use lettre::message::{Mailbox, MultiPart};
+use lettre::message::Mailbox;
 
+use super::compose::About;
 use crate::domain::workflow::InstanceState;
-use crate::i18n::{Lang, tr};
+use crate::i18n::tr;
 
 /// What a notice tells.
 #[derive(Clone, Copy, Debug)]
@@ -20,13 +21,8 @@ pub enum Told {
 /// One notice, in its reader's language.
 #[derive(Clone, Debug)]
 pub struct Notice<'a> {
-    pub lang: Lang,
+    pub about: About<'a>,
     pub told: Told,
-    pub site: &'a str,
-    pub subject: &'a str,
-    /// The step's title, in the reader's language.
-    pub step: &'a str,
-    pub name: &'a str,
     /// The last comment or reason given ("" when none).
     pub comment: &'a str,
     /// What the reader submitted, as label and value lines.
@@ -60,71 +56,51 @@ struct Html<'a> {
 }
 
 impl Notice<'_> {
-    fn args(&self) -> [(&str, &str); 3] {
-        [
-            ("site", self.site),
-            ("step", self.step),
-            ("subject", self.subject),
-        ]
-    }
-
     pub fn subject_line(&self) -> String {
         let id = match self.told {
             Told::Closed => "mail-closed-subject",
             Told::Outcome(state) => outcome_id(state, "subject"),
         };
-        tr(self.lang, id, &self.args())
+        tr(self.about.lang, id, &self.about.args())
     }
 
     fn words(&self) -> Words {
-        let t = |id: &str| tr(self.lang, id, &self.args());
+        let (lang, args) = (self.about.lang, self.about.args());
         let intro = match self.told {
             Told::Closed => "mail-closed-intro",
             Told::Outcome(state) => outcome_id(state, "intro"),
         };
         Words {
-            greeting: if self.name.is_empty() {
-                t("mail-greeting-anonymous")
-            } else {
-                tr(self.lang, "mail-greeting", &[("name", self.name)])
-            },
-            intro: t(intro),
-            comment_heading: t("mail-outcome-comment"),
-            answers_heading: t("mail-outcome-answers"),
-            footer: t("mail-footer"),
+            greeting: self.about.greeting(),
+            intro: tr(lang, intro, &args),
+            comment_heading: tr(lang, "mail-outcome-comment", &[]),
+            answers_heading: tr(lang, "mail-outcome-answers", &[]),
+            footer: tr(lang, "mail-footer", &args),
         }
     }
 
-    /// The text and HTML parts.
-    pub fn bodies(&self) -> (String, String) {
+    /// The message, from `from` to `to`: a text and an HTML part.
+    pub fn message(&self, from: Mailbox, to: Mailbox) -> Result<lettre::Message, &'static str> {
         let w = self.words();
+        let (comment, answers) = (self.comment, self.answers.as_slice());
         let text = Text {
             w: &w,
-            comment: self.comment,
-            answers: &self.answers,
-        }
-        .render()
-        .unwrap_or_default();
+            comment,
+            answers,
+        };
+        let subject = self.subject_line();
         let html = Html {
             w: &w,
-            comment: self.comment,
-            answers: &self.answers,
-            lang: self.lang.code(),
-            title: &self.subject_line(),
-        }
-        .render()
-        .unwrap_or_default();
-        (text, html)
-    }
-
-    pub fn message(&self, from: Mailbox, to: Mailbox) -> Result<lettre::Message, &'static str> {
-        let (text, html) = self.bodies();
-        lettre::Message::builder()
-            .from(from)
-            .to(to)
-            .subject(self.subject_line())
-            .multipart(MultiPart::alternative_plain_html(text, html))
-            .map_err(|_| "message")
+            comment,
+            answers,
+            lang: self.about.lang.code(),
+            title: &subject,
+        };
+        let bodies = (
+            text.render().unwrap_or_default(),
+            html.render().unwrap_or_default(),
+        );
+        super::compose::message(from, to, subject, bodies)
     }
 }
 

@@ -13,7 +13,7 @@ use std::time::Duration;
 use lettre::message::Mailbox;
 
 use super::Mailer;
-use super::compose::{Letter, mailbox};
+use super::compose::{About, Letter, mailbox};
 use super::notice::{Notice, Told};
 use crate::domain::capability::{self, Claims, Kind as ClaimKind};
 use crate::domain::instance::progress;
@@ -277,12 +277,14 @@ async fn send_one(
     );
     let lang = Lang::from_code(&contact.lang).unwrap_or_default();
     let letter = Letter {
-        lang,
+        about: About {
+            lang,
+            site: &settings.site_name,
+            subject: &instance.subject_title,
+            step: step.title_in(lang),
+            name: &contact.name,
+        },
         kind,
-        site: &settings.site_name,
-        subject: &instance.subject_title,
-        step: step.title_in(lang),
-        name: &contact.name,
         url: &url,
         expires: claims.expires,
     };
@@ -382,12 +384,14 @@ async fn send_notice(
         (Told::Closed, String::new(), Vec::new())
     };
     let notice = Notice {
-        lang,
+        about: About {
+            lang,
+            site: &site.settings.site_name,
+            subject: &instance.subject_title,
+            step: step.title_in(lang),
+            name: &contact.name,
+        },
         told,
-        site: &site.settings.site_name,
-        subject: &instance.subject_title,
-        step: step.title_in(lang),
-        name: &contact.name,
         comment: &comment,
         answers,
     };
