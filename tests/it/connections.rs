@@ -23,7 +23,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
 const MIB: u64 = 1024;
 /// A CSRF nonce cookie of the right shape, so the sign-in form's body is read (not refused
 /// for want of the cookie, which needs no read at all).
-const NONCE: &str =
+pub(crate) const NONCE: &str =
     "orchestra_csrf=00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -48,7 +48,7 @@ fn raise_own_descriptor_limit(needed: u64) {
 }
 
 /// What every test begins with: its turn, the descriptors it needs, and a database of its own.
-async fn setup(
+pub(crate) async fn setup(
     descriptors: u64,
 ) -> (
     tokio::sync::MutexGuard<'static, ()>,
@@ -63,11 +63,11 @@ async fn setup(
 }
 
 /// The `i`-th flooding client address: 127.0.1.1, 127.0.1.2, …
-fn source(i: usize) -> Ipv4Addr {
+pub(crate) fn source(i: usize) -> Ipv4Addr {
     Ipv4Addr::new(127, 0, 1 + (i / 250) as u8, 1 + (i % 250) as u8)
 }
 
-async fn connect_from(server: SocketAddr, source: Ipv4Addr) -> TcpStream {
+pub(crate) async fn connect_from(server: SocketAddr, source: Ipv4Addr) -> TcpStream {
     let socket = TcpSocket::new_v4().expect("a socket");
     socket
         .bind(SocketAddr::from((source, 0)))
@@ -77,14 +77,14 @@ async fn connect_from(server: SocketAddr, source: Ipv4Addr) -> TcpStream {
 
 /// One answer as it came: its status and head (names in lower case), and its body.
 #[derive(Debug, Default)]
-struct Answer {
-    status: u16,
-    head: String,
-    body: String,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) head: String,
+    pub(crate) body: String,
 }
 
 impl Answer {
-    fn parse(bytes: &[u8]) -> Option<Self> {
+    pub(crate) fn parse(bytes: &[u8]) -> Option<Self> {
         let text = String::from_utf8_lossy(bytes);
         let (head, body) = text.split_once("\r\n\r\n")?;
         let status = head.split(' ').nth(1)?.parse().ok()?;
@@ -95,7 +95,7 @@ impl Answer {
         })
     }
 
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.head
             .lines()
             .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
@@ -146,7 +146,7 @@ async fn read_to_close(stream: &mut TcpStream, limit: Duration) -> Vec<u8> {
 }
 
 /// Reads one answer whose body has a `Content-Length`, leaving the connection open.
-async fn read_one(stream: &mut TcpStream) -> Option<Answer> {
+pub(crate) async fn read_one(stream: &mut TcpStream) -> Option<Answer> {
     let mut got = Vec::new();
     let mut buf = vec![0; 16 * 1024];
     loop {
@@ -164,7 +164,7 @@ async fn read_one(stream: &mut TcpStream) -> Option<Answer> {
     }
 }
 
-fn get(path: &str) -> String {
+pub(crate) fn get(path: &str) -> String {
     format!("GET {path} HTTP/1.1\r\nHost: orchestra.test\r\nAccept-Language: en\r\n\r\n")
 }
 
@@ -172,7 +172,7 @@ fn get(path: &str) -> String {
 /// long it took from connecting to the end of the answer. On a thread of its own with blocking
 /// sockets, as another machine would be: the flooding tasks' turns on the test's runtime are
 /// not counted in its time.
-async fn honest(server: SocketAddr) -> (u16, Duration) {
+pub(crate) async fn honest(server: SocketAddr) -> (u16, Duration) {
     tokio::task::spawn_blocking(move || {
         use std::io::{Read, Write};
         let started = Instant::now();
@@ -428,19 +428,18 @@ async fn idle_and_slow_connections_leave_honest_clients_answered_and_are_closed_
     );
 }
 
-/// Serves with `RLIMIT_NOFILE` set to `soft` and `hard`, stderr into a file.
-fn serve_with_descriptors(
+/// Serves with `RLIMIT_NOFILE` set to `soft` and `hard` and `env`, stderr into a file.
+pub(crate) fn serve_with_descriptors(
     dir: &std::path::Path,
     url: &str,
     soft: u64,
     hard: u64,
+    env: &[(&str, &str)],
 ) -> (serve::Served, std::path::PathBuf) {
-    // Nothing closes an idle connection by its deadline within the test: only shedding does.
-    let env = [("ORCHESTRA_HEADER_TIMEOUT_MS", "600000")];
     use std::os::unix::process::CommandExt;
     let log = dir.join("serve.log");
     let file = std::fs::File::create(&log).expect("a log file");
-    let served = serve::serve_with(BIN, url, &env, |command| {
+    let served = serve::serve_with(BIN, url, env, |command| {
         command.stderr(file);
         // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
         unsafe {
@@ -458,6 +457,9 @@ fn serve_with_descriptors(
     });
     (served, log)
 }
+
+/// Nothing closes an idle connection by its deadline within a test: only shedding does.
+const HEADS_NEVER_DUE: &[(&str, &str)] = &[("ORCHESTRA_HEADER_TIMEOUT_MS", "600000")];
 
 /// Opens `n` connections that send nothing, 100 a client address; one the server's listen
 /// queue has no room for (the kernel drops its handshake until `accept` makes room) is given
@@ -510,7 +512,7 @@ fn closed(held: &[TcpStream]) -> usize {
 }
 
 /// The server's log once it holds `line`, 10 s at most.
-async fn log_with(log: &std::path::Path, line: &str) -> String {
+pub(crate) async fn log_with(log: &std::path::Path, line: &str) -> String {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let said = std::fs::read_to_string(log).unwrap_or_default();
@@ -524,7 +526,7 @@ async fn log_with(log: &std::path::Path, line: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn under_ulimit_1024_a_thousand_idle_connections_do_not_lock_honest_clients_out() {
     let (_turn, dir, url) = setup(2000).await;
-    let (server, log) = serve_with_descriptors(dir.path(), &url, 1024, 1024);
+    let (server, log) = serve_with_descriptors(dir.path(), &url, 1024, 1024, HEADS_NEVER_DUE);
     // It says what it has: the cap fits 1,024 descriptors with 128 kept.
     let said = log_with(&log, "Connections:").await;
     assert!(
@@ -564,7 +566,7 @@ async fn when_descriptors_run_out_idle_connections_are_shed_and_accept_does_not_
     let (_turn, dir, url) = setup(2000).await;
     // Started as systemd starts a service (soft 1,024, hard 4,096 here), it raises its soft
     // limit to the hard one and fits its cap to that.
-    let (server, log) = serve_with_descriptors(dir.path(), &url, 1024, 4096);
+    let (server, log) = serve_with_descriptors(dir.path(), &url, 1024, 4096, HEADS_NEVER_DUE);
     let said = log_with(&log, "Connections:").await;
     assert!(
         said.contains("at most 3968 at once")
@@ -608,14 +610,16 @@ async fn one_address_cannot_hold_every_connection() {
     let server = serve::serve(BIN, &url, &[("ORCHESTRA_MAX_CONNECTIONS_PER_ADDRESS", "8")]);
     let addr = server.addr;
     let greedy = source(0);
-    // Eight connections at work on a head: none of them is idle, so none can be shed.
+    // Eight requests being answered (their heads whole, their bodies arriving): none of them
+    // is waiting for a head or idle, so none can be shed.
     let mut busy = Vec::new();
-    for _ in 0..8 {
+    for i in 0..8 {
         let mut stream = connect_from(addr, greedy).await;
-        stream
-            .write_all(b"GET /admin/login HTTP/1.1\r\nHost: orchestra.test\r\n")
-            .await
-            .unwrap();
+        let post = format!(
+            "POST /interaction/l.1..1900000000.busy-{i} HTTP/1.1\r\nHost: orchestra.test\r\n\
+             Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nanswer="
+        );
+        stream.write_all(post.as_bytes()).await.unwrap();
         busy.push(stream);
     }
     tokio::time::sleep(Duration::from_millis(200)).await;

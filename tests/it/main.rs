@@ -31,6 +31,7 @@ mod processes;
 mod reads;
 mod security;
 mod sessions;
+mod siege;
 mod sizing;
 mod soak;
 mod soak_cluster;

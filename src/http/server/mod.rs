@@ -39,7 +39,7 @@ use crate::proxy::TrustedProxies;
 pub mod conns;
 mod io;
 
-use conns::{Busy, Conn, Group, Registered, Registry};
+use conns::{Busy, Conn, Group, Phase, Registered, Registry};
 use io::{Deadline, Watched};
 
 /// Descriptors kept for everything but clients' connections: the database pool, the listeners,
@@ -62,6 +62,9 @@ const SHED_ON_EXHAUSTION: usize = 16;
 /// Shed connections not yet closed, past which `accept` waits for them: until its task closes
 /// it, a shed connection still holds its descriptor (all within `RESERVED_DESCRIPTORS`).
 const MAX_LEAVING: usize = 32;
+
+/// How often, under pressure, the heads waited for too long are looked for.
+const SWEEP: Duration = Duration::from_millis(250);
 
 /// Connections the kernel may hold for `accept` (std's and mio's default is 128): a burst, or a
 /// moment with no descriptor, waits there rather than having its handshake dropped.
@@ -228,8 +231,12 @@ pub async fn serve(
     let mut shutdown = std::pin::pin!(shutdown);
     let mut trim = tokio::time::interval(Duration::from_secs(1));
     trim.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut sweep = tokio::time::interval(SWEEP);
+    sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let pressed_header = conns::pressed_header_timeout(limits.header_timeout);
     let mut exhausted = OncePerSecond::default();
     let mut refused = OncePerSecond::default();
+    let mut pressure = OncePerSecond::default();
     loop {
         // A burst of newcomers at a full cap sheds as fast as it is accepted: the descriptors
         // of the shed are let go first, so the cap bounds descriptors too.
@@ -249,6 +256,18 @@ pub async fn serve(
             _ = trim.tick() => {
                 if shared.registry.take_closed() {
                     tokio::task::spawn_blocking(give_memory_back);
+                }
+            }
+            _ = sweep.tick() => {
+                if shared.registry.pressed() {
+                    let shed = shared.registry.shed_slow(pressed_header);
+                    if shed > 0 && pressure.due() {
+                        tracing::warn!(
+                            shed,
+                            open = shared.registry.open(),
+                            "connections nearly at their cap: heads not whole within the shortened header deadline closed (see \"Connections and bodies\" in docs/operations.md)"
+                        );
+                    }
                 }
             }
         }
@@ -293,7 +312,7 @@ impl Shared {
     async fn accept_failed(&self, error: std::io::Error, exhausted: &mut OncePerSecond) {
         let pause = match error.raw_os_error() {
             Some(libc::EMFILE | libc::ENFILE) => {
-                let shed = self.registry.shed_idle(SHED_ON_EXHAUSTION);
+                let shed = self.registry.shed(SHED_ON_EXHAUSTION);
                 if exhausted.due() {
                     tracing::warn!(
                         shed,
@@ -403,8 +422,13 @@ async fn connection(shared: Arc<Shared>, stream: TcpStream, peer: SocketAddr, co
                 tracing::debug!(?phase, "connection closed at its deadline");
                 break None;
             }
-            // Shed, or the stop: an idle connection closes now, a busy one after its answer.
+            // Shed, or the stop: a connection still waiting for a head closes now, with nothing
+            // to finish; an idle one once its last answer is written; a busy one after its
+            // answer.
             () = conn.shed.notified(), if !closing => {
+                if matches!(conn.phase(), Phase::Fresh | Phase::Head) {
+                    break None;
+                }
                 closing = true;
                 Pin::new(&mut http).graceful_shutdown();
             }
@@ -457,6 +481,7 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Tracked {
         let busy = Busy::begin(&self.conn);
         let mut request = request.map(Body::new);
         request.extensions_mut().insert(ConnectInfo(self.peer));
+        request.extensions_mut().insert(self.conn.counted());
         // `Front` and the router behind it are always ready (`Router::poll_ready` is `Ready`),
         // so the app is called as `TowerToHyperService` would, without waiting on readiness.
         let mut app = self.app.clone();
