@@ -800,6 +800,28 @@ async fn a_body_over_its_cap_is_refused_before_any_of_it_is_sent() {
     assert_eq!(read_one(&mut stream).await.unwrap().status, 401);
 }
 
+/// Sends `bytes` while reading what comes back, until the head of an answer has come or
+/// nothing has for `wait`: a client that reads while it sends. Returns what came.
+pub(crate) async fn send_reading_the_head(
+    stream: &mut TcpStream,
+    bytes: &[u8],
+    wait: Duration,
+) -> Vec<u8> {
+    let (mut reader, mut writer) = stream.split();
+    let (_, got) = tokio::join!(writer.write_all(bytes), async {
+        let mut got = Vec::new();
+        let mut buf = vec![0; 4096];
+        while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+            match tokio::time::timeout(wait, reader.read(&mut buf)).await {
+                Ok(Ok(n)) if n > 0 => got.extend_from_slice(&buf[..n]),
+                _ => break,
+            }
+        }
+        got
+    });
+    got
+}
+
 /// What `held_posts` saw.
 struct Held {
     statuses: Vec<u16>,
@@ -830,20 +852,8 @@ async fn held_posts(server: &serve::Served, path: &str, count: usize, length: us
             let mut stream = connect_from(addr, source(i / 100)).await;
             let mut body = head.into_bytes();
             body.resize(body.len() + length - 1, b'a');
-            let (mut reader, mut writer) = stream.split();
-            let (_, got) = tokio::join!(writer.write_all(&body), async {
-                let mut got = Vec::new();
-                let mut buf = vec![0; 4096];
-                // The head of the answer, whenever it comes (the body is never finished).
-                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match tokio::time::timeout(Duration::from_secs(30), reader.read(&mut buf)).await
-                    {
-                        Ok(Ok(n)) if n > 0 => got.extend_from_slice(&buf[..n]),
-                        _ => break,
-                    }
-                }
-                got
-            });
+            // The head of the answer, whenever it comes (the body is never finished).
+            let got = send_reading_the_head(&mut stream, &body, Duration::from_secs(30)).await;
             done.fetch_add(1, Ordering::Relaxed);
             (Answer::parse(&got).map_or(0, |a| a.status), stream)
         });

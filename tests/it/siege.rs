@@ -18,7 +18,8 @@ use tokio::net::TcpStream;
 use tokio::task::JoinSet;
 
 use crate::connections::{
-    Answer, NONCE, connect_from, get, honest, read_one, serve_with_descriptors, setup, source,
+    Answer, NONCE, connect_from, get, honest, read_one, send_reading_the_head,
+    serve_with_descriptors, setup, source,
 };
 use crate::helpers::serve;
 
@@ -160,20 +161,7 @@ async fn held_bodies_from_a_few_addresses_leave_every_honest_post_answered() {
             let mut stream = connect_from(addr, from).await;
             let mut post = doorway_post(i, length).into_bytes();
             post.resize(post.len() + length - 1, b'a');
-            let (mut reader, mut writer) = stream.split();
-            // The head of the answer, if one comes before the body is done (a refusal).
-            let (_, got) = tokio::join!(writer.write_all(&post), async {
-                let mut got = Vec::new();
-                let mut buf = vec![0; 4096];
-                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match tokio::time::timeout(Duration::from_secs(3), reader.read(&mut buf)).await
-                    {
-                        Ok(Ok(n)) if n > 0 => got.extend_from_slice(&buf[..n]),
-                        _ => break,
-                    }
-                }
-                got
-            });
+            let got = send_reading_the_head(&mut stream, &post, Duration::from_secs(3)).await;
             (Answer::parse(&got).map_or(0, |a| a.status), stream)
         });
     }
