@@ -1,6 +1,8 @@
 //! The HTTP/1 server: accepts connections, admits each under the caps on connections (in all,
-//! and per client address), serves it with its deadlines, sheds idle connections when a cap or
-//! the descriptors run out, gives memory back as connections close, and stops gracefully.
+//! and per client address), serves it with its deadlines, sheds the connections getting nowhere
+//! when a cap or the descriptors run out (those waiting longest for a head first, then idle
+//! ones: `conns`), closes heads waited for too long while the table is nearly full, gives memory
+//! back as connections close, and stops gracefully.
 //!
 //! The deadlines are ours (`io::Deadline`) rather than hyper's `header_read_timeout`: hyper
 //! starts that timer the moment a connection is idle (`State::idle` asks for a read, and
@@ -9,8 +11,9 @@
 //! (`http::body`).
 //!
 //! Per request this does what `axum::serve` did (the body boxed, the connection info inserted,
-//! the app cloned) and marks the connection busy, then idle: two atomic stores. Everything
-//! else is per connection. The doorway's refusal (`front`) is untouched.
+//! the app cloned) and marks the connection busy, then idle: two atomic stores; a request with
+//! a body also carries the group its connection is counted in (`conns::Counted`), for its share
+//! of the bodies' budget. Everything else is per connection. The doorway's refusal (`front`) is untouched.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -422,11 +425,11 @@ async fn connection(shared: Arc<Shared>, stream: TcpStream, peer: SocketAddr, co
                 tracing::debug!(?phase, "connection closed at its deadline");
                 break None;
             }
-            // Shed, or the stop: a connection still waiting for a head closes now, with nothing
-            // to finish; an idle one once its last answer is written; a busy one after its
-            // answer.
+            // Shed, or the stop: a connection still waiting for its first head closes now, with
+            // nothing written to finish; any other once its last answer is written (hyper may
+            // read a later head while it writes), a busy one after its answer.
             () = conn.shed.notified(), if !closing => {
-                if matches!(conn.phase(), Phase::Fresh | Phase::Head) {
+                if conn.answered() == 0 && matches!(conn.phase(), Phase::Fresh | Phase::Head) {
                     break None;
                 }
                 closing = true;
@@ -481,7 +484,10 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Tracked {
         let busy = Busy::begin(&self.conn);
         let mut request = request.map(Body::new);
         request.extensions_mut().insert(ConnectInfo(self.peer));
-        request.extensions_mut().insert(self.conn.counted());
+        // What `http::body` counts an address's share of the budget by: only a body needs it.
+        if !hyper::body::Body::is_end_stream(request.body()) {
+            request.extensions_mut().insert(self.conn.counted());
+        }
         // `Front` and the router behind it are always ready (`Router::poll_ready` is `Ready`),
         // so the app is called as `TowerToHyperService` would, without waiting on readiness.
         let mut app = self.app.clone();
