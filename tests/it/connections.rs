@@ -3,8 +3,8 @@
 //! descriptor limit that idle connections cannot fill, a cap per client address, bodies over
 //! their route's cap refused before they are sent, and held bodies that leave memory bounded.
 //!
-//! Every client is on loopback. The flooding clients come from 127.0.1.x and above (Linux
-//! answers all of 127.0.0.0/8), so that the cap per address is met only where a test means it
+//! Every client is on loopback (`helpers::raw`). The flooding clients come from 127.0.1.x and
+//! above (Linux answers all of 127.0.0.0/8), so that the cap per address is met only where a test means it
 //! to be; the honest clients come from 127.0.0.1. The tests run one at a time (`SERIAL`): each
 //! holds thousands of sockets and measures time or memory.
 
@@ -17,14 +17,14 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::task::JoinSet;
 
+use crate::helpers::raw::{
+    Answer, NONCE, connect_from, get, honest, honest_visitors, read_one, read_to_close,
+    send_reading_the_head, source,
+};
 use crate::helpers::serve;
 
 const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
 const MIB: u64 = 1024;
-/// A CSRF nonce cookie of the right shape, so the sign-in form's body is read (not refused
-/// for want of the cookie, which needs no read at all).
-pub(crate) const NONCE: &str =
-    "orchestra_csrf=00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -60,161 +60,6 @@ pub(crate) async fn setup(
     let dir = tempfile::tempdir().expect("a temporary directory");
     let url = format!("sqlite:{}", dir.path().join("orchestra.db").display());
     (turn, dir, url)
-}
-
-/// The `i`-th flooding client address: 127.0.1.1, 127.0.1.2, …
-pub(crate) fn source(i: usize) -> Ipv4Addr {
-    Ipv4Addr::new(127, 0, 1 + (i / 250) as u8, 1 + (i % 250) as u8)
-}
-
-pub(crate) async fn connect_from(server: SocketAddr, source: Ipv4Addr) -> TcpStream {
-    let socket = TcpSocket::new_v4().expect("a socket");
-    socket
-        .bind(SocketAddr::from((source, 0)))
-        .expect("bind a loopback address");
-    socket.connect(server).await.expect("connect")
-}
-
-/// One answer as it came: its status and head (names in lower case), and its body.
-#[derive(Debug, Default)]
-pub(crate) struct Answer {
-    pub(crate) status: u16,
-    pub(crate) head: String,
-    pub(crate) body: String,
-}
-
-impl Answer {
-    pub(crate) fn parse(bytes: &[u8]) -> Option<Self> {
-        let text = String::from_utf8_lossy(bytes);
-        let (head, body) = text.split_once("\r\n\r\n")?;
-        let status = head.split(' ').nth(1)?.parse().ok()?;
-        Some(Self {
-            status,
-            head: head.to_ascii_lowercase(),
-            body: body.to_owned(),
-        })
-    }
-
-    pub(crate) fn header(&self, name: &str) -> Option<&str> {
-        self.head
-            .lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
-            .map(str::trim)
-    }
-
-    /// The site's security headers, and the themed page (or the API's JSON).
-    fn assert_ours(&self, what: &str) {
-        assert_eq!(
-            self.header("x-content-type-options"),
-            Some("nosniff"),
-            "{what}"
-        );
-        assert!(
-            self.header("content-security-policy")
-                .is_some_and(|v| v.contains("frame-ancestors 'none'")),
-            "{what}: {}",
-            self.head
-        );
-        assert_eq!(self.header("x-frame-options"), Some("deny"), "{what}");
-        let html = self
-            .body
-            .contains("<link rel=\"stylesheet\" href=\"/static/style.css\">");
-        let json = self.body.starts_with("{\"error\":");
-        assert!(html || json, "{what}: not a themed page: {}", self.body);
-    }
-
-    fn lang(&self) -> Option<&str> {
-        let at = self.body.find("<html lang=\"")? + 12;
-        self.body.get(at..at + 2)
-    }
-}
-
-/// Reads until the server closes, `limit` at most; returns what came.
-async fn read_to_close(stream: &mut TcpStream, limit: Duration) -> Vec<u8> {
-    let mut got = Vec::new();
-    let _ = tokio::time::timeout(limit, async {
-        let mut buf = vec![0; 16 * 1024];
-        loop {
-            match stream.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => got.extend_from_slice(&buf[..n]),
-            }
-        }
-    })
-    .await;
-    got
-}
-
-/// Reads one answer whose body has a `Content-Length`, leaving the connection open.
-pub(crate) async fn read_one(stream: &mut TcpStream) -> Option<Answer> {
-    let mut got = Vec::new();
-    let mut buf = vec![0; 16 * 1024];
-    loop {
-        if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
-            let answer = Answer::parse(&got)?;
-            let length: usize = answer.header("content-length")?.parse().ok()?;
-            if got.len() >= end + 4 + length {
-                return Some(answer);
-            }
-        }
-        match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => got.extend_from_slice(&buf[..n]),
-        }
-    }
-}
-
-pub(crate) fn get(path: &str) -> String {
-    format!("GET {path} HTTP/1.1\r\nHost: orchestra.test\r\nAccept-Language: en\r\n\r\n")
-}
-
-/// An honest visitor from 127.0.0.1 on a new connection: the sign-in page's status, and how
-/// long it took from connecting to the end of the answer. On a thread of its own with blocking
-/// sockets, as another machine would be: the flooding tasks' turns on the test's runtime are
-/// not counted in its time.
-pub(crate) async fn honest(server: SocketAddr) -> (u16, Duration) {
-    tokio::task::spawn_blocking(move || {
-        use std::io::{Read, Write};
-        let started = Instant::now();
-        let visit = || -> Option<u16> {
-            let mut stream =
-                std::net::TcpStream::connect_timeout(&server, Duration::from_secs(5)).ok()?;
-            stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-            stream.write_all(get("/admin/login").as_bytes()).ok()?;
-            let mut got = Vec::new();
-            let mut buf = vec![0; 16 * 1024];
-            loop {
-                if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
-                    let answer = Answer::parse(&got)?;
-                    let length: usize = answer.header("content-length")?.parse().ok()?;
-                    if got.len() >= end + 4 + length {
-                        return Some(answer.status);
-                    }
-                }
-                match stream.read(&mut buf) {
-                    Ok(0) | Err(_) => return None,
-                    Ok(n) => got.extend_from_slice(&buf[..n]),
-                }
-            }
-        };
-        (visit().unwrap_or(0), started.elapsed())
-    })
-    .await
-    .expect("an honest visitor")
-}
-
-/// `n` honest visitors one after another: the worst time, after asserting each got the page.
-async fn honest_visitors(server: SocketAddr, n: usize) -> Duration {
-    let mut worst = Duration::ZERO;
-    for i in 0..n {
-        let (status, took) = honest(server).await;
-        assert_eq!(
-            status, 200,
-            "honest visitor {i} was not answered (after {took:?})"
-        );
-        worst = worst.max(took);
-    }
-    worst
 }
 
 /// The descriptors a process has open.
@@ -798,28 +643,6 @@ async fn a_body_over_its_cap_is_refused_before_any_of_it_is_sent() {
     );
     stream.write_all(post.as_bytes()).await.unwrap();
     assert_eq!(read_one(&mut stream).await.unwrap().status, 401);
-}
-
-/// Sends `bytes` while reading what comes back, until the head of an answer has come or
-/// nothing has for `wait`: a client that reads while it sends. Returns what came.
-pub(crate) async fn send_reading_the_head(
-    stream: &mut TcpStream,
-    bytes: &[u8],
-    wait: Duration,
-) -> Vec<u8> {
-    let (mut reader, mut writer) = stream.split();
-    let (_, got) = tokio::join!(writer.write_all(bytes), async {
-        let mut got = Vec::new();
-        let mut buf = vec![0; 4096];
-        while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-            match tokio::time::timeout(wait, reader.read(&mut buf)).await {
-                Ok(Ok(n)) if n > 0 => got.extend_from_slice(&buf[..n]),
-                _ => break,
-            }
-        }
-        got
-    });
-    got
 }
 
 /// What `held_posts` saw.

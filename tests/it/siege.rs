@@ -17,9 +17,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::task::JoinSet;
 
-use crate::connections::{
-    Answer, NONCE, connect_from, get, honest, read_one, send_reading_the_head,
-    serve_with_descriptors, setup, source,
+use crate::connections::{serve_with_descriptors, setup};
+use crate::helpers::raw::{
+    Answer, NONCE, connect_from, get, honest, read_one, send_reading_the_head, source,
 };
 use crate::helpers::serve;
 
