@@ -1,18 +1,24 @@
 //! Request bodies: each route's cap, a body refused by its declared length before any byte of
 //! it is read, the rest read within the cap and the body deadline, and every body counted
-//! against one budget of bytes held at once (`ORCHESTRA_MAX_BODY_BYTES_IN_FLIGHT`), so no
-//! caller, signed in or not, makes the server hold more request bodies than that.
+//! against one budget of bytes held at once (`ORCHESTRA_MAX_BODY_BYTES_IN_FLIGHT`), of which one
+//! client address holds at most its share, so no caller, signed in or not, makes the server hold
+//! more request bodies than that, nor keeps other addresses' bodies out.
+//!
+//! A body takes its place in the budget as its bytes arrive, never by the length it declares: a
+//! connection that declares much and sends nothing holds nothing. A body that finds the budget
+//! (or its address's share) spent is answered 503 at once.
 //!
 //! The layer (`Limit`) runs after routing, since the cap is the route's, and inside the error
 //! pages, so its refusals are themed pages (JSON under the API); but before every area's own
 //! layers: the CSRF check, the sessions and the sign-in check never see a body over its cap. A
 //! request without a body (every GET) passes with no allocation and no lock.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -20,9 +26,9 @@ use axum::body::{Body, Bytes};
 use axum::extract::{MatchedPath, Request};
 use axum::response::{IntoResponse, Response};
 use hyper::body::{Body as _, Frame, SizeHint};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::error::AppError;
+use super::server::conns::{Counted, Group};
 use crate::i18n::Lang;
 
 /// A form that carries its CSRF token and little else: every form not named in `cap`.
@@ -87,7 +93,7 @@ impl std::fmt::Display for Refused {
         f.write_str(match self {
             Refused::TooLarge => "request body over its route's cap",
             Refused::TimedOut => "request body not received by its deadline",
-            Refused::Busy => "request bodies hold the whole budget",
+            Refused::Busy => "request bodies hold the whole budget, or the client's share of it",
             Refused::Broken => "request body broken off",
         })
     }
@@ -151,32 +157,91 @@ fn why(error: &(dyn std::error::Error + 'static)) -> Refused {
     Refused::Broken
 }
 
-/// What the layer shares: the budget and the deadline.
+/// What the layer shares: the budget, each address's share of it, and the deadline.
 pub struct Bodies {
-    /// In KiB, a permit each: a body reserves its declared length, or its route's cap when it
-    /// declares none (chunked), before a byte is read, and keeps it until its answer is made.
-    budget: Arc<Semaphore>,
+    /// In KiB: what the bodies being read hold, in all and by client address.
+    ledger: Mutex<Ledger>,
+    /// In KiB, all bodies together.
+    budget: usize,
+    /// In KiB, the bodies of one client address together (`share`).
+    share: usize,
     timeout: Duration,
     /// The second of the last warning that the budget was full: one a second at most.
     warned: AtomicU64,
 }
 
+#[derive(Default)]
+struct Ledger {
+    held: usize,
+    /// Only addresses that hold something: an entry goes when its last body lets go.
+    by_address: HashMap<Group, usize>,
+}
+
+/// One client address's share of the budget: the same part of it as its share of the
+/// connections (the cap per address over the cap in all), and never less than the largest body
+/// one route takes, so that any one form can be sent from anywhere.
+pub fn share(c: &crate::config::Connections) -> usize {
+    let part = c.max_body_bytes_in_flight as u128 * c.max_per_address as u128
+        / c.max_connections.max(1) as u128;
+    usize::try_from(part)
+        .unwrap_or(usize::MAX)
+        .max(LARGEST)
+        .min(c.max_body_bytes_in_flight)
+}
+
 impl Bodies {
-    pub fn new(max_bytes_in_flight: usize, timeout: Duration) -> Self {
+    pub fn new(max_bytes_in_flight: usize, share: usize, timeout: Duration) -> Self {
         Self {
-            budget: Arc::new(Semaphore::new(kib(max_bytes_in_flight))),
+            ledger: Mutex::default(),
+            budget: kib(max_bytes_in_flight),
+            share: kib(share),
             timeout,
             warned: AtomicU64::new(0),
         }
     }
 
     pub fn from_config(c: &crate::config::Connections) -> Self {
-        Self::new(c.max_body_bytes_in_flight, c.body_timeout)
+        Self::new(c.max_body_bytes_in_flight, share(c), c.body_timeout)
     }
 
-    fn reserve(&self, bytes: usize) -> Option<OwnedSemaphorePermit> {
-        let permits = u32::try_from(kib(bytes)).ok()?;
-        self.budget.clone().try_acquire_many_owned(permits).ok()
+    fn lock(&self) -> MutexGuard<'_, Ledger> {
+        self.ledger
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Takes `more` KiB for a body of `address`: within the budget and the address's share, or
+    /// not at all.
+    fn take(&self, address: Option<Group>, more: usize) -> bool {
+        let mut ledger = self.lock();
+        if ledger.held + more > self.budget {
+            return false;
+        }
+        if let Some(address) = address {
+            let mine = ledger.by_address.get(&address).copied().unwrap_or(0);
+            if mine + more > self.share {
+                return false;
+            }
+            ledger.by_address.insert(address, mine + more);
+        }
+        ledger.held += more;
+        true
+    }
+
+    fn give_back(&self, address: Option<Group>, kib: usize) {
+        if kib == 0 {
+            return;
+        }
+        let mut ledger = self.lock();
+        ledger.held -= kib;
+        if let Some(address) = address
+            && let Some(mine) = ledger.by_address.get_mut(&address)
+        {
+            *mine -= kib;
+            if *mine == 0 {
+                ledger.by_address.remove(&address);
+            }
+        }
     }
 
     fn warn_full(&self) {
@@ -185,20 +250,52 @@ impl Bodies {
             .map_or(0, |d| d.as_secs());
         if self.warned.swap(now, Ordering::Relaxed) != now {
             tracing::warn!(
-                "request bodies hold the whole budget; answered 503 (further ones are not logged this second)"
+                "request bodies hold the whole budget, or their client's share of it; answered 503 (further ones are not logged this second)"
             );
         }
     }
 
     /// What the budget has left, in KiB (for tests).
     pub fn available_kib(&self) -> usize {
-        self.budget.available_permits()
+        self.budget - self.lock().held
     }
 }
 
 impl Default for Bodies {
     fn default() -> Self {
         Self::from_config(&crate::config::Connections::default())
+    }
+}
+
+/// What one body holds of the budget: it grows as the body's bytes arrive, and is given back
+/// whole once the body and the answer made from it have both let go (what was read stays in
+/// memory until the answer is made).
+struct Hold {
+    bodies: Arc<Bodies>,
+    address: Option<Group>,
+    /// In KiB; grown only by the body's own reads.
+    kib: AtomicUsize,
+}
+
+impl Hold {
+    /// Covers `bytes` read in all: takes what more they need, or refuses.
+    fn cover(&self, bytes: usize) -> bool {
+        let have = self.kib.load(Ordering::Relaxed);
+        let want = kib(bytes);
+        if want <= have {
+            return true;
+        }
+        if !self.bodies.take(self.address, want - have) {
+            return false;
+        }
+        self.kib.store(want, Ordering::Relaxed);
+        true
+    }
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        self.bodies.give_back(self.address, *self.kib.get_mut());
     }
 }
 
@@ -306,33 +403,43 @@ where
         if declared.is_some_and(|n| n > cap as u64) {
             return refuse(Refused::TooLarge);
         }
-        let reserve = declared.map_or(cap, |n| n as usize);
-        let Some(permit) = self.bodies.reserve(reserve) else {
-            self.bodies.warn_full();
-            return refuse(Refused::Busy);
-        };
+        // The client's address as its connection is counted; a request served without our
+        // server (a test's router) is counted in all only.
+        let address = request.extensions().get::<Counted>().and_then(|c| c.0);
+        let hold = Arc::new(Hold {
+            bodies: self.bodies.clone(),
+            address,
+            kib: AtomicUsize::new(0),
+        });
         let deadline = Box::pin(tokio::time::sleep(self.bodies.timeout));
         let request = request.map(|body| {
             Body::new(Capped {
                 inner: body,
                 left: cap,
+                read: 0,
+                hold: Some(hold.clone()),
                 deadline,
             })
         });
         let future = self.inner.call(request);
         LimitFuture::Held(Box::pin(async move {
-            // What was read stays in memory until the answer is made, so the place does too.
+            // What was read stays in memory until the answer is made, so its place does too.
             let answer = future.await;
-            drop(permit);
+            drop(hold);
             answer
         }))
     }
 }
 
-/// A body that ends in an error past its cap or its deadline.
+/// A body that ends in an error past its cap or its deadline, or when the budget has no room
+/// for the bytes that arrived.
 struct Capped {
     inner: Body,
     left: usize,
+    /// Bytes arrived so far, each covered by `hold`.
+    read: usize,
+    /// `None` in the unit tests, which read a body without the layer.
+    hold: Option<Arc<Hold>>,
     deadline: Pin<Box<tokio::time::Sleep>>,
 }
 
@@ -352,6 +459,13 @@ impl hyper::body::Body for Capped {
                     return Poll::Ready(Some(Err(axum::Error::new(Refused::TooLarge))));
                 }
                 this.left -= len;
+                this.read += len;
+                if let Some(hold) = &this.hold
+                    && !hold.cover(this.read)
+                {
+                    hold.bodies.warn_full();
+                    return Poll::Ready(Some(Err(axum::Error::new(Refused::Busy))));
+                }
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Pending => match this.deadline.as_mut().poll(cx) {
@@ -438,6 +552,8 @@ mod tests {
                 chunks.iter().map(|c| Bytes::from_static(c)).collect(),
             )),
             left: cap,
+            read: 0,
+            hold: None,
             deadline: Box::pin(tokio::time::sleep(timeout)),
         })
     }
@@ -456,13 +572,53 @@ mod tests {
         assert_eq!(read(body).await, Err(Refused::TooLarge));
     }
 
+    fn hold(bodies: &Arc<Bodies>, last: u8) -> Hold {
+        Hold {
+            bodies: bodies.clone(),
+            address: Some(Group::of(std::net::IpAddr::from([192, 0, 2, last]))),
+            kib: AtomicUsize::new(0),
+        }
+    }
+
     #[test]
-    fn the_budget_is_counted_in_kib_and_given_back() {
-        let bodies = Bodies::new(1 << 20, Duration::from_secs(1));
-        let held = bodies.reserve(1000 * 1024 + 1).expect("a place");
-        assert_eq!(bodies.available_kib(), 1024 - 1001);
-        assert!(bodies.reserve(24 * 1024).is_none(), "past the budget");
-        drop(held);
+    fn the_budget_is_taken_as_bytes_arrive_within_each_addresss_share_and_given_back() {
+        let bodies = Arc::new(Bodies::new(1 << 20, 600 << 10, Duration::from_secs(1)));
+        let first = hold(&bodies, 1);
+        assert_eq!(
+            bodies.available_kib(),
+            1024,
+            "nothing arrived, nothing held"
+        );
+        assert!(first.cover(1000));
+        assert!(first.cover(400 * 1024 + 1));
+        assert_eq!(bodies.available_kib(), 1024 - 401);
+        let second = hold(&bodies, 1);
+        assert!(!second.cover(200 * 1024), "past the address's share");
+        assert!(second.cover(199 * 1024));
+        let other = hold(&bodies, 2);
+        assert!(other.cover(424 * 1024), "another address has its own share");
+        assert!(!other.cover(425 * 1024), "past the budget");
+        drop(first);
+        assert_eq!(bodies.available_kib(), 401);
+        assert!(hold(&bodies, 1).cover(401 * 1024));
+        drop((second, other));
         assert_eq!(bodies.available_kib(), 1024);
+        assert!(bodies.lock().by_address.is_empty());
+    }
+
+    #[test]
+    fn an_addresss_share_is_its_part_of_the_connections_and_fits_the_largest_body() {
+        let defaults = crate::config::Connections::default();
+        assert_eq!(share(&defaults), 1 << 20);
+        let small = crate::config::Connections {
+            max_body_bytes_in_flight: crate::config::MIN_BODY_BYTES_IN_FLIGHT,
+            ..defaults
+        };
+        assert_eq!(share(&small), LARGEST);
+        let alone = crate::config::Connections {
+            max_per_address: defaults.max_connections * 2,
+            ..defaults
+        };
+        assert_eq!(share(&alone), alone.max_body_bytes_in_flight);
     }
 }

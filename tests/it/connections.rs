@@ -3,8 +3,8 @@
 //! descriptor limit that idle connections cannot fill, a cap per client address, bodies over
 //! their route's cap refused before they are sent, and held bodies that leave memory bounded.
 //!
-//! Every client is on loopback. The flooding clients come from 127.0.1.x and above (Linux
-//! answers all of 127.0.0.0/8), so that the cap per address is met only where a test means it
+//! Every client is on loopback (`helpers::raw`). The flooding clients come from 127.0.1.x and
+//! above (Linux answers all of 127.0.0.0/8), so that the cap per address is met only where a test means it
 //! to be; the honest clients come from 127.0.0.1. The tests run one at a time (`SERIAL`): each
 //! holds thousands of sockets and measures time or memory.
 
@@ -17,14 +17,14 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::task::JoinSet;
 
+use crate::helpers::raw::{
+    Answer, NONCE, connect_from, get, honest, honest_visitors, read_one, read_to_close,
+    send_reading_the_head, source,
+};
 use crate::helpers::serve;
 
 const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
 const MIB: u64 = 1024;
-/// A CSRF nonce cookie of the right shape, so the sign-in form's body is read (not refused
-/// for want of the cookie, which needs no read at all).
-const NONCE: &str =
-    "orchestra_csrf=00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -48,7 +48,7 @@ fn raise_own_descriptor_limit(needed: u64) {
 }
 
 /// What every test begins with: its turn, the descriptors it needs, and a database of its own.
-async fn setup(
+pub(crate) async fn setup(
     descriptors: u64,
 ) -> (
     tokio::sync::MutexGuard<'static, ()>,
@@ -60,161 +60,6 @@ async fn setup(
     let dir = tempfile::tempdir().expect("a temporary directory");
     let url = format!("sqlite:{}", dir.path().join("orchestra.db").display());
     (turn, dir, url)
-}
-
-/// The `i`-th flooding client address: 127.0.1.1, 127.0.1.2, …
-fn source(i: usize) -> Ipv4Addr {
-    Ipv4Addr::new(127, 0, 1 + (i / 250) as u8, 1 + (i % 250) as u8)
-}
-
-async fn connect_from(server: SocketAddr, source: Ipv4Addr) -> TcpStream {
-    let socket = TcpSocket::new_v4().expect("a socket");
-    socket
-        .bind(SocketAddr::from((source, 0)))
-        .expect("bind a loopback address");
-    socket.connect(server).await.expect("connect")
-}
-
-/// One answer as it came: its status and head (names in lower case), and its body.
-#[derive(Debug, Default)]
-struct Answer {
-    status: u16,
-    head: String,
-    body: String,
-}
-
-impl Answer {
-    fn parse(bytes: &[u8]) -> Option<Self> {
-        let text = String::from_utf8_lossy(bytes);
-        let (head, body) = text.split_once("\r\n\r\n")?;
-        let status = head.split(' ').nth(1)?.parse().ok()?;
-        Some(Self {
-            status,
-            head: head.to_ascii_lowercase(),
-            body: body.to_owned(),
-        })
-    }
-
-    fn header(&self, name: &str) -> Option<&str> {
-        self.head
-            .lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
-            .map(str::trim)
-    }
-
-    /// The site's security headers, and the themed page (or the API's JSON).
-    fn assert_ours(&self, what: &str) {
-        assert_eq!(
-            self.header("x-content-type-options"),
-            Some("nosniff"),
-            "{what}"
-        );
-        assert!(
-            self.header("content-security-policy")
-                .is_some_and(|v| v.contains("frame-ancestors 'none'")),
-            "{what}: {}",
-            self.head
-        );
-        assert_eq!(self.header("x-frame-options"), Some("deny"), "{what}");
-        let html = self
-            .body
-            .contains("<link rel=\"stylesheet\" href=\"/static/style.css\">");
-        let json = self.body.starts_with("{\"error\":");
-        assert!(html || json, "{what}: not a themed page: {}", self.body);
-    }
-
-    fn lang(&self) -> Option<&str> {
-        let at = self.body.find("<html lang=\"")? + 12;
-        self.body.get(at..at + 2)
-    }
-}
-
-/// Reads until the server closes, `limit` at most; returns what came.
-async fn read_to_close(stream: &mut TcpStream, limit: Duration) -> Vec<u8> {
-    let mut got = Vec::new();
-    let _ = tokio::time::timeout(limit, async {
-        let mut buf = vec![0; 16 * 1024];
-        loop {
-            match stream.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => got.extend_from_slice(&buf[..n]),
-            }
-        }
-    })
-    .await;
-    got
-}
-
-/// Reads one answer whose body has a `Content-Length`, leaving the connection open.
-async fn read_one(stream: &mut TcpStream) -> Option<Answer> {
-    let mut got = Vec::new();
-    let mut buf = vec![0; 16 * 1024];
-    loop {
-        if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
-            let answer = Answer::parse(&got)?;
-            let length: usize = answer.header("content-length")?.parse().ok()?;
-            if got.len() >= end + 4 + length {
-                return Some(answer);
-            }
-        }
-        match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => got.extend_from_slice(&buf[..n]),
-        }
-    }
-}
-
-fn get(path: &str) -> String {
-    format!("GET {path} HTTP/1.1\r\nHost: orchestra.test\r\nAccept-Language: en\r\n\r\n")
-}
-
-/// An honest visitor from 127.0.0.1 on a new connection: the sign-in page's status, and how
-/// long it took from connecting to the end of the answer. On a thread of its own with blocking
-/// sockets, as another machine would be: the flooding tasks' turns on the test's runtime are
-/// not counted in its time.
-async fn honest(server: SocketAddr) -> (u16, Duration) {
-    tokio::task::spawn_blocking(move || {
-        use std::io::{Read, Write};
-        let started = Instant::now();
-        let visit = || -> Option<u16> {
-            let mut stream =
-                std::net::TcpStream::connect_timeout(&server, Duration::from_secs(5)).ok()?;
-            stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-            stream.write_all(get("/admin/login").as_bytes()).ok()?;
-            let mut got = Vec::new();
-            let mut buf = vec![0; 16 * 1024];
-            loop {
-                if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
-                    let answer = Answer::parse(&got)?;
-                    let length: usize = answer.header("content-length")?.parse().ok()?;
-                    if got.len() >= end + 4 + length {
-                        return Some(answer.status);
-                    }
-                }
-                match stream.read(&mut buf) {
-                    Ok(0) | Err(_) => return None,
-                    Ok(n) => got.extend_from_slice(&buf[..n]),
-                }
-            }
-        };
-        (visit().unwrap_or(0), started.elapsed())
-    })
-    .await
-    .expect("an honest visitor")
-}
-
-/// `n` honest visitors one after another: the worst time, after asserting each got the page.
-async fn honest_visitors(server: SocketAddr, n: usize) -> Duration {
-    let mut worst = Duration::ZERO;
-    for i in 0..n {
-        let (status, took) = honest(server).await;
-        assert_eq!(
-            status, 200,
-            "honest visitor {i} was not answered (after {took:?})"
-        );
-        worst = worst.max(took);
-    }
-    worst
 }
 
 /// The descriptors a process has open.
@@ -428,19 +273,18 @@ async fn idle_and_slow_connections_leave_honest_clients_answered_and_are_closed_
     );
 }
 
-/// Serves with `RLIMIT_NOFILE` set to `soft` and `hard`, stderr into a file.
-fn serve_with_descriptors(
+/// Serves with `RLIMIT_NOFILE` set to `soft` and `hard` and `env`, stderr into a file.
+pub(crate) fn serve_with_descriptors(
     dir: &std::path::Path,
     url: &str,
     soft: u64,
     hard: u64,
+    env: &[(&str, &str)],
 ) -> (serve::Served, std::path::PathBuf) {
-    // Nothing closes an idle connection by its deadline within the test: only shedding does.
-    let env = [("ORCHESTRA_HEADER_TIMEOUT_MS", "600000")];
     use std::os::unix::process::CommandExt;
     let log = dir.join("serve.log");
     let file = std::fs::File::create(&log).expect("a log file");
-    let served = serve::serve_with(BIN, url, &env, |command| {
+    let served = serve::serve_with(BIN, url, env, |command| {
         command.stderr(file);
         // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
         unsafe {
@@ -458,6 +302,9 @@ fn serve_with_descriptors(
     });
     (served, log)
 }
+
+/// Nothing closes an idle connection by its deadline within a test: only shedding does.
+const HEADS_NEVER_DUE: &[(&str, &str)] = &[("ORCHESTRA_HEADER_TIMEOUT_MS", "600000")];
 
 /// Opens `n` connections that send nothing, 100 a client address; one the server's listen
 /// queue has no room for (the kernel drops its handshake until `accept` makes room) is given
@@ -510,7 +357,7 @@ fn closed(held: &[TcpStream]) -> usize {
 }
 
 /// The server's log once it holds `line`, 10 s at most.
-async fn log_with(log: &std::path::Path, line: &str) -> String {
+pub(crate) async fn log_with(log: &std::path::Path, line: &str) -> String {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let said = std::fs::read_to_string(log).unwrap_or_default();
@@ -524,7 +371,7 @@ async fn log_with(log: &std::path::Path, line: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn under_ulimit_1024_a_thousand_idle_connections_do_not_lock_honest_clients_out() {
     let (_turn, dir, url) = setup(2000).await;
-    let (server, log) = serve_with_descriptors(dir.path(), &url, 1024, 1024);
+    let (server, log) = serve_with_descriptors(dir.path(), &url, 1024, 1024, HEADS_NEVER_DUE);
     // It says what it has: the cap fits 1,024 descriptors with 128 kept.
     let said = log_with(&log, "Connections:").await;
     assert!(
@@ -564,7 +411,7 @@ async fn when_descriptors_run_out_idle_connections_are_shed_and_accept_does_not_
     let (_turn, dir, url) = setup(2000).await;
     // Started as systemd starts a service (soft 1,024, hard 4,096 here), it raises its soft
     // limit to the hard one and fits its cap to that.
-    let (server, log) = serve_with_descriptors(dir.path(), &url, 1024, 4096);
+    let (server, log) = serve_with_descriptors(dir.path(), &url, 1024, 4096, HEADS_NEVER_DUE);
     let said = log_with(&log, "Connections:").await;
     assert!(
         said.contains("at most 3968 at once")
@@ -608,14 +455,16 @@ async fn one_address_cannot_hold_every_connection() {
     let server = serve::serve(BIN, &url, &[("ORCHESTRA_MAX_CONNECTIONS_PER_ADDRESS", "8")]);
     let addr = server.addr;
     let greedy = source(0);
-    // Eight connections at work on a head: none of them is idle, so none can be shed.
+    // Eight requests being answered (their heads whole, their bodies arriving): none of them
+    // is waiting for a head or idle, so none can be shed.
     let mut busy = Vec::new();
-    for _ in 0..8 {
+    for i in 0..8 {
         let mut stream = connect_from(addr, greedy).await;
-        stream
-            .write_all(b"GET /admin/login HTTP/1.1\r\nHost: orchestra.test\r\n")
-            .await
-            .unwrap();
+        let post = format!(
+            "POST /interaction/l.1..1900000000.busy-{i} HTTP/1.1\r\nHost: orchestra.test\r\n\
+             Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nanswer="
+        );
+        stream.write_all(post.as_bytes()).await.unwrap();
         busy.push(stream);
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -826,20 +675,8 @@ async fn held_posts(server: &serve::Served, path: &str, count: usize, length: us
             let mut stream = connect_from(addr, source(i / 100)).await;
             let mut body = head.into_bytes();
             body.resize(body.len() + length - 1, b'a');
-            let (mut reader, mut writer) = stream.split();
-            let (_, got) = tokio::join!(writer.write_all(&body), async {
-                let mut got = Vec::new();
-                let mut buf = vec![0; 4096];
-                // The head of the answer, whenever it comes (the body is never finished).
-                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match tokio::time::timeout(Duration::from_secs(30), reader.read(&mut buf)).await
-                    {
-                        Ok(Ok(n)) if n > 0 => got.extend_from_slice(&buf[..n]),
-                        _ => break,
-                    }
-                }
-                got
-            });
+            // The head of the answer, whenever it comes (the body is never finished).
+            let got = send_reading_the_head(&mut stream, &body, Duration::from_secs(30)).await;
             done.fetch_add(1, Ordering::Relaxed);
             (Answer::parse(&got).map_or(0, |a| a.status), stream)
         });

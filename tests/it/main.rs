@@ -32,6 +32,7 @@ mod reads;
 mod routing;
 mod security;
 mod sessions;
+mod siege;
 mod sizing;
 mod soak;
 mod soak_cluster;

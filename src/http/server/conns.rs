@@ -1,11 +1,15 @@
 //! The open connections, counted in all and per client address, each with its phase, so that
-//! a full cap or exhausted descriptors close the longest-open idle connections instead of
-//! refusing a newcomer or failing `accept`.
+//! a full cap or exhausted descriptors close a connection that is getting nowhere instead of
+//! refusing a newcomer or failing `accept`: first the one that has waited longest for a whole
+//! request head (fresh, or part of a head read), then the longest-open idle one. A newcomer is
+//! refused only when every connection in its way is answering a request. Under pressure (the
+//! table more than `PRESSED` full) the heads' deadline shortens (`Registry::shed_slow`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
@@ -41,12 +45,27 @@ impl Group {
     }
 }
 
+/// The group a request's connection is counted in, put in each request's extensions: what
+/// `http::body` counts an address's share of the bodies' budget by. `None` for a trusted
+/// proxy's connection, which is counted only in all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counted(pub Option<Group>);
+
+/// Milliseconds on this process's own clock, for the order connections are shed in.
+fn now_ms() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    EPOCH.get_or_init(Instant::now).elapsed().as_millis() as u64
+}
+
 /// One open connection.
 pub struct Conn {
     id: u64,
     /// `None` for a trusted proxy's connection: not capped per address.
     group: Option<Group>,
     phase: AtomicU8,
+    /// Since when it has waited for a whole head (`now_ms`): its opening for its first request,
+    /// the first byte of the head for a later one. Meaningful while fresh or in a head.
+    since: AtomicU64,
     /// Counts the requests answered, so that each idle period gets a deadline of its own.
     answered: AtomicU32,
     /// Chosen to be shed: its task closes it (finishing a request that began meanwhile).
@@ -60,6 +79,7 @@ impl Conn {
             id,
             group,
             phase: AtomicU8::new(Phase::Fresh as u8),
+            since: AtomicU64::new(now_ms()),
             answered: AtomicU32::new(0),
             shedding: AtomicBool::new(false),
             shed: Notify::new(),
@@ -84,13 +104,31 @@ impl Conn {
         self.phase.store(phase as u8, Ordering::Relaxed);
     }
 
+    /// The first bytes of a head arrived: a later request's head is waited for from now, the
+    /// first one still from the opening (as its deadline is).
+    pub fn head_begins(&self) {
+        match self.phase() {
+            Phase::Fresh => self.set(Phase::Head),
+            Phase::Idle => {
+                self.since.store(now_ms(), Ordering::Relaxed);
+                self.set(Phase::Head);
+            }
+            Phase::Head | Phase::Busy => {}
+        }
+    }
+
+    fn since(&self) -> u64 {
+        self.since.load(Ordering::Relaxed)
+    }
+
+    /// The group it is counted in.
+    pub fn counted(&self) -> Counted {
+        Counted(self.group)
+    }
+
     /// How many requests this connection has answered.
     pub fn answered(&self) -> u32 {
         self.answered.load(Ordering::Relaxed)
-    }
-
-    fn idle(&self) -> bool {
-        matches!(self.phase(), Phase::Fresh | Phase::Idle)
     }
 
     pub fn is_shed(&self) -> bool {
@@ -141,16 +179,41 @@ struct Inner {
 }
 
 impl Inner {
-    /// Chooses the longest-open idle connection that `which` accepts, and tells it to close.
+    /// Chooses, among the connections `which` accepts, the one getting nowhere longest, and
+    /// tells it to close: the one that has waited longest for a whole head (fresh, or part of a
+    /// head read), else the longest-open idle one; never one answering a request.
     fn shed_one(&mut self, which: impl Fn(&Conn) -> bool) -> bool {
-        let Some(conn) = self
-            .open
-            .values()
-            .find(|c| !c.is_shed() && c.idle() && which(c))
-            .cloned()
-        else {
+        let mut waiting: Option<&Arc<Conn>> = None;
+        let mut idle: Option<&Arc<Conn>> = None;
+        for conn in self.open.values() {
+            if conn.is_shed() || !which(conn) {
+                continue;
+            }
+            match conn.phase() {
+                Phase::Busy => {}
+                Phase::Idle => {
+                    idle.get_or_insert(conn);
+                }
+                Phase::Fresh | Phase::Head => {
+                    if waiting.is_none_or(|w| conn.since() < w.since()) {
+                        waiting = Some(conn);
+                    }
+                    // On its first head, it has waited since its opening: every connection
+                    // after it in the map opened later, so has waited less.
+                    if conn.answered() == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        let Some(conn) = waiting.or(idle).cloned() else {
             return false;
         };
+        self.mark_shed(&conn);
+        true
+    }
+
+    fn mark_shed(&mut self, conn: &Conn) {
         conn.shedding.store(true, Ordering::Relaxed);
         self.leaving += 1;
         if let Some(group) = conn.group
@@ -159,8 +222,17 @@ impl Inner {
             count.leaving += 1;
         }
         conn.shed.notify_one();
-        true
     }
+}
+
+/// Past this part of the cap in all (three quarters), the table is under pressure: a head
+/// waited for longer than the shortened header deadline is closed (`Registry::shed_slow`).
+pub const PRESSED: (usize, usize) = (3, 4);
+
+/// The header deadline under pressure: a fifth of the configured one, and not under a second
+/// (or the configured one, if that is shorter).
+pub fn pressed_header_timeout(header: Duration) -> Duration {
+    (header / 5).max(header.min(Duration::from_secs(1)))
 }
 
 /// Memory is given back once this many connections closed since the last time (or all did).
@@ -187,9 +259,9 @@ impl Registry {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// A place for a new connection from `group`: under both caps, or made by shedding an idle
-    /// connection (of the same address, for its cap). `None` when every connection in the way
-    /// is at work.
+    /// A place for a new connection from `group`: under both caps, or made by shedding a
+    /// connection getting nowhere (of the same address, for its cap; see `Inner::shed_one`).
+    /// `None` when every connection in the way is answering a request.
     pub fn admit(&self, group: Option<Group>) -> Option<Arc<Conn>> {
         let mut inner = self.lock();
         if let Some(group) = group {
@@ -210,10 +282,40 @@ impl Registry {
         Some(conn)
     }
 
-    /// Sheds up to `n` idle connections, longest open first; returns how many.
-    pub fn shed_idle(&self, n: usize) -> usize {
+    /// Sheds up to `n` connections getting nowhere, in the order `admit` does; returns how many.
+    pub fn shed(&self, n: usize) -> usize {
         let mut inner = self.lock();
         (0..n).take_while(|_| inner.shed_one(|_| true)).count()
+    }
+
+    /// Whether the connections staying fill more than `PRESSED` of the cap in all.
+    pub fn pressed(&self) -> bool {
+        let inner = self.lock();
+        (inner.open.len() - inner.leaving) * PRESSED.1 > self.cap * PRESSED.0
+    }
+
+    /// Sheds every connection that has waited longer than `limit` for a whole head; returns how
+    /// many. Called under pressure, with the shortened header deadline.
+    pub fn shed_slow(&self, limit: Duration) -> usize {
+        self.shed_waiting_since(now_ms().saturating_sub(limit.as_millis() as u64))
+    }
+
+    fn shed_waiting_since(&self, before_ms: u64) -> usize {
+        let mut inner = self.lock();
+        let slow: Vec<Arc<Conn>> = inner
+            .open
+            .values()
+            .filter(|c| {
+                !c.is_shed()
+                    && matches!(c.phase(), Phase::Fresh | Phase::Head)
+                    && c.since() < before_ms
+            })
+            .cloned()
+            .collect();
+        for conn in &slow {
+            inner.mark_shed(conn);
+        }
+        slow.len()
     }
 
     /// Tells every connection to close once its request in progress is answered.
@@ -285,45 +387,98 @@ mod tests {
     }
 
     #[test]
-    fn a_full_cap_sheds_the_longest_open_idle_connection() {
-        let registry = Registry::new(3, 10);
-        let first = registry.admit(v4(1)).unwrap();
-        let second = registry.admit(v4(2)).unwrap();
-        let third = registry.admit(v4(3)).unwrap();
-        first.set(Phase::Busy);
-        second.set(Phase::Idle);
-        third.set(Phase::Fresh);
-        let fourth = registry.admit(v4(4)).expect("an idle one made room");
-        assert!(!first.is_shed(), "a connection at work is never shed");
-        assert!(second.is_shed(), "the longest-open idle one goes");
-        assert!(!third.is_shed());
+    fn a_full_cap_sheds_the_connection_waiting_longest_for_a_head_before_any_idle_one() {
+        let registry = Registry::new(4, 10);
+        let idle = registry.admit(v4(1)).unwrap();
+        let busy = registry.admit(v4(2)).unwrap();
+        let head = registry.admit(v4(3)).unwrap();
+        let fresh = registry.admit(v4(4)).unwrap();
+        idle.set(Phase::Busy);
+        drop(Busy(idle.clone()));
+        busy.set(Phase::Busy);
+        head.head_begins();
+        let fifth = registry.admit(v4(5)).expect("a waiting one made room");
+        assert!(head.is_shed(), "the one waiting longest for its head goes");
+        assert!(!idle.is_shed() && !busy.is_shed() && !fresh.is_shed());
         // Until it has closed, the shed one no longer counts against the cap.
-        third.set(Phase::Head);
-        fourth.set(Phase::Busy);
-        assert!(registry.admit(v4(5)).is_none(), "every one left is at work");
-        registry.remove(&second);
-        assert_eq!(registry.open(), 3);
-        assert!(registry.admit(v4(5)).is_none());
-        registry.remove(&first);
-        assert!(registry.admit(v4(5)).is_some());
+        let sixth = registry.admit(v4(6)).unwrap();
+        assert!(
+            fresh.is_shed(),
+            "then the next one waiting, before the idle one"
+        );
+        fifth.set(Phase::Busy);
+        sixth.set(Phase::Busy);
+        assert!(registry.admit(v4(7)).is_some());
+        assert!(
+            idle.is_shed(),
+            "an idle one only when none is waiting for a head"
+        );
+        registry.remove(&head);
+        registry.remove(&fresh);
+        registry.remove(&idle);
+        assert_eq!(registry.open(), 4);
     }
 
     #[test]
-    fn an_address_at_its_cap_sheds_its_own_idle_connections_only() {
+    fn a_refusal_comes_only_when_every_connection_in_the_way_is_answering() {
+        let registry = Registry::new(2, 10);
+        registry.admit(v4(1)).unwrap().set(Phase::Busy);
+        registry.admit(v4(2)).unwrap().set(Phase::Busy);
+        assert!(registry.admit(v4(3)).is_none());
+    }
+
+    #[test]
+    fn a_later_head_waits_from_its_first_byte_and_the_first_from_the_opening() {
+        let registry = Registry::new(3, 10);
+        let kept = registry.admit(v4(1)).unwrap();
+        kept.set(Phase::Busy);
+        drop(Busy(kept.clone()));
+        let fresh = registry.admit(v4(2)).unwrap();
+        // Opened earlier, but its second head began after the other's opening.
+        kept.since.store(0, Ordering::Relaxed);
+        fresh.since.store(5, Ordering::Relaxed);
+        kept.head_begins();
+        kept.since.store(10, Ordering::Relaxed);
+        registry.admit(v4(3)).unwrap();
+        assert!(registry.admit(v4(4)).is_some());
+        assert!(fresh.is_shed() && !kept.is_shed());
+    }
+
+    #[test]
+    fn an_address_at_its_cap_sheds_its_own_waiting_connections_only() {
         let registry = Registry::new(100, 2);
         let other = registry.admit(v4(9)).unwrap();
         let a = registry.admit(v4(1)).unwrap();
         let b = registry.admit(v4(1)).unwrap();
         a.set(Phase::Busy);
-        b.set(Phase::Head);
-        assert!(registry.admit(v4(1)).is_none(), "both at work");
+        b.set(Phase::Busy);
+        assert!(registry.admit(v4(1)).is_none(), "both answering");
         assert!(
             registry.admit(v4(2)).is_some(),
             "another address is not held up"
         );
-        b.set(Phase::Idle);
+        b.set(Phase::Head);
         assert!(registry.admit(v4(1)).is_some());
         assert!(b.is_shed() && !a.is_shed() && !other.is_shed());
+    }
+
+    #[test]
+    fn under_pressure_heads_waited_for_too_long_are_shed() {
+        let registry = Registry::new(8, 8);
+        let conns: Vec<_> = (0..6).map(|i| registry.admit(v4(i)).unwrap()).collect();
+        assert!(!registry.pressed(), "six of eight is three quarters");
+        let seventh = registry.admit(v4(7)).unwrap();
+        assert!(registry.pressed());
+        for (conn, since) in conns.iter().zip([1, 2, 3, 50, 60, 70]) {
+            conn.since.store(since, Ordering::Relaxed);
+        }
+        conns[1].set(Phase::Busy);
+        conns[2].set(Phase::Idle);
+        seventh.since.store(80, Ordering::Relaxed);
+        assert_eq!(registry.shed_waiting_since(55), 2);
+        assert!(conns[0].is_shed() && conns[3].is_shed());
+        assert!(!conns[1].is_shed() && !conns[2].is_shed() && !conns[4].is_shed());
+        assert!(!registry.pressed(), "the shed no longer count");
     }
 
     #[test]
@@ -347,12 +502,12 @@ mod tests {
     }
 
     #[test]
-    fn shedding_on_exhaustion_takes_idle_ones_in_order() {
+    fn shedding_on_exhaustion_takes_them_in_order() {
         let registry = Registry::new(10, 10);
         let conns: Vec<_> = (0..4).map(|i| registry.admit(v4(i)).unwrap()).collect();
         conns[1].set(Phase::Busy);
-        assert_eq!(registry.shed_idle(2), 2);
+        assert_eq!(registry.shed(2), 2);
         assert!(conns[0].is_shed() && !conns[1].is_shed() && conns[2].is_shed());
-        assert_eq!(registry.shed_idle(5), 1);
+        assert_eq!(registry.shed(5), 1);
     }
 }

@@ -50,8 +50,8 @@ impl AsyncRead for Watched {
         let this = self.get_mut();
         let before = buf.filled().len();
         let read = Pin::new(&mut this.stream).poll_read(cx, buf);
-        if buf.filled().len() > before && matches!(this.conn.phase(), Phase::Fresh | Phase::Idle) {
-            this.conn.set(Phase::Head);
+        if buf.filled().len() > before {
+            this.conn.head_begins();
         }
         read
     }

@@ -1,6 +1,8 @@
 //! The HTTP/1 server: accepts connections, admits each under the caps on connections (in all,
-//! and per client address), serves it with its deadlines, sheds idle connections when a cap or
-//! the descriptors run out, gives memory back as connections close, and stops gracefully.
+//! and per client address), serves it with its deadlines, sheds the connections getting nowhere
+//! when a cap or the descriptors run out (those waiting longest for a head first, then idle
+//! ones: `conns`), closes heads waited for too long while the table is nearly full, gives memory
+//! back as connections close, and stops gracefully.
 //!
 //! The deadlines are ours (`io::Deadline`) rather than hyper's `header_read_timeout`: hyper
 //! starts that timer the moment a connection is idle (`State::idle` asks for a read, and
@@ -9,8 +11,9 @@
 //! (`http::body`).
 //!
 //! Per request this does what `axum::serve` did (the body boxed, the connection info inserted,
-//! the app cloned) and marks the connection busy, then idle: two atomic stores. Everything
-//! else is per connection. The doorway's refusal (`front`) is untouched.
+//! the app cloned) and marks the connection busy, then idle: two atomic stores; a request with
+//! a body also carries the group its connection is counted in (`conns::Counted`), for its share
+//! of the bodies' budget. Everything else is per connection. The doorway's refusal (`front`) is untouched.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -39,7 +42,7 @@ use crate::proxy::TrustedProxies;
 pub mod conns;
 mod io;
 
-use conns::{Busy, Conn, Group, Registered, Registry};
+use conns::{Busy, Conn, Group, Phase, Registered, Registry};
 use io::{Deadline, Watched};
 
 /// Descriptors kept for everything but clients' connections: the database pool, the listeners,
@@ -62,6 +65,9 @@ const SHED_ON_EXHAUSTION: usize = 16;
 /// Shed connections not yet closed, past which `accept` waits for them: until its task closes
 /// it, a shed connection still holds its descriptor (all within `RESERVED_DESCRIPTORS`).
 const MAX_LEAVING: usize = 32;
+
+/// How often, under pressure, the heads waited for too long are looked for.
+const SWEEP: Duration = Duration::from_millis(250);
 
 /// Connections the kernel may hold for `accept` (std's and mio's default is 128): a burst, or a
 /// moment with no descriptor, waits there rather than having its handshake dropped.
@@ -228,8 +234,12 @@ pub async fn serve(
     let mut shutdown = std::pin::pin!(shutdown);
     let mut trim = tokio::time::interval(Duration::from_secs(1));
     trim.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut sweep = tokio::time::interval(SWEEP);
+    sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let pressed_header = conns::pressed_header_timeout(limits.header_timeout);
     let mut exhausted = OncePerSecond::default();
     let mut refused = OncePerSecond::default();
+    let mut pressure = OncePerSecond::default();
     loop {
         // A burst of newcomers at a full cap sheds as fast as it is accepted: the descriptors
         // of the shed are let go first, so the cap bounds descriptors too.
@@ -249,6 +259,18 @@ pub async fn serve(
             _ = trim.tick() => {
                 if shared.registry.take_closed() {
                     tokio::task::spawn_blocking(give_memory_back);
+                }
+            }
+            _ = sweep.tick() => {
+                if shared.registry.pressed() {
+                    let shed = shared.registry.shed_slow(pressed_header);
+                    if shed > 0 && pressure.due() {
+                        tracing::warn!(
+                            shed,
+                            open = shared.registry.open(),
+                            "connections nearly at their cap: heads not whole within the shortened header deadline closed (see \"Connections and bodies\" in docs/operations.md)"
+                        );
+                    }
                 }
             }
         }
@@ -293,7 +315,7 @@ impl Shared {
     async fn accept_failed(&self, error: std::io::Error, exhausted: &mut OncePerSecond) {
         let pause = match error.raw_os_error() {
             Some(libc::EMFILE | libc::ENFILE) => {
-                let shed = self.registry.shed_idle(SHED_ON_EXHAUSTION);
+                let shed = self.registry.shed(SHED_ON_EXHAUSTION);
                 if exhausted.due() {
                     tracing::warn!(
                         shed,
@@ -403,8 +425,13 @@ async fn connection(shared: Arc<Shared>, stream: TcpStream, peer: SocketAddr, co
                 tracing::debug!(?phase, "connection closed at its deadline");
                 break None;
             }
-            // Shed, or the stop: an idle connection closes now, a busy one after its answer.
+            // Shed, or the stop: a connection still waiting for its first head closes now, with
+            // nothing written to finish; any other once its last answer is written (hyper may
+            // read a later head while it writes), a busy one after its answer.
             () = conn.shed.notified(), if !closing => {
+                if conn.answered() == 0 && matches!(conn.phase(), Phase::Fresh | Phase::Head) {
+                    break None;
+                }
                 closing = true;
                 Pin::new(&mut http).graceful_shutdown();
             }
@@ -457,6 +484,10 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Tracked {
         let busy = Busy::begin(&self.conn);
         let mut request = request.map(Body::new);
         request.extensions_mut().insert(ConnectInfo(self.peer));
+        // What `http::body` counts an address's share of the budget by: only a body needs it.
+        if !hyper::body::Body::is_end_stream(request.body()) {
+            request.extensions_mut().insert(self.conn.counted());
+        }
         // `Front` and the router behind it are always ready (`Router::poll_ready` is `Ready`),
         // so the app is called as `TowerToHyperService` would, without waiting on readiness.
         let mut app = self.app.clone();
