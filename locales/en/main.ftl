@@ -177,6 +177,10 @@ cli-about-workflow-list = List workflows: id, name, label, steps
 cli-about-workflow-create = Create a workflow from a definition read from --file or standard input
 cli-about-workflow-save = Save a workflow's definition from --file or standard input (a new version when it changed)
 cli-about-workflow-show = Print a workflow's newest definition, as save reads it back
+cli-about-instance-reassign = Hand a participant of a running instance to a new contact: their old links stop working and the new contact is emailed
+cli-arg-reassign-participant = The participant to hand over (as the workflow names them)
+cli-reassign-contact = Give the new contact as --contact { $participant }=EMAIL (with --contact-name and --contact-lang if you wish).
+cli-instance-reassigned = Instance { $id }: { $participant } handed to the new contact. Their old links no longer work; the new contact is emailed when the step is theirs.
 cli-about-instance = Instances: instance start WORKFLOW, instance cancel INSTANCE
 cli-about-instance-start = Start an instance; prints its id
 cli-about-instance-show = Show an instance: its workflow, state, step, who it waits for, the participants' addresses and its history

@@ -181,6 +181,10 @@ cli-about-workflow-list = Liste les processus : id, nom, libellé, étapes
 cli-about-workflow-create = Crée un processus à partir d'une définition lue dans --file ou sur l'entrée standard
 cli-about-workflow-save = Enregistre la définition d'un processus lue dans --file ou sur l'entrée standard (une nouvelle version si elle a changé)
 cli-about-workflow-show = Affiche la dernière définition d'un processus, telle que save la relit
+cli-about-instance-reassign = Confie un participant d'une instance en cours à un nouveau contact : ses anciens liens cessent de fonctionner et le nouveau contact reçoit un e-mail
+cli-arg-reassign-participant = Le participant à confier (tel que le processus le nomme)
+cli-reassign-contact = Donnez le nouveau contact avec --contact { $participant }=EMAIL (et --contact-name, --contact-lang si vous le souhaitez).
+cli-instance-reassigned = Instance { $id } : { $participant } confié au nouveau contact. Ses anciens liens ne fonctionnent plus ; le nouveau contact reçoit un e-mail quand l'étape est la sienne.
 cli-about-instance = Instances : instance start PROCESSUS, instance cancel INSTANCE
 cli-about-instance-start = Démarre une instance ; affiche son id
 cli-about-instance-show = Afficher une instance : son processus, son état, son étape, qui elle attend, les adresses des participants et son historique

@@ -74,6 +74,14 @@ pub enum Parsed {
         instance: String,
         reason: Option<String>,
     },
+    /// `instance reassign ID PARTICIPANT --contact PARTICIPANT=EMAIL [...]`.
+    InstanceReassign {
+        instance: String,
+        participant: String,
+        contacts: Vec<String>,
+        names: Vec<String>,
+        langs: Vec<String>,
+    },
     InstanceList(ListArgs),
     InstanceShow {
         instance: String,
@@ -197,6 +205,16 @@ fn repeated(lang: Lang, name: &'static str, value: &'static str, help: &str) -> 
     option(lang, name, value, help).action(ArgAction::Append)
 }
 
+/// `--contact P=EMAIL`, `--contact-name P=NAME`, `--contact-lang P=LANG`, each repeatable.
+fn contact_args(lang: Lang) -> [Arg; 3] {
+    [
+        ("contact", "PARTICIPANT=EMAIL", "cli-arg-contact"),
+        ("contact-name", "PARTICIPANT=NAME", "cli-arg-contact-name"),
+        ("contact-lang", "PARTICIPANT=en|fr", "cli-arg-contact-lang"),
+    ]
+    .map(|(name, value, help)| repeated(lang, name, value, help))
+}
+
 /// `--yes`: do what voids things without asking.
 fn yes(lang: Lang) -> Arg {
     Arg::new("yes")
@@ -295,24 +313,17 @@ pub fn grammar(lang: Lang) -> Command {
                         .arg(positional(lang, "WORKFLOW", "cli-arg-workflow"))
                         .arg(option(lang, "subject", "TITLE", "cli-arg-subject"))
                         .arg(option(lang, "body", "TEXT", "cli-arg-body"))
-                        .arg(repeated(
+                        .args(contact_args(lang)),
+                )
+                .subcommand(
+                    command(lang, "reassign", "cli-about-instance-reassign")
+                        .arg(positional(lang, "INSTANCE", "cli-arg-instance"))
+                        .arg(positional(
                             lang,
-                            "contact",
-                            "PARTICIPANT=EMAIL",
-                            "cli-arg-contact",
+                            "PARTICIPANT",
+                            "cli-arg-reassign-participant",
                         ))
-                        .arg(repeated(
-                            lang,
-                            "contact-name",
-                            "PARTICIPANT=NAME",
-                            "cli-arg-contact-name",
-                        ))
-                        .arg(repeated(
-                            lang,
-                            "contact-lang",
-                            "PARTICIPANT=en|fr",
-                            "cli-arg-contact-lang",
-                        )),
+                        .args(contact_args(lang)),
                 )
                 .subcommand(
                     command(lang, "list", "cli-about-instance-list")
@@ -554,6 +565,13 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
         ("instance", Some(("show", m))) => Parsed::InstanceShow {
             instance: required(m, "INSTANCE"),
             format: value(m, "format"),
+        },
+        ("instance", Some(("reassign", m))) => Parsed::InstanceReassign {
+            instance: required(m, "INSTANCE"),
+            participant: required(m, "PARTICIPANT"),
+            contacts: values(m, "contact"),
+            names: values(m, "contact-name"),
+            langs: values(m, "contact-lang"),
         },
         ("instance", Some(("cancel", m))) => Parsed::InstanceCancel {
             instance: required(m, "INSTANCE"),

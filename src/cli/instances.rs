@@ -287,6 +287,42 @@ pub(super) async fn instance_list(
 
 /// Cancels a running instance as the command line (`links::cancel`); says so on standard
 /// output. A missing or ended instance, or a reason too long, is exit 2 and changes nothing.
+/// Hands a participant of a running instance to a new contact.
+pub(super) async fn instance_reassign(
+    out: &Out,
+    db: &Db,
+    instance: &str,
+    participant: &str,
+    contacts: &[crate::domain::mail::ContactInput],
+) -> Result<i32, sqlx::Error> {
+    let Ok(id) = instance.parse::<i64>() else {
+        return Ok(out.err(Message::new("link-instance-unknown").arg("id", instance.to_owned())));
+    };
+    let contact = match contacts {
+        [one] if one.participant == participant => one,
+        _ => {
+            return Ok(out.err(
+                Message::new("cli-reassign-contact").arg("participant", participant.to_owned()),
+            ));
+        }
+    };
+    let versions = crate::domain::workflow::versions::Cache::default();
+    let by = crate::domain::instance::Actor::CommandLine;
+    match crate::domain::instance::reassign(db, &versions, id, contact, &by).await {
+        Ok(()) => {
+            println!(
+                "{}",
+                Message::new("cli-instance-reassigned")
+                    .arg("id", id.to_string())
+                    .arg("participant", participant.to_owned())
+                    .render(out.lang)
+            );
+            Ok(0)
+        }
+        Err(e) => Ok(refused_or_failed(out, e)),
+    }
+}
+
 pub(super) async fn instance_cancel(
     out: &Out,
     db: &Db,

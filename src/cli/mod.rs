@@ -144,6 +144,18 @@ pub async fn run(args: Vec<String>) -> i32 {
             }
             Err(bad) => Ok(out.err(Message::new("cli-contact-spelling").arg("value", bad))),
         },
+        Parsed::InstanceReassign {
+            instance,
+            participant,
+            contacts,
+            names,
+            langs,
+        } => match instances::contacts_of(&contacts, &names, &langs) {
+            Ok(contacts) => {
+                instances::instance_reassign(&out, &db, &instance, &participant, &contacts).await
+            }
+            Err(bad) => Ok(out.err(Message::new("cli-contact-spelling").arg("value", bad))),
+        },
         Parsed::InstanceCancel { instance, reason } => {
             instances::instance_cancel(&out, &db, &instance, reason.as_deref()).await
         }

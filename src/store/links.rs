@@ -202,3 +202,63 @@ async fn noted_and_committed(
     tx.commit().await?;
     Ok(true)
 }
+
+/// Hands a participant of a running instance to a new contact, in one transaction: their live
+/// link records revoked (every link issued to them stops working), their contact replaced,
+/// their link emailed to the new contact when the current step is theirs (`emailed`), and a
+/// history line naming who did it. `false` when no running instance has this id.
+pub async fn reassign(
+    db: &Db,
+    instance: i64,
+    contact: &super::mails::ContactRow,
+    emailed: bool,
+    by: &str,
+) -> Result<bool, sqlx::Error> {
+    let now = super::now();
+    let mut tx = db.write().await?;
+    // The instance's row first (its write lock): a reassignment and an answer take turns.
+    let held = "UPDATE instances SET updated_at = $1 WHERE id = $2 AND state = 'active' \
+         RETURNING step_index";
+    let held = sqlx::query_scalar(held).bind(now).bind(instance);
+    let Some(step) = held.fetch_optional(&mut *tx).await? else {
+        return Ok(false);
+    };
+    let who = contact.participant.as_str();
+    sqlx::query(
+        "UPDATE links SET revoked_at = $1, revoked_by = $2 \
+         WHERE instance_id = $3 AND participant = $4 AND revoked_at IS NULL",
+    )
+    .bind(now)
+    .bind(by)
+    .bind(instance)
+    .bind(who)
+    .execute(&mut *tx)
+    .await?;
+    // Emails still waiting to go to the old address go to nobody.
+    sqlx::query(
+        "UPDATE mails SET state = 'skipped' WHERE instance_id = $1 AND participant = $2 \
+         AND state = 'pending' AND kind = 'link'",
+    )
+    .bind(instance)
+    .bind(who)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query("DELETE FROM contacts WHERE instance_id = $1 AND participant = $2")
+        .bind(instance)
+        .bind(who)
+        .execute(&mut *tx)
+        .await?;
+    super::mails::insert_contacts(&mut tx, instance, std::slice::from_ref(contact)).await?;
+    if emailed {
+        let participant = [crate::domain::workflow::Participant::parse(who).unwrap_or_default()];
+        let (kind, lane) = (super::mails::Kind::Link, super::mails::Lane::Site);
+        super::mails::queue_in(&mut tx, instance, step, &participant, kind, lane, now, now).await?;
+    }
+    let entry = Entry {
+        step,
+        participant: who,
+        actor: by,
+        ..Entry::of(Event::Reassigned)
+    };
+    noted_and_committed(tx, instance, &entry, now).await
+}

@@ -2150,3 +2150,73 @@ async fn workflows_are_created_saved_and_shown_from_files_and_standard_input() {
         "No workflow named nope. \"orchestra workflow list\" shows them.\n",
     );
 }
+
+/// `orchestra instance reassign` hands a participant to a new contact and says so; a contact for
+/// another participant, a bad address or an unknown participant is exit 2 with the reason.
+#[tokio::test]
+async fn instance_reassign_hands_a_participant_over_with_exit_codes() {
+    let cli = cli().await;
+    cli.run(&["instance", "start", "contract_review"])
+        .expect(0, "1\n", "");
+    cli.run(&[
+        "instance",
+        "reassign",
+        "1",
+        "legal",
+        "--contact",
+        "finance=f@example.org",
+    ])
+    .expect(
+        2,
+        "",
+        "Give the new contact as --contact legal=EMAIL (with --contact-name and \
+             --contact-lang if you wish).\n",
+    );
+    let bad = cli.run(&[
+        "instance",
+        "reassign",
+        "1",
+        "legal",
+        "--contact",
+        "legal=nobody",
+    ]);
+    assert_eq!((bad.code, bad.stdout.as_str()), (2, ""), "{bad:#?}");
+    cli.run(&[
+        "instance",
+        "reassign",
+        "1",
+        "legal",
+        "--contact",
+        "legal=lea@example.org",
+        "--contact-name",
+        "legal=Léa",
+        "--contact-lang",
+        "legal=fr",
+    ])
+    .expect(
+        0,
+        "Instance 1: legal handed to the new contact. Their old links no longer work; the new \
+         contact is emailed when the step is theirs.\n",
+        "",
+    );
+    let db = cli.db().await;
+    let contact = store::mails::contact(&db, 1, "legal")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (contact.email.as_str(), contact.lang.as_str()),
+        ("lea@example.org", "fr")
+    );
+    let history = store::instances::history(&db, 1).await.unwrap();
+    assert_eq!(history.last().unwrap().event.as_str(), "reassigned");
+    cli.run(&[
+        "instance",
+        "reassign",
+        "9",
+        "legal",
+        "--contact",
+        "legal=lea@example.org",
+    ])
+    .expect(2, "", "No instance 9.\n");
+}

@@ -271,3 +271,73 @@ async fn the_requester_is_told_the_outcome_and_a_director_not_needed_that_the_st
     run().await;
     assert_eq!(smtp.received().len(), received.len());
 }
+
+/// A manager on holiday is handed over: their old link offers nothing, the new contact is
+/// emailed a link that answers, and the history says so.
+#[tokio::test]
+async fn a_reassigned_managers_old_link_offers_nothing_and_the_new_one_answers() {
+    use orchestra::domain::instance::{self, Actor, Refusal};
+    use orchestra::domain::mail::{ContactInput, Mailer, send};
+
+    let app = crate::helpers::spawn_now(Flood::Memory).await;
+    let smtp = crate::helpers::Smtp::start();
+    let mailer = Mailer::new(&smtp.url(), "Orchestra <orchestra@example.org>").unwrap();
+    let id = claim(&app, "Taxi").await;
+    let employee = app.link(id, Some("employee")).await;
+    let filed = answer_step(
+        &app.client(),
+        &app,
+        &employee,
+        &[("amount", "80"), ("purpose", "travel")],
+    )
+    .await;
+    assert_eq!(filed.status, 200);
+    let old = app.link(id, Some("manager")).await;
+    let new_contact = ContactInput {
+        participant: "manager".into(),
+        email: "nina@office.example".into(),
+        name: "Nina".into(),
+        lang: "fr".into(),
+    };
+    let by = Actor::Admin("ada".into());
+    instance::reassign(&app.db, &app.state.versions, id, &new_contact, &by)
+        .await
+        .unwrap();
+    let page = crate::helpers::get(&app.client(), &app, &old).await;
+    assert!(
+        !page.has("input[name=decision]"),
+        "the old link offers nothing: {}",
+        page.body
+    );
+    let site = app.state.site.get().await;
+    send::run_once(
+        &app.db,
+        &app.state.versions,
+        &site,
+        Some(&mailer),
+        orchestra::store::now(),
+    )
+    .await
+    .unwrap();
+    let emails = smtp.received();
+    let to_nina: Vec<_> = emails
+        .iter()
+        .filter(|m| m.to == ["nina@office.example"])
+        .collect();
+    assert_eq!(to_nina.len(), 1);
+    assert!(to_nina[0].part("text/plain").starts_with("Bonjour Nina,"));
+    decide(&app, &to_nina[0].link_path(), "approve").await;
+    assert_eq!(state_of(&app, id).await.0, "complete");
+    assert!(
+        events(&app, id)
+            .await
+            .contains(&(1, String::new(), "reassigned".to_owned()))
+    );
+    // A participant with nothing left, or an ended instance, is refused.
+    let refused = instance::reassign(&app.db, &app.state.versions, id, &new_contact, &by)
+        .await
+        .unwrap_err()
+        .refusal()
+        .unwrap();
+    assert_eq!(refused, Refusal::InstanceOver);
+}

@@ -7,6 +7,7 @@
 mod cancel;
 mod links;
 pub mod progress;
+mod reassign;
 mod start;
 mod view;
 
@@ -15,6 +16,7 @@ pub use links::{
     Issued, LinkPage, LinkState, Order, issue, issue_on, list, revoke, revoke_one, send,
 };
 pub use progress::participants_left;
+pub use reassign::reassign;
 pub use start::{Start, start};
 pub use view::{View, ViewOptions};
 

@@ -28,10 +28,12 @@ pub enum Event {
     /// A step with branches closed once enough of them approved (`| 2 of 3`); the others
     /// were not needed.
     ClosedByQuorum,
+    /// A participant was handed to a new contact; the old one's links stopped working.
+    Reassigned,
 }
 
 impl Event {
-    pub const ALL: [Event; 14] = [
+    pub const ALL: [Event; 15] = [
         Event::Started,
         Event::Answered,
         Event::Complete,
@@ -46,6 +48,7 @@ impl Event {
         Event::Expired,
         Event::Skipped,
         Event::ClosedByQuorum,
+        Event::Reassigned,
     ];
 
     /// As stored, and as the API names it.
@@ -65,6 +68,7 @@ impl Event {
             Event::Expired => "expired",
             Event::Skipped => "skipped",
             Event::ClosedByQuorum => "closed_by_quorum",
+            Event::Reassigned => "reassigned",
         }
     }
 
@@ -85,6 +89,7 @@ impl Event {
             Event::Expired => "event-expired",
             Event::Skipped => "event-skipped",
             Event::ClosedByQuorum => "event-closed-by-quorum",
+            Event::Reassigned => "event-reassigned",
         }
     }
 
