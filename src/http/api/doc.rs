@@ -265,7 +265,7 @@ fn error(description: &str) -> Response {
 
 fn too_many() -> Response {
     let mut response = ResponseBuilder::new()
-        .description("the token's bucket is empty (rate_limited), or this address sent too many tokens this site does not know (error: too_many_failures)")
+        .description("the token's bucket is empty (rate_limited), or this address sent too many tokens this site does not know (error: too_many_failures), or a call that emails a link met an hourly email quota (error: email_rate)")
         .content(
             "application/json",
             json_of(

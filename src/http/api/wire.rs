@@ -305,9 +305,9 @@ pub struct HistoryEntry {
 #[derive(Serialize, ToSchema)]
 pub struct Error {
     /// A stable code: unauthorized, bad_signature, invalid, forbidden_scope, not_found,
-    /// too_many_failures, running_instance_cap, link_cap, too_large, timeout, busy, bad_request,
-    /// method_not_allowed, unsupported_media_type, idempotency_key_reused,
-    /// idempotency_key_in_progress, ended, internal.
+    /// too_many_failures, running_instance_cap, link_cap, endpoint_cap, email_rate, too_large,
+    /// timeout, busy, bad_request, method_not_allowed, unsupported_media_type,
+    /// idempotency_key_reused, idempotency_key_in_progress, ended, internal.
     pub error: &'static str,
     pub message: String,
     /// The input that is wrong: a field's name, a nested field's dotted path
