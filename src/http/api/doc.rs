@@ -44,10 +44,87 @@ pub fn openapi(routes: &[Route]) -> utoipa::openapi::OpenApi {
     doc
 }
 
+/// What an answer leads to (OpenAPI links): from an operation's answer of a status, the
+/// operations it names, each with its path's parameters taken from the call and its answer.
+/// Clients and schemathesis's stateful phase follow them.
+const LINKS: &[(&str, &str, &str, &[(&str, &str)])] = &[
+    (
+        "startInstance",
+        "201",
+        "readInstance",
+        &[("id", "$response.body#/id")],
+    ),
+    (
+        "startInstance",
+        "201",
+        "cancelInstance",
+        &[("id", "$response.body#/id")],
+    ),
+    (
+        "startInstance",
+        "201",
+        "issueLink",
+        &[("id", "$response.body#/id")],
+    ),
+    (
+        "listInstances",
+        "200",
+        "readInstance",
+        &[("id", "$response.body#/instances/0/id")],
+    ),
+    (
+        "issueLink",
+        "201",
+        "revokeLink",
+        &[("id", "$request.path.id"), ("link", "$response.body#/id")],
+    ),
+    (
+        "createWebhook",
+        "201",
+        "deleteWebhook",
+        &[("id", "$response.body#/id")],
+    ),
+];
+
+/// Adds [`LINKS`] to the answers they start from. Written as JSON: utoipa's `Link` spells its
+/// fields in snake case (`operation_id`), which OpenAPI does not read.
+fn linked(doc: &mut Value) {
+    let operations = doc["paths"]
+        .as_object_mut()
+        .into_iter()
+        .flat_map(|p| p.values_mut())
+        .filter_map(Value::as_object_mut)
+        .flat_map(|item| item.values_mut());
+    for operation in operations {
+        let from = operation["operationId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        for (_, status, to, parameters) in LINKS.iter().filter(|l| l.0 == from) {
+            let Some(response) = operation
+                .get_mut("responses")
+                .and_then(|r| r.get_mut(*status))
+                .and_then(Value::as_object_mut)
+            else {
+                continue;
+            };
+            let parameters: serde_json::Map<String, Value> = parameters
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), (*value).into()))
+                .collect();
+            let links = response
+                .entry("links")
+                .or_insert_with(|| serde_json::json!({}));
+            links[*to] = serde_json::json!({ "operationId": to, "parameters": parameters });
+        }
+    }
+}
+
 /// The description as served: [`openapi`], and what JSON Schema says that utoipa cannot.
 pub fn served(routes: &[Route]) -> Value {
     let mut json = serde_json::to_value(openapi(routes)).expect("the description serializes");
     texts_hold_no_nul(&mut json);
+    linked(&mut json);
     json
 }
 
@@ -288,4 +365,50 @@ fn too_many() -> Response {
         .build();
     with_rate_fields(&mut response);
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    /// Every link names an operation the description has, and gives it each parameter of its
+    /// path and no other, from an answer the linking operation lists.
+    #[test]
+    fn every_link_leads_to_an_operation_with_its_path_filled() {
+        let doc: Value = serde_json::from_str(super::super::description()).unwrap();
+        let operations: Vec<(&String, &Value)> = doc["paths"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .flat_map(|(path, item)| item.as_object().unwrap().values().map(move |o| (path, o)))
+            .collect();
+        let by_id = |id: &str| {
+            operations
+                .iter()
+                .find(|(_, o)| o["operationId"] == id)
+                .unwrap_or_else(|| panic!("no operation {id}"))
+        };
+        let mut links = 0;
+        for (from, status, to, _) in super::LINKS {
+            let (_, operation) = by_id(from);
+            let described = &operation["responses"][status]["links"][to];
+            assert_eq!(described["operationId"], *to, "{from} {status} -> {to}");
+            let (path, _) = by_id(to);
+            let mut wanted: Vec<&str> = path
+                .split('/')
+                .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
+                .collect();
+            let mut given: Vec<&str> = described["parameters"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            wanted.sort();
+            given.sort();
+            assert_eq!(given, wanted, "{from} -> {to}");
+            links += 1;
+        }
+        assert_eq!(links, super::LINKS.len());
+    }
 }
