@@ -44,10 +44,19 @@ pub fn openapi(routes: &[Route]) -> utoipa::openapi::OpenApi {
     doc
 }
 
+/// A link: the operation and status it starts from, the operation it leads to, and each of that
+/// one's path parameters with the runtime expression that fills it.
+type Link = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+);
+
 /// What an answer leads to (OpenAPI links): from an operation's answer of a status, the
 /// operations it names, each with its path's parameters taken from the call and its answer.
 /// Clients and schemathesis's stateful phase follow them.
-const LINKS: &[(&str, &str, &str, &[(&str, &str)])] = &[
+const LINKS: &[Link] = &[
     (
         "startInstance",
         "201",
