@@ -307,6 +307,18 @@ pub async fn list(
                 .ok_or_else(|| ApiError::invalid(lang, "state", &Message::new("api-bad-state")))?,
         ),
     };
+    // No title nor workflow name holds a NUL (none is stored), so a search (as far as it is
+    // used) or a name with one lists nothing, on both databases alike: PostgreSQL cannot even be
+    // asked.
+    let search = last(&pairs, "q").and_then(lists::search_text);
+    let named = last(&pairs, "workflow");
+    if search.is_some_and(|t| t.contains('\0')) || named.is_some_and(|n| n.contains('\0')) {
+        return Ok(Json(wire::InstanceList {
+            instances: Vec::new(),
+            next_cursor: None,
+        })
+        .into_response());
+    }
     let mut filter = lists::filter(None, state_filter, None, last(&pairs, "q"));
     if let Some(name) = last(&pairs, "workflow") {
         // An unknown name, like one outside the scope, lists nothing: no answer tells them apart.
