@@ -205,3 +205,37 @@ async fn a_query_text_holding_a_nul_lists_nothing_on_either_database() {
     let page = call(&app, "GET", "/api/v1/instances?q=Lease", &t, None).await;
     assert_eq!(json(&page)["instances"].as_array().unwrap().len(), 1);
 }
+
+/// A body is a JSON object, as the description says: serde would read a struct from an array
+/// too, so `[null]` cancelled an instance as `{"reason": null}` does. Now it is the body's `422`,
+/// on every call that takes one, and the instance is left as it was.
+#[tokio::test]
+async fn a_body_that_is_an_array_is_refused_not_read_as_the_object() {
+    let app = spawn(Flood::Memory).await;
+    let t = token(&app, "crm", None, None).await;
+    let made = call(&app, "POST", "/api/v1/instances", &t, Some(START)).await;
+    let instance = format!("/api/v1/instances/{}", json(&made)["id"]);
+    for (path, body) in [
+        (format!("{instance}/cancel"), "[null]"),
+        (format!("{instance}/cancel"), " [\"late\"]"),
+        (format!("{instance}/links"), r#"["legal", 3600]"#),
+        (
+            "/api/v1/instances".to_owned(),
+            r#"["contract_review", {"title": "Lease"}]"#,
+        ),
+        (
+            "/api/v1/webhooks".to_owned(),
+            r#"["https://example.org/hook"]"#,
+        ),
+    ] {
+        let page = call(&app, "POST", &path, &t, Some(body)).await;
+        assert_eq!(
+            (page.status, json(&page)["field"].as_str()),
+            (422, Some("body")),
+            "{path} {body}: {}",
+            page.body
+        );
+    }
+    let page = call(&app, "GET", &instance, &t, None).await;
+    assert_eq!(json(&page)["state"], "active");
+}

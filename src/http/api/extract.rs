@@ -165,6 +165,15 @@ pub fn body<T>(lang: Lang, bytes: &Bytes) -> Result<T, ApiError>
 where
     T: for<'de> Deserialize<'de> + Serialize,
 {
+    // Every body the API takes is an object: serde would read a struct from an array too
+    // (`[null]` as `{"reason": null}`), which the description does not take.
+    if bytes.trim_ascii_start().first() != Some(&b'{') {
+        return Err(ApiError::invalid(
+            lang,
+            "body",
+            &Message::new("api-bad-json"),
+        ));
+    }
     // serde's own error says where, not which field, and in English: the path is read as it
     // goes (serde_path_to_error, already in the tree through axum's Json), the words are ours.
     let reader = &mut serde_json::Deserializer::from_slice(bytes);

@@ -360,7 +360,7 @@ pub async fn list(
         (status = 403, description = "the token's scope lacks start (error: forbidden_scope)", body = wire::Error),
         (status = 404, description = "no such instance, or one beyond the token's reach (error: not_found)", body = wire::Error),
         (status = 409, description = "the instance has ended already; nothing changed (error: ended)", body = wire::Error),
-        (status = 422, description = "the reason is too long; `field` is reason (error: invalid)", body = wire::Error),
+        (status = 422, description = "the reason is too long (`field`: reason), or the body is not a JSON object of these fields (`field`: body) (error: invalid)", body = wire::Error),
     )
 )]
 pub async fn cancel(
