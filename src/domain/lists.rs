@@ -192,13 +192,20 @@ pub fn cursor(id: i64) -> String {
     hex::encode(format!("b{id}"))
 }
 
+/// Every cursor [`parse_cursor`] takes, and no other text, as the API's description states it:
+/// the lower-case hex of `b` and an id of 1 to 18 digits without a leading zero.
+pub const CURSOR_PATTERN: &str = "^623[1-9](3[0-9]){0,17}$";
+
+/// The id of a cursor [`cursor`] wrote, and nothing else: not the same id spelt another way
+/// (a leading zero or `+`), so that what is taken is what [`CURSOR_PATTERN`] says.
 pub fn parse_cursor(text: &str) -> Option<i64> {
     let bytes = hex::decode(text).ok()?;
-    let text = std::str::from_utf8(&bytes).ok()?;
-    text.strip_prefix('b')?
+    let text_read = std::str::from_utf8(&bytes).ok()?;
+    text_read
+        .strip_prefix('b')?
         .parse::<i64>()
         .ok()
-        .filter(|id| *id > 0)
+        .filter(|id| (1..1_000_000_000_000_000_000).contains(id) && cursor(*id) == text)
 }
 
 #[cfg(test)]
@@ -208,7 +215,18 @@ mod tests {
     #[test]
     fn a_cursor_reads_back_and_nothing_else_reads_as_one() {
         assert_eq!(parse_cursor(&cursor(42)), Some(42));
-        for bad in ["", "42", "zz", &hex::encode("b-1"), &hex::encode("x42")] {
+        let max = 999_999_999_999_999_999;
+        assert_eq!(parse_cursor(&cursor(max)), Some(max));
+        for bad in [
+            "",
+            "42",
+            "zz",
+            &hex::encode("b-1"),
+            &hex::encode("x42"),
+            &hex::encode("b042"),
+            &hex::encode("b+42"),
+            &cursor(max + 1),
+        ] {
             assert_eq!(parse_cursor(bad), None, "{bad}");
         }
     }

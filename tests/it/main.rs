@@ -11,6 +11,7 @@ mod helpers;
 mod admin;
 mod admins;
 mod api;
+mod api_contract;
 mod api_idempotency;
 mod browser;
 mod chores;

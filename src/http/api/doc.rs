@@ -6,9 +6,14 @@
 //! bearer scheme, the `401` of a token `gate` does not accept, the `429`s of the bucket and of an
 //! address sending unknown tokens, and the RateLimit fields on every other answer. So a new route
 //! behind `gate` is described with them without anyone remembering to.
+//!
+//! So is what the handlers' readers do alike for every call: an empty query field is the one
+//! left out (`extract::last`), and no text a body carries may hold a NUL (`extract::body`).
+//! schemathesis (`.ci/schemathesis`) holds the server to all of it.
 
+use serde_json::Value;
 use utoipa::openapi::header::HeaderBuilder;
-use utoipa::openapi::path::Operation;
+use utoipa::openapi::path::{Operation, ParameterIn};
 use utoipa::openapi::response::{Response, ResponseBuilder};
 use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
@@ -24,6 +29,7 @@ pub fn openapi(routes: &[Route]) -> utoipa::openapi::OpenApi {
     let mut schemas = Vec::new();
     for route in routes {
         let mut operation = route.operation();
+        may_be_empty(&mut operation);
         if route.guarded {
             guarded(&mut operation);
         }
@@ -36,6 +42,203 @@ pub fn openapi(routes: &[Route]) -> utoipa::openapi::OpenApi {
         .schemas
         .extend(schemas);
     doc
+}
+
+/// A link: the operation and status it starts from, the operation it leads to, and each of that
+/// one's path parameters with the runtime expression that fills it.
+type Link = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+);
+
+/// What an answer leads to (OpenAPI links): from an operation's answer of a status, the
+/// operations it names, each with its path's parameters taken from the call and its answer.
+/// Clients and schemathesis's stateful phase follow them.
+const LINKS: &[Link] = &[
+    (
+        "startInstance",
+        "201",
+        "readInstance",
+        &[("id", "$response.body#/id")],
+    ),
+    (
+        "startInstance",
+        "201",
+        "cancelInstance",
+        &[("id", "$response.body#/id")],
+    ),
+    (
+        "startInstance",
+        "201",
+        "issueLink",
+        &[("id", "$response.body#/id")],
+    ),
+    (
+        "listInstances",
+        "200",
+        "readInstance",
+        &[("id", "$response.body#/instances/0/id")],
+    ),
+    (
+        "issueLink",
+        "201",
+        "revokeLink",
+        &[("id", "$request.path.id"), ("link", "$response.body#/id")],
+    ),
+    (
+        "createWebhook",
+        "201",
+        "deleteWebhook",
+        &[("id", "$response.body#/id")],
+    ),
+];
+
+/// Adds [`LINKS`] to the answers they start from. Written as JSON: utoipa's `Link` spells its
+/// fields in snake case (`operation_id`), which OpenAPI does not read.
+fn linked(doc: &mut Value) {
+    let operations = doc["paths"]
+        .as_object_mut()
+        .into_iter()
+        .flat_map(|p| p.values_mut())
+        .filter_map(Value::as_object_mut)
+        .flat_map(|item| item.values_mut());
+    for operation in operations {
+        let from = operation["operationId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        for (_, status, to, parameters) in LINKS.iter().filter(|l| l.0 == from) {
+            let Some(response) = operation
+                .get_mut("responses")
+                .and_then(|r| r.get_mut(*status))
+                .and_then(Value::as_object_mut)
+            else {
+                continue;
+            };
+            let parameters: serde_json::Map<String, Value> = parameters
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), (*value).into()))
+                .collect();
+            let links = response
+                .entry("links")
+                .or_insert_with(|| serde_json::json!({}));
+            links[*to] = serde_json::json!({ "operationId": to, "parameters": parameters });
+        }
+    }
+}
+
+/// The description as served: [`openapi`], and what JSON Schema says that utoipa cannot.
+pub fn served(routes: &[Route]) -> Value {
+    let mut json = serde_json::to_value(openapi(routes)).expect("the description serializes");
+    texts_hold_no_nul(&mut json);
+    linked(&mut json);
+    json
+}
+
+/// What a text a request body carries matches: anything but a NUL, which PostgreSQL cannot
+/// store (`extract::body` refuses it in any text it reads, a map's keys included).
+pub const NO_NUL: &str = "^[^\\x00]*$";
+
+/// `extract::last`: an empty query field is the one left out (`?state=` lists every state), which
+/// OpenAPI says with `allowEmptyValue`.
+fn may_be_empty(operation: &mut Operation) {
+    let query = operation.parameters.iter_mut().flatten();
+    for parameter in query.filter(|p| p.parameter_in == ParameterIn::Query) {
+        parameter
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert("allowEmptyValue".into(), true.into());
+    }
+}
+
+/// Adds [`NO_NUL`] to every text of every request body: each string without a pattern or a list
+/// of its own (those already leave NUL out), and each map's keys; in the body's own schema and in
+/// every schema it names, however deep.
+fn texts_hold_no_nul(doc: &mut Value) {
+    let mut bodies = Vec::new();
+    for item in doc["paths"]
+        .as_object_mut()
+        .into_iter()
+        .flat_map(|p| p.values_mut())
+    {
+        for operation in item
+            .as_object_mut()
+            .into_iter()
+            .flat_map(|o| o.values_mut())
+        {
+            // `get_mut`, not indexing, which would add what is missing as null.
+            let content = operation
+                .get_mut("requestBody")
+                .and_then(|b| b.get_mut("content"))
+                .and_then(Value::as_object_mut);
+            let media = content.into_iter().flat_map(|c| c.values_mut());
+            bodies.extend(media.filter_map(|m| m.get_mut("schema")));
+        }
+    }
+    let mut named = std::collections::BTreeSet::new();
+    for body in bodies {
+        no_nul_in(body, &mut named);
+    }
+    // The schemas bodies name, and those they name in turn, until none is new.
+    let mut done = std::collections::BTreeSet::new();
+    while let Some(name) = named.iter().find(|n| !done.contains(*n)).cloned() {
+        done.insert(name.clone());
+        let schema = doc
+            .get_mut("components")
+            .and_then(|c| c.get_mut("schemas"))
+            .and_then(|s| s.get_mut(name.as_str()));
+        if let Some(schema) = schema {
+            no_nul_in(schema, &mut named);
+        }
+    }
+}
+
+/// [`texts_hold_no_nul`] on one schema, noting the schemas it names in `named`.
+fn no_nul_in(schema: &mut Value, named: &mut std::collections::BTreeSet<String>) {
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    if let Some(name) = object.get("$ref").and_then(Value::as_str) {
+        named.insert(name.trim_start_matches("#/components/schemas/").to_owned());
+    }
+    let is_text = match object.get("type") {
+        Some(Value::String(t)) => t == "string",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "string"),
+        _ => false,
+    };
+    if is_text && !object.contains_key("pattern") && !object.contains_key("enum") {
+        object.insert("pattern".into(), NO_NUL.into());
+    }
+    if object
+        .get("additionalProperties")
+        .is_some_and(Value::is_object)
+    {
+        object.insert(
+            "propertyNames".into(),
+            serde_json::json!({ "pattern": NO_NUL }),
+        );
+    }
+    let properties = object.get_mut("properties").and_then(Value::as_object_mut);
+    for inner in properties.into_iter().flat_map(|p| p.values_mut()) {
+        no_nul_in(inner, named);
+    }
+    for key in ["items", "additionalProperties", "propertyNames"] {
+        if let Some(inner) = object.get_mut(key) {
+            no_nul_in(inner, named);
+        }
+    }
+    for key in ["oneOf", "anyOf", "allOf"] {
+        for inner in object
+            .get_mut(key)
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            no_nul_in(inner, named);
+        }
+    }
 }
 
 #[derive(OpenApi)]
@@ -148,7 +351,7 @@ fn error(description: &str) -> Response {
 
 fn too_many() -> Response {
     let mut response = ResponseBuilder::new()
-        .description("the token's bucket is empty (rate_limited), or this address sent too many tokens this site does not know (error: too_many_failures)")
+        .description("the token's bucket is empty (rate_limited), or this address sent too many tokens this site does not know (error: too_many_failures), or a call that emails a link met an hourly email quota (error: email_rate)")
         .content(
             "application/json",
             json_of(
@@ -171,4 +374,50 @@ fn too_many() -> Response {
         .build();
     with_rate_fields(&mut response);
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    /// Every link names an operation the description has, and gives it each parameter of its
+    /// path and no other, from an answer the linking operation lists.
+    #[test]
+    fn every_link_leads_to_an_operation_with_its_path_filled() {
+        let doc: Value = serde_json::from_str(super::super::description()).unwrap();
+        let operations: Vec<(&String, &Value)> = doc["paths"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .flat_map(|(path, item)| item.as_object().unwrap().values().map(move |o| (path, o)))
+            .collect();
+        let by_id = |id: &str| {
+            operations
+                .iter()
+                .find(|(_, o)| o["operationId"] == id)
+                .unwrap_or_else(|| panic!("no operation {id}"))
+        };
+        let mut links = 0;
+        for (from, status, to, _) in super::LINKS {
+            let (_, operation) = by_id(from);
+            let described = &operation["responses"][status]["links"][to];
+            assert_eq!(described["operationId"], *to, "{from} {status} -> {to}");
+            let (path, _) = by_id(to);
+            let mut wanted: Vec<&str> = path
+                .split('/')
+                .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
+                .collect();
+            let mut given: Vec<&str> = described["parameters"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            wanted.sort();
+            given.sort();
+            assert_eq!(given, wanted, "{from} -> {to}");
+            links += 1;
+        }
+        assert_eq!(links, super::LINKS.len());
+    }
 }

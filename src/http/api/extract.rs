@@ -10,8 +10,8 @@ use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use axum::response::Response;
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use super::error::ApiError;
 use crate::domain::api::scope::Ability;
@@ -158,15 +158,26 @@ pub async fn reached(
 }
 
 /// A JSON body read as ours: malformed JSON is a 422, never a framework's message, and so is
-/// text holding a NUL, which PostgreSQL cannot store (see `http::form`).
-pub fn body<T: for<'de> Deserialize<'de>>(lang: Lang, bytes: &Bytes) -> Result<T, ApiError> {
-    if json_holds_nul(bytes) {
-        return Err(ApiError::invalid(lang, "body", &Message::new("api-nul")));
+/// text holding a NUL, which PostgreSQL cannot store (see `http::form`). Only the text the call
+/// reads is held to that: the description says every text it takes holds no NUL, and says
+/// nothing of fields it ignores, which a NUL in is no text of ours.
+pub fn body<T>(lang: Lang, bytes: &Bytes) -> Result<T, ApiError>
+where
+    T: for<'de> Deserialize<'de> + Serialize,
+{
+    // Every body the API takes is an object: serde would read a struct from an array too
+    // (`[null]` as `{"reason": null}`), which the description does not take.
+    if bytes.trim_ascii_start().first() != Some(&b'{') {
+        return Err(ApiError::invalid(
+            lang,
+            "body",
+            &Message::new("api-bad-json"),
+        ));
     }
     // serde's own error says where, not which field, and in English: the path is read as it
     // goes (serde_path_to_error, already in the tree through axum's Json), the words are ours.
     let reader = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(reader).map_err(|e| {
+    let read: T = serde_path_to_error::deserialize(reader).map_err(|e| {
         let path = e.path().to_string();
         match e.inner().classify() {
             // A path from an array (`[0]`) is a body that is not an object at all.
@@ -175,7 +186,17 @@ pub fn body<T: for<'de> Deserialize<'de>>(lang: Lang, bytes: &Bytes) -> Result<T
             }
             _ => ApiError::invalid(lang, "body", &Message::new("api-bad-json")),
         }
-    })
+    })?;
+    // What was read, written again: its texts (and map keys) only, each NUL escaped as JSON
+    // writes it.
+    let kept = serde_json::to_vec(&read).map_err(|e| {
+        tracing::error!(error = %e, "a body read could not be written again");
+        ApiError::internal()
+    })?;
+    if json_holds_nul(&kept) {
+        return Err(ApiError::invalid(lang, "body", &Message::new("api-nul")));
+    }
+    Ok(read)
 }
 
 /// Whether a JSON text holds a NUL in a string: JSON has no raw control characters in

@@ -307,6 +307,18 @@ pub async fn list(
                 .ok_or_else(|| ApiError::invalid(lang, "state", &Message::new("api-bad-state")))?,
         ),
     };
+    // No title nor workflow name holds a NUL (none is stored), so a search (as far as it is
+    // used) or a name with one lists nothing, on both databases alike: PostgreSQL cannot even be
+    // asked.
+    let search = last(&pairs, "q").and_then(lists::search_text);
+    let named = last(&pairs, "workflow");
+    if search.is_some_and(|t| t.contains('\0')) || named.is_some_and(|n| n.contains('\0')) {
+        return Ok(Json(wire::InstanceList {
+            instances: Vec::new(),
+            next_cursor: None,
+        })
+        .into_response());
+    }
     let mut filter = lists::filter(None, state_filter, None, last(&pairs, "q"));
     if let Some(name) = last(&pairs, "workflow") {
         // An unknown name, like one outside the scope, lists nothing: no answer tells them apart.
@@ -348,7 +360,7 @@ pub async fn list(
         (status = 403, description = "the token's scope lacks start (error: forbidden_scope)", body = wire::Error),
         (status = 404, description = "no such instance, or one beyond the token's reach (error: not_found)", body = wire::Error),
         (status = 409, description = "the instance has ended already; nothing changed (error: ended)", body = wire::Error),
-        (status = 422, description = "the reason is too long; `field` is reason (error: invalid)", body = wire::Error),
+        (status = 422, description = "the reason is too long (`field`: reason), or the body is not a JSON object of these fields (`field`: body) (error: invalid)", body = wire::Error),
     )
 )]
 pub async fn cancel(

@@ -39,6 +39,7 @@ mod webhooks;
 mod wire;
 mod workflows;
 
+pub use self::doc::NO_NUL;
 pub(crate) use self::error::body_refused;
 
 /// Every API route is under it (a test checks the table); the fast refusal runs before routing
@@ -121,11 +122,7 @@ async fn openapi() -> Response {
 /// The OpenAPI description as served (the tests hold every answer to it): made once, on the
 /// first request for it.
 pub fn description() -> &'static str {
-    static JSON: LazyLock<String> = LazyLock::new(|| {
-        doc::openapi(ROUTE_TABLE)
-            .to_json()
-            .expect("the description serializes")
-    });
+    static JSON: LazyLock<String> = LazyLock::new(|| doc::served(ROUTE_TABLE).to_string());
     &JSON
 }
 

@@ -23,7 +23,7 @@ use crate::store;
     request_body = wire::CreateWebhook,
     responses(
         (status = 201, description = "the endpoint, with its signing secret (shown this once)", body = wire::CreatedWebhook),
-        (status = 403, description = "the token's scope lacks start (error: forbidden_scope)", body = wire::Error),
+        (status = 403, description = "the token's scope lacks start (error: forbidden_scope), or it has as many endpoints as a token may (error: endpoint_cap)", body = wire::Error),
         (status = 422, description = "a URL that is not https to a public address, or an unknown event; `field` is url or events (error: invalid)", body = wire::Error),
     )
 )]

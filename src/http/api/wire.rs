@@ -16,7 +16,7 @@ use crate::domain::workflow::InstanceState;
 use crate::domain::workflow::history::Event;
 
 /// `POST /api/v1/instances`.
-#[derive(Deserialize, ToSchema)]
+#[derive(Deserialize, Serialize, ToSchema)]
 pub struct StartInstance {
     /// The workflow's machine name.
     #[schema(required = true, value_type = String, min_length = 1)]
@@ -75,7 +75,7 @@ pub struct IdempotencyKey {
 }
 
 /// `POST /api/v1/instances/{id}/links`.
-#[derive(Deserialize, ToSchema)]
+#[derive(Deserialize, Serialize, ToSchema)]
 pub struct IssueLink {
     /// One of the current step's participants who has not answered. Left out, null or empty:
     /// the workflow's unnamed participant (a definition whose steps name none); a workflow
@@ -83,11 +83,35 @@ pub struct IssueLink {
     pub participant: Option<String>,
     /// The link's lifetime; the site's default when left out or null.
     #[schema(minimum = 60, maximum = 31536000)]
+    #[serde(default, deserialize_with = "whole")]
     pub ttl_seconds: Option<u64>,
     /// `true`: email the link to the participant's address (given at the start) rather than
     /// answer it; the answer is then `202` without a URL, and the link lives the site's
     /// default lifetime (`ttl_seconds` must be left out).
     pub send: Option<bool>,
+}
+
+/// A whole number as JSON Schema's `integer` takes it: `719` or `719.0` (or `7.19e2`), as a
+/// JSON library that writes every number as a float sends it; a fraction, a negative number or
+/// any other type is the field's `422` (serde's own `u64` takes only the first spelling).
+fn whole<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    use serde::de::{Error, Unexpected};
+    let Some(number) = Option::<serde_json::Number>::deserialize(d)? else {
+        return Ok(None);
+    };
+    if let Some(n) = number.as_u64() {
+        return Ok(Some(n));
+    }
+    match number.as_f64() {
+        // Below 2^53 a float is a whole number exactly; past it, past any lifetime taken.
+        Some(f) if f.fract() == 0.0 && (0.0..9_007_199_254_740_992.0).contains(&f) => {
+            Ok(Some(f as u64))
+        }
+        _ => Err(D::Error::invalid_type(
+            Unexpected::Other("a number that is not a whole one"),
+            &"a whole number",
+        )),
+    }
 }
 
 /// A link queued to be emailed (`"send": true`).
@@ -99,7 +123,7 @@ pub struct Queued {
 }
 
 /// `POST /api/v1/instances/{id}/cancel`; the body may be left out.
-#[derive(Deserialize, ToSchema)]
+#[derive(Deserialize, Serialize, ToSchema)]
 pub struct CancelInstance {
     /// Why, kept in the instance's history; up to 500 characters; null or left out is none.
     // `links::MAX_REASON`: a test below holds the two together.
@@ -184,6 +208,8 @@ pub struct Instance {
 #[allow(dead_code)]
 pub struct HistoryCursor {
     /// An instance view's `history_cursor`: the 100 history lines before it.
+    // `lists::CURSOR_PATTERN`: a test below holds the two together.
+    #[param(pattern = "^623[1-9](3[0-9]){0,17}$")]
     pub history_cursor: Option<String>,
 }
 
@@ -197,6 +223,8 @@ pub struct ListInstances {
     #[param(minimum = 1, maximum = 200)]
     pub limit: Option<i64>,
     /// The `next_cursor` of the page before; left out for the newest page.
+    // `lists::CURSOR_PATTERN`: a test below holds the two together.
+    #[param(pattern = "^623[1-9](3[0-9]){0,17}$")]
     pub cursor: Option<String>,
     /// Only the instances of this workflow (its machine name); an unknown one lists none.
     pub workflow: Option<String>,
@@ -277,9 +305,9 @@ pub struct HistoryEntry {
 #[derive(Serialize, ToSchema)]
 pub struct Error {
     /// A stable code: unauthorized, bad_signature, invalid, forbidden_scope, not_found,
-    /// too_many_failures, running_instance_cap, link_cap, too_large, timeout, busy, bad_request,
-    /// method_not_allowed, unsupported_media_type, idempotency_key_reused,
-    /// idempotency_key_in_progress, ended, internal.
+    /// too_many_failures, running_instance_cap, link_cap, endpoint_cap, email_rate, too_large,
+    /// timeout, busy, bad_request, method_not_allowed, unsupported_media_type,
+    /// idempotency_key_reused, idempotency_key_in_progress, ended, internal.
     pub error: &'static str,
     pub message: String,
     /// The input that is wrong: a field's name, a nested field's dotted path
@@ -319,7 +347,7 @@ fn string_of<'a>(values: impl Iterator<Item = &'a str>) -> Object {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{instance as links, settings};
+    use crate::domain::{instance as links, lists, settings};
 
     /// The limits the description states are the domain's (attributes take literals only).
     #[test]
@@ -355,6 +383,18 @@ mod tests {
             .find(|p| p["name"] == "limit")
             .unwrap();
         assert_eq!(limit["schema"]["maximum"], crate::domain::lists::MAX_PAGE);
+        for (path, name) in [
+            ("/api/v1/instances", "cursor"),
+            ("/api/v1/instances/{id}", "history_cursor"),
+        ] {
+            let cursor = json["paths"][path]["get"]["parameters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["name"] == name)
+                .unwrap();
+            assert_eq!(cursor["schema"]["pattern"], lists::CURSOR_PATTERN, "{name}");
+        }
         let ttl = &schemas["IssueLink"]["properties"]["ttl_seconds"];
         assert_eq!(ttl["minimum"], settings::MIN_TTL);
         assert_eq!(ttl["maximum"], settings::MAX_TTL);
@@ -371,7 +411,7 @@ mod tests {
 }
 
 /// `POST /api/v1/webhooks`.
-#[derive(Deserialize, ToSchema)]
+#[derive(Deserialize, Serialize, ToSchema)]
 pub struct CreateWebhook {
     /// Where messages are posted: https, to a public address (its host is resolved now and at
     /// each delivery; loopback, private, link-local and metadata addresses are refused).
