@@ -130,7 +130,11 @@ async fn the_bucket_gives_its_burst_then_refills_continuously_with_the_fields_on
         json(&refused),
         serde_json::json!({"error": "rate_limited", "retry_after_seconds": 1})
     );
-    assert_eq!(refused.header("ratelimit"), Some("\"token\";r=0;t=3"));
+    assert_eq!(
+        refused.header("ratelimit"),
+        Some("\"token\";r=0;t=1"),
+        "t names Retry-After's moment, not the full bucket's"
+    );
     app.clock.advance(Duration::from_millis(999));
     assert_eq!(
         call(&app, "GET", "/api/v1/workflows", &t, None)
@@ -213,6 +217,45 @@ async fn a_token_over_its_bucket_is_refused_without_the_database_with_the_same_a
         401,
         "forgotten once the database said so, even with an empty bucket"
     );
+}
+
+/// On a 429, the `RateLimit` field's `t` names the moment `Retry-After` names (the IETF draft:
+/// both SHOULD reference the same point in time), from `gate` and from the fast refusal alike,
+/// while an answered request's `t` stays the seconds until the bucket is full.
+#[tokio::test]
+async fn a_refusal_s_ratelimit_reset_is_its_retry_after() {
+    let app = spawn(Flood::Memory).await;
+    limits_on(&app).await;
+    // 7 a minute, a burst of 3: full again 26 s after it empties, one request back after 9.
+    let t = token(&app, "slow", Some(7), Some(3)).await;
+    for _ in 0..3 {
+        let page = call(&app, "GET", "/api/v1/workflows", &t, None).await;
+        assert_eq!(page.status, 200);
+    }
+    let reset = |page: &Page| {
+        let field = page.header("ratelimit").expect("the field").to_owned();
+        let t = field.rsplit(";t=").next().unwrap().to_owned();
+        t.parse::<u64>().unwrap()
+    };
+    // A second apart: 9, 8, 7, the two numbers moving together.
+    for _ in 0..3 {
+        let refused = call(&app, "GET", "/api/v1/workflows", &t, None).await;
+        assert_eq!(refused.status, 429);
+        let retry_after: u64 = refused.header("retry-after").unwrap().parse().unwrap();
+        assert_eq!(
+            reset(&refused),
+            retry_after,
+            "{:?}",
+            refused.header("ratelimit")
+        );
+        assert_eq!(json(&refused)["retry_after_seconds"], retry_after);
+        app.clock.advance(Duration::from_millis(1_000));
+    }
+    // Answered once a request fits: `t` is again the seconds until the bucket is full.
+    app.clock.advance(Duration::from_millis(6_000));
+    let page = call(&app, "GET", "/api/v1/workflows", &t, None).await;
+    assert_eq!(page.status, 200);
+    assert_eq!(reset(&page), 26);
 }
 
 #[tokio::test]
