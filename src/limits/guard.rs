@@ -164,6 +164,19 @@ impl OnFault {
             Self::Refuse => "refuse",
         }
     }
+
+    /// What the guard does while the store fails, as the log line of a failed sync says it.
+    pub fn meanwhile(self) -> &'static str {
+        match self {
+            Self::Count => "counting in this process until it works (on_store_fault = count)",
+            Self::Allow => {
+                "letting every counted request through until it works (on_store_fault = allow)"
+            }
+            Self::Refuse => {
+                "refusing every counted request until it works (on_store_fault = refuse)"
+            }
+        }
+    }
 }
 
 /// How one address applies its limits: its mode, and the site's choice for store faults.
