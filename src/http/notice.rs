@@ -105,8 +105,9 @@ pub async fn deliver(
     signature: &str,
 ) -> Result<Received, AppError> {
     let limits = snapshot.settings.limits_of(Address::Notice);
-    // The signature first: one HMAC over at most 4 KiB, about what the count and the keyed
-    // hash cost (docs/performance.md), and no database. Signed and forged notices are then
+    // The signature first: one HMAC over at most 4 KiB, about what naming, hashing and
+    // counting the notice cost together for a small body (docs/interaction.md, Provider
+    // notices), and no database. Signed and forged notices are then
     // counted apart, per payment and in total, so no number of forged ones can spend what
     // the provider's own notices share.
     let signed = payment::verify(&snapshot.keys, body, signature);
