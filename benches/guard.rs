@@ -2,6 +2,7 @@
 //!
 //! - the guard's decision on the memory backend (allowed, and refused for a hammered link);
 //! - the keyed hash that names a caller (what the guard layer pays before counting);
+//! - a provider notice's signature check, against its naming and counting;
 //! - a capability link's verification (what a refused request never pays);
 //! - the doorway through the whole router on SQLite: a good link resolved and rendered, and a
 //!   hammered link refused, each as one `oneshot` request with every layer in place.
@@ -79,6 +80,34 @@ fn guard(c: &mut Criterion) {
             b.iter(|| sip13.hash(black_box(link).as_bytes()).as_u128())
         });
     }
+}
+
+/// What a provider notice costs before and after it is counted: the signature is checked
+/// before the count (signed and forged notices are counted apart), so its HMAC is weighed
+/// against the count and the reading that the count needs anyway.
+fn notice(c: &mut Criterion) {
+    use orchestra::domain::interaction::payment;
+    let keys = SiteKeys::generate();
+    let small = br#"{"payment":"3f2a9c81d04b5e6f7a8b9c0d1e2f3a4b","outcome":"paid","timestamp":1900000000}"#;
+    let large = [b'x'; payment::MAX_NOTICE_BYTES];
+    let forged = "0".repeat(64);
+    c.bench_function("notice: signature checked, forged, 86-byte body", |b| {
+        b.iter(|| payment::verify(&keys, black_box(small), black_box(&forged)).is_some())
+    });
+    c.bench_function("notice: signature checked, forged, 4 KiB body", |b| {
+        b.iter(|| payment::verify(&keys, black_box(&large), black_box(&forged)).is_some())
+    });
+    c.bench_function("notice: payment named (JSON), 86-byte body", |b| {
+        b.iter(|| payment::payment_named(black_box(small)))
+    });
+    c.bench_function("notice: keyed hash of the payment", |b| {
+        b.iter(|| {
+            keys.keyed_hash(
+                "notice-caller",
+                black_box("3f2a9c81d04b5e6f7a8b9c0d1e2f3a4b"),
+            )
+        })
+    });
 }
 
 fn verify(c: &mut Criterion) {
@@ -188,5 +217,5 @@ fn doorway(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, guard, verify, doorway);
+criterion_group!(benches, guard, notice, verify, doorway);
 criterion_main!(benches);

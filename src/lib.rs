@@ -240,9 +240,11 @@ pub fn spawn_background(
             }
             // Read from the snapshot every request uses, so a change of settings that starts
             // counting starts the upkeep at the next tick.
-            let counting = state.site.get().await.settings.anything_counts();
+            let site = state.site.get().await;
+            let counting = site.settings.anything_counts();
             if let Some(Err(e)) = state.guard.upkeep(counting).await {
-                tracing::warn!(error = %e, "flood store sync failed; counting locally until it works");
+                let meanwhile = site.settings.on_store_fault.meanwhile();
+                tracing::warn!(error = %e, "flood store sync failed; {meanwhile}");
             }
             // Closes the sizing charts' and the log's periods off the request path.
             state.guard.tick();

@@ -138,10 +138,22 @@ pub async fn authenticate_hash(db: &Db, hash: &str) -> Result<Option<TokenRow>, 
 /// process (the CLI, another node) is refused by the read made once its entry is older than
 /// [`FRESH`], so within a second. Bounded: when full, it starts again empty (the next request of
 /// each token puts it back).
-#[derive(Default)]
 pub struct Seen {
     /// foldhash: the keys are keyed hashes, which no caller can choose without the site's key.
     map: Mutex<HashMap<TokenKey, SeenToken, foldhash::fast::RandomState>>,
+    /// The one turn at the database that the tokens of every address past its failure limit
+    /// share (`gate::Gate::admit`): their reads wait in line, one at a time, and take at most
+    /// one of the pool's connections whatever they send.
+    past_limit: tokio::sync::Semaphore,
+}
+
+impl Default for Seen {
+    fn default() -> Self {
+        Self {
+            map: Mutex::default(),
+            past_limit: tokio::sync::Semaphore::new(1),
+        }
+    }
 }
 
 /// A token as read from the database, and when (the site's clock, in milliseconds).
@@ -176,6 +188,13 @@ impl Seen {
             .get(key)
             .filter(|t| (0..FRESH_MS).contains(&(now_ms - t.read_ms)))
             .map(|t| t.token.clone())
+    }
+
+    /// Waits for the turn at the database of the addresses past their failure limit, held until
+    /// the permit is dropped. First come, first served: a good token waits behind the reads
+    /// queued before it, and is then read like any other.
+    pub async fn past_limit_turn(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        self.past_limit.acquire().await.ok()
     }
 
     /// Notes a token just read from the database at `read_ms`.

@@ -648,14 +648,19 @@ const NOTICE: LimitsLines = LimitsLines {
     off_switch: "status-notice-off-switch",
     off_zero: "status-notice-off-zero",
     off_period: "status-notice-off-period",
-    state: |state, _| {
-        if state.is_counting() {
-            (Severity::Ok, None)
-        } else {
-            (
+    state: |state, settings| {
+        let fix = notice_fix(settings);
+        match state {
+            _ if state.is_counting() => (Severity::Ok, None),
+            // The switch is the cause: it is what the fix turns on, whatever the limits say.
+            LimitsState::SwitchOff => (
                 Severity::Note,
-                Some(Message::new("status-notice-off-description")),
-            )
+                Some(Message::new("status-notice-off-switch-description").arg("fix", fix)),
+            ),
+            _ => (
+                Severity::Note,
+                Some(Message::new("status-notice-off-description").arg("fix", fix)),
+            ),
         }
     },
 };
@@ -772,19 +777,42 @@ pub fn base_url_check(settings: &Settings) -> Check {
 /// the sizing advice the README and docs/interaction.md give too: `suggested_per_link`,
 /// [`SUGGESTED_TOTAL`] and the shipped period.
 pub fn doorway_fix(settings: &Settings) -> String {
-    let limits = settings.interaction_limits();
+    limits_fix(
+        &settings.interaction_limits(),
+        [
+            (
+                "interaction.limits.per_link",
+                crate::domain::workflow::suggested_per_link(),
+            ),
+            ("interaction.limits.total", SUGGESTED_TOTAL),
+        ],
+    )
+}
+
+/// The one `orchestra config set` line that makes the provider notices count with both tiers,
+/// or "" when they do: as [`doorway_fix`], with [`SUGGESTED_PER_PAYMENT`]. With the switch off
+/// and the limits set, the switch alone.
+pub fn notice_fix(settings: &Settings) -> String {
+    limits_fix(
+        &settings.notice_limits(),
+        [
+            ("notice.limits.per_payment", SUGGESTED_PER_PAYMENT),
+            ("notice.limits.total", SUGGESTED_TOTAL),
+        ],
+    )
+}
+
+/// The fix of `limits`: the switch when it is off, then each tier left at 0 (its setting and
+/// suggested figure in `tiers`, the per-caller tier first), then a period of 0.
+fn limits_fix(limits: &crate::limits::guard::Limits, tiers: [(&str, u64); 2]) -> String {
     let mut pairs: Vec<String> = Vec::new();
     if !limits.enabled {
         pairs.push("orchestra.request_limits.enabled true".into());
     }
-    if limits.per_caller == 0 {
-        pairs.push(format!(
-            "interaction.limits.per_link {}",
-            crate::domain::workflow::suggested_per_link()
-        ));
-    }
-    if limits.total == 0 {
-        pairs.push(format!("interaction.limits.total {SUGGESTED_TOTAL}"));
+    for ((key, figure), limit) in tiers.into_iter().zip([limits.per_caller, limits.total]) {
+        if limit == 0 {
+            pairs.push(format!("{key} {figure}"));
+        }
     }
     if limits.period.is_zero() {
         pairs.push("orchestra.request_limits.period 3600".into());
@@ -798,6 +826,10 @@ pub fn doorway_fix(settings: &Settings) -> String {
 /// The total the fix suggests: far above a busy day of the seeded examples, low enough that a
 /// flood of fresh links is refused within one period.
 pub const SUGGESTED_TOTAL: u64 = 10000;
+
+/// The per-payment figure the notices' fix suggests: a provider sends one notice per payment
+/// and retries a few times (docs/interaction.md, Provider notices).
+pub const SUGGESTED_PER_PAYMENT: u64 = 10;
 
 #[cfg(test)]
 mod tests {
@@ -874,5 +906,48 @@ mod tests {
             ("status-notice-report-only", Severity::Warning)
         );
         assert!(limits_check(Address::SignInAddress, &settings(|_| {}), "memory", None).is_none());
+    }
+
+    #[test]
+    fn the_notices_fix_is_the_switch_when_the_switch_is_the_cause() {
+        let fix_of = |s: &Settings| {
+            let c = line(Address::Notice, s);
+            let d = c.description.expect("a description");
+            let fix = d
+                .args
+                .iter()
+                .find(|(k, _)| *k == "fix")
+                .map(|(_, v)| v.clone());
+            (d.id, fix.unwrap_or_default())
+        };
+        let switch = "orchestra config set orchestra.request_limits.enabled true";
+        assert_eq!(
+            fix_of(&settings(|s| s.request_limits_enabled = false)),
+            ("status-notice-off-switch-description", switch.to_owned())
+        );
+        assert_eq!(
+            fix_of(&Settings::default()),
+            (
+                "status-notice-off-switch-description",
+                format!("{switch} notice.limits.per_payment 10 notice.limits.total 10000")
+            )
+        );
+        assert_eq!(
+            fix_of(&settings(
+                |s| (s.notice_per_payment, s.notice_total) = (0, 0)
+            )),
+            (
+                "status-notice-off-description",
+                "orchestra config set notice.limits.per_payment 10 notice.limits.total 10000"
+                    .to_owned()
+            )
+        );
+        assert_eq!(
+            fix_of(&settings(|s| s.request_limits_period = 0)),
+            (
+                "status-notice-off-description",
+                "orchestra config set orchestra.request_limits.period 3600".to_owned()
+            )
+        );
     }
 }

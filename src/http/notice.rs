@@ -2,8 +2,9 @@
 //! public address behind the same `FloodGuard` as the doorway, with limits of its own (per
 //! payment, and in total), under the site-wide switch and period.
 //!
-//! Order of work: read the body (at most `MAX_NOTICE_BYTES`, for at most `READ_TIMEOUT`), name
-//! the payment it claims, count it, and only then check the signature and apply it.
+//! Order of work: read the body (at most `MAX_NOTICE_BYTES`, for at most `READ_TIMEOUT`), check
+//! its signature, name the payment it claims, count it (signed and forged notices apart), and
+//! only then apply it.
 
 use std::time::Duration;
 
@@ -20,7 +21,7 @@ use super::AppState;
 use super::error::AppError;
 use crate::domain::interaction::payment::{self, Applied, MAX_NOTICE_BYTES, SIGNATURE_HEADER};
 use crate::domain::site::Snapshot;
-use crate::limits::guard::{Address, Decision};
+use crate::limits::guard::{Address, Decision, TOTAL};
 
 /// A notice body that takes longer than this to arrive is dropped.
 const READ_TIMEOUT: Duration = Duration::from_secs(5);
@@ -92,8 +93,11 @@ async fn receive(State(state): State<AppState>, request: Request) -> Result<Resp
         .into_response())
 }
 
-/// Counts a notice, then checks and applies it. The notice route and the test provider's own
-/// buttons both come through here, so both are counted and checked alike.
+/// The total forged notices are counted under, apart from signed ones' [`TOTAL`].
+const FORGED_TOTAL: &str = "forged";
+
+/// Checks a notice's signature, counts it, then applies it. The notice route and the test
+/// provider's own buttons both come through here, so both are counted and checked alike.
 pub async fn deliver(
     state: &AppState,
     snapshot: &Snapshot,
@@ -101,31 +105,40 @@ pub async fn deliver(
     signature: &str,
 ) -> Result<Received, AppError> {
     let limits = snapshot.settings.limits_of(Address::Notice);
-    // Counted per payment by a keyed hash of the reference the body claims (a body that names
-    // none shares one identifier), before the signature or the database is looked at.
+    // The signature first: one HMAC over at most 4 KiB, about what naming, hashing and
+    // counting the notice cost together for a small body (docs/interaction.md, Provider
+    // notices), and no database. Signed and forged notices are then
+    // counted apart, per payment and in total, so no number of forged ones can spend what
+    // the provider's own notices share.
+    let signed = payment::verify(&snapshot.keys, body, signature);
+    let (purpose, total) = match signed {
+        Some(_) => ("notice-caller", TOTAL),
+        None => ("notice-forged", FORGED_TOTAL),
+    };
+    // Per payment by a keyed hash of the reference the body claims (a body that names none
+    // shares one identifier).
     let named = payment::payment_named(body).unwrap_or_default();
-    let caller = snapshot.keys.keyed_hash("notice-caller", &named);
-    let decision = state
-        .guard
-        .check_as(
-            Address::Notice,
-            &caller,
-            &limits,
-            snapshot.settings.policy_of(Address::Notice),
-        )
-        .logged(Address::Notice, &caller);
+    let caller = snapshot.keys.keyed_hash(purpose, &named);
+    let decision = state.guard.check_as_within(
+        Address::Notice,
+        &caller,
+        total,
+        &limits,
+        snapshot.settings.policy_of(Address::Notice),
+    );
+    let decision = match signed {
+        Some(_) => decision.logged(Address::Notice, &caller),
+        None => decision.logged_as(Address::Notice, &caller, "forged provider notice"),
+    };
     if let Decision::Refused { .. } = decision {
         return Ok(Received::Limited);
     }
-    let received = payment::receive(
-        &state.db,
-        &state.versions,
-        &snapshot.keys,
-        body,
-        signature,
-        state.clock.now_secs(),
-    )
-    .await?;
+    let Some(signed) = signed else {
+        tracing::info!("refused a provider notice");
+        return Ok(Received::Refused);
+    };
+    let received =
+        payment::receive(&state.db, &state.versions, signed, state.clock.now_secs()).await?;
     Ok(match received {
         Some(applied) => Received::Applied(applied),
         None => {

@@ -164,6 +164,19 @@ impl OnFault {
             Self::Refuse => "refuse",
         }
     }
+
+    /// What the guard does while the store fails, as the log line of a failed sync says it.
+    pub fn meanwhile(self) -> &'static str {
+        match self {
+            Self::Count => "counting in this process until it works (on_store_fault = count)",
+            Self::Allow => {
+                "letting every counted request through until it works (on_store_fault = allow)"
+            }
+            Self::Refuse => {
+                "refusing every counted request until it works (on_store_fault = refuse)"
+            }
+        }
+    }
 }
 
 /// How one address applies its limits: its mode, and the site's choice for store faults.
@@ -195,7 +208,12 @@ impl Decision {
     /// and the tier as `address` names it. Every guarded caller logs through here, so the lines
     /// read the same wherever the guard refused; the decision is handed back to act on.
     pub fn logged(self, address: Address, caller: &str) -> Self {
-        let what = address.refused_what();
+        self.logged_as(address, caller, address.refused_what())
+    }
+
+    /// `logged`, saying `what` was refused in place of the address's own words: callers of one
+    /// address counted apart (forged provider notices) are told apart in the log too.
+    pub fn logged_as(self, address: Address, caller: &str, what: &str) -> Self {
         match self {
             Decision::Refused {
                 tier,
@@ -398,8 +416,23 @@ impl FloodGuard {
         limits: &Limits,
         policy: Policy,
     ) -> Decision {
+        self.check_as_within(address, caller, TOTAL, limits, policy)
+    }
+
+    /// `check_as` with the total tier counted under `total` instead of [`TOTAL`]: for callers of
+    /// one address that must not spend each other's total (the notices: signed ones under
+    /// [`TOTAL`], forged ones under a total of their own). `total` is a constant, never a
+    /// caller's identifier.
+    pub fn check_as_within(
+        &self,
+        address: Address,
+        caller: &str,
+        total: &str,
+        limits: &Limits,
+        policy: Policy,
+    ) -> Decision {
         self.decide_as(address, caller, limits, policy, || {
-            self.check(address, caller, limits)
+            self.check_within(address, caller, total, limits)
         })
     }
 
@@ -516,6 +549,17 @@ impl FloodGuard {
     /// are bounded by the total), and once for the whole event for the total tier, so no flood
     /// of fresh identifiers can turn the log into a second flood.
     pub fn check(&self, address: Address, caller: &str, limits: &Limits) -> Decision {
+        self.check_within(address, caller, TOTAL, limits)
+    }
+
+    /// `check` with the total tier counted under `total` ([`FloodGuard::check_as_within`]).
+    fn check_within(
+        &self,
+        address: Address,
+        caller: &str,
+        total: &str,
+        limits: &Limits,
+    ) -> Decision {
         if !Self::is_counting(limits) {
             return Decision::Allowed;
         }
@@ -525,7 +569,7 @@ impl FloodGuard {
                 limit: limits.per_caller,
             },
             Tier {
-                identifier: TOTAL,
+                identifier: total,
                 limit: limits.total,
             },
         ];

@@ -130,7 +130,11 @@ async fn the_bucket_gives_its_burst_then_refills_continuously_with_the_fields_on
         json(&refused),
         serde_json::json!({"error": "rate_limited", "retry_after_seconds": 1})
     );
-    assert_eq!(refused.header("ratelimit"), Some("\"token\";r=0;t=3"));
+    assert_eq!(
+        refused.header("ratelimit"),
+        Some("\"token\";r=0;t=1"),
+        "t names Retry-After's moment, not the full bucket's"
+    );
     app.clock.advance(Duration::from_millis(999));
     assert_eq!(
         call(&app, "GET", "/api/v1/workflows", &t, None)
@@ -213,6 +217,45 @@ async fn a_token_over_its_bucket_is_refused_without_the_database_with_the_same_a
         401,
         "forgotten once the database said so, even with an empty bucket"
     );
+}
+
+/// On a 429, the `RateLimit` field's `t` names the moment `Retry-After` names (the IETF draft:
+/// both SHOULD reference the same point in time), from `gate` and from the fast refusal alike,
+/// while an answered request's `t` stays the seconds until the bucket is full.
+#[tokio::test]
+async fn a_refusal_s_ratelimit_reset_is_its_retry_after() {
+    let app = spawn(Flood::Memory).await;
+    limits_on(&app).await;
+    // 7 a minute, a burst of 3: full again 26 s after it empties, one request back after 9.
+    let t = token(&app, "slow", Some(7), Some(3)).await;
+    for _ in 0..3 {
+        let page = call(&app, "GET", "/api/v1/workflows", &t, None).await;
+        assert_eq!(page.status, 200);
+    }
+    let reset = |page: &Page| {
+        let field = page.header("ratelimit").expect("the field").to_owned();
+        let t = field.rsplit(";t=").next().unwrap().to_owned();
+        t.parse::<u64>().unwrap()
+    };
+    // A second apart: 9, 8, 7, the two numbers moving together.
+    for _ in 0..3 {
+        let refused = call(&app, "GET", "/api/v1/workflows", &t, None).await;
+        assert_eq!(refused.status, 429);
+        let retry_after: u64 = refused.header("retry-after").unwrap().parse().unwrap();
+        assert_eq!(
+            reset(&refused),
+            retry_after,
+            "{:?}",
+            refused.header("ratelimit")
+        );
+        assert_eq!(json(&refused)["retry_after_seconds"], retry_after);
+        app.clock.advance(Duration::from_millis(1_000));
+    }
+    // Answered once a request fits: `t` is again the seconds until the bucket is full.
+    app.clock.advance(Duration::from_millis(6_000));
+    let page = call(&app, "GET", "/api/v1/workflows", &t, None).await;
+    assert_eq!(page.status, 200);
+    assert_eq!(reset(&page), 26);
 }
 
 #[tokio::test]
@@ -1171,11 +1214,12 @@ async fn the_request_limits_section_sets_the_apis_default_bucket_and_keeps_a_bad
 }
 
 /// A token this site does not know costs a keyed hash and a database read. Past the sign-in's
-/// per-address limit, failures from one address are refused before the read, with their own
-/// code and a `Retry-After`; a token this server already let in still works; a limit of 0 turns
+/// per-address limit, failures from one address are refused with their own code and a
+/// `Retry-After`; a valid token is never refused for them: one this server already let in, and
+/// one it has not seen yet, sent while bad ones flood from the same address. A limit of 0 turns
 /// it off.
 #[tokio::test]
-async fn failed_authentications_from_one_address_are_refused_before_the_database() {
+async fn failed_authentications_from_one_address_are_refused_yet_a_valid_token_gets_in() {
     let app = spawn(Flood::Memory).await;
     app.set(&[
         ("login.limits.per_address", "3"),
@@ -1206,12 +1250,32 @@ async fn failed_authentications_from_one_address_are_refused_before_the_database
     // The site's headers, and nothing about the token.
     assert_eq!(refused.header("x-content-type-options"), Some("nosniff"));
     assert!(!refused.body.contains(&made_up[5..]));
-    // Before the database: a good token this server has not let in yet is refused as well.
+    // A good token this server has not let in yet is read and let in, while bad ones from the
+    // same address go on being refused around it.
+    let flood: Vec<_> = (0..4)
+        .map(|_| {
+            let (client, url, bad) = (app.client(), app.url("/api/v1/workflows"), made_up.clone());
+            tokio::spawn(async move {
+                for _ in 0..50 {
+                    let r = client
+                        .get(&url)
+                        .header("authorization", format!("Bearer {bad}"))
+                        .send()
+                        .await
+                        .expect("an answer");
+                    assert_eq!(r.status(), 429);
+                }
+            })
+        })
+        .collect();
     let unseen = call(&app, "GET", "/api/v1/workflows", &fresh, None).await;
-    assert_eq!(
-        (unseen.status, json(&unseen)["error"].clone()),
-        (429, "too_many_failures".into())
-    );
+    assert_eq!(unseen.status, 200, "{}", unseen.body);
+    for f in flood {
+        f.await.unwrap();
+    }
+    // Still past the limit: a request with no token at all is refused without a read.
+    let none = call(&app, "GET", "/api/v1/workflows", "", None).await;
+    assert_eq!(json(&none)["error"], "too_many_failures");
     // A token this server already let in is not locked out by its neighbours' failures.
     assert_eq!(
         call(&app, "GET", "/api/v1/workflows", &known, None)
@@ -1715,8 +1779,8 @@ async fn bad_signatures_spend_the_bucket_and_count_as_failures_of_their_address(
         good.status, 429,
         "a good signature waits for the bucket too"
     );
-    // The two bad signatures are this address's two failures: a token this server does not
-    // know is now refused before its read.
+    // The two bad signatures are this address's two failures: a token this site does not know
+    // is now refused as past the limit.
     let stranger = call(&app, "GET", path, &format!("orch_{}", "0".repeat(64)), None).await;
     assert_eq!(
         (stranger.status, json(&stranger)["error"].clone()),

@@ -765,9 +765,9 @@ const DOORWAY_ON_EN: &str = "[OK] Interaction doorway request limits: 30 per lin
 /// The payment provider's check, then the "Links" check that follows it.
 const PROVIDER_EN: &str = "[OK] Payment provider: Test provider (no money moves)\n    Payments go through the built-in test provider. Turn it off with: orchestra config set orchestra.test_provider false\n[OK] Links: Built on http://127.0.0.1:8080\n";
 const PROVIDER_FR: &str = "[OK] Prestataire de paiement : Prestataire de test (aucun argent ne circule)\n    Les paiements passent par le prestataire de test intégré. Désactivez-le avec : orchestra config set orchestra.test_provider false\n[OK] Liens : Construits sur http://127.0.0.1:8080\n";
-const NOTICES_SWITCH_EN: &str = "[Note] Payment notice request limits: Off: the site-wide switch is off\n    Nothing caps the payment provider's notices (POST /notice/test-provider). Set them under Settings › Interaction, or: orchestra config set notice.limits.total 10000\n";
-const NOTICES_SWITCH_FR: &str = "[Remarque] Limites des avis de paiement : Désactivées : l'interrupteur général est coupé\n    Rien ne limite les avis du prestataire de paiement (POST /notice/test-provider). Réglez-les sous Réglages › Réglages d'interaction, ou : orchestra config set notice.limits.total 10000\n";
-const NOTICES_ZERO_EN: &str = "[Note] Payment notice request limits: Off: both notice limits are 0\n    Nothing caps the payment provider's notices (POST /notice/test-provider). Set them under Settings › Interaction, or: orchestra config set notice.limits.total 10000\n";
+const NOTICES_SWITCH_EN: &str = "[Note] Payment notice request limits: Off: the site-wide switch is off\n    Nothing caps the payment provider's notices (POST /notice/test-provider): the request limits switch is off. Turn on \"Count and limit requests\" in Settings › Request limits, or run: orchestra config set orchestra.request_limits.enabled true notice.limits.per_payment 10 notice.limits.total 10000\n";
+const NOTICES_SWITCH_FR: &str = "[Remarque] Limites des avis de paiement : Désactivées : l'interrupteur général est coupé\n    Rien ne limite les avis du prestataire de paiement (POST /notice/test-provider) : l'interrupteur des limites de requêtes est éteint. Activez « Compter et limiter les requêtes » dans Réglages › Limites de requêtes, ou lancez : orchestra config set orchestra.request_limits.enabled true notice.limits.per_payment 10 notice.limits.total 10000\n";
+const NOTICES_ZERO_EN: &str = "[Note] Payment notice request limits: Off: both notice limits are 0\n    Nothing caps the payment provider's notices (POST /notice/test-provider). Set them under Settings › Interaction, or run: orchestra config set notice.limits.per_payment 10 notice.limits.total 10000\n";
 /// The checks after the doorway's, as shipped (issue 9).
 const TAIL_EN: &str = "[OK] Sign-in limits: 50 attempts per address every 3600 s; 5 failures per account and address, 100 per account, every 21600 s\n[OK] Client addresses: Taken from the connection; no proxy is trusted\n";
 const TAIL_FR: &str = "[OK] Limites de connexion : 50 tentatives par adresse toutes les 3600 s ; 5 échecs par compte et adresse, 100 par compte, toutes les 21600 s\n[OK] Adresses des clients : Prises de la connexion ; aucun proxy n'est de confiance\n";
@@ -822,6 +822,25 @@ async fn status_warns_while_the_doorway_is_uncapped_as_shipped() {
             env!("CARGO_PKG_VERSION")
         )
     );
+}
+
+/// The notices' limits set, the site-wide switch off: the switch is the cause, and the one
+/// thing the notices' line proposes, in both languages.
+#[tokio::test]
+async fn status_proposes_the_switch_when_it_alone_leaves_the_notices_uncapped() {
+    let cli = cli().await;
+    for (key, value) in [
+        ("notice.limits.per_payment", "5"),
+        ("notice.limits.total", "100"),
+    ] {
+        assert_eq!(cli.run(&["config", "set", key, value]).code, 0);
+    }
+    let en = "[Note] Payment notice request limits: Off: the site-wide switch is off\n    Nothing caps the payment provider's notices (POST /notice/test-provider): the request limits switch is off. Turn on \"Count and limit requests\" in Settings › Request limits, or run: orchestra config set orchestra.request_limits.enabled true\n";
+    let fr = "[Remarque] Limites des avis de paiement : Désactivées : l'interrupteur général est coupé\n    Rien ne limite les avis du prestataire de paiement (POST /notice/test-provider) : l'interrupteur des limites de requêtes est éteint. Activez « Compter et limiter les requêtes » dans Réglages › Limites de requêtes, ou lancez : orchestra config set orchestra.request_limits.enabled true\n";
+    let run = cli.run(&["status"]);
+    assert!(run.stdout.contains(en), "{}", run.stdout);
+    let run = cli.run_fr(&["status"]);
+    assert!(run.stdout.contains(fr), "{}", run.stdout);
 }
 
 #[tokio::test]

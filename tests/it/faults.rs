@@ -187,6 +187,74 @@ async fn each_store_fault_choice_answers_as_chosen_with_postgresql_stopped_and_s
     }
 }
 
+/// The server's own upkeep, syncing every 100 ms, logs a failed sync with what the guard does
+/// meanwhile under each `on_store_fault` choice, never "counting" when it lets everyone
+/// through or refuses everyone.
+#[tokio::test]
+async fn a_failed_sync_says_in_the_log_what_the_chosen_fault_policy_does() {
+    if helpers::on_postgres() {
+        return; // The fault is SQLite's lock; the log line is the same on either backend.
+    }
+    let app = helpers::spawn(Flood::Sql).await;
+    app.set(&[
+        ("orchestra.request_limits.enabled", "true"),
+        ("interaction.limits.per_link", "3"),
+        ("interaction.limits.total", "0"),
+    ])
+    .await;
+    let timers = orchestra::spawn_background(
+        app.state.clone(),
+        Duration::from_millis(100),
+        orchestra::domain::outbox::Stop::never(),
+    );
+    let file = app.database.url.trim_start_matches("sqlite:").to_owned();
+    for (choice, says) in [
+        ("refuse", "refusing every counted request until it works"),
+        (
+            "allow",
+            "letting every counted request through until it works",
+        ),
+        ("count", "counting in this process until it works"),
+    ] {
+        app.set(&[("orchestra.request_limits.on_store_fault", choice)])
+            .await;
+        // Something to write, then the file locked as another process would hold it.
+        assert_eq!(status_of(&app, &made_up_link(0)).await, 404, "{choice}");
+        let lock = Locker::hold(Path::new(&file));
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let line = loop {
+            let logs = app.logs();
+            if let Some(line) = logs
+                .lines()
+                .find(|l| l.contains("flood store sync failed") && l.contains(says))
+            {
+                break line.to_owned();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{choice}: no such line in {logs}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert!(line.contains(choice), "{line}");
+        drop(lock);
+        // Back: the fault ends before the next choice.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while app.state.guard.health().failing() {
+            assert!(
+                Instant::now() < deadline,
+                "{choice}: the store never came back"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    assert!(
+        !app.logs().contains("counting locally"),
+        "no line says the guard counts while it does not"
+    );
+    timers.abort();
+}
+
 #[tokio::test]
 async fn a_sqlite_file_locked_by_another_process_is_a_store_fault_answered_in_time() {
     if helpers::on_postgres() {

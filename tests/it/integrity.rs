@@ -472,7 +472,7 @@ async fn an_expired_link_gets_the_one_refusal_and_is_listed_expired() {
 
 /// Starts the payment of an `order_payment` instance through its payer's link; returns the
 /// provider's path.
-async fn start_payment(app: &TestApp, id: i64) -> String {
+pub(crate) async fn start_payment(app: &TestApp, id: i64) -> String {
     let client = app.client();
     let payer = app.link(id, Some("payer")).await;
     if get(&client, app, &payer).await.has("section.step-form") {
@@ -487,7 +487,7 @@ async fn start_payment(app: &TestApp, id: i64) -> String {
 }
 
 /// A notice for the instance's pending payment, signed as the provider signs it.
-async fn notice(app: &TestApp, id: i64, outcome: &str, at: i64) -> (String, String) {
+pub(crate) async fn notice(app: &TestApp, id: i64, outcome: &str, at: i64) -> (String, String) {
     let reference: String = sqlx::query_scalar(
         "SELECT reference FROM payments WHERE instance_id = $1 ORDER BY id DESC LIMIT 1",
     )
@@ -502,7 +502,7 @@ async fn notice(app: &TestApp, id: i64, outcome: &str, at: i64) -> (String, Stri
     (body, signature)
 }
 
-async fn send_notice(app: &TestApp, body: &str, signature: &str) -> Page {
+pub(crate) async fn send_notice(app: &TestApp, body: &str, signature: &str) -> Page {
     read(
         app.client()
             .post(app.url("/notice/test-provider"))
@@ -736,48 +736,6 @@ async fn two_payment_starts_at_once_answer_without_a_server_error() {
     .await
     .unwrap();
     assert_eq!(pending, 1, "every start joined the one payment under way");
-}
-
-#[tokio::test]
-async fn notices_are_counted_per_payment_and_in_total_by_the_same_guard() {
-    let app = spawn(Flood::Memory).await;
-    app.set(&[
-        ("orchestra.request_limits.enabled", "true"),
-        ("notice.limits.per_payment", "2"),
-    ])
-    .await;
-    let id = app.start("order_payment", "Order").await;
-    start_payment(&app, id).await;
-    let (body, _) = notice(&app, id, "paid", app.clock.now_secs()).await;
-    assert_eq!(send_notice(&app, &body, "bad").await.status, 400);
-    assert_eq!(send_notice(&app, &body, "bad").await.status, 400);
-    // The third for this payment is refused before its signature is looked at.
-    let (body, signature) = notice(&app, id, "paid", app.clock.now_secs()).await;
-    let limited = send_notice(&app, &body, &signature).await;
-    assert_eq!(
-        (limited.status, limited.body.as_str()),
-        (429, r#"{"error":"too_many_requests"}"#)
-    );
-    assert_eq!(state_of(&app, id).await, ("active".into(), 1));
-    // Logged once, with the tier named as the notices' settings name it.
-    let logs = app.logs();
-    let refused: Vec<&str> = logs
-        .lines()
-        .filter(|l| l.contains("provider notice refused"))
-        .collect();
-    assert!(!refused.is_empty());
-    assert!(
-        refused.iter().all(|l| l.contains(r#"tier="per_payment""#)),
-        "{refused:?}"
-    );
-    // The doorway's own limits do not count notices.
-    let status = orchestra::domain::status::build(&app.db, "memory").await;
-    let line = status
-        .checks
-        .iter()
-        .find(|c| c.id == "notice_limits")
-        .unwrap();
-    assert_eq!(line.severity, orchestra::domain::status::Severity::Ok);
 }
 
 #[tokio::test]

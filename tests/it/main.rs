@@ -26,6 +26,7 @@ mod lists;
 mod mail;
 mod memory;
 mod metrics;
+mod notices;
 mod outbox;
 mod pages;
 mod processes;

@@ -231,7 +231,8 @@ async fn notice(app: &TestApp, payment: &str) -> u16 {
     helpers::read(
         app.client()
             .post(app.url("/notice/test-provider"))
-            // Unsigned: counted per payment, then refused as unsigned (or too many).
+            // Unsigned: counted per payment among forged notices, then refused as unsigned (or
+            // too many).
             .body(format!(
                 r#"{{"payment":"{payment}","outcome":"paid","timestamp":1}}"#
             )),
@@ -287,7 +288,8 @@ async fn notices_and_sign_in_attempts_have_charts_of_their_own() {
 
         let keys = app.state.site.get().await.keys.clone();
         let hash = |h: String| h[..16].to_owned();
-        let payment = hash(keys.keyed_hash("notice-caller", "p-a"));
+        // Forged notices' callers are named under a purpose of their own.
+        let payment = hash(keys.keyed_hash("notice-forged", "p-a"));
         let address = hash(orchestra::domain::login::address_key(
             &keys,
             "127.0.0.1".parse().unwrap(),

@@ -1267,6 +1267,57 @@ async fn api_start(app: &TestApp, token: &str) -> i64 {
     json(&page)["id"].as_i64().unwrap()
 }
 
+/// An API token cannot point a webhook at any range the IANA special-purpose registries say is
+/// not globally reachable, nor at one hidden inside an IPv6 address that carries IPv4 (NAT64,
+/// 6to4, IPv4-mapped) or at Teredo: `422` on `url`, with the message the admin page and the CLI
+/// give, in the caller's language; nothing is made.
+#[tokio::test]
+async fn the_api_refuses_a_webhook_to_every_special_purpose_range() {
+    let app = spawn(Flood::Memory).await;
+    let t = token(&app, "crm", None, None).await;
+    let client = app.client();
+    for url in [
+        "https://[64:ff9b::a9fe:a9fe]/hook",
+        "https://[64:ff9b:1::1]/hook",
+        "https://[2002:7f00:1::1]/hook",
+        "https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook",
+        "https://[fec0::1]/hook",
+        "https://[::ffff:10.0.0.1]/hook",
+        "https://[5f00::1]/hook",
+        "https://192.0.0.8/hook",
+        "https://198.18.0.1/hook",
+        "https://100.64.0.1/hook",
+    ] {
+        for (lang, tag) in [(Lang::En, "en"), (Lang::Fr, "fr")] {
+            let page = read(
+                client
+                    .post(app.url("/api/v1/webhooks"))
+                    .header("authorization", format!("Bearer {t}"))
+                    .header("content-type", "application/json")
+                    .header("accept-language", tag)
+                    .body(webhook_body(url, &["instance.started"])),
+            )
+            .await;
+            assert_eq!(page.status, 422, "{url}: {}", page.body);
+            let answer = json(&page);
+            assert_eq!(answer["error"], "invalid", "{url}");
+            assert_eq!(answer["field"], "url", "{url}");
+            assert_eq!(
+                answer["message"],
+                Message::new("webhook-url-private").render(lang),
+                "{url} {tag}"
+            );
+        }
+    }
+    let listed = call(&app, "GET", "/api/v1/webhooks", &t, None).await;
+    assert_eq!(
+        json(&listed)["webhooks"],
+        serde_json::json!([]),
+        "{}",
+        listed.body
+    );
+}
+
 /// A token's endpoint is sent the messages about the instances that token started, and no
 /// other's; another token neither sees it nor deletes it.
 #[tokio::test]

@@ -2,9 +2,11 @@
 //! address may make, the tokens this process already let in, the token's bucket and a
 //! request's signature. `http::api::gate` reads the headers, asks these, and answers.
 //!
-//! Order of work: the failure limit (before the read it guards), the token (one keyed hash and
-//! an indexed read, or none when this process read it within `api::FRESH`), then the bucket, then the signature when one is sent, so a bad signature
-//! has spent its request before its key is looked up.
+//! Order of work: the failure limit (which, once passed, puts the token's read in line for the
+//! one turn at the database addresses past their limit share), the token (one keyed hash and
+//! an indexed read, or none when this process read it within `api::FRESH`), then the bucket,
+//! then the signature when one is sent, so a bad signature has spent its request before its
+//! key is looked up.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -84,11 +86,13 @@ impl Gate<'_> {
     pub async fn admit(&self, knock: &Knock<'_>) -> Result<Admitted, Refusal> {
         let snapshot = self.snapshot;
         // A token this site does not know costs a keyed hash and an indexed read. Failures are
-        // counted per client address, and past the limit a caller is refused before the read,
-        // unless its token is one this process already let in (so a neighbour's failures
-        // behind one address do not lock out a working integrator). Counted by the guard like
-        // the sign-in's failures: report-only, store faults, the metrics and the sizing chart
-        // apply to them as to every other guarded address.
+        // counted per client address; past the limit a token is still read, so a valid one is
+        // never refused for its neighbours' failures, but those reads wait in line for one turn
+        // at the database that every address past its limit shares (`Seen::past_limit_turn`),
+        // and a token that is not there gets the limit's refusal. A request with no token to
+        // read is refused at once. Counted by the guard like the sign-in's failures:
+        // report-only, store faults, the metrics and the sizing chart apply to them as to every
+        // other guarded address.
         let limits = snapshot.settings.limits_of(Address::ApiAuthFailure);
         let policy = snapshot.settings.policy_of(Address::ApiAuthFailure);
         let counting = FloodGuard::is_counting(&limits);
@@ -102,7 +106,7 @@ impl Gate<'_> {
             // A token this process let in costs no address hash and no count.
             address: (counting && !known).then(|| self.address_of(knock.client)),
         };
-        if let Some(address) = &failures.address {
+        let past_limit = failures.address.as_ref().is_some_and(|address| {
             let decision = self.guard.allows_as(
                 Address::ApiAuthFailure,
                 address,
@@ -110,11 +114,13 @@ impl Gate<'_> {
                 &failures.limits,
                 policy,
             );
-            if let Decision::Refused { .. } = decision {
-                return Err(Refusal::TooManyFailures(failures.limits.period));
-            }
-        }
+            matches!(decision, Decision::Refused { .. })
+        });
+        let too_many = || Refusal::TooManyFailures(limits.period);
         let Some(key) = key else {
+            if past_limit {
+                return Err(too_many());
+            }
             return Err(self.failed(&mut failures, Refusal::Unauthorized));
         };
         // A token read within `api::FRESH` is let in from memory: its revocation by another
@@ -123,10 +129,17 @@ impl Gate<'_> {
         let token = match self.seen.fresh(&key, now) {
             Some(token) => token,
             None => {
-                let Some(token) =
-                    super::authenticate_hash(self.db, &super::stored_hash(&key)).await?
-                else {
+                let turn = match past_limit {
+                    true => Some(self.seen.past_limit_turn().await),
+                    false => None,
+                };
+                let read = super::authenticate_hash(self.db, &super::stored_hash(&key)).await?;
+                drop(turn);
+                let Some(token) = read else {
                     self.seen.forget(&key);
+                    if past_limit {
+                        return Err(too_many());
+                    }
                     return Err(self.failed(&mut failures, Refusal::Unauthorized));
                 };
                 let token = Arc::new(token);

@@ -1,10 +1,11 @@
 //! Webhook endpoints: where messages go, which events each takes, and its signing secret,
 //! sealed at rest. An endpoint's URL is checked when it is made and again at each delivery
 //! (the name may resolve elsewhere by then): https only, and never an address inside the
-//! server's own network (loopback, private, link-local, the cloud metadata address), unless
+//! server's own network (loopback, private, link-local, the cloud metadata address) or any
+//! other range that is not globally reachable (`super::special`), unless
 //! the operator set `ORCHESTRA_WEBHOOKS_ALLOW_PRIVATE=1` (tests, a receiver on the same host).
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 
 use cookie::{Cookie, CookieJar};
 use hmac::Mac;
@@ -53,40 +54,11 @@ pub fn allow_private() -> bool {
     std::env::var("ORCHESTRA_WEBHOOKS_ALLOW_PRIVATE").is_ok_and(|v| v.trim() == "1")
 }
 
-/// An address no delivery may reach: the server's own network and the metadata service.
+/// An address no delivery may reach: the server's own network, the metadata service, and every
+/// other range the IANA special-purpose registries say is not globally reachable
+/// (`super::special`).
 pub fn is_internal(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => is_internal_v4(v4),
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => is_internal_v4(v4),
-            None => is_internal_v6(v6),
-        },
-    }
-}
-
-fn is_internal_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, ..] = ip.octets();
-    ip.is_loopback()
-        || ip.is_private()
-        || ip.is_link_local() // 169.254.0.0/16, the metadata address among them
-        || ip.is_unspecified()
-        || ip.is_broadcast()
-        || ip.is_multicast()
-        || ip.is_documentation()
-        || a == 0
-        || (a == 100 && (64..128).contains(&b)) // shared address space (carrier NAT)
-        || (a == 198 && (b == 18 || b == 19)) // benchmarking
-        || a >= 240
-}
-
-fn is_internal_v6(ip: Ipv6Addr) -> bool {
-    let first = ip.segments()[0];
-    ip.is_loopback()
-        || ip.is_unspecified()
-        || ip.is_multicast()
-        || (first & 0xfe00) == 0xfc00 // unique local
-        || (first & 0xffc0) == 0xfe80 // link-local
-        || ip.to_ipv4().is_some_and(is_internal_v4) // IPv4-compatible
+    super::special::refused_range(ip).is_some()
 }
 
 /// A URL an endpoint may have, with the addresses its host resolves to now; refused when any
@@ -271,6 +243,8 @@ mod tests {
             ("https://10.0.0.1/hook", Refusal::Private),
             ("https://169.254.169.254/latest/meta-data", Refusal::Private),
             ("https://[::1]/hook", Refusal::Private),
+            ("https://[64:ff9b::a9fe:a9fe]/hook", Refusal::Private),
+            ("https://[2002:a00:1::1]/hook", Refusal::Private),
             ("ftp://example.com/", Refusal::BadUrl),
             ("https://user:pw@93.184.216.34/", Refusal::BadUrl),
             ("not a url", Refusal::BadUrl),

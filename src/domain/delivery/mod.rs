@@ -7,6 +7,7 @@
 pub mod endpoints;
 pub mod send;
 pub mod signature;
+pub mod special;
 pub mod topic;
 
 use serde_json::{Value, json};

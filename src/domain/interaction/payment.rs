@@ -126,7 +126,7 @@ pub struct Notice {
 }
 
 /// The payment a notice names, read without checking anything: the guard counts notices per
-/// payment before the signature is checked.
+/// payment it names, signed and forged ones apart.
 pub fn payment_named(body: &[u8]) -> Option<String> {
     serde_json::from_slice::<Notice>(body)
         .ok()
@@ -153,21 +153,29 @@ pub struct Applied {
     pub state: PaymentState,
 }
 
-/// Receives a notice: signature, age, then the change. `Ok(None)` is the one refusal every bad
-/// notice gets (bad signature, stale, malformed, unknown payment): it says nothing about why.
+/// A notice body whose signature verified under the provider key: only [`verify`] makes one.
+#[derive(Clone, Copy)]
+pub struct Signed<'a>(&'a [u8]);
+
+/// Checks a notice's signature: one HMAC-SHA256 over the body (at most `MAX_NOTICE_BYTES`) and
+/// a comparison in constant time, no database. The guard counts signed and forged notices
+/// apart, so this runs before the count (docs/interaction.md, Provider notices).
+pub fn verify<'a>(keys: &SiteKeys, body: &'a [u8], signature: &str) -> Option<Signed<'a>> {
+    let given = hex::decode(signature.trim()).ok()?;
+    mac(keys, body).verify_slice(&given).ok()?;
+    Some(Signed(body))
+}
+
+/// Receives a signed notice: its age, then the change. `Ok(None)` is the one refusal every bad
+/// notice gets (stale, malformed, unknown payment, and a bad signature before it): it says
+/// nothing about why.
 pub async fn receive(
     db: &Db,
     versions: &Cache,
-    keys: &SiteKeys,
-    body: &[u8],
-    signature: &str,
+    signed: Signed<'_>,
     now: i64,
 ) -> Result<Option<Applied>, Error> {
-    let given = hex::decode(signature.trim()).unwrap_or_default();
-    if mac(keys, body).verify_slice(&given).is_err() {
-        return Ok(None);
-    }
-    let Ok(notice) = serde_json::from_slice::<Notice>(body) else {
+    let Ok(notice) = serde_json::from_slice::<Notice>(signed.0) else {
         return Ok(None);
     };
     if (now - notice.timestamp).abs() > NOTICE_MAX_AGE {

@@ -306,7 +306,7 @@ fn with_rate_fields(response: &mut Response) {
     response.headers.insert(
         "RateLimit".into(),
         string_header(
-            "IETF RateLimit draft: \"token\";r=<remaining>;t=<seconds until full>; sent while the API's request limit is on",
+            "IETF RateLimit draft: \"token\";r=<remaining>;t=<seconds until full; on a 429, Retry-After's seconds>; sent while the API's request limit is on",
         ),
     );
 }

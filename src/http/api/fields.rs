@@ -121,13 +121,25 @@ fn ratelimit_policy(policy: Policy) -> Option<HeaderValue> {
 const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
 const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
 
+/// The seconds a refusal's `Retry-After` says: never below 1.
+pub(super) fn retry_after_secs(verdict: Verdict) -> u64 {
+    verdict.retry_after_secs.max(1)
+}
+
 /// The RateLimit draft's fields: the policy (`q` requests, `w` the seconds to refill a burst)
-/// and what remains (`r`) with the seconds until the bucket is full (`t`).
+/// and what remains (`r`) with the seconds until the bucket is full (`t`). On a refusal `t` is
+/// `Retry-After`'s number instead: the draft has the two name the same moment when both are
+/// sent, and the moment a request fits again is the one a refused client waits for.
 pub(super) fn rate_headers(headers: &mut HeaderMap, policy: Policy, verdict: Verdict) {
     if let Some(v) = ratelimit_policy(policy) {
         headers.insert(RATELIMIT_POLICY, v);
     }
-    if let Some(v) = ratelimit(verdict.remaining, verdict.reset_secs) {
+    let reset = if verdict.allowed {
+        verdict.reset_secs
+    } else {
+        retry_after_secs(verdict)
+    };
+    if let Some(v) = ratelimit(verdict.remaining, reset) {
         headers.insert(RATELIMIT, v);
     }
 }
@@ -171,6 +183,39 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_refusal_s_reset_is_its_retry_after() {
+        let headers = |allowed, retry_after_secs| {
+            let mut h = HeaderMap::new();
+            let verdict = Verdict {
+                allowed,
+                remaining: 0,
+                reset_secs: 20,
+                retry_after_secs,
+            };
+            rate_headers(
+                &mut h,
+                Policy {
+                    per_minute: 6,
+                    burst: 2,
+                },
+                verdict,
+            );
+            h[RATELIMIT].to_str().unwrap().to_owned()
+        };
+        assert_eq!(headers(false, 10), "\"token\";r=0;t=10");
+        assert_eq!(
+            headers(false, 0),
+            "\"token\";r=0;t=1",
+            "never below 1, as Retry-After"
+        );
+        assert_eq!(
+            headers(true, 0),
+            "\"token\";r=0;t=20",
+            "answered: until full"
+        );
     }
 
     #[test]

@@ -26,9 +26,10 @@ use crate::limits::bucket::{Policy, Verdict};
 pub const KEY_ID_HEADER: HeaderName = HeaderName::from_static("orchestra-key-id");
 
 /// The one `429` of the API, from this layer and from `gate` alike: `Retry-After` in whole
-/// seconds (never below 1), the same number in the JSON body, and the RateLimit fields.
+/// seconds (never below 1), the same number in the JSON body and as the `RateLimit` field's
+/// `t`, and the RateLimit fields.
 pub fn rate_limited(policy: Policy, verdict: Verdict, https: bool) -> Response {
-    let seconds = verdict.retry_after_secs.max(1);
+    let seconds = fields::retry_after_secs(verdict);
     let (body, retry_after) = fields::refusal(seconds);
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
