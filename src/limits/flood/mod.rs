@@ -18,7 +18,7 @@ pub mod table;
 
 pub use clock::Clock;
 pub use memory::MemoryFlood;
-pub use sql::SqlFlood;
+pub use sql::{SqlFlood, stored_cells};
 pub use store::{BoxFuture, FloodError, FloodStore, Tier};
 pub use table::CountTable;
 
