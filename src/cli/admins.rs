@@ -69,9 +69,10 @@ async fn admin_named(
 }
 
 /// One line per administrator, tab-separated: id, name, `active` or `disabled`, created, last
-/// sign-in, failed sign-ins this period from all addresses (as the flood table holds them),
-/// and `locked` when the per-account limit holds the account.
-pub(super) async fn admin_list(out: &Out, db: &Db) -> Result<i32, sqlx::Error> {
+/// sign-in, failed sign-ins this period from all addresses (as the flood table holds them:
+/// the smaller of the account's two cells, read for `flood_cells` cells a row as the servers
+/// count), and `locked` when the per-account limit holds the account.
+pub(super) async fn admin_list(out: &Out, db: &Db, flood_cells: usize) -> Result<i32, sqlx::Error> {
     let settings = Settings::load(db).await?;
     let keys = store::keys::load_or_create(db).await?;
     let limits = settings.limits_of(crate::limits::address::Address::SignInAccount);
@@ -80,8 +81,8 @@ pub(super) async fn admin_list(out: &Out, db: &Db) -> Result<i32, sqlx::Error> {
     let now_ms = store::now() * 1000;
     for a in store::admins::list(db).await? {
         let key = crate::domain::login::account_key(&keys, a.id, a.login_epoch);
-        let failures = store::flood::live_count(db, event, &key, now_ms).await?;
-        let failures = failures.max(0) as u64;
+        let cells = crate::limits::flood::stored_cells(flood_cells, event, &key);
+        let failures = store::flood::live_count_of_cells(db, event, &key, &cells, now_ms).await?;
         println!(
             "{}\t{}\t{}\t{}\t{}\t{}{}",
             a.id,

@@ -88,7 +88,7 @@ pub async fn run(args: Vec<String>) -> i32 {
     };
     let result = match command {
         Parsed::AdminCreate(name) => admins::admin_create(&out, &db, &name).await,
-        Parsed::AdminList => admins::admin_list(&out, &db).await,
+        Parsed::AdminList => admins::admin_list(&out, &db, config.flood_cells).await,
         Parsed::AdminPassword(name) => admins::admin_password(&out, &db, &name).await,
         Parsed::AdminReset(name) => admins::admin_reset(&out, &db, &name).await,
         Parsed::AdminDisable(name) => admins::admin_change(&out, &db, &name, Change::Disable).await,

@@ -221,8 +221,8 @@ fn refusal_of(outcome: Outcome, name: &str) -> Result<(), Refusable<Refusal>> {
 /// Lifts the per-account sign-in limit off one administrator: the account moves to its next
 /// login epoch, so every process counts it afresh from its next attempt (the counting table
 /// cannot forget one key without forgetting those sharing its cells; a key no one has counted
-/// needs no forgetting). The old epoch's stored counts from all addresses go too, by the flood
-/// table's key. Counts per address, and every other account's, are left as they are.
+/// needs no forgetting). The old epoch's count, where an earlier version stored it per key,
+/// goes too. Counts per address, and every other account's, are left as they are.
 pub async fn unlock(db: &Db, keys: &SiteKeys, id: i64) -> Result<bool, sqlx::Error> {
     let Some(old) = store::admins::next_login_epoch(db, id).await? else {
         return Ok(false);

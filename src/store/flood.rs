@@ -1,4 +1,5 @@
-//! The flood table: per process, per key, per bucket counts (see `crate::limits::flood::sql`).
+//! The flood table: per process, per event, per counting-table cell, per bucket counts (see
+//! `crate::limits::flood::sql`; rows written before it kept cells hold one key each).
 
 use sqlx::Row;
 
@@ -35,7 +36,10 @@ pub async fn add_counts<'a>(
              DO UPDATE SET count = flood.count + excluded.count",
             super::placeholders(1, chunk.len(), 6)
         );
-        let mut query = sqlx::query(&sql);
+        // Not kept in the connection's statement cache: a batch's size varies from one sync
+        // to the next, and a cache of large statements, one per size, grows the server by
+        // megabytes (`tests/it/memory.rs`).
+        let mut query = sqlx::query(&sql).persistent(false);
         for row in chunk {
             query = query
                 .bind(&row.event)
@@ -76,7 +80,8 @@ pub async fn others_counts(
     for chunk in keys.chunks(KEYS_PER_STATEMENT) {
         let sql = others_counts_statement(chunk.len());
         let asked: std::collections::HashSet<(&str, &str)> = chunk.iter().copied().collect();
-        let mut query = sqlx::query(&sql).bind(node).bind(now_ms);
+        // Not cached, as in `add_counts`: one statement per number of keys.
+        let mut query = sqlx::query(&sql).persistent(false).bind(node).bind(now_ms);
         for (_, identifier) in chunk {
             query = query.bind(*identifier);
         }
@@ -150,9 +155,26 @@ pub async fn delete_identifier(db: &Db, event: &str, identifier: &str) -> Result
         .map(|r| r.rows_affected())
 }
 
-/// Every process's live count of one identifier under one event, read by the primary key's
-/// first two columns (the command line's list of administrators asks it of each one).
-pub async fn live_count(
+/// Every process's live count of one key under one event, as the servers count it: the smaller
+/// of its two `cells`' sums (`limits::flood::stored_cells`), plus what an earlier version
+/// stored for the key whole. Read by the primary key's first two columns (the command line's
+/// list of administrators asks it of each one).
+pub async fn live_count_of_cells(
+    db: &Db,
+    event: &str,
+    identifier: &str,
+    cells: &[String; 2],
+    now_ms: i64,
+) -> Result<u64, sqlx::Error> {
+    let mut smallest = i64::MAX;
+    for cell in cells {
+        smallest = smallest.min(live_count(db, event, cell, now_ms).await?);
+    }
+    let whole = live_count(db, event, identifier, now_ms).await?;
+    Ok((smallest.max(0) + whole.max(0)) as u64)
+}
+
+async fn live_count(
     db: &Db,
     event: &str,
     identifier: &str,

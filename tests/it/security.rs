@@ -237,7 +237,11 @@ async fn made_up_names_are_counted_per_address_only_and_write_no_row_of_their_ow
         .into_iter()
         .find(|(table, _)| table == "flood")
         .map(|(_, n)| n);
-    assert_eq!(flood_rows, Some(1), "one row: the address's");
+    assert_eq!(
+        flood_rows,
+        Some(2),
+        "two rows: the address's two cells of the counting table"
+    );
 }
 
 // Issue 18: with a 4,096-cell table, 32,000 made-up names made the administrator's password 429

@@ -997,3 +997,56 @@ async fn large_counts_and_times_survive_the_round_trip() {
         vec![("e".into(), "i".into(), far, far + 1, 3_000_000_000)]
     );
 }
+
+/// The flood table kept one row per key before it kept the counting table's cells: a server
+/// started on such a database reads those rows into the keys' cells, and keeps them through its
+/// syncs until they expire.
+#[tokio::test]
+async fn counts_stored_per_key_before_the_cells_hold_after_the_upgrade() {
+    use orchestra::limits::flood::{Clock, FloodStore, SqlFlood, Tier, table::bucket_of};
+    let (db, _d) = empty().await;
+    let hour = std::time::Duration::from_secs(3600);
+    let clock = Clock::manual(1_800_000_000_000);
+    let key = "ab".repeat(32);
+    let (bucket, width) = bucket_of(clock.now_ms(), hour);
+    let expiration = (bucket + 1) * width + 3_600_000;
+    let whole = count("doorway", &key, bucket * width, expiration, 5);
+    store::flood::add_counts(&db, "the previous version", [whole].iter())
+        .await
+        .unwrap();
+
+    let flood = SqlFlood::new(db.clone(), 1024, clock.clone());
+    flood.warm_up().await.unwrap();
+    let tiers = [Tier {
+        identifier: &key,
+        limit: 5,
+    }];
+    assert_eq!(flood.try_register("doorway", &tiers, hour), Err(0));
+    let fresh = [Tier {
+        identifier: "another key",
+        limit: 5,
+    }];
+    assert_eq!(flood.try_register("doorway", &fresh, hour), Ok(()));
+    // Asked of, so the sync reads what other processes stored in the key's cells.
+    assert!(flood.count("doorway", &key, hour) >= 5);
+    flood.sync().await.unwrap();
+    assert_eq!(
+        flood.try_register("doorway", &tiers, hour),
+        Err(0),
+        "a sync dropped the count carried over"
+    );
+    assert!(
+        store::flood::identifiers(&db)
+            .await
+            .unwrap()
+            .iter()
+            .all(|(_, id)| id == &key || id.starts_with("c1024.")),
+        "what this version writes is cells"
+    );
+    clock.advance(hour + hour / 10 + std::time::Duration::from_millis(1));
+    assert_eq!(
+        flood.try_register("doorway", &tiers, hour),
+        Ok(()),
+        "the carried count outlived its period"
+    );
+}

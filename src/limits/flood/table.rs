@@ -6,13 +6,14 @@
 //! from a fresh allowance, whatever else floods the table. Each cell keeps `BUCKETS + 1`
 //! buckets of `window / BUCKETS` milliseconds; a bucket is counted while any part of it lies in
 //! the window, so an event is counted for its whole window and at most one bucket longer.
+//!
+//! What other processes counted (the SQL backend's sync) is kept per event and cell, as the
+//! shared store holds it: a key's count is the smaller, over its two cells, of this process's
+//! cell plus the others' counts of that event in that cell. Count-min tables merge by addition,
+//! so that is never below the key's count summed over every process.
 
 use std::collections::HashMap;
-use std::hash::BuildHasher;
 
-// Keys reach the table as keyed hashes (the doorway's callers) or constants, so no caller can
-// pick where its key lands; what the table's hash needs is speed and spread, not resistance to
-// chosen inputs. foldhash, seeded per table, is both, and is already built for hashbrown.
 use foldhash::quality::RandomState;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering, fence};
@@ -146,30 +147,69 @@ fn zeroed_cells(n: usize) -> Box<[SharedCell]> {
     }
 }
 
-/// Counts other processes registered for one key, read from the shared store.
+/// The table's hash of a key: the same in every process and every build, since processes
+/// sharing one database must put a key in the same cells (and `orchestra admin list` reads
+/// them). Keys reach the table as keyed hashes (the doorway's callers) or constants, so no
+/// caller can pick where its key lands; what the hash needs is speed and spread, not
+/// resistance to chosen inputs: eight bytes a multiply, then a full mix.
+pub fn key_hash(event: &str, identifier: &str) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h = 0x243F_6A88_85A3_08D3_u64 ^ (event.len() as u64);
+    for part in [event.as_bytes(), &[0xff], identifier.as_bytes()] {
+        for chunk in part.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            h = (h ^ u64::from_le_bytes(word))
+                .wrapping_mul(K)
+                .rotate_left(29);
+        }
+    }
+    // splitmix64's finalizer: every input bit reaches every output bit.
+    h = (h ^ (h >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    h ^ (h >> 31)
+}
+
+/// The two cells of a key in a table of `cells_per_row` (a power of two) cells a row: one in
+/// each row, numbered across both.
+pub fn cells_of(hash: u64, cells_per_row: usize) -> [usize; ROWS] {
+    let mask = cells_per_row - 1;
+    let second = hash.rotate_left(32).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    [
+        hash as usize & mask,
+        cells_per_row + (second as usize & mask),
+    ]
+}
+
+/// The number of cells a row for a configured size (`ORCHESTRA_FLOOD_CELLS`).
+pub fn cells_per_row_for(configured: usize) -> usize {
+    configured.clamp(16, 1 << 30).next_power_of_two()
+}
+
+/// What other processes counted of one event in one cell, read from the shared store:
+/// `(expiration in ms, count)`, each counted until its expiration.
+#[derive(Default)]
 struct Remote {
-    width: i64,
-    /// (bucket index, count)
-    buckets: Vec<(i64, u64)>,
+    synced: Vec<(i64, u64)>,
+    /// Read once at start from rows kept per key (before the store kept cells): never
+    /// replaced by a sync, they go as they expire.
+    carried: Vec<(i64, u64)>,
 }
 
 impl Remote {
-    fn live(&self, now_b: i64, width: i64) -> u64 {
-        let oldest = if self.width == width {
-            now_b - BUCKETS
-        } else {
-            i64::MIN
-        };
-        self.buckets
+    fn live(&self, now_ms: i64) -> u64 {
+        self.synced
             .iter()
-            .filter(|(b, _)| *b >= oldest)
+            .chain(&self.carried)
+            .filter(|(expiration, _)| *expiration > now_ms)
             .map(|(_, c)| *c)
             .sum()
     }
 }
 
 struct Inner {
-    remote: HashMap<u64, Remote, RandomState>,
+    /// By (hash of the event, cell): at most one entry per event and cell.
+    remote: HashMap<(u64, usize), Remote, RandomState>,
 }
 
 /// The lock, held to write cells: while it lives, `seq` is odd, so a read without the lock
@@ -191,9 +231,7 @@ impl Drop for Writing<'_> {
 /// synchronous: one hash, two cells, one short lock; a refusal that changes nothing takes no
 /// lock at all.
 pub struct CountTable {
-    mask: usize,
     cells_per_row: usize,
-    hasher: RandomState,
     clock: Clock,
     /// Written only under `inner`'s lock.
     rows: Box<[SharedCell]>,
@@ -203,18 +241,13 @@ pub struct CountTable {
     inner: Mutex<Inner>,
 }
 
-/// Remote entries kept at most; past that the oldest reads are dropped wholesale.
-const MAX_REMOTE: usize = 65_536;
-
 impl CountTable {
     /// `cells_per_row` is rounded up to a power of two. Memory is `2 × cells × 64` bytes,
     /// allocated once (the pages are touched as keys arrive).
     pub fn new(cells_per_row: usize, clock: Clock) -> Self {
-        let cells_per_row = cells_per_row.clamp(16, 1 << 30).next_power_of_two();
+        let cells_per_row = cells_per_row_for(cells_per_row);
         Self {
-            mask: cells_per_row - 1,
             cells_per_row,
-            hasher: RandomState::default(),
             clock,
             rows: zeroed_cells(cells_per_row * ROWS),
             seq: AtomicU64::new(0),
@@ -232,17 +265,14 @@ impl CountTable {
         &self.clock
     }
 
-    /// The table's own hash of a key; also how the SQL backend names a key in its journal.
+    /// The table's hash of a key ([`key_hash`]).
     pub fn key_hash(&self, event: &str, identifier: &str) -> u64 {
-        self.hasher.hash_one((event, identifier))
+        key_hash(event, identifier)
     }
 
-    fn cells(&self, hash: u64) -> [usize; ROWS] {
-        let second = hash.rotate_left(32).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        [
-            hash as usize & self.mask,
-            self.cells_per_row + (second as usize & self.mask),
-        ]
+    /// A key's two cells, by its hash.
+    pub fn cells(&self, hash: u64) -> [usize; ROWS] {
+        cells_of(hash, self.cells_per_row)
     }
 
     /// This process's own count of a key: the smaller of its cells.
@@ -254,21 +284,21 @@ impl CountTable {
             .unwrap_or(0)
     }
 
-    fn estimate(
-        &self,
-        inner: &Inner,
-        cells: [usize; ROWS],
-        hash: u64,
-        now_b: i64,
-        width: i64,
-    ) -> u64 {
-        let local = self.local(cells, now_b, width);
-        let remote = if inner.remote.is_empty() {
-            0
-        } else {
-            inner.remote.get(&hash).map_or(0, |r| r.live(now_b, width))
-        };
-        local + remote
+    /// A key's count across processes: per cell, this process's count plus what the others
+    /// counted of the event there; the smaller of the two cells.
+    fn estimate(&self, inner: &Inner, event: &str, cells: [usize; ROWS], now: Now) -> u64 {
+        if inner.remote.is_empty() {
+            return self.local(cells, now.bucket, now.width);
+        }
+        let event = event_hash(event);
+        cells
+            .iter()
+            .map(|&i| {
+                let remote = inner.remote.get(&(event, i)).map_or(0, |r| r.live(now.ms));
+                self.rows[i].load().live(now.bucket, now.width) + remote
+            })
+            .min()
+            .unwrap_or(0)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -318,8 +348,12 @@ impl CountTable {
     }
 
     pub fn register(&self, event: &str, identifier: &str, window: Duration) {
+        self.register_cells(self.cells(key_hash(event, identifier)), window);
+    }
+
+    /// `register`, for a key whose cells the caller has (the SQL backend journals them too).
+    pub fn register_cells(&self, cells: [usize; ROWS], window: Duration) {
         let (now_b, width) = bucket_of(self.clock.now_ms(), window);
-        let cells = self.cells(self.key_hash(event, identifier));
         let _writing = self.write();
         for i in cells {
             self.rows[i].add(now_b, width, 1);
@@ -327,10 +361,10 @@ impl CountTable {
     }
 
     pub fn count(&self, event: &str, identifier: &str, window: Duration) -> u64 {
-        let (now_b, width) = bucket_of(self.clock.now_ms(), window);
-        let hash = self.key_hash(event, identifier);
+        let now = Now::of(&self.clock, window);
+        let cells = self.cells(key_hash(event, identifier));
         let inner = self.lock();
-        self.estimate(&inner, self.cells(hash), hash, now_b, width)
+        self.estimate(&inner, event, cells, now)
     }
 
     /// In one step: when every tier has fewer than its limit of events in `window`, registers
@@ -342,67 +376,108 @@ impl CountTable {
         tiers: &[Tier<'_>],
         window: Duration,
     ) -> Result<(), usize> {
-        self.try_register_hashed(event, tiers, window).0
+        self.try_register_cells(event, tiers, window).0
     }
 
-    /// `try_register`, giving back each tier's key hash too, so a caller that journals the
-    /// keys (the SQL backend) need not hash them again.
-    pub fn try_register_hashed(
+    /// `try_register`, giving back each tier's cells too, so a caller that journals the
+    /// cells (the SQL backend) need not hash the keys again.
+    pub fn try_register_cells(
         &self,
         event: &str,
         tiers: &[Tier<'_>],
         window: Duration,
-    ) -> (Result<(), usize>, [u64; MAX_TIERS]) {
-        let (now_b, width) = bucket_of(self.clock.now_ms(), window);
-        let mut keys = [(0u64, [0usize; ROWS]); MAX_TIERS];
+    ) -> (Result<(), usize>, [[usize; ROWS]; MAX_TIERS]) {
+        let now = Now::of(&self.clock, window);
+        let mut keys = [[0usize; ROWS]; MAX_TIERS];
         let tiers = &tiers[..tiers.len().min(keys.len())];
         let Some(first) = tiers.first() else {
-            return (Ok(()), [0; MAX_TIERS]);
+            return (Ok(()), keys);
         };
-        let hash = self.key_hash(event, first.identifier);
-        keys[0] = (hash, self.cells(hash));
+        keys[0] = self.cells(key_hash(event, first.identifier));
         // The flood's usual request: the first tier full.
-        if self.refused_as_it_stands(keys[0].1, first.limit, now_b, width) {
-            let mut hashes = [0; MAX_TIERS];
-            hashes[0] = hash;
-            return (Err(0), hashes);
+        if self.refused_as_it_stands(keys[0], first.limit, now.bucket, now.width) {
+            return (Err(0), keys);
         }
-        for (key, tier) in keys.iter_mut().zip(tiers).skip(1) {
-            let hash = self.key_hash(event, tier.identifier);
-            *key = (hash, self.cells(hash));
+        for (cells, tier) in keys.iter_mut().zip(tiers).skip(1) {
+            *cells = self.cells(key_hash(event, tier.identifier));
         }
-        let hashes = keys.map(|(hash, _)| hash);
         let writing = self.write();
         let inner = &writing.inner;
-        for (index, (tier, (hash, cells))) in tiers.iter().zip(keys).enumerate() {
-            if self.estimate(inner, cells, hash, now_b, width) >= tier.limit {
-                return (Err(index), hashes);
+        for (index, (tier, &cells)) in tiers.iter().zip(&keys).enumerate() {
+            if self.estimate(inner, event, cells, now) >= tier.limit {
+                return (Err(index), keys);
             }
         }
-        for (_, cells) in &keys[..tiers.len()] {
+        for cells in &keys[..tiers.len()] {
             for &i in cells {
-                self.rows[i].add(now_b, width, 1);
+                self.rows[i].add(now.bucket, now.width, 1);
             }
         }
-        (Ok(()), hashes)
+        (Ok(()), keys)
     }
 
-    /// Replaces what other processes counted for a key: `(bucket start in ms, count)` pairs.
-    pub fn set_remote(&self, hash: u64, window: Duration, buckets: &[(i64, u64)]) {
-        let (_, width) = bucket_of(0, window);
-        let mut inner = self.lock();
-        if buckets.is_empty() {
-            inner.remote.remove(&hash);
+    /// Replaces what other processes counted of `event` in `cell`: `(expiration in ms, count)`
+    /// pairs, as the shared store holds them.
+    pub fn set_remote(&self, event: &str, cell: usize, counts: Vec<(i64, u64)>) {
+        if cell >= self.cells_per_row * ROWS {
             return;
         }
-        if inner.remote.len() >= MAX_REMOTE && !inner.remote.contains_key(&hash) {
-            inner.remote.clear();
+        let now_ms = self.clock.now_ms();
+        let mut inner = self.lock();
+        let key = (event_hash(event), cell);
+        match inner.remote.get_mut(&key) {
+            Some(remote) => {
+                remote.synced = counts;
+                remote
+                    .carried
+                    .retain(|(expiration, _)| *expiration > now_ms);
+                if remote.synced.is_empty() && remote.carried.is_empty() {
+                    inner.remote.remove(&key);
+                }
+            }
+            None if counts.is_empty() => {}
+            None => {
+                inner.remote.insert(
+                    key,
+                    Remote {
+                        synced: counts,
+                        carried: Vec::new(),
+                    },
+                );
+            }
         }
-        let buckets = buckets
-            .iter()
-            .map(|&(start, count)| (start.div_euclid(width), count))
-            .collect();
-        inner.remote.insert(hash, Remote { width, buckets });
+    }
+
+    /// Adds counts of `event` in `cell` that no sync reads again (counts kept per key before
+    /// the store kept cells): they stay until they expire.
+    pub fn carry(&self, event: &str, cell: usize, expiration: i64, count: u64) {
+        if cell >= self.cells_per_row * ROWS {
+            return;
+        }
+        let mut inner = self.lock();
+        let remote = inner.remote.entry((event_hash(event), cell)).or_default();
+        remote.carried.push((expiration, count));
+    }
+}
+
+/// The hash remote counts are kept under for an event.
+fn event_hash(event: &str) -> u64 {
+    key_hash(event, "")
+}
+
+/// The time a decision is made at: in ms, and as a bucket of the window's width.
+#[derive(Clone, Copy)]
+struct Now {
+    ms: i64,
+    bucket: i64,
+    width: i64,
+}
+
+impl Now {
+    fn of(clock: &Clock, window: Duration) -> Self {
+        let ms = clock.now_ms();
+        let (bucket, width) = bucket_of(ms, window);
+        Self { ms, bucket, width }
     }
 }
 
@@ -512,10 +587,13 @@ mod tests {
     fn remote_counts_add_to_local_ones() {
         let clock = Clock::manual(7_200_000);
         let table = CountTable::new(1024, clock.clone());
-        let hash = table.key_hash("e", "a");
-        table.set_remote(hash, HOUR, &[(7_200_000, 4)]);
+        let expiration = 7_200_000 + HOUR.as_millis() as i64 * 11 / 10;
+        for cell in table.cells(table.key_hash("e", "a")) {
+            table.set_remote("e", cell, vec![(expiration, 4)]);
+        }
         table.register("e", "a", HOUR);
         assert_eq!(table.count("e", "a", HOUR), 5);
+        assert_eq!(table.count("other event", "a", HOUR), 0);
         clock.advance(HOUR * 2);
         assert_eq!(table.count("e", "a", HOUR), 0);
     }
