@@ -960,40 +960,50 @@ async fn three_nodes_behind_nginx_through_kills_outages_and_a_database_restart_l
     unique_acks.sort();
     unique_acks.dedup();
 
-    // Emails: per address (one instance's participant), the SMTP server's messages against the
-    // link emails recorded as sent.
-    let rows: Vec<(i64, String, String, String)> = sqlx::query_as(
-        "SELECT m.instance_id, m.participant, m.state, c.email FROM mails m \
+    // Emails: per address (one instance's participant) and kind, the SMTP server's messages
+    // against the emails recorded as sent: link emails (they carry a link), and the notices
+    // without one (the outcome told to whoever filed the instance).
+    let rows: Vec<(i64, String, String, String, String)> = sqlx::query_as(
+        "SELECT m.instance_id, m.participant, m.state, c.email, m.kind FROM mails m \
          JOIN contacts c ON c.instance_id = m.instance_id AND c.participant = m.participant \
-         WHERE m.kind = 'link'",
+         WHERE m.kind IN ('link', 'outcome', 'closed')",
     )
     .fetch_all(&pool)
     .await
     .unwrap();
     let received = smtp.received();
-    let mut delivered: HashMap<String, usize> = HashMap::new();
+    let mut delivered: HashMap<(String, bool), usize> = HashMap::new();
     for message in &received {
+        let linked = message.part("text/plain").contains("/interaction/");
         for to in &message.to {
-            *delivered.entry(to.to_lowercase()).or_default() += 1;
+            *delivered.entry((to.to_lowercase(), linked)).or_default() += 1;
         }
     }
     let mut mail_states: BTreeMap<String, usize> = BTreeMap::new();
     let mut mails_wrong = Vec::new();
-    let mut recorded: HashSet<String> = HashSet::new();
-    for (instance, participant, state, email) in &rows {
-        *mail_states.entry(state.clone()).or_default() += 1;
-        let got = delivered.get(&email.to_lowercase()).copied().unwrap_or(0);
-        recorded.insert(email.to_lowercase());
-        let expected = usize::from(state == "sent");
+    let mut recorded: HashSet<(String, bool)> = HashSet::new();
+    let mut expected_of: HashMap<(String, bool), usize> = HashMap::new();
+    for (_, _, state, email, kind) in &rows {
+        *mail_states.entry(format!("{kind} {state}")).or_default() += 1;
+        let key = (email.to_lowercase(), kind == "link");
+        recorded.insert(key.clone());
+        *expected_of.entry(key).or_default() += usize::from(state == "sent");
+    }
+    for (instance, participant, _, email, kind) in &rows {
+        let key = (email.to_lowercase(), kind == "link");
+        let got = delivered.get(&key).copied().unwrap_or(0);
+        let expected = expected_of[&key];
         if got != expected {
             mails_wrong.push(format!(
-                "instance {instance}, {participant} ({email}): recorded {state}, the SMTP server got {got}"
+                "instance {instance}, {participant} ({email}), {kind}: recorded sent {expected}, the SMTP server got {got}"
             ));
         }
     }
-    for (to, got) in &delivered {
-        if !recorded.contains(to) {
-            mails_wrong.push(format!("{to}: {got} emails and no link email queued"));
+    for ((to, linked), got) in &delivered {
+        if !recorded.contains(&(to.clone(), *linked)) {
+            mails_wrong.push(format!(
+                "{to}: {got} emails (link: {linked}) and none queued"
+            ));
         }
     }
     let emailed_twice = delivered.values().filter(|n| **n > 1).count();
@@ -1056,7 +1066,7 @@ async fn three_nodes_behind_nginx_through_kills_outages_and_a_database_restart_l
     }
     println!(
         "  ledger: starts {} acknowledged of {} tried ({} instances made); answers {} acknowledged ({} legal by email, {} finance by API link); \
-         link emails {} sent {:?}, the SMTP server got {} ({} addresses twice); \
+         emails {} sent {:?}, the SMTP server got {} ({} addresses twice for one kind); \
          webhook messages {} in the outbox, {} deliveries, {} distinct ids received in {} POSTs ({} repeats, {} taken twice); \
          {} acknowledged starts not complete",
         tally.started.len(),
@@ -1065,7 +1075,7 @@ async fn three_nodes_behind_nginx_through_kills_outages_and_a_database_restart_l
         tally.answers.len(),
         tally.answers.iter().filter(|a| a.1 == "legal").count(),
         tally.answers.iter().filter(|a| a.1 == "finance").count(),
-        mail_states.get("sent").copied().unwrap_or(0),
+        rows.iter().filter(|r| r.2 == "sent").count(),
         mail_states,
         received.len(),
         emailed_twice,
