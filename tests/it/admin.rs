@@ -1397,3 +1397,41 @@ async fn a_workflows_page_shows_an_older_versions_definition() {
     assert_eq!(bad.status, 400);
     assert!(bad.has("nav.admin"), "the themed page, with the navigation");
 }
+
+/// The history names each step in the reader's language when the instance's version has its
+/// words; the recorded title otherwise.
+#[tokio::test]
+async fn the_history_names_steps_in_the_readers_language() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let id = app.start("supplier_onboarding", "Acme").await;
+    let supplier = app.link(id, Some("supplier")).await;
+    let filed = crate::helpers::answer_step(
+        &app.client(),
+        &app,
+        &supplier,
+        &[
+            ("company", "Acme"),
+            ("contact_email", "buyer@acme.example"),
+            ("yearly_volume", "12"),
+            ("notes", ""),
+        ],
+    )
+    .await;
+    assert_eq!(filed.status, 200);
+    let steps =
+        |page: &crate::helpers::Page| page.text("table.history tbody td[data-label]:nth-child(2)");
+    let english = get(&admin, &app, &format!("/admin/instances/{id}?lang=en")).await;
+    assert!(
+        steps(&english).contains(&"Supplier details".to_owned()),
+        "{:?}",
+        steps(&english)
+    );
+    let french = get(&admin, &app, &format!("/admin/instances/{id}?lang=fr")).await;
+    assert!(
+        steps(&french).contains(&"Coordonnées du fournisseur".to_owned()),
+        "{:?}",
+        steps(&french)
+    );
+    assert!(!steps(&french).contains(&"Supplier details".to_owned()));
+}

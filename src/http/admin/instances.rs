@@ -616,7 +616,13 @@ async fn show_page(
         .into_iter()
         .map(|h| HistoryLine {
             at: crate::time::format_utc(h.at),
-            step: h.step_title,
+            // The step as recorded, in the reader's language when the instance's version (which
+            // never changes) has its words: the recorded title is that step's own.
+            step: definition
+                .steps
+                .get(h.step_index as usize)
+                .filter(|s| s.title == h.step_title)
+                .map_or(h.step_title, |s| s.title_in(ctx.lang).to_owned()),
             event: ctx.t(h.event.message_id()),
             actor: if h.actor.is_empty() {
                 String::new()
