@@ -744,6 +744,22 @@ async fn strangers_forged_posts_and_bad_links_are_refused() {
             .status,
         404
     );
+    // A kind of link that does not exist is the same plain page as a bad link, read or
+    // posted, and its body is held to the sign-in forms' small cap before any check.
+    let bad = get(&stranger, &app, "/setup/reset/nope").await;
+    for path in [format!("/setup/admin/{token}"), format!("/setup/%00/{token}")] {
+        let page = get(&stranger, &app, &path).await;
+        assert_eq!((page.status, page.first("h1")), (404, bad.first("h1")), "{path}");
+    }
+    let big = "x".repeat(orchestra::http::body::SIGN_IN + 1);
+    let posted = stranger
+        .post(app.url(&format!("/setup/admin/{token}")))
+        .header("sec-fetch-site", "same-origin")
+        .form(&[("password", big.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(posted.status(), 413);
     let logs = app_logs(&app);
     for secret in [token, PASSWORD, "mallory's password"] {
         assert!(
