@@ -591,6 +591,7 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
     let pages = [
         ("dashboard", "/admin".to_owned()),
         ("workflows", "/admin/workflows".to_owned()),
+        ("workflow", "/admin/workflows/1".to_owned()),
         ("instances", "/admin/instances".to_owned()),
         ("instance", format!("/admin/instances/{running}")),
         ("ended-instance", format!("/admin/instances/{id}")),
@@ -620,6 +621,7 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
                     | "cancel"
                     | "admins"
                     | "instances"
+                    | "workflow"
             ) {
                 b.screenshot(&format!("{name}-{lang}")).await;
             }
@@ -669,6 +671,12 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
         b.goto(&format!("/admin/instances/{running}/cancel?lang={lang}"))
             .await;
         b.screenshot(&format!("cancel-phone-{lang}")).await;
+        b.goto(&format!("/admin/workflows/1?lang={lang}")).await;
+        b.script("document.querySelector('pre.definition').scrollIntoView(); return true;")
+            .await;
+        b.screenshot(&format!("workflow-phone-{lang}")).await;
+        b.goto(&format!("/admin/config/orchestra?lang={lang}")).await;
+        b.screenshot(&format!("settings-phone-{lang}")).await;
     }
     assert!(b.console_errors.is_empty(), "{:#?}", b.console_errors);
 }
