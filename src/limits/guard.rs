@@ -30,8 +30,8 @@ use std::time::{Duration, Instant};
 
 pub use crate::limits::address::Address;
 pub use crate::limits::counts::{DecisionCounts, RECENT_PERIODS, Recent};
-pub use crate::limits::refused::{FirstRefusals, LOGGED_CALLERS};
 use crate::limits::flood::{Clock, FloodStore, Tier};
+pub use crate::limits::refused::{FirstRefusals, LOGGED_CALLERS};
 use crate::limits::sizing::{History, Sizings};
 
 /// The limits a caller of the guard read from its settings.

@@ -747,9 +747,16 @@ async fn strangers_forged_posts_and_bad_links_are_refused() {
     // A kind of link that does not exist is the same plain page as a bad link, read or
     // posted, and its body is held to the sign-in forms' small cap before any check.
     let bad = get(&stranger, &app, "/setup/reset/nope").await;
-    for path in [format!("/setup/admin/{token}"), format!("/setup/%00/{token}")] {
+    for path in [
+        format!("/setup/admin/{token}"),
+        format!("/setup/%00/{token}"),
+    ] {
         let page = get(&stranger, &app, &path).await;
-        assert_eq!((page.status, page.first("h1")), (404, bad.first("h1")), "{path}");
+        assert_eq!(
+            (page.status, page.first("h1")),
+            (404, bad.first("h1")),
+            "{path}"
+        );
     }
     let big = "x".repeat(orchestra::http::body::SIGN_IN + 1);
     let posted = stranger

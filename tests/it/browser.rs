@@ -675,7 +675,8 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
         b.script("document.querySelector('pre.definition').scrollIntoView(); return true;")
             .await;
         b.screenshot(&format!("workflow-phone-{lang}")).await;
-        b.goto(&format!("/admin/config/orchestra?lang={lang}")).await;
+        b.goto(&format!("/admin/config/orchestra?lang={lang}"))
+            .await;
         b.screenshot(&format!("settings-phone-{lang}")).await;
     }
     assert!(b.console_errors.is_empty(), "{:#?}", b.console_errors);
