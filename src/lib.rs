@@ -54,7 +54,14 @@ pub async fn open_with(
 pub fn flood_store(config: &Config, db: &Db, clock: Clock) -> Arc<dyn FloodStore> {
     match config.flood {
         limits::flood::Backend::Sql => {
-            Arc::new(SqlFlood::new(db.clone(), config.flood_cells, clock))
+            // The sync's pages in one cache no larger than the table itself, so a flood that
+            // fills the `flood` table costs the server the table's size at most.
+            let table_kib = (limits::flood::table::bytes_for(config.flood_cells) / 1024) as u64;
+            Arc::new(SqlFlood::new(
+                db.own_connection(table_kib),
+                config.flood_cells,
+                clock,
+            ))
         }
         limits::flood::Backend::Memory => Arc::new(MemoryFlood::new(config.flood_cells, clock)),
     }

@@ -18,17 +18,24 @@ pub struct CountRow {
 const ROWS_PER_STATEMENT: usize = 200;
 
 /// Adds counts to this node's rows, in one transaction, many rows a statement.
-pub async fn add_counts<'a>(
+pub async fn add_counts<R: std::borrow::Borrow<CountRow>>(
     db: &Db,
     node: &str,
-    rows: impl Iterator<Item = &'a CountRow>,
+    rows: impl IntoIterator<Item = R>,
 ) -> Result<(), sqlx::Error> {
-    let rows: Vec<&CountRow> = rows.collect();
-    if rows.is_empty() {
+    // Taken a statement's worth at a time: a sync's rows are made as they are written, so
+    // what it holds at once is one statement's, not the whole batch's (`tests/it/memory.rs`).
+    let mut rows = rows.into_iter().peekable();
+    if rows.peek().is_none() {
         return Ok(());
     }
     let mut tx = db.write().await?;
-    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+    let mut chunk: Vec<R> = Vec::with_capacity(ROWS_PER_STATEMENT);
+    loop {
+        chunk.extend(rows.by_ref().take(ROWS_PER_STATEMENT));
+        if chunk.is_empty() {
+            break;
+        }
         // Only placeholders are generated here; every value is bound.
         let sql = format!(
             "INSERT INTO flood (event, identifier, node, bucket_start, expiration, count) VALUES {} \
@@ -40,7 +47,8 @@ pub async fn add_counts<'a>(
         // to the next, and a cache of large statements, one per size, grows the server by
         // megabytes (`tests/it/memory.rs`).
         let mut query = sqlx::query(&sql).persistent(false);
-        for row in chunk {
+        for row in &chunk {
+            let row = row.borrow();
             query = query
                 .bind(&row.event)
                 .bind(&row.identifier)
@@ -50,6 +58,7 @@ pub async fn add_counts<'a>(
                 .bind(row.count);
         }
         query.execute(&mut *tx).await?;
+        chunk.clear();
     }
     tx.commit().await
 }

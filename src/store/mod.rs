@@ -137,6 +137,59 @@ pub enum Health {
     Vanished,
 }
 
+/// The pool writes go through. A pooled connection is pinged when it is taken (sqlx's default),
+/// a round trip to the connection's worker thread before each statement. A SQLite connection is
+/// a file in this process: there is no server to have lost it, and a file deleted or made
+/// read-only is what `before_acquire` watches. So SQLite skips the ping, which was a large share
+/// of a step page's CPU beside the doorway's single read. PostgreSQL keeps it: a connection the
+/// server closed (a restart) is found then, not by a visitor's failed query. `pragmas` are
+/// SQLite's, run on each new connection after the house's own.
+fn writer_pool(
+    sqlite: bool,
+    file: Option<Arc<file::Watch>>,
+    max: u32,
+    pragmas: &str,
+) -> AnyPoolOptions {
+    let on_connect = file.clone();
+    let on_acquire = file;
+    let busy = acquire_timeout().as_millis();
+    let pragmas = pragmas.to_owned();
+    AnyPoolOptions::new()
+        .max_connections(max)
+        .acquire_timeout(acquire_timeout())
+        .test_before_acquire(!sqlite)
+        .after_connect(move |conn, _| {
+            let watch = on_connect.clone();
+            let pragmas = pragmas.clone();
+            Box::pin(async move {
+                if sqlite {
+                    // WAL lets readers and the one writer work at once. The busy timeout
+                    // makes a second process wait for the write lock instead of failing,
+                    // but no longer than a request waits for a connection: a lock held
+                    // by another process fails a write fast (a 503), it does not hang.
+                    // After each checkpoint the WAL is cut back to 4 MiB, so a burst of
+                    // writes does not leave a file that never shrinks.
+                    conn.execute(&*format!(
+                        "PRAGMA journal_mode = WAL; PRAGMA busy_timeout = {busy}; \
+                         PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; \
+                         PRAGMA journal_size_limit = 4194304;{pragmas}"
+                    ))
+                    .await?;
+                }
+                if let Some(watch) = watch {
+                    // A connection opened while the file cannot be written is read-only
+                    // for good: noted, so it is dropped once the file can be written again.
+                    watch.check();
+                }
+                Ok(())
+            })
+        })
+        .before_acquire(move |_, meta| {
+            let keep = on_acquire.as_ref().is_none_or(|w| w.keep(meta.age));
+            Box::pin(async move { Ok(keep) })
+        })
+}
+
 /// A pool of connections that only read: `query_only` on SQLite, so a write through it is an
 /// error rather than a wait for the write lock.
 async fn read_pool(
@@ -386,48 +439,7 @@ impl Db {
             DatabaseUrl::Postgres(_) => None,
         };
         let sqlite = backend == Backend::Sqlite;
-        let on_connect = file.clone();
-        let on_acquire = file.clone();
-        let busy = acquire_timeout().as_millis();
-        // A pooled connection is pinged when it is taken (sqlx's default), a round trip to the
-        // connection's worker thread before each statement. A SQLite connection is a file in this
-        // process: there is no server to have lost it, and a file deleted or made read-only is what
-        // `before_acquire` watches. So SQLite skips the ping, which was a large share of a step
-        // page's CPU beside the doorway's single read. PostgreSQL keeps it: a connection the server
-        // closed (a restart) is found then, not by a visitor's failed query.
-        let pool = AnyPoolOptions::new()
-            .max_connections(if sqlite { 4 } else { 8 })
-            .acquire_timeout(acquire_timeout())
-            .test_before_acquire(!sqlite)
-            .after_connect(move |conn, _| {
-                let watch = on_connect.clone();
-                Box::pin(async move {
-                    if sqlite {
-                        // WAL lets readers and the one writer work at once. The busy timeout
-                        // makes a second process wait for the write lock instead of failing,
-                        // but no longer than a request waits for a connection: a lock held
-                        // by another process fails a write fast (a 503), it does not hang.
-                        // After each checkpoint the WAL is cut back to 4 MiB, so a burst of
-                        // writes does not leave a file that never shrinks.
-                        conn.execute(&*format!(
-                            "PRAGMA journal_mode = WAL; PRAGMA busy_timeout = {busy}; \
-                             PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; \
-                             PRAGMA journal_size_limit = 4194304;"
-                        ))
-                        .await?;
-                    }
-                    if let Some(watch) = watch {
-                        // A connection opened while the file cannot be written is read-only
-                        // for good: noted, so it is dropped once the file can be written again.
-                        watch.check();
-                    }
-                    Ok(())
-                })
-            })
-            .before_acquire(move |_, meta| {
-                let keep = on_acquire.as_ref().is_none_or(|w| w.keep(meta.age));
-                Box::pin(async move { Ok(keep) })
-            })
+        let pool = writer_pool(sqlite, file.clone(), if sqlite { 4 } else { 8 }, "")
             .connect_with(options.clone())
             .await?;
         let migrator = if sqlite {
@@ -635,6 +647,31 @@ impl Db {
         match self.backend {
             Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
             Backend::Postgres => self.pool.begin().await,
+        }
+    }
+
+    /// One SQLite connection of its own, for a chore that reads and writes one table over and
+    /// over (the flood store's sync): its pages then sit in one page cache of at most
+    /// `cache_kib`, not in each of the pools' eight. The same `Db` on PostgreSQL, whose
+    /// caches are the server's, and on `:memory:`, where a new connection is a new database.
+    pub fn own_connection(&self, cache_kib: u64) -> Db {
+        // Only a SQLite file is watched: `:memory:` has none.
+        if self.backend != Backend::Sqlite || self.file.is_none() {
+            return self.clone();
+        }
+        let pool = writer_pool(
+            true,
+            self.file.clone(),
+            1,
+            &format!(" PRAGMA cache_size = -{};", cache_kib.max(64)),
+        )
+        .connect_lazy_with((*self.probe).clone());
+        Db {
+            reader: pool.clone(),
+            pool,
+            probe: self.probe.clone(),
+            backend: self.backend,
+            file: self.file.clone(),
         }
     }
 

@@ -20,10 +20,10 @@ const CONNECTIONS: u64 = 4;
 /// of 64-byte cells): its pages are taken as keys land on them, so a flood of distinct links
 /// brings the memory backend up to it, and nothing else may grow.
 const TABLE_KIB: u64 = 2 * orchestra::config::DEFAULT_FLOOD_CELLS as u64 * 64 / 1024;
-/// The sql backend keeps the same table, and beside it the database's connections, whose page
-/// caches fill with the flood table's rows (bounded by the table's cells, docs/interaction.md),
-/// and the sync's batches: not yet brought down to the table's size (docs/performance.md).
-const SQL_GROWTH_KIB: u64 = 64 * 1024;
+/// The sql backend keeps the same table, and beside it the sync's own SQLite connection, whose
+/// page cache is no larger than the table, and the journal of what changed since the last sync
+/// (at most a few entries per cell): three tables' worth at most (docs/performance.md).
+const SQL_GROWTH_KIB: u64 = 3 * TABLE_KIB;
 
 fn limits_on(database_url: &str) {
     limits_of(database_url, "5");
@@ -182,6 +182,18 @@ fn flooding_distinct_links_cannot_reset_a_hammered_link_on_the_sql_backend() {
     flooding_distinct_links_cannot_reset_a_hammered_link("sql");
 }
 
+/// The resident memory once the last requests' and syncs' buffers are given back: the least of
+/// a few readings over half a second (a sync running when one is read holds its batch).
+fn settled_rss_kib(server: &serve::Served) -> u64 {
+    (0..8)
+        .map(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(60));
+            server.rss_kib()
+        })
+        .min()
+        .unwrap_or(0)
+}
+
 /// The SQLite file in bytes, its write-ahead log folded in first (the log is reused, not
 /// shrunk, so only the file says what is kept).
 fn database_bytes(url: &str, file: &std::path::Path) -> u64 {
@@ -202,15 +214,15 @@ fn database_bytes(url: &str, file: &std::path::Path) -> u64 {
 
 /// The sql store persists the counting table's cells, not one row per key: made-up links on a
 /// table of 1,024 cells a row grow the database by its cells at most, and once every cell has
-/// been met, 20,000 fresh made-up links leave the server's memory where it was. (The table is
-/// 128 KiB at this size, less than the resident memory's own swing from one flood to the next,
-/// which the database's page caches and the allocator make; a store that kept a row per key
-/// grows both by megabytes here.)
+/// been met, 20,000 fresh made-up links grow the server by less than the table's 128 KiB. The
+/// sync has one SQLite connection of its own, whose page cache is no larger than the table: in
+/// the pools' eight caches the `flood` table's pages grew the server by 1.5 MiB here, and a
+/// store that kept a row per key grows both by megabytes.
 #[test]
 fn made_up_links_grow_the_database_and_the_server_by_the_table_at_most() {
     const LINKS: u64 = 20_000;
     const CELLS: u64 = 1024;
-    const MAX_RSS_GROWTH_KIB: u64 = 2048;
+    let table_kib = orchestra::limits::flood::table::bytes_for(CELLS as usize) as u64 / 1024;
     const MAX_DISK_GROWTH: u64 = 1024 * 1024;
     let dir = tempfile::tempdir().expect("a temporary directory");
     let file = dir.path().join("orchestra.db");
@@ -234,17 +246,29 @@ fn made_up_links_grow_the_database_and_the_server_by_the_table_at_most() {
             ("MALLOC_ARENA_MAX", "1"),
         ],
     );
-    // Floods that meet every cell, bring the flood table's pages into each database
-    // connection's cache and the sync's buffers to their size: what the measured flood adds
-    // is what a flood costs once the site has seen one.
-    for round in 0..4 {
+    // Floods that meet every cell, bring the flood table's pages into the sync connection's
+    // cache and the sync's buffers to their size: what a measured flood adds is what a flood
+    // costs once the site has seen one. The baseline is the highest the resident memory has
+    // stood after any flood so far (a settled reading): from one flood to the next it swings by
+    // a few hundred KiB either way (connections' buffers, the runtime's threads), and the
+    // question is whether fresh links take it past where floods already took it. Three
+    // measured floods, their median growth.
+    let mut high_water = 0;
+    for round in 0..8 {
         flood(&server, &format!("warm-up-{round}"), LINKS / 2);
-        std::thread::sleep(std::time::Duration::from_millis(200));
+        high_water = high_water.max(settled_rss_kib(&server));
     }
-    let rss_before = server.rss_kib();
-    flood(&server, "made-up", LINKS);
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let rss_after = server.rss_kib();
+    let mut growths: Vec<u64> = (0..3)
+        .map(|round| {
+            flood(&server, &format!("made-up-{round}"), LINKS);
+            let after = settled_rss_kib(&server);
+            let growth = after.saturating_sub(high_water);
+            high_water = high_water.max(after);
+            growth
+        })
+        .collect();
+    growths.sort_unstable();
+    let rss_growth = growths[1];
     // A stop writes what is left to the database.
     server.terminate();
     assert!(
@@ -255,18 +279,17 @@ fn made_up_links_grow_the_database_and_the_server_by_the_table_at_most() {
     );
     let disk_after = database_bytes(&url, &file);
     let disk_growth = disk_after.saturating_sub(disk_before);
-    let rss_growth = rss_after.saturating_sub(rss_before);
     eprintln!(
         "{} made-up links, {CELLS} cells a row: database {disk_before} -> {disk_after} bytes; \
-         VmRSS over the last {LINKS} {rss_before} -> {rss_after} KiB",
-        3 * LINKS
+         VmRSS grew past its high-water mark by {growths:?} KiB over three floods of {LINKS}",
+        7 * LINKS
     );
     assert!(
         disk_growth <= MAX_DISK_GROWTH,
         "the database grew by {disk_growth} bytes, more than {MAX_DISK_GROWTH}"
     );
     assert!(
-        rss_growth <= MAX_RSS_GROWTH_KIB,
-        "the server grew by {rss_growth} KiB, more than {MAX_RSS_GROWTH_KIB} KiB"
+        rss_growth <= table_kib,
+        "the server grew by {rss_growth} KiB (median), more than the table's {table_kib} KiB"
     );
 }

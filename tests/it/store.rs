@@ -905,7 +905,7 @@ async fn flood_counts_add_up_per_node_and_bucket() {
     store::flood::add_counts(&db, "node-2", [count("doorway", "a", 2000, 6000, 7)].iter())
         .await
         .unwrap();
-    store::flood::add_counts(&db, "node-1", std::iter::empty())
+    store::flood::add_counts(&db, "node-1", std::iter::empty::<store::flood::CountRow>())
         .await
         .unwrap();
 

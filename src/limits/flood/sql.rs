@@ -166,17 +166,12 @@ impl SqlFlood {
             return self.db.ping().await.map_err(err);
         }
         let per_row = self.table.cells_per_row();
-        let rows: Vec<CountRow> = pending
-            .iter()
-            .map(|(&(e, cell, bucket), p)| CountRow {
-                event: events[e].clone(),
-                identifier: cell_name(per_row, cell),
-                bucket_start: bucket * p.width,
-                expiration: (bucket + 1) * p.width + p.window_ms,
-                count: p.count,
-            })
-            .collect();
-        if let Err(e) = crate::store::flood::add_counts(&self.db, &self.node, rows.iter()).await {
+        let rows = Rows {
+            pending: pending.iter(),
+            events: &events,
+            per_row,
+        };
+        if let Err(e) = crate::store::flood::add_counts(&self.db, &self.node, rows).await {
             // Put the counts back so the next sync that works writes them; those expired
             // meanwhile go, so a long fault holds at most a window's buckets of each cell.
             let now = self.table.clock().now_ms();
@@ -223,6 +218,29 @@ impl SqlFlood {
     /// Rows read at start, the busiest first: room for every cell twice over.
     fn warm_up_rows(&self) -> i64 {
         (self.table.cells_per_row() as i64 * 4).max(50_000)
+    }
+}
+
+/// A sync's rows, made as they are written: a statement's worth of strings at a time, not the
+/// whole batch's (`tests/it/memory.rs`).
+struct Rows<'a> {
+    pending: std::collections::hash_map::Iter<'a, PendingKey, Pending>,
+    events: &'a [String],
+    per_row: usize,
+}
+
+impl Iterator for Rows<'_> {
+    type Item = CountRow;
+
+    fn next(&mut self) -> Option<CountRow> {
+        let (&(e, cell, bucket), p) = self.pending.next()?;
+        Some(CountRow {
+            event: self.events[e].clone(),
+            identifier: cell_name(self.per_row, cell),
+            bucket_start: bucket * p.width,
+            expiration: (bucket + 1) * p.width + p.window_ms,
+            count: p.count,
+        })
     }
 }
 

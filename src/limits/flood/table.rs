@@ -186,6 +186,11 @@ pub fn cells_per_row_for(configured: usize) -> usize {
     configured.clamp(16, 1 << 30).next_power_of_two()
 }
 
+/// The table's size in bytes for a configured size: its rows of cells, allocated at start.
+pub fn bytes_for(configured: usize) -> usize {
+    cells_per_row_for(configured) * ROWS * std::mem::size_of::<Cell>()
+}
+
 /// What other processes counted of one event in one cell, read from the shared store:
 /// `(expiration in ms, count)`, each counted until its expiration.
 #[derive(Default)]
