@@ -565,6 +565,10 @@ definition-condition-number = Line { $line }: “{ $value }” is not a number t
 definition-condition-order = Line { $line }: “{ $field }” is not a number field; compare it with = or ≠.
 definition-condition-option = Line { $line }: “{ $value }” is not an option of “{ $field }”: { $allowed }.
 definition-quorum = Line { $line }: "2 of 3" (or "any") says how many branches of a step close it, from 1 to its number of branches, as in "review[alice,bob,carol]: Sign off | 2 of 3".
+definition-route-back = Line { $line }: "on reject back to N" sends the instance back to an earlier step: N is the number of a step above this one, as in "review@manager: Check | on reject back to 1".
+definition-route-go = Line { $line }: a route goes to a step by its number or to the end: "on approve go 4", "on reject go end", "if Amount > 1000 go 3". The step must exist and not be this one.
+definition-route-twice = Line { $line }: a step has at most one "on reject" and one "on approve".
+definition-rounds = Line { $line }: "rounds N" says how many times an instance may go round, from 1 to { $max }, as in "rounds 3".
 definition-segments = Line { $line }: this step has one bar too many; only a form's fields, a payment's amount and "show" go after bars.
 definition-translation-first = Line { $line }: a translation line goes under the step it translates.
 definition-translation-twice = Line { $line }: this step already has words in this language.

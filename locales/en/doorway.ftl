@@ -17,6 +17,7 @@ doorway-review-reason = Say why you reject it in the comment.
 doorway-amount = Amount to pay:
 doorway-pay = Pay now
 doorway-payment-cancelled = The payment was cancelled. You can try again.
+doorway-sent-back = Sent back to you for changes by { $who }: “{ $comment }” Your earlier answers are filled in below.
 doorway-thanks-title = Thank you
 doorway-thanks-next = Your answer was recorded. The next step is in other hands; there is nothing more for you to do.
 doorway-thanks-waiting = Your answer was recorded. Others still have to answer this step.

@@ -7,6 +7,7 @@ event-step-expired = Step expired; moved on
 event-skipped = Skipped: its condition did not hold
 event-closed-by-quorum = Closed: enough approvals; the others were not needed
 event-reassigned = Handed to a new contact; the old links stopped working
+event-reopened = Sent back for changes: asked again
 event-expired = Expired
 doorway-expired = This request expired before it was answered; there is nothing more to answer.
 actor-mail = email

@@ -565,6 +565,10 @@ definition-condition-number = Ligne { $line } : « { $value } » n'est pas un no
 definition-condition-order = Ligne { $line } : « { $field } » n'est pas un champ numérique ; comparez-le avec = ou ≠.
 definition-condition-option = Ligne { $line } : « { $value } » n'est pas une option de « { $field } » : { $allowed }.
 definition-quorum = Ligne { $line } : « 2 of 3 » (ou « any ») dit combien de branches d'une étape la ferment, de 1 à son nombre de branches, comme dans « review[alice,bob,carol]: Signature | 2 of 3 ».
+definition-route-back = Ligne { $line } : « on reject back to N » renvoie l'instance à une étape précédente : N est le numéro d'une étape au-dessus de celle-ci, comme dans « review@manager: Vérifier | on reject back to 1 ».
+definition-route-go = Ligne { $line } : une route va à une étape par son numéro ou à la fin : « on approve go 4 », « on reject go end », « if Montant > 1000 go 3 ». L'étape doit exister et ne pas être celle-ci.
+definition-route-twice = Ligne { $line } : une étape a au plus un « on reject » et un « on approve ».
+definition-rounds = Ligne { $line } : « rounds N » dit combien de tours une instance peut faire, de 1 à { $max }, comme dans « rounds 3 ».
 definition-segments = Ligne { $line } : cette étape a une barre de trop ; seuls les champs d'un formulaire, le montant d'un paiement et « show » viennent après des barres.
 definition-translation-first = Ligne { $line } : une ligne de traduction se place sous l'étape qu'elle traduit.
 definition-translation-twice = Ligne { $line } : cette étape a déjà ses mots dans cette langue.

@@ -17,6 +17,7 @@ doorway-review-reason = Indiquez dans le commentaire pourquoi vous refusez.
 doorway-amount = Montant à payer :
 doorway-pay = Payer maintenant
 doorway-payment-cancelled = Le paiement a été annulé. Vous pouvez réessayer.
+doorway-sent-back = Renvoyé pour modification par { $who } : « { $comment } » Vos réponses précédentes sont reprises ci-dessous.
 doorway-thanks-title = Merci
 doorway-thanks-next = Votre réponse a été enregistrée. L'étape suivante revient à d'autres personnes ; vous n'avez plus rien à faire.
 doorway-thanks-waiting = Votre réponse a été enregistrée. D'autres personnes doivent encore répondre à cette étape.

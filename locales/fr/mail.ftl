@@ -7,6 +7,7 @@ event-step-expired = Étape expirée ; suite
 event-skipped = Passée : sa condition n'était pas remplie
 event-closed-by-quorum = Close : assez d'approbations ; les autres n'étaient pas nécessaires
 event-reassigned = Confié à un nouveau contact ; les anciens liens ne fonctionnent plus
+event-reopened = Renvoyée pour modification : demandée à nouveau
 event-expired = Expirée
 doorway-expired = Cette demande a expiré avant d'avoir reçu sa réponse ; il n'y a plus rien à répondre.
 actor-mail = courriel

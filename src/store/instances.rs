@@ -21,6 +21,8 @@ pub struct InstanceRow {
     pub state: InstanceState,
     pub created_at: i64,
     pub updated_at: i64,
+    /// How many times a route sent the instance back to an earlier step.
+    pub round: i64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
@@ -38,11 +40,11 @@ pub struct HistoryRow {
 }
 
 pub(crate) const COLUMNS: &str = "id, workflow_id, version_id, subject_title, subject_body, token, \
-     step_index, state, created_at, updated_at";
+     step_index, state, created_at, updated_at, round";
 /// The same columns, named through the table, for reads that join others.
 const QUALIFIED: &str = "instances.id, instances.workflow_id, instances.version_id, \
      instances.subject_title, instances.subject_body, instances.token, instances.step_index, \
-     instances.state, instances.created_at, instances.updated_at";
+     instances.state, instances.created_at, instances.updated_at, instances.round";
 
 /// One line of history, as it will be shown.
 #[derive(Clone, Debug)]
@@ -233,7 +235,8 @@ pub(crate) async fn insert_history(
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO history (instance_id, step_index, branch, event, answer, at, step_title, \
-         kind, participant, actor) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+         kind, participant, actor, round) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+         (SELECT round FROM instances WHERE id = $1))",
     )
     .bind(instance)
     .bind(e.step)
@@ -340,7 +343,8 @@ static FOR_LINK: std::sync::LazyLock<PerBackend> = std::sync::LazyLock::new(|| {
              WHERE l.hash = $2 AND l.instance_id = instances.id) AS revoked_at, \
              h.branch AS answered_branch \
              FROM {from} LEFT JOIN history h ON h.instance_id = instances.id \
-             AND h.step_index = instances.step_index AND h.event = 'answered'{end}"
+             AND h.step_index = instances.step_index AND h.round = instances.round \
+             AND h.event = 'answered'{end}"
         )
     })
 });
@@ -443,14 +447,15 @@ super::of_instance!(
     "id, step_index, branch, event, answer, at, step_title, kind, participant, actor"
 );
 
-/// Branches already answered at a step.
+/// Branches that answered a step in the instance's current round.
 pub async fn answered_branches(
     db: &Db,
     instance: i64,
     step: i64,
 ) -> Result<Vec<String>, sqlx::Error> {
     sqlx::query_scalar(
-        "SELECT branch FROM history WHERE instance_id = $1 AND step_index = $2 AND event = 'answered'",
+        "SELECT branch FROM history WHERE instance_id = $1 AND step_index = $2 \
+         AND event = 'answered' AND round = (SELECT round FROM instances WHERE id = $1)",
     )
     .bind(instance)
     .bind(step)
@@ -477,6 +482,47 @@ pub async fn answers_between(
     .await
 }
 
+/// A step asked again in a later round, as its page shows it.
+#[derive(Debug, Default)]
+pub struct AskedAgain {
+    /// The answer that sent the instance back to this step in this round (a review's decision
+    /// and comment, as recorded), and whose it was.
+    pub because: Option<(String, String)>,
+    /// What this branch answered at this step before, as recorded.
+    pub before: Option<String>,
+}
+
+/// What a step page asked again needs: why it was sent back in the instance's current round,
+/// and the branch's latest earlier answer. Read only for an instance that went back (round
+/// above 0), through the history's `(instance_id, step_index)` index.
+pub async fn asked_again(
+    db: &Db,
+    instance: i64,
+    step: i64,
+    branch: &str,
+) -> Result<Option<AskedAgain>, sqlx::Error> {
+    let rows: Vec<(String, String, String)> = sqlx::query_as(
+        "SELECT event, participant, answer FROM history WHERE instance_id = $1 \
+         AND step_index = $2 AND ((event = 'answered' AND branch = $3) \
+         OR (event = 'reopened' AND round = (SELECT round FROM instances WHERE id = $1))) \
+         ORDER BY id DESC",
+    )
+    .bind(instance)
+    .bind(step)
+    .bind(branch)
+    .fetch_all(db.reader())
+    .await?;
+    let mut again = AskedAgain::default();
+    for (event, participant, answer) in rows {
+        match event.as_str() {
+            "reopened" if again.because.is_none() => again.because = Some((participant, answer)),
+            "answered" if again.before.is_none() => again.before = Some(answer),
+            _ => {}
+        }
+    }
+    Ok((again.because.is_some() || again.before.is_some()).then_some(again))
+}
+
 /// What an answer did to its instance.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Recorded {
@@ -501,6 +547,12 @@ pub struct Then<'a> {
     pub skipped: Vec<(i64, &'a str, &'a str)>,
     /// Where a complete instance's place is left: its number of steps.
     pub end: i64,
+    /// A move to this step or an earlier one: a new round, the steps from `step` on asked
+    /// again. Past the instance's last round it ends as rejected instead.
+    pub again: bool,
+    /// The next step's title and kind, for a move back's history line.
+    pub title: &'a str,
+    pub kind: &'a str,
 }
 
 /// One answer to a step, as the workflow decided it.
@@ -521,6 +573,11 @@ pub struct Answer<'a> {
     pub participant: &'a str,
     /// Where the instance goes once the step is complete.
     pub then: Then<'a>,
+    /// Where it goes when the step closes as rejected (`| on reject back to 1`); `None`: it
+    /// ends as rejected.
+    pub on_reject: Option<Then<'a>>,
+    /// The rounds the instance may go through (`| rounds N`).
+    pub rounds: i64,
 }
 
 /// Records an answer and moves the instance on when its step is complete, in one transaction.
@@ -542,24 +599,25 @@ pub async fn record_answer_in(
     a: &Answer<'_>,
 ) -> Result<Recorded, sqlx::Error> {
     let now = super::now();
-    let locked = sqlx::query(
-        "UPDATE instances SET updated_at = $1 WHERE id = $2 AND step_index = $3 AND state = 'active'",
+    let round: Option<i64> = sqlx::query_scalar(
+        "UPDATE instances SET updated_at = $1 WHERE id = $2 AND step_index = $3 \
+         AND state = 'active' RETURNING round",
     )
     .bind(now)
     .bind(a.instance)
     .bind(a.step)
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    if locked == 0 {
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some(round) = round else {
         return Ok(Recorded::Stale);
-    }
+    };
     let answered: Vec<(String, String)> = sqlx::query_as(
         "SELECT branch, answer FROM history WHERE instance_id = $1 AND step_index = $2 \
-         AND event = 'answered'",
+         AND round = $3 AND event = 'answered'",
     )
     .bind(a.instance)
     .bind(a.step)
+    .bind(round)
     .fetch_all(&mut **tx)
     .await?;
     if answered.iter().any(|(b, _)| b == a.branch) {
@@ -605,7 +663,7 @@ pub async fn record_answer_in(
         if early {
             closed_by_quorum(tx, a, now).await?;
         }
-        let moved = move_on(tx, a.instance, &a.then, now).await?;
+        let moved = move_on(tx, a.instance, &a.then, Some(&Sender::of(a, round)), now).await?;
         if early {
             // Told after the move, which sets aside what was pending for the step.
             let not_needed: Vec<Participant> = a
@@ -619,8 +677,13 @@ pub async fn record_answer_in(
         }
         moved
     } else if a.branches.len() - rejections < needed {
-        set_state(tx, a.instance, a.step, InstanceState::Rejected, now).await?;
-        Recorded::Ended(InstanceState::Rejected)
+        match &a.on_reject {
+            Some(then) => move_on(tx, a.instance, then, Some(&Sender::of(a, round)), now).await?,
+            None => {
+                set_state(tx, a.instance, a.step, InstanceState::Rejected, now).await?;
+                Recorded::Ended(InstanceState::Rejected)
+            }
+        }
     } else {
         Recorded::Waiting
     };
@@ -654,14 +717,51 @@ async fn closed_by_quorum(
     insert_history(tx, a.instance, &entry, now).await
 }
 
+/// What moved an instance on: the answer that closed its step, for a move back's history line.
+struct Sender<'a> {
+    step: i64,
+    participant: &'a str,
+    answer_json: &'a str,
+    /// The instance's round when it answered, and the most it may have.
+    round: i64,
+    rounds: i64,
+}
+
+impl<'a> Sender<'a> {
+    fn of(a: &'a Answer<'_>, round: i64) -> Self {
+        Sender {
+            step: a.step,
+            participant: a.participant,
+            answer_json: a.answer_json,
+            round,
+            rounds: a.rounds,
+        }
+    }
+}
+
 /// Moves an instance on from a closed step: the skipped steps noted in its history, then the
-/// next step opened, or the instance complete.
+/// next step opened, or the instance complete. A move back (`then.again`) starts a new round,
+/// its history line saying whose answer sent it back; past the last round the instance ends as
+/// rejected.
 async fn move_on(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     instance: i64,
     then: &Then<'_>,
+    sender: Option<&Sender<'_>>,
     now: i64,
 ) -> Result<Recorded, sqlx::Error> {
+    if then.again
+        && let Some(sender) = sender
+    {
+        if sender.round + 1 >= sender.rounds {
+            set_state(tx, instance, sender.step, InstanceState::Rejected, now).await?;
+            return Ok(Recorded::Ended(InstanceState::Rejected));
+        }
+        sqlx::query("UPDATE instances SET round = round + 1 WHERE id = $1")
+            .bind(instance)
+            .execute(&mut **tx)
+            .await?;
+    }
     for &(step, step_title, kind) in &then.skipped {
         let entry = Entry {
             step,
@@ -680,6 +780,19 @@ async fn move_on(
         .bind(instance)
         .execute(&mut **tx)
         .await?;
+    if then.again
+        && let Some(sender) = sender
+    {
+        let entry = Entry {
+            step: next,
+            step_title: then.title,
+            kind: then.kind,
+            participant: sender.participant,
+            answer: sender.answer_json,
+            ..Entry::of(Event::Reopened)
+        };
+        insert_history(tx, instance, &entry, now).await?;
+    }
     open_step(tx, instance, next, &then.start, mails::Lane::Site, now).await?;
     Ok(Recorded::Advanced)
 }
@@ -913,7 +1026,7 @@ pub async fn lapse(
                 now,
             )
             .await?;
-            match move_on(&mut tx, instance, &then, now).await? {
+            match move_on(&mut tx, instance, &then, None, now).await? {
                 Recorded::Advanced => Lapsed::MovedOn,
                 _ => Lapsed::Ended,
             }

@@ -432,6 +432,8 @@ async fn an_answer_that_rolls_back_queues_no_email() {
             },
             ..Default::default()
         },
+        on_reject: None,
+        rounds: 5,
     };
     let pool = sqlx::AnyPool::connect(&store::normalize_url(&app.database.url).unwrap().1)
         .await

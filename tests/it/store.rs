@@ -498,6 +498,8 @@ fn answer<'a>(instance: i64, step: i64, branch: &'a str, branches: &'a [String])
             step: Some(step + 1),
             ..Default::default()
         },
+        on_reject: None,
+        rounds: 5,
     }
 }
 

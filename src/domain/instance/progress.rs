@@ -2,6 +2,7 @@
 //! by the email sender (which imports this file alone, not the instance's operations).
 
 use crate::domain::workflow::condition::{self, Answers};
+use crate::domain::workflow::route::{self, Closed, Target};
 use crate::domain::workflow::{Definition, Participant};
 use crate::store::{self, Db};
 
@@ -54,6 +55,37 @@ pub fn then_after<'a>(
     answers: &Answers,
 ) -> store::instances::Then<'a> {
     let (next, skipped) = condition::next_after(definition, from, answers);
+    then_of(definition, next, skipped, false)
+}
+
+/// Where a route from step `from` to `target` sends its instance: to that step (or the first
+/// from there whose conditions hold), the steps passed over on a jump forward noted as skipped;
+/// a move to `from` or before is a new round. `Target::End` completes it.
+pub fn then_to<'a>(
+    definition: &'a Definition,
+    from: usize,
+    target: Target,
+    answers: &Answers,
+) -> store::instances::Then<'a> {
+    let Target::Step(to) = target else {
+        return then_of(definition, None, Vec::new(), false);
+    };
+    let passed: Vec<usize> = (from + 1..to).collect();
+    let (next, skipped) = match to.checked_sub(1) {
+        Some(before) => condition::next_after(definition, before, answers),
+        // The first step has no conditions: nothing comes before it.
+        None => (Some(0), Vec::new()),
+    };
+    let skipped = passed.into_iter().chain(skipped).collect();
+    then_of(definition, next, skipped, to <= from)
+}
+
+fn then_of(
+    definition: &Definition,
+    next: Option<usize>,
+    skipped: Vec<usize>,
+    again: bool,
+) -> store::instances::Then<'_> {
     let step_of = |i: usize| &definition.steps[i];
     store::instances::Then {
         step: next.map(|i| i as i64),
@@ -66,22 +98,48 @@ pub fn then_after<'a>(
             })
             .collect(),
         end: definition.steps.len() as i64,
+        again,
+        title: next.map_or("", |i| step_of(i).title.as_str()),
+        kind: next.map_or("", |i| step_of(i).interaction.kind()),
     }
 }
 
-/// The answers a move from step `from` may depend on: read only when a later step has
-/// conditions (a definition without any costs no read).
+/// Where a step that closed sends its instance: `then` when approved (or answered), and
+/// `on_reject` when rejected (`None`: it ends as rejected), by its routes.
+pub fn routes_from<'a>(
+    definition: &'a Definition,
+    from: usize,
+    answers: &Answers,
+) -> (
+    store::instances::Then<'a>,
+    Option<store::instances::Then<'a>>,
+) {
+    let step = &definition.steps[from];
+    let then = match route::target_of(step, Closed::Approved, definition, answers) {
+        Some(target) => then_to(definition, from, target, answers),
+        None => then_after(definition, from, answers),
+    };
+    let on_reject = match step.routes.on_reject {
+        Some(target @ Target::Step(_)) => Some(then_to(definition, from, target, answers)),
+        Some(Target::End) | None => None,
+    };
+    (then, on_reject)
+}
+
+/// The answers a move from step `from` may depend on: read only when a step has conditions or
+/// the step routes on answers (a definition without any costs no read). Every round's answers,
+/// the latest of each field winning.
 pub async fn answers_for(
     db: &Db,
     instance: i64,
     definition: &Definition,
     from: usize,
 ) -> Result<Answers, sqlx::Error> {
-    let conditional = definition
-        .steps
-        .iter()
-        .skip(from + 1)
-        .any(|s| !s.only_if.is_empty());
+    let conditional = definition.steps.iter().any(|s| !s.only_if.is_empty())
+        || definition
+            .steps
+            .get(from)
+            .is_some_and(|s| !s.routes.when.is_empty());
     if !conditional {
         return Ok(Answers::default());
     }

@@ -213,6 +213,8 @@ impl Resolved {
 pub struct Earlier {
     pub answered: Vec<String>,
     pub shown: Vec<ShownStep>,
+    /// For a step asked again in a later round: why, and what this branch answered before.
+    pub again: Option<store::instances::AskedAgain>,
 }
 
 /// An earlier step as a later one shows it, in the visitor's language.
@@ -224,51 +226,95 @@ pub struct ShownStep {
     pub answers: Vec<(String, Vec<(String, String)>)>,
 }
 
-/// What `step` (the current step) needs from the history. A step that shows nothing needs
-/// only the current step's branches, which the link's own read brought (`Resolved::answered`);
-/// one that shows earlier answers reads them, with the current step's, in one statement.
+/// What `step` (the current step) needs from the history. The branches that answered it in
+/// this round came with the link's own read (`Resolved::answered`); a step that shows earlier
+/// answers reads them, the latest of each branch (a step asked again in a later round shows
+/// its new answer), and a step sent back for changes reads what it is sent back with.
 pub async fn earlier(
     db: &Db,
     resolved: &Resolved,
     step: &Step,
+    branch: &str,
     lang: crate::i18n::Lang,
 ) -> Result<Earlier, Error> {
-    let current = resolved.instance.step_index;
-    let Some(&first) = step.shows.first() else {
-        return Ok(Earlier {
-            answered: resolved.answered.clone(),
-            shown: Vec::new(),
-        });
+    let mut out = Earlier {
+        answered: resolved.answered.clone(),
+        ..Earlier::default()
+    };
+    if resolved.instance.round > 0 {
+        out.again = store::instances::asked_again(
+            db,
+            resolved.instance.id,
+            resolved.instance.step_index,
+            branch,
+        )
+        .await?;
+    }
+    let (Some(&first), Some(&last)) = (step.shows.iter().min(), step.shows.iter().max()) else {
+        return Ok(out);
     };
     let rows =
-        store::instances::answers_between(db, resolved.instance.id, first as i64, current).await?;
-    let mut out = Earlier::default();
+        store::instances::answers_between(db, resolved.instance.id, first as i64, last as i64)
+            .await?;
     for &index in &step.shows {
         let Some(shown) = resolved.definition.steps.get(index) else {
             continue;
         };
-        let answers = rows
-            .iter()
-            .filter(|(i, _, _)| *i == index as i64)
-            .map(|(_, branch, json)| {
-                (
-                    branch.clone(),
-                    crate::domain::workflow::history::answer_lines(lang, json, Some(shown)),
-                )
-            })
-            .collect();
+        let mut answers: Vec<(String, Vec<(String, String)>)> = Vec::new();
+        for (_, branch, json) in rows.iter().filter(|(i, _, _)| *i == index as i64) {
+            let lines = crate::domain::workflow::history::answer_lines(lang, json, Some(shown));
+            match answers.iter_mut().find(|(b, _)| b == branch) {
+                Some(kept) => kept.1 = lines,
+                None => answers.push((branch.clone(), lines)),
+            }
+        }
         out.shown.push(ShownStep {
             number: index + 1,
             title: shown.title_in(lang).to_owned(),
             answers,
         });
     }
-    out.answered = rows
-        .into_iter()
-        .filter(|(i, _, _)| *i == current)
-        .map(|(_, branch, _)| branch)
-        .collect();
     Ok(out)
+}
+
+impl Earlier {
+    /// For a step asked again: what this branch answered before, as the form's values (a
+    /// choice's option as it posts), so the form shows it; nothing for a review.
+    pub fn typed_before(&self, step: &Step) -> Invalid {
+        let (Some(before), Interaction::Form { fields }) = (
+            self.again.as_ref().and_then(|a| a.before.as_deref()),
+            &step.interaction,
+        ) else {
+            return Invalid::default();
+        };
+        let mut answers = crate::domain::workflow::condition::Answers::default();
+        answers.put_json(0, before);
+        Invalid {
+            values: fields
+                .iter()
+                .filter_map(|f| {
+                    let value = answers.get(0, &f.name)?;
+                    let posted = if f.options.is_empty() {
+                        value.to_owned()
+                    } else {
+                        Field::option_value(value)
+                    };
+                    Some((f.name.clone(), posted))
+                })
+                .collect(),
+            ..Invalid::default()
+        }
+    }
+
+    /// Why a step asked again was sent back: whose answer, and its comment.
+    pub fn sent_back(&self) -> Option<(&str, String)> {
+        let (who, json) = self.again.as_ref()?.because.as_ref()?;
+        let comment = serde_json::from_str::<serde_json::Value>(json)
+            .ok()
+            .and_then(|v| v.get("comment")?.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        Some((who.as_str(), comment))
+    }
 }
 
 /// A review's decision.
@@ -404,7 +450,7 @@ pub async fn record(
     let mut answers =
         progress::answers_for(db, resolved.instance.id, &resolved.definition, from).await?;
     answers.put_json(from, &json);
-    let then = progress::then_after(&resolved.definition, from, &answers);
+    let (then, on_reject) = progress::routes_from(&resolved.definition, from, &answers);
     Ok(store::instances::record_answer(
         db,
         &Answer {
@@ -419,6 +465,8 @@ pub async fn record(
             kind: step.interaction.kind(),
             participant: resolved.participant.as_str(),
             then,
+            on_reject,
+            rounds: i64::from(crate::domain::workflow::route::rounds(&resolved.definition)),
         },
     )
     .await?)

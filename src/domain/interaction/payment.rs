@@ -254,6 +254,7 @@ pub async fn apply(db: &Db, versions: &Cache, notice: &Notice) -> Result<Option<
         let from = settled.step_index as usize;
         let mut answers = progress::answers_for(db, settled.instance_id, &definition, from).await?;
         answers.put_json(from, &json);
+        let (then, on_reject) = progress::routes_from(&definition, from, &answers);
         let recorded = store::instances::record_answer_in(
             &mut tx,
             &Answer {
@@ -267,7 +268,9 @@ pub async fn apply(db: &Db, versions: &Cache, notice: &Notice) -> Result<Option<
                 step_title: &step.title,
                 kind: step.interaction.kind(),
                 participant: &settled.participant,
-                then: progress::then_after(&definition, from, &answers),
+                then,
+                on_reject,
+                rounds: i64::from(crate::domain::workflow::route::rounds(&definition)),
             },
         )
         .await?;

@@ -122,7 +122,7 @@ impl Answers {
         }
     }
 
-    fn get(&self, step: usize, field: &str) -> Option<&str> {
+    pub fn get(&self, step: usize, field: &str) -> Option<&str> {
         self.0.get(&(step, field.to_owned())).map(String::as_str)
     }
 }

@@ -30,10 +30,13 @@ pub enum Event {
     ClosedByQuorum,
     /// A participant was handed to a new contact; the old one's links stopped working.
     Reassigned,
+    /// A route sent the instance back to this step (a new round): its `participant` is whose
+    /// answer did, its answer that answer (a review's decision and comment).
+    Reopened,
 }
 
 impl Event {
-    pub const ALL: [Event; 15] = [
+    pub const ALL: [Event; 16] = [
         Event::Started,
         Event::Answered,
         Event::Complete,
@@ -49,6 +52,7 @@ impl Event {
         Event::Skipped,
         Event::ClosedByQuorum,
         Event::Reassigned,
+        Event::Reopened,
     ];
 
     /// As stored, and as the API names it.
@@ -69,6 +73,7 @@ impl Event {
             Event::Skipped => "skipped",
             Event::ClosedByQuorum => "closed_by_quorum",
             Event::Reassigned => "reassigned",
+            Event::Reopened => "reopened",
         }
     }
 
@@ -90,6 +95,7 @@ impl Event {
             Event::Skipped => "event-skipped",
             Event::ClosedByQuorum => "event-closed-by-quorum",
             Event::Reassigned => "event-reassigned",
+            Event::Reopened => "event-reopened",
         }
     }
 

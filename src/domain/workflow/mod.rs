@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 pub mod condition;
 pub mod edit;
 pub mod history;
+pub mod route;
 pub mod seed;
 pub mod versions;
 

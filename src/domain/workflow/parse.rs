@@ -3,13 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use super::condition;
 use super::fields::slug;
 use super::{
     Definition, Expires, Field, FieldKind, Interaction, MAX_DEFINITION_CHARS, MAX_DELAY,
     MAX_FIELDS, MAX_OPTIONS, MAX_REMINDERS, MAX_STEPS, MIN_EXPIRES_AFTER, MIN_REMIND_AFTER,
     Participant, Remind, Step, StepText, format_amount,
 };
+use super::{condition, route};
 use crate::i18n::{Lang, Message};
 
 impl Definition {
@@ -36,6 +36,8 @@ impl Definition {
             ]);
         }
         let mut steps: Vec<Step> = Vec::new();
+        // Each step's line, for what is checked once every step is known.
+        let mut lines: Vec<usize> = Vec::new();
         let mut errors = Vec::new();
         // Whether the last step line parsed: a translation under a bad step is not judged.
         let mut last_ok = false;
@@ -59,6 +61,7 @@ impl Definition {
                 }
                 continue;
             }
+            lines.push(n + 1);
             match parse_step(n + 1, line, &steps) {
                 Ok(step) => {
                     steps.push(step);
@@ -79,9 +82,20 @@ impl Definition {
                         expires: None,
                         only_if: Vec::new(),
                         quorum: None,
+                        routes: route::Routes::default(),
                     });
                     last_ok = false;
                 }
+            }
+        }
+        // A route may name a later step: known to exist only now.
+        for (step, line) in steps.iter().zip(&lines) {
+            if step
+                .routes
+                .targets()
+                .any(|t| matches!(t, route::Target::Step(i) if i >= steps.len()))
+            {
+                errors.push(Message::new("definition-route-go").arg("line", line.to_string()));
             }
         }
         if !errors.is_empty() {
@@ -101,7 +115,7 @@ impl Definition {
     /// The line format of this definition; `parse(to_text())` gives it back.
     pub fn to_text(&self) -> String {
         let mut out = String::new();
-        for step in &self.steps {
+        for (index, step) in self.steps.iter().enumerate() {
             out.push_str(step.interaction.kind());
             if !step.branches.is_empty() {
                 let names: Vec<&str> = step.branches.iter().map(Participant::as_str).collect();
@@ -168,6 +182,7 @@ impl Definition {
                 out.push_str(" | only if ");
                 out.push_str(&condition::to_text(&step.only_if, &self.steps));
             }
+            out.push_str(&route::to_text(&step.routes, index, &self.steps));
             if !step.help.is_empty() {
                 out.push_str(" | help: ");
                 out.push_str(&step.help);
@@ -342,7 +357,19 @@ fn parse_step(line_number: usize, line: &str, earlier_steps: &[Step]) -> Result<
     let mut only_if = Vec::new();
     let mut quorum = None;
     let mut quorum_said = false;
+    let mut routes = route::Routes::default();
+    // An `if` may name the step's own fields: read once they are.
+    let mut ifs = Vec::new();
     for segment in segments {
+        if segment.starts_with("if ") {
+            ifs.push(segment);
+            continue;
+        }
+        if route::parse_segment(segment, earlier, earlier_steps, &mut routes)
+            .map_err(|m| m.arg("line", line_number.to_string()))?
+        {
+            continue;
+        }
         if let Some(spec) = segment.strip_prefix("remind ") {
             if remind.is_some() {
                 return Err(at("definition-remind"));
@@ -410,7 +437,7 @@ fn parse_step(line_number: usize, line: &str, earlier_steps: &[Step]) -> Result<
         }
         _ => return Err(at("definition-kind")),
     };
-    Ok(Step {
+    let mut step = Step {
         title: title.to_owned(),
         branches,
         participant,
@@ -422,7 +449,18 @@ fn parse_step(line_number: usize, line: &str, earlier_steps: &[Step]) -> Result<
         expires,
         only_if,
         quorum,
-    })
+        routes: route::Routes::default(),
+    };
+    if !ifs.is_empty() {
+        let mut with_this = earlier_steps.to_vec();
+        with_this.push(step.clone());
+        for segment in ifs {
+            route::parse_segment(segment, earlier, &with_this, &mut routes)
+                .map_err(|m| m.arg("line", line_number.to_string()))?;
+        }
+    }
+    step.routes = routes;
+    Ok(step)
 }
 
 /// `2 of 3` or `any`: how many branches close a step, and of how many; `None` when the

@@ -46,6 +46,10 @@ pub struct Step {
     /// rejected once that many can no longer approve.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quorum: Option<usize>,
+    /// Where the step sends its instance other than to the next step (`| on reject back to
+    /// 1`, `| if Amount > 1000 go 3`, `| rounds 3`).
+    #[serde(default, skip_serializing_if = "super::route::Routes::is_empty")]
+    pub routes: super::route::Routes,
 }
 
 /// What a step's start queues: its participants' links (for those with an address), their

@@ -22,7 +22,7 @@ use super::AppState;
 use super::error::AppError;
 use super::form::{holds_nul, pairs};
 use crate::domain::capability::Kind;
-use crate::domain::interaction::{self, Invalid, Now, Resolution, Resolved};
+use crate::domain::interaction::{self, Now, Resolution, Resolved};
 use crate::domain::site::Snapshot;
 use crate::domain::workflow::Interaction;
 use crate::i18n::Lang;
@@ -107,7 +107,7 @@ async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Res
         return Ok(views::nothing(ctx, &resolved));
     };
     // One read: the branches that answered this step, and the earlier answers it shows.
-    let earlier = interaction::earlier(&state.db, &resolved, step, lang).await?;
+    let earlier = interaction::earlier(&state.db, &resolved, step, branch, lang).await?;
     // A branch that has answered is not offered the form again: its answer would not count.
     if earlier.answered.iter().any(|b| b == branch) {
         if thanks {
@@ -120,12 +120,17 @@ async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Res
             "doorway-already-answered",
         ));
     }
+    // A step sent back for changes: its form holds what was answered before, and the page
+    // says who sent it back and why.
+    let notice = earlier
+        .sent_back()
+        .map(|(who, comment)| views::Notice::SentBack(who.to_owned(), comment));
     Ok(views::step(
         ctx,
         state.clock.now_secs(),
         &resolved,
-        Invalid::default(),
-        None,
+        earlier.typed_before(step),
+        notice,
         &earlier.shown,
         StatusCode::OK,
     ))
@@ -230,13 +235,16 @@ async fn answer(
     let given = match interaction::check(step, &submitted) {
         Ok(given) => given,
         Err(invalid) => {
-            let earlier = interaction::earlier(&state.db, &resolved, step, lang).await?;
+            let earlier = interaction::earlier(&state.db, &resolved, step, branch, lang).await?;
+            let notice = earlier
+                .sent_back()
+                .map(|(who, comment)| views::Notice::SentBack(who.to_owned(), comment));
             return Ok(views::step(
                 ctx,
                 now,
                 &resolved,
                 invalid,
-                None,
+                notice,
                 &earlier.shown,
                 StatusCode::UNPROCESSABLE_ENTITY,
             ));

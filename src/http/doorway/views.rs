@@ -139,6 +139,8 @@ pub fn nothing(ctx: PageContext, resolved: &Resolved) -> Response {
 /// A note shown above a step.
 pub enum Notice {
     PaymentFailed,
+    /// The step was sent back for changes: by which participant, with their comment.
+    SentBack(String, String),
 }
 
 /// The current step as this link may answer it, or the page saying it may not.
@@ -184,6 +186,14 @@ pub fn step(
     });
     let notice = notice.map(|n| match n {
         Notice::PaymentFailed => (ctx.t("doorway-payment-cancelled"), true),
+        Notice::SentBack(who, comment) => (
+            ctx.msg(
+                &Message::new("doorway-sent-back")
+                    .arg("who", who)
+                    .arg("comment", comment),
+            ),
+            true,
+        ),
     });
     let page = StepPage {
         subject_title: &resolved.instance.subject_title,

@@ -1,0 +1,209 @@
+//! Routes on an answer over the real doorway: a rejection sends the claim back to the employee
+//! with what they typed and the reviewer's words, the steps from there are asked again, rounds
+//! stop; `on approve go`, `if … go` and `go end` jump.
+
+use crate::helpers::{Flood, TestApp, answer_step, answers, events, get, spawn, state_of};
+
+/// The evaluator's expense claim, sent back to the employee on a manager's rejection.
+const CLAIM: &str = "form@employee: Expense claim | Amount* (number), Purpose* (choice: Travel / Meals / Other)\n\
+                     review@manager: Manager review | show 1 | on reject back to 1 | rounds 3\n\
+                     review@finance: Finance review | only if Amount > 1000\n";
+
+async fn started(app: &TestApp, name: &str, definition: &str) -> i64 {
+    let definition = orchestra::domain::workflow::Definition::parse(definition).unwrap();
+    orchestra::store::workflows::create(&app.db, name, "Expense claim", &definition.to_json())
+        .await
+        .unwrap();
+    app.start(name, "Claim").await
+}
+
+async fn answer(app: &TestApp, id: i64, who: &str, form: &[(&str, &str)]) {
+    let link = app.link(id, Some(who)).await;
+    let page = answer_step(&app.client(), app, &link, form).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+}
+
+async fn round_of(app: &TestApp, id: i64) -> i64 {
+    orchestra::store::instances::by_id(&app.db, id)
+        .await
+        .unwrap()
+        .unwrap()
+        .round
+}
+
+#[tokio::test]
+async fn a_rejection_sends_the_claim_back_with_what_was_typed_and_the_reviewers_words() {
+    let app = spawn(Flood::Memory).await;
+    let id = started(&app, "claim", CLAIM).await;
+    answer(
+        &app,
+        id,
+        "employee",
+        &[("amount", "1500"), ("purpose", "meals")],
+    )
+    .await;
+    answer(
+        &app,
+        id,
+        "manager",
+        &[
+            ("decision", "reject"),
+            ("comment", "The receipt is missing."),
+        ],
+    )
+    .await;
+    assert_eq!(state_of(&app, id).await, ("active".to_owned(), 0));
+    assert_eq!(round_of(&app, id).await, 1);
+
+    // The employee's page: the manager's words above the form, the earlier answers in it.
+    let employee = app.link(id, Some("employee")).await;
+    let page = get(&app.client(), &app, &employee).await;
+    assert_eq!(page.status, 200);
+    assert!(
+        page.body.contains("The receipt is missing."),
+        "{}",
+        page.body
+    );
+    assert_eq!(
+        page.attr("input[name=amount]", "value").as_deref(),
+        Some("1500")
+    );
+    assert_eq!(
+        page.attr("select[name=purpose] option[selected]", "value")
+            .as_deref(),
+        Some("meals")
+    );
+    // The manager's old link has nothing to answer until the claim comes back.
+    let manager = app.link(id, Some("manager")).await;
+    let waiting = get(&app.client(), &app, &manager).await;
+    assert!(!waiting.has("input[name=decision]"), "{}", waiting.body);
+
+    // Answered again, the claim goes on: the manager sees the new amount, not the old.
+    answer(
+        &app,
+        id,
+        "employee",
+        &[("amount", "800"), ("purpose", "meals")],
+    )
+    .await;
+    assert_eq!(state_of(&app, id).await, ("active".to_owned(), 1));
+    let review = get(&app.client(), &app, &manager).await;
+    assert!(review.has("input[name=decision]"), "{}", review.body);
+    assert!(review.body.contains("800"), "{}", review.body);
+    assert!(!review.body.contains("1500"), "{}", review.body);
+    answer(
+        &app,
+        id,
+        "manager",
+        &[("decision", "approve"), ("comment", "")],
+    )
+    .await;
+    // 800 is under 1,000: finance, asked only above, is skipped on the new answers.
+    assert_eq!(state_of(&app, id).await.0, "complete");
+
+    // The history keeps every round: both answers of the employee, the send-back between.
+    let history: Vec<(i64, String)> = events(&app, id)
+        .await
+        .into_iter()
+        .filter(|(_, _, e)| e != "emailed" && e != "link_issued")
+        .map(|(step, _, e)| (step, e))
+        .collect();
+    let expected: Vec<(i64, String)> = [
+        (0, "started"),
+        (0, "answered"),
+        (1, "answered"),
+        (0, "reopened"),
+        (0, "answered"),
+        (1, "answered"),
+        (2, "skipped"),
+        (3, "complete"),
+    ]
+    .into_iter()
+    .map(|(s, e)| (s, e.to_owned()))
+    .collect();
+    assert_eq!(history, expected);
+    let given = answers(&app, id).await;
+    assert_eq!(given[0]["fields"][0]["value"], "1500");
+    assert_eq!(given[2]["fields"][0]["value"], "800");
+}
+
+#[tokio::test]
+async fn rounds_stop_and_the_claim_ends_as_rejected() {
+    let app = spawn(Flood::Memory).await;
+    let definition = CLAIM.replace("rounds 3", "rounds 2");
+    let id = started(&app, "claim", &definition).await;
+    let reject = [("decision", "reject"), ("comment", "No.")];
+    answer(
+        &app,
+        id,
+        "employee",
+        &[("amount", "10"), ("purpose", "meals")],
+    )
+    .await;
+    answer(&app, id, "manager", &reject).await;
+    assert_eq!(state_of(&app, id).await, ("active".to_owned(), 0));
+    answer(
+        &app,
+        id,
+        "employee",
+        &[("amount", "12"), ("purpose", "meals")],
+    )
+    .await;
+    answer(&app, id, "manager", &reject).await;
+    // Two rounds were allowed: the second rejection ends it.
+    assert_eq!(state_of(&app, id).await.0, "rejected");
+    assert_eq!(round_of(&app, id).await, 1);
+}
+
+#[tokio::test]
+async fn a_rejection_without_a_route_still_ends_the_claim() {
+    let app = spawn(Flood::Memory).await;
+    let definition = CLAIM.replace(" | on reject back to 1 | rounds 3", "");
+    let id = started(&app, "claim", &definition).await;
+    answer(
+        &app,
+        id,
+        "employee",
+        &[("amount", "10"), ("purpose", "meals")],
+    )
+    .await;
+    answer(
+        &app,
+        id,
+        "manager",
+        &[("decision", "reject"), ("comment", "No.")],
+    )
+    .await;
+    assert_eq!(state_of(&app, id).await.0, "rejected");
+}
+
+/// A form routes on its own answer; a review's approval jumps to the end.
+const JUMPS: &str = "form@employee: Expense claim | Amount* (number) | if Amount > 5000 go 3\n\
+                     review@manager: Manager review | on approve go end\n\
+                     review@board: Board review\n";
+
+#[tokio::test]
+async fn a_form_routes_on_its_answer_and_an_approval_may_go_to_the_end() {
+    let app = spawn(Flood::Memory).await;
+    let large = started(&app, "jumps", JUMPS).await;
+    answer(&app, large, "employee", &[("amount", "6000")]).await;
+    assert_eq!(state_of(&app, large).await, ("active".to_owned(), 2));
+    assert!(
+        events(&app, large)
+            .await
+            .contains(&(1, String::new(), "skipped".to_owned()))
+    );
+
+    let small = app.start("jumps", "Small").await;
+    answer(&app, small, "employee", &[("amount", "60")]).await;
+    assert_eq!(state_of(&app, small).await, ("active".to_owned(), 1));
+    answer(
+        &app,
+        small,
+        "manager",
+        &[("decision", "approve"), ("comment", "")],
+    )
+    .await;
+    // `go end`: the board is not asked.
+    assert_eq!(state_of(&app, small).await.0, "complete");
+}
