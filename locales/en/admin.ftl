@@ -88,6 +88,7 @@ instance-cancel-reason = Reason (optional; kept in the history)
 instance-cancel-ended = This instance has already ended; there is nothing to cancel.
 instance-cancel-reason-long = The reason is at most { $max } characters.
 history-reason = Reason
+history-to = Handed to
 # The colon after a label ("Decision: Approved"); French puts a narrow no-break space before it.
 label-colon = :
 instance-cancel-keep = Keep it running
@@ -569,6 +570,7 @@ definition-route-back = Line { $line }: "on reject back to N" sends the instance
 definition-route-go = Line { $line }: a route goes to a step by its number or to the end: "on approve go 4", "on reject go end", "if Amount > 1000 go 3". The step must exist and not be this one.
 definition-route-twice = Line { $line }: a step has at most one "on reject" and one "on approve".
 definition-rounds = Line { $line }: "rounds N" says how many times an instance may go round, from 1 to { $max }, as in "rounds 3".
+definition-expires-to = Line { $line }: "expires … then to { $participant }" hands the step to another participant of this workflow when the deadline passes: name one that answers another step, for a step with one participant.
 definition-segments = Line { $line }: this step has one bar too many; only a form's fields, a payment's amount and "show" go after bars.
 definition-translation-first = Line { $line }: a translation line goes under the step it translates.
 definition-translation-twice = Line { $line }: this step already has words in this language.

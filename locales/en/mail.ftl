@@ -11,6 +11,8 @@ event-reopened = Sent back for changes: asked again
 event-expired = Expired
 doorway-expired = This request expired before it was answered; there is nothing more to answer.
 actor-mail = email
+actor-deadline = the step's deadline
+actor-forward = forwarded by { $participant }
 
 contact-participant-unknown = "{ $participant }" is not a participant of this workflow (or is given twice). Its participants: { $participants }.
 contact-email-invalid = Enter an email address such as ada@example.org (at most { $max } characters).

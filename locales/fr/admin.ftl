@@ -88,6 +88,7 @@ instance-cancel-reason = Motif (facultatif ; gardé dans l'historique)
 instance-cancel-ended = Cette instance est déjà terminée ; il n'y a rien à annuler.
 instance-cancel-reason-long = Le motif fait au plus { $max } caractères.
 history-reason = Motif
+history-to = Confié à
 # Le deux-points après un libellé (« Décision : Approuvé »), précédé d'une espace fine insécable.
 label-colon = {"\u202F"}:
 instance-cancel-keep = La laisser continuer
@@ -569,6 +570,7 @@ definition-route-back = Ligne { $line } : « on reject back to N » renvoie l'in
 definition-route-go = Ligne { $line } : une route va à une étape par son numéro ou à la fin : « on approve go 4 », « on reject go end », « if Montant > 1000 go 3 ». L'étape doit exister et ne pas être celle-ci.
 definition-route-twice = Ligne { $line } : une étape a au plus un « on reject » et un « on approve ».
 definition-rounds = Ligne { $line } : « rounds N » dit combien de tours une instance peut faire, de 1 à { $max }, comme dans « rounds 3 ».
+definition-expires-to = Ligne { $line } : « expires … then to { $participant } » confie l'étape à un autre participant de ce workflow à l'échéance : nommez-en un qui répond à une autre étape, pour une étape à un seul participant.
 definition-segments = Ligne { $line } : cette étape a une barre de trop ; seuls les champs d'un formulaire, le montant d'un paiement et « show » viennent après des barres.
 definition-translation-first = Ligne { $line } : une ligne de traduction se place sous l'étape qu'elle traduit.
 definition-translation-twice = Ligne { $line } : cette étape a déjà ses mots dans cette langue.

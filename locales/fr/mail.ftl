@@ -11,6 +11,8 @@ event-reopened = Renvoyée pour modification : demandée à nouveau
 event-expired = Expirée
 doorway-expired = Cette demande a expiré avant d'avoir reçu sa réponse ; il n'y a plus rien à répondre.
 actor-mail = courriel
+actor-deadline = l'échéance de l'étape
+actor-forward = transmis par { $participant }
 
 contact-participant-unknown = « { $participant } » n'est pas un participant de ce workflow (ou figure deux fois). Ses participants : { $participants }.
 contact-email-invalid = Saisissez une adresse électronique comme ada@example.org (au plus { $max } caractères).

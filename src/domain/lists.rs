@@ -54,8 +54,11 @@ impl Starter {
     pub fn of(actor: &Actor) -> Self {
         match actor {
             Actor::Admin(_) => Starter::Admin,
-            // The email sender starts nothing; were it to, it is no person at a page.
-            Actor::CommandLine | Actor::Mail => Starter::CommandLine,
+            // The email sender, a deadline and a forward start nothing; were they to, they are
+            // no person at a page.
+            Actor::CommandLine | Actor::Mail | Actor::Deadline | Actor::Forward(_) => {
+                Starter::CommandLine
+            }
             Actor::Api(_) => Starter::Api,
         }
     }

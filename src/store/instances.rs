@@ -523,6 +523,18 @@ pub async fn asked_again(
     Ok((again.because.is_some() || again.before.is_some()).then_some(again))
 }
 
+/// How many times a participant of an instance was forwarded from its link's page.
+pub async fn forwards(db: &Db, instance: i64, participant: &str) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM history WHERE instance_id = $1 AND event = 'reassigned' \
+         AND participant = $2 AND actor LIKE 'forward:%'",
+    )
+    .bind(instance)
+    .bind(participant)
+    .fetch_one(&db.pool)
+    .await
+}
+
 /// What an answer did to its instance.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Recorded {

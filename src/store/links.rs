@@ -214,6 +214,12 @@ pub async fn reassign(
     emailed: bool,
     by: &str,
 ) -> Result<bool, sqlx::Error> {
+    // To whom, in the history: the new contact's name, else their address (an operator's
+    // page shows the contacts anyway; no log line does).
+    let to = serde_json::json!({
+        "to": if contact.name.is_empty() { &contact.email } else { &contact.name }
+    })
+    .to_string();
     let now = super::now();
     let mut tx = db.write().await?;
     // The instance's row first (its write lock): a reassignment and an answer take turns.
@@ -258,6 +264,7 @@ pub async fn reassign(
         step,
         participant: who,
         actor: by,
+        answer: &to,
         ..Entry::of(Event::Reassigned)
     };
     noted_and_committed(tx, instance, &entry, now).await

@@ -20,6 +20,7 @@ mod connections;
 mod doorway;
 mod faults;
 mod guard;
+mod handover;
 mod integrity;
 mod layout;
 mod lists;

@@ -21,6 +21,7 @@ use crate::i18n::Message;
 use crate::store::instances::{Answer, InstanceRow, Recorded};
 use crate::store::{self, Db};
 
+pub mod forward;
 pub mod payment;
 
 /// A link or handle that resolved: its instance, the instance's version and the participant.

@@ -145,11 +145,37 @@ async fn lapse(
     now: i64,
 ) -> Result<bool, Error> {
     let index = usize::try_from(m.step_index).unwrap_or(usize::MAX);
-    let then_next = definition
-        .steps
-        .get(index)
-        .and_then(|s| s.expires)
-        .is_some_and(|e| e.then_next);
+    let step = definition.steps.get(index);
+    let expires = step.and_then(|s| s.expires.as_ref());
+    let waiting = instance.step_index == m.step_index && !instance.state.is_over();
+    // `then to P`: the step goes to whoever answers for P, once; without P's address it
+    // lapses as a plain deadline would.
+    if let (Some(step), Some(to), true) = (step, expires.and_then(|e| e.then_to.as_ref()), waiting)
+        && let Some(theirs) = mails::contact(db, instance.id, to.as_str()).await?
+    {
+        let handed = mails::ContactRow {
+            participant: step.participant.as_str().to_owned(),
+            ..theirs
+        };
+        let by = crate::domain::workflow::history::Actor::Deadline.stored();
+        let escalated = store::links::reassign(db, instance.id, &handed, true, &by).await?;
+        mails::finish(
+            db,
+            m,
+            if escalated {
+                Outcome::Done
+            } else {
+                Outcome::Skipped
+            },
+            now,
+        )
+        .await?;
+        if escalated {
+            tracing::info!(instance = instance.id, step = m.step_index, to = %to, "a step's deadline passed; handed on");
+        }
+        return Ok(escalated);
+    }
+    let then_next = expires.is_some_and(|e| e.then_next);
     // `then next` goes on to the next step that is asked; with none left, it ends as expired.
     let next = if then_next {
         let answers = progress::answers_for(db, instance.id, definition, index).await?;
@@ -158,7 +184,7 @@ async fn lapse(
         None
     };
     let title = definition.steps.get(index).map_or("", |s| s.title.as_str());
-    let lapsed = if instance.step_index == m.step_index && !instance.state.is_over() {
+    let lapsed = if waiting {
         store::instances::lapse(db, instance.id, m.step_index, title, next).await?
     } else {
         Lapsed::Nothing

@@ -131,6 +131,10 @@ pub enum Actor {
     Api(String),
     /// The email sender, which signs a participant's link when it sends it.
     Mail,
+    /// A step's deadline that handed it on (`| expires 3d then to director`).
+    Deadline,
+    /// The participant who answered for this one forwarded the step from their link's page.
+    Forward(String),
 }
 
 impl Actor {
@@ -141,6 +145,8 @@ impl Actor {
             Actor::CommandLine => "cli".into(),
             Actor::Api(name) => format!("api:{name}"),
             Actor::Mail => "mail".into(),
+            Actor::Deadline => "deadline".into(),
+            Actor::Forward(who) => format!("forward:{who}"),
         }
     }
 
@@ -150,6 +156,12 @@ impl Actor {
         }
         if s == "mail" {
             return Some(Actor::Mail);
+        }
+        if s == "deadline" {
+            return Some(Actor::Deadline);
+        }
+        if let Some(who) = s.strip_prefix("forward:") {
+            return Some(Actor::Forward(who.to_owned()));
         }
         if let Some(name) = s.strip_prefix("admin:") {
             return Some(Actor::Admin(name.to_owned()));
@@ -213,6 +225,9 @@ pub fn answer_lines(lang: Lang, json: &str, step: Option<&Step>) -> Vec<(String,
             out.push((t("history-comment"), c.to_owned()));
         }
     }
+    if let Some(to) = map.get("to").and_then(|r| r.as_str()) {
+        out.push((t("history-to"), to.to_owned()));
+    }
     if let Some(reason) = map
         .get("reason")
         .and_then(|r| r.as_str())
@@ -262,6 +277,8 @@ mod tests {
             Actor::CommandLine,
             Actor::Api("billing".into()),
             Actor::Mail,
+            Actor::Deadline,
+            Actor::Forward("manager".into()),
         ] {
             assert_eq!(Actor::from_stored(&actor.stored()), Some(actor));
         }

@@ -83,13 +83,29 @@ impl Definition {
                         only_if: Vec::new(),
                         quorum: None,
                         routes: route::Routes::default(),
+                        forward: false,
                     });
                     last_ok = false;
                 }
             }
         }
-        // A route may name a later step: known to exist only now.
+        // A route may name a later step, and a deadline a participant of a later one: known to
+        // exist only now.
+        let everyone: Vec<Participant> = steps
+            .iter()
+            .flat_map(|s| s.participants().iter().cloned())
+            .collect();
         for (step, line) in steps.iter().zip(&lines) {
+            if let Some(who) = step.expires.as_ref().and_then(|e| e.then_to.as_ref()) {
+                if !step.branches.is_empty() || *who == step.participant || !everyone.contains(who)
+                {
+                    errors.push(
+                        Message::new("definition-expires-to")
+                            .arg("line", line.to_string())
+                            .arg("participant", who.as_str()),
+                    );
+                }
+            }
             if step
                 .routes
                 .targets()
@@ -164,7 +180,7 @@ impl Definition {
                     r.times
                 ));
             }
-            if let Some(e) = step.expires {
+            if let Some(e) = &step.expires {
                 out.push_str(&format!(
                     " | expires {}",
                     crate::time::format_duration(e.after)
@@ -172,6 +188,13 @@ impl Definition {
                 if e.then_next {
                     out.push_str(" then next");
                 }
+                if let Some(who) = &e.then_to {
+                    out.push_str(" then to ");
+                    out.push_str(who.as_str());
+                }
+            }
+            if step.forward {
+                out.push_str(" | forward");
             }
             match step.quorum {
                 Some(1) => out.push_str(" | any"),
@@ -358,11 +381,19 @@ fn parse_step(line_number: usize, line: &str, earlier_steps: &[Step]) -> Result<
     let mut quorum = None;
     let mut quorum_said = false;
     let mut routes = route::Routes::default();
+    let mut forward = false;
     // An `if` may name the step's own fields: read once they are.
     let mut ifs = Vec::new();
     for segment in segments {
         if segment.starts_with("if ") {
             ifs.push(segment);
+            continue;
+        }
+        if segment == "forward" {
+            if forward {
+                return Err(at("definition-segments"));
+            }
+            forward = true;
             continue;
         }
         if route::parse_segment(segment, earlier, earlier_steps, &mut routes)
@@ -450,6 +481,7 @@ fn parse_step(line_number: usize, line: &str, earlier_steps: &[Step]) -> Result<
         only_if,
         quorum,
         routes: route::Routes::default(),
+        forward,
     };
     if !ifs.is_empty() {
         let mut with_this = earlier_steps.to_vec();
@@ -491,18 +523,23 @@ fn parse_remind(spec: &str) -> Option<Remind> {
     ok.then_some(Remind { after, times })
 }
 
-/// `7d` or `7d then next`.
+/// `7d`, `7d then next` or `7d then to director`.
 fn parse_expires(spec: &str) -> Option<Expires> {
     let mut words = spec.split_whitespace();
     let after = crate::time::parse_duration(words.next()?)?;
-    let then_next = match (words.next(), words.next(), words.next()) {
-        (None, _, _) => false,
-        (Some("then"), Some("next"), None) => true,
+    let (then_next, then_to) = match (words.next(), words.next(), words.next(), words.next()) {
+        (None, ..) => (false, None),
+        (Some("then"), Some("next"), None, _) => (true, None),
+        (Some("then"), Some("to"), Some(who), None) => (false, Some(Participant::parse(who)?)),
         _ => return None,
     };
     (MIN_EXPIRES_AFTER..=MAX_DELAY)
         .contains(&after)
-        .then_some(Expires { after, then_next })
+        .then_some(Expires {
+            after,
+            then_next,
+            then_to,
+        })
 }
 
 /// `show 1, 2` in a step line: the list after the word, if the segment is one.
@@ -639,14 +676,16 @@ mod tests {
             def.steps[0].expires,
             Some(Expires {
                 after: 14 * 86_400,
-                then_next: false
+                then_next: false,
+                then_to: None,
             })
         );
         assert_eq!(
             def.steps[1].expires,
             Some(Expires {
                 after: 7 * 86_400,
-                then_next: true
+                then_next: true,
+                then_to: None,
             })
         );
         assert_eq!(

@@ -281,6 +281,30 @@ mod tests {
     }
 
     #[test]
+    fn a_deadline_hands_a_step_to_a_participant_of_the_workflow_only() {
+        let ok = "form@employee: A | X (text)\nreview@manager: B | forward | expires 3d then to director\nreview@director: C\n";
+        let definition = Definition::parse(ok).unwrap();
+        let expires = definition.steps[1].expires.as_ref().unwrap();
+        assert_eq!(
+            expires.then_to.as_ref().map(|p| p.as_str()),
+            Some("director")
+        );
+        assert!(definition.steps[1].forward);
+        assert_eq!(
+            Definition::parse(&definition.to_text()).unwrap(),
+            definition
+        );
+        for bad in [
+            "review@manager: B | expires 3d then to nobody\n",
+            "review@manager: B | expires 3d then to manager\n",
+            "review[a,b]: B | expires 3d then to a\nreview@c: C\n",
+        ] {
+            let errors = Definition::parse_all(bad).unwrap_err();
+            assert_eq!(errors[0].id, "definition-expires-to", "{bad}");
+        }
+    }
+
+    #[test]
     fn a_definition_without_routes_keeps_its_json() {
         let definition = Definition::parse("review: A\nreview: B\n").unwrap();
         assert!(!definition.to_json().contains("routes"));

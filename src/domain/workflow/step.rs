@@ -50,6 +50,9 @@ pub struct Step {
     /// 1`, `| if Amount > 1000 go 3`, `| rounds 3`).
     #[serde(default, skip_serializing_if = "super::route::Routes::is_empty")]
     pub routes: super::route::Routes,
+    /// `| forward`: its participant may hand the step to a colleague from the link's page.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub forward: bool,
 }
 
 /// What a step's start queues: its participants' links (for those with an address), their
@@ -72,12 +75,15 @@ pub struct Remind {
 }
 
 /// A step's deadline: `after` seconds after it starts, the instance ends as expired, or goes on
-/// to the next step when `then_next`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// to the next step when `then_next`, or the step is handed to the person who answers for
+/// another participant when `then_to` (`| expires 3d then to director`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Expires {
     pub after: u64,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub then_next: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub then_to: Option<Participant>,
 }
 
 /// The most reminders a step may send a participant, and the shortest wait before one: a
@@ -192,6 +198,7 @@ impl Step {
                 .map(|r| i64::try_from(r.after).unwrap_or(i64::MAX)),
             expires_after: self
                 .expires
+                .as_ref()
                 .map(|e| i64::try_from(e.after).unwrap_or(i64::MAX)),
         }
     }

@@ -717,6 +717,10 @@ fn actor_name(ctx: &PageContext, stored: &str) -> String {
         Some(Actor::Admin(name)) => name,
         Some(Actor::CommandLine) => ctx.t("actor-cli"),
         Some(Actor::Mail) => ctx.t("actor-mail"),
+        Some(Actor::Deadline) => ctx.t("actor-deadline"),
+        Some(Actor::Forward(who)) => {
+            ctx.msg(&Message::new("actor-forward").arg("participant", who))
+        }
         Some(Actor::Api(name)) => ctx.msg(&Message::new("actor-api").arg("token", name)),
         None => stored.to_owned(),
     }

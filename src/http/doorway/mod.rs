@@ -22,7 +22,7 @@ use super::AppState;
 use super::error::AppError;
 use super::form::{holds_nul, pairs};
 use crate::domain::capability::Kind;
-use crate::domain::interaction::{self, Now, Resolution, Resolved};
+use crate::domain::interaction::{self, Invalid, Now, Resolution, Resolved, forward};
 use crate::domain::site::Snapshot;
 use crate::domain::workflow::Interaction;
 use crate::i18n::Lang;
@@ -225,6 +225,32 @@ async fn answer(
     let Now::Answer { step, branch } = resolved.now() else {
         return Ok(views::nothing(ctx, &resolved));
     };
+    if submitted.iter().any(|(k, _)| k == forward::ACTION) {
+        return Ok(
+            match forward::forward(&state.db, &resolved, step, &submitted).await? {
+                Ok(to) => views::forwarded(ctx, &resolved, &to),
+                Err(refused) => {
+                    let earlier =
+                        interaction::earlier(&state.db, &resolved, step, branch, lang).await?;
+                    let kept = Invalid {
+                        values: submitted.clone(),
+                        field_errors: refused.field_errors,
+                        errors: refused.errors,
+                        ..Invalid::default()
+                    };
+                    views::step(
+                        ctx,
+                        now,
+                        &resolved,
+                        kept,
+                        None,
+                        &earlier.shown,
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                    )
+                }
+            },
+        );
+    }
     if let Interaction::Payment { .. } = step.interaction {
         return payment::start(&state, &snapshot, ctx, &resolved, step, branch).await;
     }

@@ -43,6 +43,20 @@ struct StepPage<'a> {
     /// A handle's own expiry (30 minutes) is not the link's: its pages show none.
     expires: Option<(String, String)>,
     expires_soon: Option<String>,
+    /// `| forward`: the form handing the step to a colleague, with what was typed in it.
+    forward: Option<ForwardView>,
+}
+
+struct ForwardView {
+    email: String,
+    name: String,
+    lang: String,
+    email_error: Option<String>,
+    name_error: Option<String>,
+    lang_error: Option<String>,
+    /// Open when it was the form posted.
+    open: bool,
+    langs: Vec<(&'static str, String)>,
 }
 
 #[derive(askama::Template)]
@@ -195,7 +209,39 @@ pub fn step(
             true,
         ),
     });
+    let forward = crate::domain::interaction::forward::offered(resolved, step).then(|| {
+        use crate::domain::interaction::forward::{EMAIL, LANG, NAME};
+        let typed = |k: &str| {
+            input
+                .values
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        let error = |k: &str| {
+            input
+                .field_errors
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, m)| ctx.msg(m))
+        };
+        ForwardView {
+            open: input.values.iter().any(|(k, _)| k == EMAIL),
+            email: typed(EMAIL),
+            name: typed(NAME),
+            lang: typed(LANG),
+            email_error: error(EMAIL),
+            name_error: error(NAME),
+            lang_error: error(LANG),
+            langs: Lang::ALL
+                .into_iter()
+                .map(|l| (l.code(), l.native_name().to_owned()))
+                .collect(),
+        }
+    });
     let page = StepPage {
+        forward,
         subject_title: &resolved.instance.subject_title,
         subject_body: &resolved.instance.subject_body,
         step_title: step.title_in(ctx.lang),
@@ -316,6 +362,17 @@ pub fn expired(
     });
     *response.status_mut() = StatusCode::GONE;
     response
+}
+
+/// The page after a forward: the link no longer works, the colleague was emailed.
+pub fn forwarded(ctx: PageContext, resolved: &Resolved, to: &str) -> Response {
+    html(&DonePage {
+        title: ctx.t("doorway-forwarded-title"),
+        message: ctx.msg(&Message::new("doorway-forwarded").arg("to", to)),
+        subject_title: &resolved.instance.subject_title,
+        refresh: None,
+        ctx,
+    })
 }
 
 /// The page a successful answer redirects to (`?thanks`), once it says there is nothing more
