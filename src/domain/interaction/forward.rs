@@ -42,13 +42,7 @@ pub async fn forward(
     step: &Step,
     submitted: &[(String, String)],
 ) -> Result<Result<String, Refused>, Error> {
-    let get = |name: &str| {
-        submitted
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.trim().to_owned())
-            .unwrap_or_default()
-    };
+    let get = |name: &str| super::posted(submitted, name);
     if !offered(resolved, step) {
         return Ok(Err(Refused {
             field_errors: Vec::new(),

@@ -364,16 +364,19 @@ pub struct Invalid {
 
 pub const MAX_COMMENT: usize = 2000;
 
+/// A posted field's value, trimmed; empty when it was not posted.
+pub(crate) fn posted(submitted: &[(String, String)], name: &str) -> String {
+    submitted
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.trim().to_owned())
+        .unwrap_or_default()
+}
+
 /// Checks an answer to a form or a review step. A payment step takes no answer from the
 /// visitor: only the provider's notice pays it.
 pub fn check(step: &Step, submitted: &[(String, String)]) -> Result<Given, Invalid> {
-    let get = |name: &str| {
-        submitted
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.trim().to_owned())
-            .unwrap_or_default()
-    };
+    let get = |name: &str| posted(submitted, name);
     match &step.interaction {
         Interaction::Form { fields } => {
             let check = check_form(fields, submitted);
