@@ -207,3 +207,71 @@ async fn a_form_routes_on_its_answer_and_an_approval_may_go_to_the_end() {
     // `go end`: the board is not asked.
     assert_eq!(state_of(&app, small).await.0, "complete");
 }
+
+/// A database as the previous main left it (migrations 1 to 20), with a claim in flight: the
+/// employee answered 1,500, the manager has not. After the upgrade the definition means what it
+/// meant (finance asked above 1,000), the manager's link answers, and the claim goes on to
+/// finance and completes, all in round 0.
+#[tokio::test]
+async fn a_claim_in_flight_before_rounds_goes_on_after_the_upgrade() {
+    let old = "form@employee: Expense claim | Amount* (number), Purpose* (choice: Travel / Meals / Other)\n\
+               review@manager: Manager review | show 1\n\
+               review@finance: Finance review | only if Amount > 1000\n";
+    let definition = orchestra::domain::workflow::Definition::parse(old).unwrap();
+    let database = crate::helpers::fresh_database().await;
+    let pool = crate::helpers::schema_before(&database.url, 21).await;
+    let answered = serde_json::json!({"fields": [
+        {"name": "amount", "label": "Amount", "value": "1500"},
+        {"name": "purpose", "label": "Purpose", "value": "Travel"},
+    ]})
+    .to_string();
+    sqlx::query("INSERT INTO workflows (name, label, created_at, updated_at) VALUES ('claim', 'Claim', 1700000000, 1700000000)")
+        .execute(&pool).await.unwrap();
+    sqlx::query("INSERT INTO workflow_versions (workflow_id, number, definition, created_at) VALUES (1, 1, $1, 1700000000)")
+        .bind(definition.to_json())
+        .execute(&pool).await.unwrap();
+    sqlx::query("INSERT INTO instances (workflow_id, version_id, subject_title, subject_body, token, step_index, state, created_at, updated_at) VALUES (1, 1, 'Old claim', '', 'instance-token', 1, 'active', 1700000000, 1700000000)")
+        .execute(&pool).await.unwrap();
+    for (step, event, answer) in [(0, "started", "{}"), (0, "answered", answered.as_str())] {
+        sqlx::query("INSERT INTO history (instance_id, step_index, branch, event, answer, at, participant) VALUES (1, $1, '', $2, $3, 1700000000, 'employee')")
+            .bind(step)
+            .bind(event)
+            .bind(answer)
+            .execute(&pool)
+            .await
+            .unwrap();
+    }
+    pool.close().await;
+    let app = crate::helpers::spawn_on(database, |_, clock| {
+        std::sync::Arc::new(orchestra::limits::flood::MemoryFlood::new(4096, clock))
+    })
+    .await;
+    let stored = orchestra::store::workflows::version(&app.db, 1)
+        .await
+        .unwrap()
+        .unwrap();
+    let read = orchestra::domain::workflow::Definition::from_json(&stored.definition).unwrap();
+    assert_eq!(read, definition);
+    assert_eq!(read.to_text(), old);
+    let manager = app.link(1, Some("manager")).await;
+    let page = get(&app.client(), &app, &manager).await;
+    assert!(page.has("input[name=decision]"), "{}", page.body);
+    assert!(page.body.contains("1500"), "the earlier answer is shown");
+    answer(
+        &app,
+        1,
+        "manager",
+        &[("decision", "approve"), ("comment", "")],
+    )
+    .await;
+    assert_eq!(state_of(&app, 1).await, ("active".to_owned(), 2));
+    answer(
+        &app,
+        1,
+        "finance",
+        &[("decision", "approve"), ("comment", "")],
+    )
+    .await;
+    assert_eq!(state_of(&app, 1).await.0, "complete");
+    assert_eq!(round_of(&app, 1).await, 0);
+}
