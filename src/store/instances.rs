@@ -726,7 +726,13 @@ async fn closed_by_quorum(
         kind: a.kind,
         ..Entry::of(Event::ClosedByQuorum)
     };
-    insert_history(tx, a.instance, &entry, now).await
+    insert_history(tx, a.instance, &entry, now).await?;
+    let message = Message {
+        step: Some(a.step),
+        step_title: Some(a.step_title),
+        ..Message::of(Topic::StepClosed, a.instance)
+    };
+    outbox::record(tx, &message, now).await
 }
 
 /// What moved an instance on: the answer that closed its step, for a move back's history line.
@@ -782,6 +788,12 @@ async fn move_on(
             ..Entry::of(Event::Skipped)
         };
         insert_history(tx, instance, &entry, now).await?;
+        let message = Message {
+            step: Some(step),
+            step_title: Some(step_title),
+            ..Message::of(Topic::StepSkipped, instance)
+        };
+        outbox::record(tx, &message, now).await?;
     }
     let Some(next) = then.step else {
         set_state(tx, instance, then.end, InstanceState::Complete, now).await?;
@@ -804,6 +816,13 @@ async fn move_on(
             ..Entry::of(Event::Reopened)
         };
         insert_history(tx, instance, &entry, now).await?;
+        let message = Message {
+            step: Some(next),
+            step_title: Some(then.title),
+            participant: Some(sender.participant),
+            ..Message::of(Topic::StepReopened, instance)
+        };
+        outbox::record(tx, &message, now).await?;
     }
     open_step(tx, instance, next, &then.start, mails::Lane::Site, now).await?;
     Ok(Recorded::Advanced)

@@ -267,5 +267,15 @@ pub async fn reassign(
         answer: &to,
         ..Entry::of(Event::Reassigned)
     };
+    // That a participant was handed over, and at which step: never to whom.
+    let message = super::outbox::Message {
+        step: Some(step),
+        participant: Some(who),
+        ..super::outbox::Message::of(
+            crate::domain::delivery::topic::Topic::StepReassigned,
+            instance,
+        )
+    };
+    super::outbox::record(&mut tx, &message, now).await?;
     noted_and_committed(tx, instance, &entry, now).await
 }

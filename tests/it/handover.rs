@@ -160,6 +160,15 @@ async fn a_manager_forwards_the_step_and_the_colleague_answers() {
         .expect("a history line for the forward");
     assert_eq!(forwarded.actor, "forward:manager");
     assert!(forwarded.answer.contains("Paul"), "{}", forwarded.answer);
+    // Webhooks are told a participant was handed over, never to whom.
+    let told = store::outbox::for_instance(&app.db, id).await.unwrap();
+    let reassigned: Vec<_> = told
+        .iter()
+        .filter(|m| m.event.as_str() == "step.reassigned")
+        .collect();
+    assert_eq!(reassigned.len(), 1);
+    assert_eq!(reassigned[0].participant.as_deref(), Some("manager"));
+    assert_eq!(reassigned[0].step_index, Some(1));
 }
 
 #[tokio::test]

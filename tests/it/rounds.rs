@@ -125,6 +125,28 @@ async fn a_rejection_sends_the_claim_back_with_what_was_typed_and_the_reviewers_
     let given = answers(&app, id).await;
     assert_eq!(given[0]["fields"][0]["value"], "1500");
     assert_eq!(given[2]["fields"][0]["value"], "800");
+    // Webhooks are told: the step sent back (by the manager), the step skipped.
+    let told: Vec<(String, Option<i64>, Option<String>)> =
+        orchestra::store::outbox::for_instance(&app.db, id)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|m| {
+                m.event.as_str().starts_with("step.") && m.event.as_str() != "step.answered"
+            })
+            .map(|m| (m.event.as_str().to_owned(), m.step_index, m.participant))
+            .collect();
+    assert_eq!(
+        told,
+        [
+            (
+                "step.reopened".to_owned(),
+                Some(0),
+                Some("manager".to_owned())
+            ),
+            ("step.skipped".to_owned(), Some(2), None),
+        ]
+    );
 }
 
 #[tokio::test]

@@ -151,6 +151,14 @@ async fn two_of_three_directors_close_the_step_and_the_third_link_offers_nothing
             .await
             .contains(&(1, String::new(), "closed_by_quorum".to_owned()))
     );
+    let told = orchestra::store::outbox::for_instance(&app.db, id)
+        .await
+        .unwrap();
+    assert!(
+        told.iter()
+            .any(|m| m.event.as_str() == "step.closed" && m.step_index == Some(1)),
+        "webhooks are told the step closed early"
+    );
     let page = crate::helpers::get(&app.client(), &app, &carol).await;
     assert_eq!(page.status, 200);
     assert!(!page.has("input[name=decision]"), "{}", page.body);

@@ -9,14 +9,27 @@ pub enum Topic {
     /// The instance ended; its state (complete, rejected, cancelled) travels with it.
     InstanceEnded,
     PaymentConfirmed,
+    /// A route sent the instance back to this step (a new round); `participant` is whose
+    /// answer did.
+    StepReopened,
+    /// A step was passed over: its conditions did not hold, or a route jumped past it.
+    StepSkipped,
+    /// A participant was handed to a new contact (by an operator, a forward or a deadline).
+    StepReassigned,
+    /// A step with branches closed once enough of them approved (`| 2 of 3`).
+    StepClosed,
 }
 
 impl Topic {
-    pub const ALL: [Topic; 4] = [
+    pub const ALL: [Topic; 8] = [
         Topic::InstanceStarted,
         Topic::StepAnswered,
         Topic::InstanceEnded,
         Topic::PaymentConfirmed,
+        Topic::StepReopened,
+        Topic::StepSkipped,
+        Topic::StepReassigned,
+        Topic::StepClosed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -25,6 +38,10 @@ impl Topic {
             Topic::StepAnswered => "step.answered",
             Topic::InstanceEnded => "instance.ended",
             Topic::PaymentConfirmed => "payment.confirmed",
+            Topic::StepReopened => "step.reopened",
+            Topic::StepSkipped => "step.skipped",
+            Topic::StepReassigned => "step.reassigned",
+            Topic::StepClosed => "step.closed",
         }
     }
 

@@ -418,7 +418,8 @@ pub struct CreateWebhook {
     #[schema(required = true, value_type = String, min_length = 1)]
     pub url: Option<String>,
     /// The events it takes: instance.started, step.answered, instance.ended,
-    /// payment.confirmed. Left out, null or empty: every event.
+    /// payment.confirmed, step.reopened, step.skipped, step.reassigned, step.closed. Left out,
+    /// null or empty: every event.
     pub events: Option<Vec<String>>,
 }
 
