@@ -70,8 +70,10 @@ impl Definition {
     /// The most requests one participant's link makes to answer every step they answer, once
     /// each: a form then a payment on one link is 4. An answer after which the link has
     /// nothing to answer at once redirects to its thank-you page (post/redirect/get): one
-    /// request more, unless it was a payment's (the payer leaves for the provider).
+    /// request more, unless it was a payment's (the payer leaves for the provider). A step a
+    /// route may send the instance back through is asked once a round (`| rounds N`).
     pub fn requests_per_link(&self) -> u64 {
+        let times = self.times_asked();
         let mut most = 0;
         for who in self.participants() {
             let mut on_link = 0;
@@ -79,18 +81,38 @@ impl Definition {
                 if step.branch_of(who).is_none() {
                     continue;
                 }
-                on_link += step.interaction.requests_on_link();
+                let mut once = step.interaction.requests_on_link();
                 let goes_on = self
                     .steps
                     .get(i + 1)
                     .is_some_and(|next| next.branch_of(who).is_some());
                 if !goes_on && !matches!(step.interaction, Interaction::Payment { .. }) {
-                    on_link += 1;
+                    once += 1;
                 }
+                on_link += once * times[i];
             }
             most = most.max(on_link);
         }
         most
+    }
+
+    /// How many times each step may be asked: once, or once a round for the steps between a
+    /// route back and its target.
+    fn times_asked(&self) -> Vec<u64> {
+        let rounds = u64::from(route::rounds(self));
+        let mut times = vec![1; self.steps.len()];
+        for (from, step) in self.steps.iter().enumerate() {
+            for target in step.routes.targets() {
+                if let route::Target::Step(to) = target
+                    && to <= from
+                {
+                    for t in &mut times[to..=from] {
+                        *t = rounds;
+                    }
+                }
+            }
+        }
+        times
     }
 }
 
@@ -107,5 +129,18 @@ mod requests_tests {
         let two = Definition::parse("review[legal,finance]: Approve\n").unwrap();
         assert_eq!(two.requests_per_link(), 3);
         assert_eq!(suggested_per_link(), 12);
+    }
+
+    #[test]
+    fn a_step_sent_back_to_is_counted_once_a_round() {
+        let claim = "form@employee: Claim | Amount* (number)\n\
+                     review@manager: Check | on reject back to 1 | rounds 3\n\
+                     review@finance: Pay out\n";
+        let d = Definition::parse(claim).unwrap();
+        // The employee's page, answer and thank-you page, three rounds over.
+        assert_eq!(d.requests_per_link(), 9);
+        let once =
+            Definition::parse(&claim.replace(" | on reject back to 1 | rounds 3", "")).unwrap();
+        assert_eq!(once.requests_per_link(), 3);
     }
 }
