@@ -57,16 +57,16 @@ impl Drop for Driver {
     }
 }
 
-struct Browser {
+pub(crate) struct Browser {
     driver: Driver,
     session: String,
     _profile: tempfile::TempDir,
-    app_base: String,
+    pub(crate) app_base: String,
     /// Console errors seen so far, with the page they were seen on.
     console_errors: Vec<String>,
 }
 
-async fn start() -> Option<Browser> {
+pub(crate) async fn start() -> Option<Browser> {
     let (Some(driver), Some(chromium)) = (driver_path(), browser_path()) else {
         // `.ci/run` installs both and sets this: there, a missing browser is a failure.
         assert!(
@@ -146,13 +146,18 @@ async fn start() -> Option<Browser> {
 }
 
 impl Browser {
-    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+    pub(crate) async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Value {
         self.try_call(method, path, body)
             .await
             .unwrap_or_else(|e| panic!("webdriver {path}: {e}"))
     }
 
-    async fn try_call(
+    pub(crate) async fn try_call(
         &self,
         method: reqwest::Method,
         path: &str,
@@ -166,22 +171,22 @@ impl Browser {
         }
     }
 
-    async fn post(&self, path: &str, body: Value) -> Value {
+    pub(crate) async fn post(&self, path: &str, body: Value) -> Value {
         self.call(reqwest::Method::POST, path, Some(body)).await
     }
 
-    async fn get(&self, path: &str) -> Value {
+    pub(crate) async fn get(&self, path: &str) -> Value {
         self.call(reqwest::Method::GET, path, None).await
     }
 
-    async fn goto(&mut self, path: &str) {
+    pub(crate) async fn goto(&mut self, path: &str) {
         let url = format!("{}{path}", self.app_base);
         self.post("/url", json!({ "url": url })).await;
         self.check_console().await;
     }
 
     /// The element a selector finds, waiting up to five seconds for a page still loading.
-    async fn find(&self, css: &str) -> String {
+    pub(crate) async fn find(&self, css: &str) -> String {
         let url = format!("{}/session/{}/element", self.driver.base, self.session);
         let body = json!({"using": "css selector", "value": css});
         for _ in 0..50 {
@@ -194,7 +199,7 @@ impl Browser {
         panic!("no element matches {css} on {}", self.get("/url").await);
     }
 
-    async fn count(&self, css: &str) -> usize {
+    pub(crate) async fn count(&self, css: &str) -> usize {
         self.post("/elements", json!({"using": "css selector", "value": css}))
             .await
             .as_array()
@@ -202,7 +207,7 @@ impl Browser {
     }
 
     /// Clicks what stays on the page: a checkbox, a radio, a copy button.
-    async fn click(&mut self, css: &str) {
+    pub(crate) async fn click(&mut self, css: &str) {
         let id = self.find(css).await;
         self.post(&format!("/element/{id}/click"), json!({})).await;
         self.check_console().await;
@@ -210,7 +215,7 @@ impl Browser {
 
     /// Clicks a link or a submit button and waits until the next page has loaded: the old
     /// document carries a mark the new one lacks, so nothing reads the page being left.
-    async fn follow(&mut self, css: &str) {
+    pub(crate) async fn follow(&mut self, css: &str) {
         self.script("window.__orchestraLeaving = true;").await;
         let id = self.find(css).await;
         self.post(&format!("/element/{id}/click"), json!({})).await;
@@ -219,20 +224,20 @@ impl Browser {
 
     /// Runs a script that leads to another page (a select that submits its form, a key that
     /// submits one) and waits until that page has loaded, as `follow` does.
-    async fn leave_with(&mut self, what: &str, script: &str) {
+    pub(crate) async fn leave_with(&mut self, what: &str, script: &str) {
         self.script("window.__orchestraLeaving = true;").await;
         self.script(script).await;
         self.wait_for_next_page(what).await;
     }
 
     /// Types into a field, Enter last, and waits for the page the form's submission loads.
-    async fn submit_with_enter(&mut self, css: &str) {
+    pub(crate) async fn submit_with_enter(&mut self, css: &str) {
         self.script("window.__orchestraLeaving = true;").await;
         self.type_into(css, "\u{E007}").await;
         self.wait_for_next_page(css).await;
     }
 
-    async fn wait_for_next_page(&mut self, css: &str) {
+    pub(crate) async fn wait_for_next_page(&mut self, css: &str) {
         let loaded = json!({
             "script": "return window.__orchestraLeaving === undefined \
                        && document.readyState === 'complete';",
@@ -255,7 +260,7 @@ impl Browser {
     }
 
     /// Picks an option of a select by its value.
-    async fn select(&self, css: &str, value: &str) {
+    pub(crate) async fn select(&self, css: &str, value: &str) {
         let script = format!(
             "var s = document.querySelector({css:?}); s.value = {value:?}; \
              s.dispatchEvent(new Event('change', {{bubbles: true}})); return s.value;"
@@ -263,28 +268,28 @@ impl Browser {
         assert_eq!(self.script(&script).await, json!(value));
     }
 
-    async fn clear(&self, css: &str) {
+    pub(crate) async fn clear(&self, css: &str) {
         let id = self.find(css).await;
         self.post(&format!("/element/{id}/clear"), json!({})).await;
     }
 
-    async fn type_into(&self, css: &str, text: &str) {
+    pub(crate) async fn type_into(&self, css: &str, text: &str) {
         let id = self.find(css).await;
         self.post(&format!("/element/{id}/value"), json!({ "text": text }))
             .await;
     }
 
-    async fn fill(&self, css: &str, text: &str) {
+    pub(crate) async fn fill(&self, css: &str, text: &str) {
         self.clear(css).await;
         self.type_into(css, text).await;
     }
 
-    async fn script(&self, script: &str) -> Value {
+    pub(crate) async fn script(&self, script: &str) -> Value {
         self.post("/execute/sync", json!({"script": script, "args": []}))
             .await
     }
 
-    async fn text(&self, css: &str) -> String {
+    pub(crate) async fn text(&self, css: &str) -> String {
         let id = self.find(css).await;
         self.get(&format!("/element/{id}/text"))
             .await
@@ -293,12 +298,12 @@ impl Browser {
             .to_owned()
     }
 
-    async fn prop(&self, css: &str, name: &str) -> Value {
+    pub(crate) async fn prop(&self, css: &str, name: &str) -> Value {
         let id = self.find(css).await;
         self.get(&format!("/element/{id}/property/{name}")).await
     }
 
-    async fn attr(&self, css: &str, name: &str) -> Option<String> {
+    pub(crate) async fn attr(&self, css: &str, name: &str) -> Option<String> {
         let id = self.find(css).await;
         self.get(&format!("/element/{id}/attribute/{name}"))
             .await
@@ -306,13 +311,13 @@ impl Browser {
             .map(str::to_owned)
     }
 
-    async fn path(&self) -> String {
+    pub(crate) async fn path(&self) -> String {
         let url = self.get("/url").await.as_str().unwrap().to_owned();
         url.strip_prefix(&self.app_base).unwrap_or(&url).to_owned()
     }
 
     /// Reads the browser's console since the last read and keeps its errors.
-    async fn check_console(&mut self) {
+    pub(crate) async fn check_console(&mut self) {
         let entries = self.post("/se/log", json!({"type": "browser"})).await;
         let page = self.get("/url").await;
         for e in entries.as_array().into_iter().flatten() {
@@ -325,13 +330,13 @@ impl Browser {
         }
     }
 
-    async fn resize(&self, width: u32, height: u32) {
+    pub(crate) async fn resize(&self, width: u32, height: u32) {
         self.post("/window/rect", json!({"width": width, "height": height}))
             .await;
     }
 
     /// Whether the page is wider than the window: it would scroll sideways.
-    async fn scrolls_sideways(&self) -> bool {
+    pub(crate) async fn scrolls_sideways(&self) -> bool {
         self.script(
             "return document.documentElement.scrollWidth > document.documentElement.clientWidth;",
         )
@@ -341,7 +346,7 @@ impl Browser {
     }
 
     /// Writes docs/screenshots/{name}.png when `ORCHESTRA_SCREENSHOTS=1` asks for it.
-    async fn screenshot(&self, name: &str) {
+    pub(crate) async fn screenshot(&self, name: &str) {
         if std::env::var_os("ORCHESTRA_SCREENSHOTS").is_none_or(|v| v != "1") {
             return;
         }
@@ -352,7 +357,7 @@ impl Browser {
         std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
     }
 
-    async fn delete_cookies(&self) {
+    pub(crate) async fn delete_cookies(&self) {
         self.call(reqwest::Method::DELETE, "/cookie", None).await;
     }
 }
@@ -399,7 +404,7 @@ fn base64_decode(text: &str) -> Vec<u8> {
     out
 }
 
-async fn sign_in(b: &mut Browser) {
+pub(crate) async fn sign_in(b: &mut Browser) {
     b.goto("/admin/login?lang=en").await;
     b.fill("#name", ADMIN).await;
     b.fill("#password", PASSWORD).await;
