@@ -18,6 +18,7 @@ mod chores;
 mod cli;
 mod connections;
 mod doorway;
+mod drawing;
 mod faults;
 mod guard;
 mod integrity;

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use tower_sessions::Session;
 
 use super::{FieldErrors, error_for};
+use crate::domain::workflow::drawing::Flow;
 use crate::domain::workflow::edit::{self, Draft, Refusal};
 use crate::domain::workflow::{Definition, Participant};
 use crate::http::AppState;
@@ -89,6 +90,8 @@ struct ShowPage {
     /// The version whose definition is shown: the newest unless `?version=` asks for another.
     shown: i64,
     definition_heading: String,
+    /// The shown version's flow, drawn (an inline SVG, its user text escaped).
+    flow: String,
     versions: Vec<VersionView>,
     edit_label: String,
     delete_label: String,
@@ -135,7 +138,17 @@ pub async fn show(
             ended: v.ended,
         })
         .collect();
+    let flow = Flow {
+        definition: &definition,
+        lang: ctx.lang,
+        name: &w.label,
+        id: "flow",
+        standing: None,
+        edges: &[],
+    }
+    .svg();
     Ok(html(&ShowPage {
+        flow,
         participants: newest
             .participants()
             .iter()
