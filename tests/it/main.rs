@@ -30,6 +30,7 @@ mod metrics;
 mod notices;
 mod outbox;
 mod pages;
+mod preview;
 mod processes;
 mod reads;
 mod routing;
