@@ -76,11 +76,16 @@ pub fn of(ctx: &PageContext, label: &str, definition: &Definition) -> Preview {
             }
         })
         .collect();
+    // A new workflow may have no label yet: its drawing is named as the page is.
+    let name = match label.trim() {
+        "" => ctx.t("workflow-new"),
+        label => label.to_owned(),
+    };
     Preview {
         flow: Flow {
             definition,
             lang,
-            name: label,
+            name: &name,
             id: "preview-flow",
             standing: None,
             edges: &[],
