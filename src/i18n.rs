@@ -128,6 +128,11 @@ const FILES: &[(Lang, &str, &str)] = &[
         "webhooks.ftl",
         include_str!("../locales/en/webhooks.ftl"),
     ),
+    (
+        Lang::En,
+        "drawing.ftl",
+        include_str!("../locales/en/drawing.ftl"),
+    ),
     (Lang::Fr, "main.ftl", include_str!("../locales/fr/main.ftl")),
     (
         Lang::Fr,
@@ -154,6 +159,11 @@ const FILES: &[(Lang, &str, &str)] = &[
         Lang::Fr,
         "webhooks.ftl",
         include_str!("../locales/fr/webhooks.ftl"),
+    ),
+    (
+        Lang::Fr,
+        "drawing.ftl",
+        include_str!("../locales/fr/drawing.ftl"),
     ),
 ];
 

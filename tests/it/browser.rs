@@ -677,8 +677,18 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
             .await;
         b.screenshot(&format!("cancel-phone-{lang}")).await;
         b.goto(&format!("/admin/workflows/1?lang={lang}")).await;
-        b.script("document.querySelector('pre.definition').scrollIntoView(); return true;")
+        // The drawing's smallest text (13 of its 360 units) stays readable on a phone.
+        let smallest = b
+            .script(
+                "const s = document.querySelector('svg.flow'); s.scrollIntoView(); \
+                 return s.getBoundingClientRect().width / s.viewBox.baseVal.width * 13;",
+            )
             .await;
+        let smallest = smallest.as_f64().unwrap();
+        assert!(
+            smallest >= 12.0,
+            "the drawing's text at {smallest} px ({lang})"
+        );
         b.screenshot(&format!("workflow-phone-{lang}")).await;
         b.goto(&format!("/admin/config/orchestra?lang={lang}"))
             .await;

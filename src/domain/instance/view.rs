@@ -4,10 +4,12 @@
 use std::sync::Arc;
 
 use crate::domain::lists::{self, HistoryPage};
+use crate::domain::workflow::drawing::{Flow, Standing};
 use crate::domain::workflow::history::Event;
 use crate::domain::workflow::versions::Cache;
 use crate::domain::workflow::{Definition, Participant, Step};
 use crate::error::Error;
+use crate::i18n::Lang;
 use crate::store::instances::InstanceRow;
 use crate::store::mails::ContactRow;
 use crate::store::workflows::Naming;
@@ -110,5 +112,27 @@ impl View {
         }
         let index = usize::try_from(self.instance.step_index).ok()?;
         self.definition.steps.get(index).map(|s| (index, s))
+    }
+
+    /// Its version's flow drawn with where it stands: its step, its state, and the steps it
+    /// skipped that its history page tells (a long history's older pages are not read for it).
+    pub fn flow(&self, lang: Lang) -> String {
+        let standing = Standing {
+            step: usize::try_from(self.instance.step_index).unwrap_or(0),
+            state: self.instance.state,
+            skipped: (self.history.lines.iter())
+                .filter(|h| h.event == Event::Skipped)
+                .filter_map(|h| usize::try_from(h.step_index).ok())
+                .collect(),
+        };
+        Flow {
+            definition: &self.definition,
+            lang,
+            name: (self.workflow_label.as_deref()).unwrap_or(&self.instance.subject_title),
+            id: "flow",
+            standing: Some(&standing),
+            edges: &[],
+        }
+        .svg()
     }
 }

@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 pub mod condition;
+pub mod drawing;
 pub mod edit;
 pub mod history;
 pub mod route;

@@ -471,6 +471,8 @@ struct ShowPage {
     version: i64,
     state_label: String,
     current_step: String,
+    /// Its version's flow, drawn with where it stands (an inline SVG, its user text escaped).
+    flow: String,
     /// Participants a link may be issued for: those with something left to answer.
     participants: Vec<String>,
     links: Vec<LinkLine>,
@@ -564,6 +566,7 @@ async fn show_page(
             s.title_in(ctx.lang)
         )
     });
+    let flow = view.flow(ctx.lang);
     let participants = view
         .participants_left
         .iter()
@@ -687,6 +690,7 @@ async fn show_page(
         workflow,
         version,
         current_step,
+        flow,
         participants,
         links,
         history,

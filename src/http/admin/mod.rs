@@ -13,6 +13,7 @@ pub mod auth;
 pub mod confirm;
 pub mod dashboard;
 pub mod instances;
+pub mod preview;
 pub mod settings;
 pub mod sizing;
 pub mod status;

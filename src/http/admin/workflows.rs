@@ -9,7 +9,9 @@ use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use tower_sessions::Session;
 
+use super::preview::{self, Preview};
 use super::{FieldErrors, error_for};
+use crate::domain::workflow::drawing::Flow;
 use crate::domain::workflow::edit::{self, Draft, Refusal};
 use crate::domain::workflow::{Definition, Participant};
 use crate::http::AppState;
@@ -89,6 +91,8 @@ struct ShowPage {
     /// The version whose definition is shown: the newest unless `?version=` asks for another.
     shown: i64,
     definition_heading: String,
+    /// The shown version's flow, drawn (an inline SVG, its user text escaped).
+    flow: String,
     versions: Vec<VersionView>,
     edit_label: String,
     delete_label: String,
@@ -135,7 +139,17 @@ pub async fn show(
             ended: v.ended,
         })
         .collect();
+    let flow = Flow {
+        definition: &definition,
+        lang: ctx.lang,
+        name: &w.label,
+        id: "flow",
+        standing: None,
+        edges: &[],
+    }
+    .svg();
     Ok(html(&ShowPage {
+        flow,
         participants: newest
             .participants()
             .iter()
@@ -168,6 +182,8 @@ struct FormPage {
     errors: FieldErrors,
     /// When editing: what saving will do to running instances.
     versions_note: Option<String>,
+    /// The typed definition as its participants will see it, after *Preview*.
+    preview: Option<Preview>,
 }
 
 impl FormPage {
@@ -197,6 +213,7 @@ pub async fn new_form(ctx: PageContext) -> Response {
         definition: STARTER.into(),
         errors: Vec::new(),
         versions_note: None,
+        preview: None,
     })
 }
 
@@ -237,6 +254,7 @@ pub async fn edit_form(
         definition,
         errors: Vec::new(),
         versions_note,
+        preview: None,
     }))
 }
 
@@ -248,6 +266,9 @@ pub struct WorkflowForm {
     label: String,
     #[serde(default)]
     definition: String,
+    /// Set by the *Preview* button: show the definition, save nothing.
+    #[serde(default)]
+    preview: Option<String>,
 }
 
 /// A draft's problems as the form shows them, each under its field.
@@ -266,6 +287,35 @@ fn draft(form: &WorkflowForm) -> Draft<'_> {
     }
 }
 
+/// The editor again, what was typed kept, with the typed definition previewed or its errors
+/// shown: nothing is saved either way.
+fn previewed(
+    ctx: PageContext,
+    id: Option<i64>,
+    form: WorkflowForm,
+    versions_note: Option<String>,
+) -> Response {
+    match Definition::parse_all(&form.definition) {
+        Ok(definition) => html(&FormPage {
+            preview: Some(preview::of(&ctx, &form.label, &definition)),
+            ctx,
+            id,
+            name: form.name,
+            label: form.label,
+            definition: form.definition,
+            errors: Vec::new(),
+            versions_note,
+        }),
+        Err(problems) => {
+            let errors = problems
+                .iter()
+                .map(|m| ("definition".to_owned(), ctx.msg(m)))
+                .collect();
+            rejected(ctx, id, form, errors, versions_note)
+        }
+    }
+}
+
 fn rejected(
     ctx: PageContext,
     id: Option<i64>,
@@ -281,6 +331,7 @@ fn rejected(
         definition: form.definition,
         errors,
         versions_note,
+        preview: None,
     });
     *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
     response
@@ -292,6 +343,9 @@ pub async fn create(
     session: Session,
     Form(form): Form<WorkflowForm>,
 ) -> Result<Response> {
+    if form.preview.is_some() {
+        return Ok(previewed(ctx, None, form, None));
+    }
     let errors = match edit::create(&state.db, &draft(&form)).await {
         Ok(id) => {
             flash(&session, "workflow-saved").await?;
@@ -315,6 +369,10 @@ pub async fn save(
 ) -> Result<Response> {
     let w = workflow_of(&state, id).await?;
     form.name = w.name;
+    if form.preview.is_some() {
+        let note = versions_note(&state, &ctx, id).await?;
+        return Ok(previewed(ctx, Some(id), form, note));
+    }
     let errors = match edit::save(&state.db, id, &draft(&form)).await {
         Ok(_) => {
             return flash_to(
