@@ -11,6 +11,8 @@ drawing-only-if = only if { $condition }
 drawing-quorum = { $needed } of { $count } needed
 drawing-deadline = deadline { $after }, then the instance ends
 drawing-deadline-next = deadline { $after }, then the next step
+drawing-deadline-to = deadline { $after }, then to { $participant }
+drawing-forward = can be forwarded
 drawing-days = { $count ->
     [one] 1 day
    *[other] { $count } days
@@ -29,6 +31,9 @@ drawing-seconds = { $count ->
 }
 drawing-route = { $label } → step { $to }
 drawing-route-end = { $label } → end
+drawing-route-if = if { $conditions }
+drawing-route-approve = approved
+drawing-route-reject = rejected
 drawing-done = Done
 drawing-skipped = Skipped
 drawing-current = Current step

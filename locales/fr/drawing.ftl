@@ -11,6 +11,8 @@ drawing-only-if = seulement si { $condition }
 drawing-quorum = { $needed } sur { $count } nécessaires
 drawing-deadline = délai { $after }, puis fin de l'instance
 drawing-deadline-next = délai { $after }, puis l'étape suivante
+drawing-deadline-to = échéance { $after }, puis à { $participant }
+drawing-forward = peut être transmise
 drawing-days = { $count ->
     [one] 1 jour
    *[other] { $count } jours
@@ -29,6 +31,9 @@ drawing-seconds = { $count ->
 }
 drawing-route = { $label } → étape { $to }
 drawing-route-end = { $label } → fin
+drawing-route-if = si { $conditions }
+drawing-route-approve = approuvée
+drawing-route-reject = refusée
 drawing-done = Faite
 drawing-skipped = Sautée
 drawing-current = Étape en cours

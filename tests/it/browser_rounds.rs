@@ -132,6 +132,16 @@ async fn a_claim_sent_back_is_answered_again_in_a_real_browser() {
                     "{lang} at {width} px: {violations:?}"
                 );
             }
+            assert!(
+                !b.scrolls_sideways().await,
+                "the workflow page ({lang}) at {width} px"
+            );
+            let name = if width < 500 {
+                "workflow-routes-phone"
+            } else {
+                "workflow-routes"
+            };
+            b.screenshot(&format!("{name}-{lang}")).await;
         }
     }
     b.check_console().await;

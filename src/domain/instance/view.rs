@@ -131,7 +131,7 @@ impl View {
             name: (self.workflow_label.as_deref()).unwrap_or(&self.instance.subject_title),
             id: "flow",
             standing: Some(&standing),
-            edges: &[],
+            edges: &crate::domain::workflow::drawing::route_edges(&self.definition, lang),
         }
         .svg()
     }

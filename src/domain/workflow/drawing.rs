@@ -29,11 +29,32 @@ pub struct Standing {
     pub skipped: Vec<usize>,
 }
 
-/// Where an edge goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Target {
-    Step(usize),
-    End,
+pub use super::route::Target;
+
+/// A definition's routes as edges, labelled in `lang`: a form's `if`, then `on approve`, then
+/// `on reject`, as a step's line writes them.
+pub fn route_edges(definition: &Definition, lang: Lang) -> Vec<Edge> {
+    let mut edges = Vec::new();
+    for (from, step) in definition.steps.iter().enumerate() {
+        let routes = &step.routes;
+        for when in &routes.when {
+            let conditions = condition::to_text(&when.conditions, &definition.steps);
+            edges.push(Edge {
+                from,
+                to: when.target,
+                label: tr(lang, "drawing-route-if", &[("conditions", &conditions)]),
+            });
+        }
+        if let Some(to) = routes.on_approve {
+            let label = tr(lang, "drawing-route-approve", &[]);
+            edges.push(Edge { from, to, label });
+        }
+        if let Some(to) = routes.on_reject {
+            let label = tr(lang, "drawing-route-reject", &[]);
+            edges.push(Edge { from, to, label });
+        }
+    }
+    edges
 }
 
 /// An arrow besides the flow from one step to the next, such as a route back.
@@ -260,16 +281,21 @@ impl Flow<'_> {
                 ),
             ));
         }
-        if let Some(e) = step.expires {
-            let id = if e.then_next {
-                "drawing-deadline-next"
-            } else {
-                "drawing-deadline"
+        if let Some(e) = &step.expires {
+            let after = duration(lang, e.after);
+            let text = match &e.then_to {
+                Some(who) => tr(
+                    lang,
+                    "drawing-deadline-to",
+                    &[("after", &after), ("participant", who.as_str())],
+                ),
+                None if e.then_next => tr(lang, "drawing-deadline-next", &[("after", &after)]),
+                None => tr(lang, "drawing-deadline", &[("after", &after)]),
             };
-            marks.push((
-                "flow-deadline",
-                tr(lang, id, &[("after", &duration(lang, e.after))]),
-            ));
+            marks.push(("flow-deadline", text));
+        }
+        if step.forward {
+            marks.push(("flow-deadline", tr(lang, "drawing-forward", &[])));
         }
         marks
     }
@@ -744,5 +770,29 @@ mod tests {
         assert!(svg.contains(">on reject → step 1<"), "{svg}");
         assert!(svg.contains(">if Purpose = &lt;none&gt; → end<"), "{svg}");
         assert!(desc(&svg).contains("on reject → step 1"));
+    }
+
+    #[test]
+    fn a_definitions_routes_are_its_edges_in_the_readers_language() {
+        let definition = Definition::parse(
+            "form@employee: Claim | Amount* (number) | if Amount > 5000 go 3\n\
+             review@manager: Check | on reject back to 1 | on approve go end\n\
+             review@board: Board | expires 3d then to manager\n",
+        )
+        .unwrap();
+        let edges = route_edges(&definition, Lang::En);
+        let seen: Vec<(usize, Target, &str)> = edges
+            .iter()
+            .map(|e| (e.from, e.to, e.label.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (0, Target::Step(2), "if Amount > 5000"),
+                (1, Target::End, "approved"),
+                (1, Target::Step(0), "rejected"),
+            ]
+        );
+        assert_eq!(route_edges(&definition, Lang::Fr)[2].label, "refusée");
     }
 }

@@ -88,7 +88,7 @@ pub fn of(ctx: &PageContext, label: &str, definition: &Definition) -> Preview {
             name: &name,
             id: "preview-flow",
             standing: None,
-            edges: &[],
+            edges: &crate::domain::workflow::drawing::route_edges(definition, lang),
         }
         .svg(),
         steps,

@@ -145,7 +145,7 @@ pub async fn show(
         name: &w.label,
         id: "flow",
         standing: None,
-        edges: &[],
+        edges: &crate::domain::workflow::drawing::route_edges(&definition, ctx.lang),
     }
     .svg();
     Ok(html(&ShowPage {
