@@ -1997,7 +1997,7 @@ async fn webhook_create_refuses_internal_addresses_and_unknown_events() {
         .expect(
             2,
             "",
-            "Unknown event x.y. Events: instance.started, step.answered, instance.ended, payment.confirmed.\n",
+            "Unknown event x.y. Events: instance.started, step.answered, instance.ended, payment.confirmed, step.reopened, step.skipped, step.reassigned, step.closed.\n",
         );
     cli.run(&["webhook", "list"]).expect(0, "", "");
 }
