@@ -574,6 +574,7 @@ definition-route-go = Line { $line }: a route goes to a step by its number or to
 definition-route-twice = Line { $line }: a step has at most one "on reject" and one "on approve".
 definition-rounds = Line { $line }: "rounds N" says how many times an instance may go round, from 1 to { $max }, as in "rounds 3".
 definition-expires-to = Line { $line }: "expires … then to { $participant }" hands the step to another participant of this workflow when the deadline passes: name one that answers another step, for a step with one participant.
+definition-notify = Line { $line }: "notify:" names, once, the participants of this workflow emailed the outcome besides the requester, as in "notify: finance, manager".
 definition-segments = Line { $line }: this step has one bar too many; only a form's fields, a payment's amount and "show" go after bars.
 definition-translation-first = Line { $line }: a translation line goes under the step it translates.
 definition-translation-twice = Line { $line }: this step already has words in this language.
@@ -609,6 +610,7 @@ option-reject-go-help = a rejection goes to that step ("end": the instance ends 
 option-approve-go-help = once approved (a form: answered), goes to that step ("end": the instance completes)
 option-if-go-help = goes to that step ("end": completes) when the conditions hold, as "only if" reads them
 option-rounds-help = how many rounds an instance may go through when routes send it back (5 unless said); past them it ends as rejected
+option-notify-help = a line of its own: these participants are emailed the outcome too, besides whoever answered the first step (when they have an address)
 # Lists that page (issue 21).
 instances-filter-any = Any
 instances-started-by = Started by

@@ -574,6 +574,7 @@ definition-route-go = Ligne { $line } : une route va à une étape par son numé
 definition-route-twice = Ligne { $line } : une étape a au plus un « on reject » et un « on approve ».
 definition-rounds = Ligne { $line } : « rounds N » dit combien de tours une instance peut faire, de 1 à { $max }, comme dans « rounds 3 ».
 definition-expires-to = Ligne { $line } : « expires … then to { $participant } » confie l'étape à un autre participant de ce workflow à l'échéance : nommez-en un qui répond à une autre étape, pour une étape à un seul participant.
+definition-notify = Ligne { $line } : « notify: » nomme, une fois, les participants de ce workflow qui reçoivent l'issue par e-mail en plus du demandeur, comme dans « notify: finance, manager ».
 definition-segments = Ligne { $line } : cette étape a une barre de trop ; seuls les champs d'un formulaire, le montant d'un paiement et « show » viennent après des barres.
 definition-translation-first = Ligne { $line } : une ligne de traduction se place sous l'étape qu'elle traduit.
 definition-translation-twice = Ligne { $line } : cette étape a déjà ses mots dans cette langue.
@@ -609,6 +610,7 @@ option-reject-go-help = un refus mène à cette étape (« end » : l'instance s
 option-approve-go-help = une fois approuvée (un formulaire : rempli), mène à cette étape (« end » : l'instance est terminée)
 option-if-go-help = mène à cette étape (« end » : terminée) quand les conditions sont remplies, lues comme pour « only if »
 option-rounds-help = combien de tours une instance peut faire quand des routes la renvoient en arrière (5 sauf mention) ; au-delà, elle se termine comme refusée
+option-notify-help = une ligne à part : ces participants reçoivent aussi l'issue par e-mail, en plus de qui a répondu à la première étape (s'ils ont une adresse)
 # Listes paginées (ticket 21).
 instances-filter-any = Tous
 instances-started-by = Démarrée par

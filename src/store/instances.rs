@@ -590,6 +590,8 @@ pub struct Answer<'a> {
     pub on_reject: Option<Then<'a>>,
     /// The rounds the instance may go through (`| rounds N`).
     pub rounds: i64,
+    /// Who besides the requester is emailed the outcome, should the instance end.
+    pub notify: &'a [String],
 }
 
 /// Records an answer and moves the instance on when its step is complete, in one transaction.
@@ -675,7 +677,15 @@ pub async fn record_answer_in(
         if early {
             closed_by_quorum(tx, a, now).await?;
         }
-        let moved = move_on(tx, a.instance, &a.then, Some(&Sender::of(a, round)), now).await?;
+        let moved = move_on(
+            tx,
+            a.instance,
+            &a.then,
+            Some(&Sender::of(a, round)),
+            a.notify,
+            now,
+        )
+        .await?;
         if early {
             // Told after the move, which sets aside what was pending for the step.
             let not_needed: Vec<Participant> = a
@@ -690,9 +700,20 @@ pub async fn record_answer_in(
         moved
     } else if a.branches.len() - rejections < needed {
         match &a.on_reject {
-            Some(then) => move_on(tx, a.instance, then, Some(&Sender::of(a, round)), now).await?,
+            Some(then) => {
+                let sender = Sender::of(a, round);
+                move_on(tx, a.instance, then, Some(&sender), a.notify, now).await?
+            }
             None => {
-                set_state(tx, a.instance, a.step, InstanceState::Rejected, now).await?;
+                set_state(
+                    tx,
+                    a.instance,
+                    a.step,
+                    InstanceState::Rejected,
+                    a.notify,
+                    now,
+                )
+                .await?;
                 Recorded::Ended(InstanceState::Rejected)
             }
         }
@@ -766,13 +787,22 @@ async fn move_on(
     instance: i64,
     then: &Then<'_>,
     sender: Option<&Sender<'_>>,
+    notify: &[String],
     now: i64,
 ) -> Result<Recorded, sqlx::Error> {
     if then.again
         && let Some(sender) = sender
     {
         if sender.round + 1 >= sender.rounds {
-            set_state(tx, instance, sender.step, InstanceState::Rejected, now).await?;
+            set_state(
+                tx,
+                instance,
+                sender.step,
+                InstanceState::Rejected,
+                notify,
+                now,
+            )
+            .await?;
             return Ok(Recorded::Ended(InstanceState::Rejected));
         }
         sqlx::query("UPDATE instances SET round = round + 1 WHERE id = $1")
@@ -796,7 +826,7 @@ async fn move_on(
         outbox::record(tx, &message, now).await?;
     }
     let Some(next) = then.step else {
-        set_state(tx, instance, then.end, InstanceState::Complete, now).await?;
+        set_state(tx, instance, then.end, InstanceState::Complete, notify, now).await?;
         return Ok(Recorded::Ended(InstanceState::Complete));
     };
     sqlx::query("UPDATE instances SET step_index = $1 WHERE id = $2")
@@ -859,6 +889,7 @@ async fn set_state(
     instance: i64,
     step: i64,
     state: InstanceState,
+    notify: &[String],
     now: i64,
 ) -> Result<(), sqlx::Error> {
     sqlx::query("UPDATE instances SET state = $1, step_index = $2 WHERE id = $3")
@@ -869,7 +900,7 @@ async fn set_state(
         .await?;
     count_end(tx, instance).await?;
     mails::settle_instance_in(tx, instance).await?;
-    mails::queue_outcome_in(tx, instance, step, now).await?;
+    mails::queue_outcome_in(tx, instance, step, notify, now).await?;
     insert_history(
         tx,
         instance,
@@ -903,6 +934,7 @@ pub async fn cancel(
     token: &str,
     by: &str,
     reason_json: &str,
+    notify: &[String],
 ) -> Result<bool, sqlx::Error> {
     let now = super::now();
     let mut tx = db.write().await?;
@@ -921,7 +953,7 @@ pub async fn cancel(
     };
     count_end(&mut tx, instance).await?;
     mails::settle_instance_in(&mut tx, instance).await?;
-    mails::queue_outcome_in(&mut tx, instance, step, now).await?;
+    mails::queue_outcome_in(&mut tx, instance, step, notify, now).await?;
     revoke_records(&mut tx, instance, by, now).await?;
     sqlx::query(
         "UPDATE payments SET state = 'cancelled', open_key = NULL, updated_at = $1 \
@@ -1028,6 +1060,7 @@ pub async fn lapse(
     step: i64,
     step_title: &str,
     next: Option<Then<'_>>,
+    notify: &[String],
 ) -> Result<Lapsed, sqlx::Error> {
     let now = super::now();
     let mut tx = db.write().await?;
@@ -1057,13 +1090,13 @@ pub async fn lapse(
                 now,
             )
             .await?;
-            match move_on(&mut tx, instance, &then, None, now).await? {
+            match move_on(&mut tx, instance, &then, None, notify, now).await? {
                 Recorded::Advanced => Lapsed::MovedOn,
                 _ => Lapsed::Ended,
             }
         }
         None => {
-            set_state(&mut tx, instance, step, InstanceState::Expired, now).await?;
+            set_state(&mut tx, instance, step, InstanceState::Expired, notify, now).await?;
             Lapsed::Ended
         }
     };

@@ -142,21 +142,33 @@ pub(crate) async fn queue_outcome_in(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     instance: i64,
     step: i64,
+    notify: &[String],
     now: i64,
 ) -> Result<u64, sqlx::Error> {
-    Ok(sqlx::query(
+    // The requester (whoever answered the first step), and whoever the definition names.
+    let named = if notify.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " OR c.participant IN ({})",
+            super::placeholders(5, notify.len(), 1)
+        )
+    };
+    let sql = format!(
         "INSERT INTO mails (instance_id, participant, step_index, kind, lane, next_at, \
          created_at) SELECT c.instance_id, c.participant, $2, 'outcome', $3, $4, $4 \
-         FROM contacts c WHERE c.instance_id = $1 AND c.participant IN (SELECT participant \
-         FROM history WHERE instance_id = $1 AND step_index = 0 AND event = 'answered')",
-    )
-    .bind(instance)
-    .bind(step)
-    .bind(Lane::Site as i64)
-    .bind(now)
-    .execute(&mut **tx)
-    .await?
-    .rows_affected())
+         FROM contacts c WHERE c.instance_id = $1 AND (c.participant IN (SELECT participant \
+         FROM history WHERE instance_id = $1 AND step_index = 0 AND event = 'answered'){named})"
+    );
+    let mut query = sqlx::query(&sql)
+        .bind(instance)
+        .bind(step)
+        .bind(Lane::Site as i64)
+        .bind(now);
+    for p in notify {
+        query = query.bind(p);
+    }
+    Ok(query.execute(&mut **tx).await?.rows_affected())
 }
 
 /// The hourly quota of link emails asked for through the API: the keys to count one email

@@ -261,3 +261,58 @@ async fn at_its_deadline_the_managers_step_goes_to_the_director() {
             .any(|h| h.event.as_str() == "reassigned" && h.actor == "deadline")
     );
 }
+
+/// `notify: director`: besides the requester, the director is emailed the outcome (when the
+/// instance ends), though their own step was never asked; the manager, not named, is not.
+#[tokio::test]
+async fn whoever_the_definition_names_is_told_the_outcome() {
+    let app = spawn_now(crate::helpers::Flood::Memory).await;
+    let text = format!("{CLAIM}notify: director\n");
+    let definition = orchestra::domain::workflow::Definition::parse(&text).unwrap();
+    let written = definition.to_text();
+    assert!(written.ends_with("notify: director\n"), "{written}");
+    assert_eq!(
+        orchestra::domain::workflow::Definition::parse(&written).unwrap(),
+        definition
+    );
+    let w = store::workflows::create(&app.db, "told", "Told", &definition.to_json())
+        .await
+        .unwrap()
+        .unwrap();
+    let contacts = [
+        contact("manager", "mia@office.example", "Mia"),
+        contact("director", "dora@office.example", "Dora"),
+    ];
+    let id = instance::start(
+        &app.db,
+        &instance::Start {
+            contacts: &contacts,
+            ..instance::Start::new(w, "Taxi", &Actor::Admin("ada".into()))
+        },
+    )
+    .await
+    .unwrap();
+    let employee = app.link(id, Some("employee")).await;
+    let filed = answer_step(&app.client(), &app, &employee, &[("amount", "80")]).await;
+    assert_eq!(filed.status, 200);
+    approve(&app, &app.link(id, Some("manager")).await).await;
+    assert_eq!(state_of(&app, id).await.0, "complete");
+    let smtp = Smtp::start();
+    let mailer = Mailer::new(&smtp.url(), "Orchestra <orchestra@example.org>").unwrap();
+    run(&app, &mailer, store::now()).await;
+    let subjects = |to: &str| -> Vec<String> {
+        smtp.received()
+            .iter()
+            .filter(|m| m.to == [to])
+            .map(|m| m.subject())
+            .collect()
+    };
+    assert_eq!(subjects("dora@office.example"), ["Approved: Taxi"]);
+    assert!(
+        !subjects("mia@office.example")
+            .iter()
+            .any(|s| s.starts_with("Approved")),
+        "{:?}",
+        subjects("mia@office.example")
+    );
+}

@@ -23,7 +23,16 @@ pub async fn cancel(
         r => serde_json::json!({ "reason": r }).to_string(),
     };
     let token = crate::domain::keys::random_token();
-    if store::instances::cancel(db, instance_id, &token, &by.stored(), &answer).await? {
+    // Who besides the requester is told the outcome: the instance's version says.
+    let notify = match store::instances::by_id(db, instance_id).await? {
+        Some(row) => store::workflows::version(db, row.version_id)
+            .await?
+            .and_then(|v| crate::domain::workflow::Definition::from_json(&v.definition))
+            .map(|d| d.notify_names())
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    if store::instances::cancel(db, instance_id, &token, &by.stored(), &answer, &notify).await? {
         tracing::info!(instance = instance_id, "instance cancelled");
         return Ok(());
     }

@@ -471,6 +471,7 @@ pub async fn record(
             then,
             on_reject,
             rounds: i64::from(crate::domain::workflow::route::rounds(&resolved.definition)),
+            notify: &resolved.definition.notify_names(),
         },
     )
     .await?)

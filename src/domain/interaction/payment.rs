@@ -271,6 +271,7 @@ pub async fn apply(db: &Db, versions: &Cache, notice: &Notice) -> Result<Option<
                 then,
                 on_reject,
                 rounds: i64::from(crate::domain::workflow::route::rounds(&definition)),
+                notify: &definition.notify_names(),
             },
         )
         .await?;

@@ -185,7 +185,8 @@ async fn lapse(
     };
     let title = definition.steps.get(index).map_or("", |s| s.title.as_str());
     let lapsed = if waiting {
-        store::instances::lapse(db, instance.id, m.step_index, title, next).await?
+        let notify = definition.notify_names();
+        store::instances::lapse(db, instance.id, m.step_index, title, next, &notify).await?
     } else {
         Lapsed::Nothing
     };

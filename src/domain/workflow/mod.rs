@@ -36,9 +36,13 @@ mod participant;
 mod state;
 mod step;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Definition {
     pub steps: Vec<Step>,
+    /// Participants emailed the instance's outcome besides its requester (`notify: finance`),
+    /// when they have an address.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notify: Vec<Participant>,
 }
 
 pub const MAX_STEPS: usize = 20;
@@ -48,6 +52,11 @@ pub const MAX_FIELDS: usize = 30;
 pub const MAX_DEFINITION_CHARS: usize = 20_000;
 
 impl Definition {
+    /// The participants `notify:` names, as stored.
+    pub fn notify_names(&self) -> Vec<String> {
+        self.notify.iter().map(|p| p.as_str().to_owned()).collect()
+    }
+
     /// Every participant of the definition, in the order they first answer.
     pub fn participants(&self) -> Vec<&Participant> {
         let mut out: Vec<&Participant> = Vec::new();

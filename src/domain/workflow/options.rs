@@ -87,6 +87,10 @@ pub const OPTIONS: &[Documented] = &[
         help: "option-rounds-help",
     },
     Documented {
+        example: "notify: finance, director",
+        help: "option-notify-help",
+    },
+    Documented {
         example: "  fr: Vérifier le fournisseur | Société",
         help: "workflow-translation-help",
     },
@@ -127,7 +131,9 @@ mod tests {
             } else {
                 "review@manager: Check"
             };
-            let text = if line.example.starts_with("  ") {
+            let text = if line.example.starts_with("notify:") {
+                format!("{base}{}\n", line.example)
+            } else if line.example.starts_with("  ") {
                 format!(
                     "review@manager: Vérifier\n{}\n",
                     line.example.replace(" | Société", "")
@@ -161,6 +167,9 @@ mod tests {
             .map(|(block, _)| block)
             .expect("docs/workflows.md has the options markers");
         let expected = markdown();
-        assert!(block == expected, "docs/workflows.md's list is out of date; paste:\n{expected}");
+        assert!(
+            block == expected,
+            "docs/workflows.md's list is out of date; paste:\n{expected}"
+        );
     }
 }

@@ -38,12 +38,29 @@ impl Definition {
         let mut steps: Vec<Step> = Vec::new();
         // Each step's line, for what is checked once every step is known.
         let mut lines: Vec<usize> = Vec::new();
+        let mut notify: Vec<Participant> = Vec::new();
+        let mut notify_line = 0;
         let mut errors = Vec::new();
         // Whether the last step line parsed: a translation under a bad step is not judged.
         let mut last_ok = false;
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if let Some(list) = line.strip_prefix("notify:") {
+                let named: Option<Vec<Participant>> = list
+                    .split(',')
+                    .map(|p| Participant::parse(p.trim()))
+                    .collect();
+                match named {
+                    Some(named) if notify.is_empty() && !named.is_empty() => {
+                        notify = named;
+                        notify_line = n + 1;
+                    }
+                    _ => errors
+                        .push(Message::new("definition-notify").arg("line", (n + 1).to_string())),
+                }
                 continue;
             }
             if let Some((lang, words)) = translation_line(line) {
@@ -95,6 +112,9 @@ impl Definition {
             .iter()
             .flat_map(|s| s.participants().iter().cloned())
             .collect();
+        if notify.iter().any(|p| !everyone.contains(p)) {
+            errors.push(Message::new("definition-notify").arg("line", notify_line.to_string()));
+        }
         for (step, line) in steps.iter().zip(&lines) {
             if let Some(who) = step.expires.as_ref().and_then(|e| e.then_to.as_ref()) {
                 if !step.branches.is_empty() || *who == step.participant || !everyone.contains(who)
@@ -125,7 +145,7 @@ impl Definition {
                 Message::new("definition-too-long").arg("max", MAX_STEPS.to_string()),
             ]);
         }
-        Ok(Self { steps })
+        Ok(Self { steps, notify })
     }
 
     /// The line format of this definition; `parse(to_text())` gives it back.
@@ -237,6 +257,10 @@ impl Definition {
                 }
                 out.push('\n');
             }
+        }
+        if !self.notify.is_empty() {
+            let names: Vec<&str> = self.notify.iter().map(Participant::as_str).collect();
+            out.push_str(&format!("notify: {}\n", names.join(", ")));
         }
         out
     }

@@ -110,14 +110,14 @@ pub async fn show(
     Query(q): Query<ShowQuery>,
 ) -> Result<Response> {
     let w = workflow_of(&state, id).await?;
-    let newest = Definition::from_json(&w.definition).unwrap_or(Definition { steps: vec![] });
+    let newest = Definition::from_json(&w.definition).unwrap_or_default();
     // An older version's definition, shown in place of the newest's.
     let (shown, definition) = match q.version.filter(|&n| n != w.version) {
         Some(number) => {
             let v = store::workflows::version_numbered(&state.db, id, number)
                 .await?
                 .ok_or(AppError::NotFound)?;
-            let d = Definition::from_json(&v.definition).unwrap_or(Definition { steps: vec![] });
+            let d = Definition::from_json(&v.definition).unwrap_or_default();
             (number, d)
         }
         None => (w.version, newest.clone()),

@@ -27,7 +27,7 @@ pub async fn list(State(state): State<AppState>, who: Who) -> ApiResult {
         .into_iter()
         .filter(|w| token.scope.covers(&w.name))
         .map(|w| {
-            let d = Definition::from_json(&w.definition).unwrap_or(Definition { steps: vec![] });
+            let d = Definition::from_json(&w.definition).unwrap_or_default();
             wire::Workflow {
                 participants: names(d.participants()),
                 steps: steps_of(&d),
