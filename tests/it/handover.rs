@@ -24,11 +24,17 @@ fn contact(participant: &str, email: &str, name: &str) -> ContactInput {
 /// A claim filed by the employee, waiting for the manager (who has an address, as has the
 /// director), and a mailer on a loopback SMTP server.
 async fn waiting_for_the_manager(app: &TestApp) -> (i64, Smtp, Mailer) {
-    let definition = orchestra::domain::workflow::Definition::parse(CLAIM).unwrap();
-    store::workflows::create(&app.db, "claim", "Expense claim", &definition.to_json())
-        .await
-        .unwrap();
-    let w = store::workflows::by_name(&app.db, "claim")
+    let id = filed(app, "claim", CLAIM).await;
+    let smtp = Smtp::start();
+    let mailer = Mailer::new(&smtp.url(), "Orchestra <orchestra@example.org>").unwrap();
+    (id, smtp, mailer)
+}
+
+/// A workflow `name` of `text`, an instance of it with the manager's and the director's
+/// addresses, and the employee's claim of 80 filed.
+async fn filed(app: &TestApp, name: &str, text: &str) -> i64 {
+    let definition = orchestra::domain::workflow::Definition::parse(text).unwrap();
+    let w = store::workflows::create(&app.db, name, "Expense claim", &definition.to_json())
         .await
         .unwrap()
         .unwrap();
@@ -40,7 +46,7 @@ async fn waiting_for_the_manager(app: &TestApp) -> (i64, Smtp, Mailer) {
         &app.db,
         &instance::Start {
             contacts: &contacts,
-            ..instance::Start::new(w.id, "Taxi", &Actor::Admin("ada".into()))
+            ..instance::Start::new(w, "Taxi", &Actor::Admin("ada".into()))
         },
     )
     .await
@@ -48,9 +54,7 @@ async fn waiting_for_the_manager(app: &TestApp) -> (i64, Smtp, Mailer) {
     let employee = app.link(id, Some("employee")).await;
     let filed = answer_step(&app.client(), app, &employee, &[("amount", "80")]).await;
     assert_eq!(filed.status, 200, "{}", filed.body);
-    let smtp = Smtp::start();
-    let mailer = Mailer::new(&smtp.url(), "Orchestra <orchestra@example.org>").unwrap();
-    (id, smtp, mailer)
+    id
 }
 
 async fn run(app: &TestApp, mailer: &Mailer, now: i64) {
@@ -275,26 +279,7 @@ async fn whoever_the_definition_names_is_told_the_outcome() {
         orchestra::domain::workflow::Definition::parse(&written).unwrap(),
         definition
     );
-    let w = store::workflows::create(&app.db, "told", "Told", &definition.to_json())
-        .await
-        .unwrap()
-        .unwrap();
-    let contacts = [
-        contact("manager", "mia@office.example", "Mia"),
-        contact("director", "dora@office.example", "Dora"),
-    ];
-    let id = instance::start(
-        &app.db,
-        &instance::Start {
-            contacts: &contacts,
-            ..instance::Start::new(w, "Taxi", &Actor::Admin("ada".into()))
-        },
-    )
-    .await
-    .unwrap();
-    let employee = app.link(id, Some("employee")).await;
-    let filed = answer_step(&app.client(), &app, &employee, &[("amount", "80")]).await;
-    assert_eq!(filed.status, 200);
+    let id = filed(&app, "told", &text).await;
     approve(&app, &app.link(id, Some("manager")).await).await;
     assert_eq!(state_of(&app, id).await.0, "complete");
     let smtp = Smtp::start();
