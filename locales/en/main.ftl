@@ -140,6 +140,7 @@ api-body-timed-out = The body did not arrive in time.
 api-busy = The server is answering as many requests as it can; try again in a moment.
 api-nul = Text may not hold a NUL character (\u0000).
 api-workflow-missing = Name the workflow by its machine name.
+api-participant-missing = Name the participant to hand over, as the workflow names them.
 api-running-cap = This token has { $cap } running instances already, its cap. Let some end first.
 api-email-rate-address = This address has been sent { $cap } link emails through the API this hour, as many as it may: try again next hour.
 api-email-rate-token = This token has asked for { $cap } link emails this hour, as many as it may: try again next hour.

@@ -140,6 +140,7 @@ api-body-timed-out = Le corps n'est pas arrivé à temps.
 api-busy = Le serveur répond à autant de requêtes qu'il le peut ; réessayez dans un instant.
 api-nul = Le texte ne peut pas contenir de caractère NUL (\u0000).
 api-workflow-missing = Nommez le workflow par son nom machine.
+api-participant-missing = Nommez le participant à confier, tel que le processus le nomme.
 api-running-cap = Ce jeton a déjà { $cap ->
         [one] { $cap } instance
        *[other] { $cap } instances

@@ -31,6 +31,7 @@ mod outbox;
 mod pages;
 mod processes;
 mod reads;
+mod reassign;
 mod routing;
 mod security;
 mod sessions;

@@ -55,6 +55,7 @@ static ROUTE_TABLE: &[Route] = &[
     Route::guarded::<instances::__path_list>(|m| on(m, instances::list), SMALL),
     Route::guarded::<instances::__path_read>(|m| on(m, instances::read), SMALL),
     Route::guarded::<instances::__path_cancel>(|m| on(m, instances::cancel), REASON),
+    Route::guarded::<instances::__path_reassign>(|m| on(m, instances::reassign), SMALL),
     Route::guarded::<links::__path_issue>(|m| on(m, links::issue), SMALL),
     Route::guarded::<links::__path_revoke>(|m| on(m, links::revoke), SMALL),
     Route::guarded::<webhooks::__path_create>(|m| on(m, webhooks::create), SMALL),

@@ -131,6 +131,23 @@ pub struct CancelInstance {
     pub reason: Option<String>,
 }
 
+/// `POST /api/v1/instances/{id}/reassign`.
+#[derive(Deserialize, Serialize, ToSchema)]
+pub struct Reassign {
+    /// The participant to hand over: one of the workflow's who still has something to answer.
+    #[schema(required = true, value_type = String, min_length = 1)]
+    pub participant: Option<String>,
+    /// The new contact's address, such as ada@example.org, up to 254 characters.
+    #[schema(required = true, value_type = String, min_length = 1, max_length = 254)]
+    pub email: Option<String>,
+    /// Their name in the emails, up to 100 characters on one line.
+    #[schema(max_length = 100)]
+    pub name: Option<String>,
+    /// `en` (when left out, null or empty) or `fr`.
+    #[schema(value_type = Option<String>, pattern = "^(en|fr)?$")]
+    pub lang: Option<String>,
+}
+
 /// A link just issued: its URL is shown this once.
 #[derive(Serialize, ToSchema)]
 pub struct Link {
