@@ -544,6 +544,7 @@ token-abilities = What it may do
 token-ability-read = Read instances (read)
 token-ability-start = Start instances (start)
 token-ability-links = Issue and revoke links (links)
+token-ability-workflows = Create workflows and save new versions of their definitions (workflows)
 token-reach = Which instances
 token-reach-own = Only the instances it started
 token-reach-all = Every instance, including those started by administrators and other tokens
@@ -553,7 +554,7 @@ token-workflows = Which workflows
 token-workflows-help = Tick none for every workflow, including workflows made later.
 token-workflows-every = every workflow
 token-abilities-empty = Choose at least one thing the token may do.
-token-ability-unknown = "{ $value }" is not an ability: read, start or links.
+token-ability-unknown = "{ $value }" is not an ability: read, start, links or workflows.
 token-reach-unknown = "{ $value }" is not a reach: own or all.
 token-workflow-unknown = There is no workflow named "{ $name }".
 

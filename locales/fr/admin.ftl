@@ -544,6 +544,7 @@ token-abilities = Ce qu'il peut faire
 token-ability-read = Lire les instances (read)
 token-ability-start = Démarrer des instances (start)
 token-ability-links = Émettre et révoquer des liens (links)
+token-ability-workflows = Créer des processus et enregistrer de nouvelles versions de leurs définitions (workflows)
 token-reach = Quelles instances
 token-reach-own = Seulement les instances qu'il a démarrées
 token-reach-all = Toutes les instances, y compris celles démarrées par les administrateurs et d'autres jetons
@@ -553,7 +554,7 @@ token-workflows = Quels workflows
 token-workflows-help = N'en cochez aucun pour tous les workflows, y compris ceux créés plus tard.
 token-workflows-every = tous les workflows
 token-abilities-empty = Choisissez au moins une chose que le jeton peut faire.
-token-ability-unknown = « { $value } » n'est pas une capacité : read, start ou links.
+token-ability-unknown = « { $value } » n'est pas une capacité : read, start, links ou workflows.
 token-reach-unknown = « { $value } » n'est pas une portée : own ou all.
 token-workflow-unknown = Aucun workflow ne s'appelle « { $name } ».
 

@@ -42,3 +42,4 @@ mod soak_cluster;
 mod store;
 mod visitor;
 mod webhooks;
+mod workflows_api;
