@@ -140,6 +140,8 @@ api-body-timed-out = The body did not arrive in time.
 api-busy = The server is answering as many requests as it can; try again in a moment.
 api-nul = Text may not hold a NUL character (\u0000).
 api-workflow-missing = Name the workflow by its machine name.
+api-workflow-name-taken = A workflow has this name already; save a new version of it with PUT /api/v1/workflows/{"{"}name{"}"}.
+api-participant-missing = Name the participant to hand over, as the workflow names them.
 api-running-cap = This token has { $cap } running instances already, its cap. Let some end first.
 api-email-rate-address = This address has been sent { $cap } link emails through the API this hour, as many as it may: try again next hour.
 api-email-rate-token = This token has asked for { $cap } link emails this hour, as many as it may: try again next hour.
@@ -244,7 +246,7 @@ cli-token-unknown = No live token named { $name }.
 # Issue 18: API token scopes
 api-forbidden-scope = This token's scope does not include { $ability }. An administrator can widen it (docs/api.md).
 api-forbidden-workflow = This token's scope does not include the workflow { $workflow }.
-cli-arg-token-abilities = What the token may do, comma-separated: read, start, links (default: all three)
+cli-arg-token-abilities = What the token may do, comma-separated: read, start, links, workflows (default: read, start, links)
 cli-arg-token-reach = Which instances: own (those it started, the default) or all
 cli-arg-token-workflows = Which workflows, comma-separated machine names (default: * for every workflow)
 cli-about-token-scope = Change a token's scope: the options given replace those parts, the others stay

@@ -140,6 +140,8 @@ api-body-timed-out = Le corps n'est pas arrivé à temps.
 api-busy = Le serveur répond à autant de requêtes qu'il le peut ; réessayez dans un instant.
 api-nul = Le texte ne peut pas contenir de caractère NUL (\u0000).
 api-workflow-missing = Nommez le workflow par son nom machine.
+api-workflow-name-taken = Un processus porte déjà ce nom ; enregistrez-en une nouvelle version avec PUT /api/v1/workflows/{"{"}name{"}"}.
+api-participant-missing = Nommez le participant à confier, tel que le processus le nomme.
 api-running-cap = Ce jeton a déjà { $cap ->
         [one] { $cap } instance
        *[other] { $cap } instances
@@ -248,7 +250,7 @@ cli-token-unknown = Aucun jeton actif nommé { $name }.
 # Issue 18: API token scopes
 api-forbidden-scope = La portée de ce jeton n'inclut pas { $ability }. Un administrateur peut l'élargir (docs/api.md).
 api-forbidden-workflow = La portée de ce jeton n'inclut pas le workflow { $workflow }.
-cli-arg-token-abilities = Ce que le jeton peut faire, séparé par des virgules : read, start, links (par défaut : les trois)
+cli-arg-token-abilities = Ce que le jeton peut faire, séparé par des virgules : read, start, links, workflows (par défaut : read, start, links)
 cli-arg-token-reach = Quelles instances : own (celles qu'il a démarrées, par défaut) ou all
 cli-arg-token-workflows = Quels workflows, noms machine séparés par des virgules (par défaut : * pour tous)
 cli-about-token-scope = Changer la portée d'un jeton : les options données remplacent ces parties, les autres restent

@@ -206,14 +206,17 @@ async fn noted_and_committed(
 /// Hands a participant of a running instance to a new contact, in one transaction: their live
 /// link records revoked (every link issued to them stops working), their contact replaced,
 /// their link emailed to the new contact when the current step is theirs (`emailed`), and a
-/// history line naming who did it. `false` when no running instance has this id.
+/// history line naming who did it. An email an API token asks for (`quota`) is counted against
+/// its hourly quotas in the same transaction and queued in the token's lane; past a quota
+/// nothing is changed.
 pub async fn reassign(
     db: &Db,
     instance: i64,
     contact: &super::mails::ContactRow,
     emailed: bool,
+    quota: Option<&super::mails::MailQuota>,
     by: &str,
-) -> Result<bool, sqlx::Error> {
+) -> Result<Reassigned, sqlx::Error> {
     // To whom, in the history: the new contact's name, else their address (an operator's
     // page shows the contacts anyway; no log line does).
     let to = serde_json::json!({
@@ -227,8 +230,14 @@ pub async fn reassign(
          RETURNING step_index";
     let held = sqlx::query_scalar(held).bind(now).bind(instance);
     let Some(step) = held.fetch_optional(&mut *tx).await? else {
-        return Ok(false);
+        return Ok(Reassigned::NotRunning);
     };
+    if emailed
+        && let Some(quota) = quota
+        && let Some(spent) = super::mails::count_quota(&mut tx, quota, now).await?
+    {
+        return Ok(Reassigned::QuotaSpent(spent));
+    }
     let who = contact.participant.as_str();
     sqlx::query(
         "UPDATE links SET revoked_at = $1, revoked_by = $2 \
@@ -257,7 +266,12 @@ pub async fn reassign(
     super::mails::insert_contacts(&mut tx, instance, std::slice::from_ref(contact)).await?;
     if emailed {
         let participant = [crate::domain::workflow::Participant::parse(who).unwrap_or_default()];
-        let (kind, lane) = (super::mails::Kind::Link, super::mails::Lane::Site);
+        let lane = if quota.is_some() {
+            super::mails::Lane::Token
+        } else {
+            super::mails::Lane::Site
+        };
+        let kind = super::mails::Kind::Link;
         super::mails::queue_in(&mut tx, instance, step, &participant, kind, lane, now, now).await?;
     }
     let entry = Entry {
@@ -277,5 +291,16 @@ pub async fn reassign(
         )
     };
     super::outbox::record(&mut tx, &message, now).await?;
-    noted_and_committed(tx, instance, &entry, now).await
+    noted_and_committed(tx, instance, &entry, now).await?;
+    Ok(Reassigned::Done)
+}
+
+/// What [`reassign`] came to.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Reassigned {
+    Done,
+    /// No running instance has this id.
+    NotRunning,
+    /// The API token's hourly quota of link emails is spent: nothing was changed.
+    QuotaSpent(super::mails::QuotaSpent),
 }

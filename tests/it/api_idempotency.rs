@@ -13,7 +13,7 @@ use crate::api::{START, call, described, json, started_by, token};
 use crate::helpers::{self, Flood, Page, TestApp, read, spawn};
 
 /// A POST with an `Idempotency-Key`, held to the description.
-async fn keyed(app: &TestApp, token: &str, path: &str, key: &str, body: &str) -> Page {
+pub(crate) async fn keyed(app: &TestApp, token: &str, path: &str, key: &str, body: &str) -> Page {
     let page = read(request(app, token, path, key, body)).await;
     described::holds("POST", path, &page);
     page

@@ -1819,7 +1819,7 @@ async fn a_tokens_scope_is_chosen_at_creation_listed_and_changed_with_exit_codes
     for (args, message) in [
         (
             &["--abilities", "read,write"][..],
-            "\"write\" is not an ability: read, start or links.\n",
+            "\"write\" is not an ability: read, start, links or workflows.\n",
         ),
         (
             &["--abilities", ""][..],

@@ -1,4 +1,4 @@
-//! What an API token may do: its abilities (read, start, links), its reach (the instances it
+//! What an API token may do: its abilities (read, start, links, workflows), its reach (the instances it
 //! started, or every instance) and optionally the workflows it may work with. Pure: the web,
 //! the CLI and the store read and write it; none of them decides.
 //!
@@ -17,17 +17,26 @@ pub enum Ability {
     Start,
     /// Issue links on an instance, and revoke them.
     Links,
+    /// Make workflows and save new versions of their definitions: changes what every later
+    /// instance asks, so no token has it unless it is given.
+    Workflows,
 }
 
 impl Ability {
     /// In the order they are stored and shown.
-    pub const ALL: [Ability; 3] = [Ability::Read, Ability::Start, Ability::Links];
+    pub const ALL: [Ability; 4] = [
+        Ability::Read,
+        Ability::Start,
+        Ability::Links,
+        Ability::Workflows,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Ability::Read => "read",
             Ability::Start => "start",
             Ability::Links => "links",
+            Ability::Workflows => "workflows",
         }
     }
 
@@ -45,7 +54,9 @@ impl Ability {
 pub struct Abilities(u8);
 
 impl Abilities {
-    pub const ALL: Abilities = Abilities(0b111);
+    /// What a token gets unless told otherwise: everything on instances, not the editing of
+    /// definitions.
+    pub const INSTANCES: Abilities = Abilities(0b111);
     pub const NONE: Abilities = Abilities(0);
 
     pub fn contains(self, ability: Ability) -> bool {
@@ -121,11 +132,11 @@ pub struct Scope {
 }
 
 /// What a new token gets unless told otherwise: everything an integration needs over what it
-/// starts itself, and nothing over anyone else's instances.
+/// starts itself, and nothing over anyone else's instances nor over the definitions.
 impl Default for Scope {
     fn default() -> Self {
         Self {
-            abilities: Abilities::ALL,
+            abilities: Abilities::INSTANCES,
             reach: Reach::Own,
             workflows: None,
         }
@@ -267,9 +278,17 @@ mod tests {
     const NO_WORDS: Option<[&str; 0]> = None;
 
     #[test]
-    fn a_new_token_has_every_ability_over_what_it_started_in_every_workflow() {
+    fn a_new_token_has_every_instance_ability_over_what_it_started_in_every_workflow() {
         let scope = Scope::default();
-        assert!(Ability::ALL.iter().all(|a| scope.may(*a)));
+        assert!(
+            [Ability::Read, Ability::Start, Ability::Links]
+                .iter()
+                .all(|a| scope.may(*a))
+        );
+        assert!(
+            !scope.may(Ability::Workflows),
+            "editing definitions is given, never default"
+        );
         assert!(scope.reaches(7, Some(7), "any"));
         assert!(!scope.reaches(7, Some(8), "any"), "another token's");
         assert!(!scope.reaches(7, None, "any"), "an administrator's");
@@ -297,6 +316,9 @@ mod tests {
             Scope::default(),
             Scope::default()
                 .with_words(Some(["links", "read"]), Some("all"), Some(["a", "b_2"]))
+                .unwrap(),
+            Scope::default()
+                .with_words(Some(["workflows"]), None, NO_WORDS)
                 .unwrap(),
             Scope::default()
                 .with_words(NO_WORDS, None, Some(["*"]))

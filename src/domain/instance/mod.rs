@@ -16,7 +16,7 @@ pub use links::{
     Issued, LinkPage, LinkState, Order, issue, issue_on, list, revoke, revoke_one, send,
 };
 pub use progress::participants_left;
-pub use reassign::reassign;
+pub use reassign::{reassign, reassign_for};
 pub use start::{Start, start};
 pub use view::{View, ViewOptions};
 

@@ -3,8 +3,9 @@
 //! one transaction.
 
 use super::{Actor, InstanceError, Refusal};
-use crate::domain::mail::{self, ContactInput};
+use crate::domain::mail::{self, ApiMail, ContactInput};
 use crate::domain::workflow::versions::Cache;
+use crate::store::links::Reassigned;
 use crate::store::{self, Db};
 
 /// Gives `contact.participant` of instance `id` to the new contact `contact` (an address, a
@@ -16,6 +17,20 @@ pub async fn reassign(
     id: i64,
     contact: &ContactInput,
     by: &Actor,
+) -> Result<(), InstanceError> {
+    reassign_for(db, versions, id, contact, by, None).await
+}
+
+/// [`reassign`] as an API token asks it (`api`): the new contact's email counts against the
+/// token's hourly quotas of link emails, so a token cannot flood an inbox by handing a
+/// participant over and over, and it queues after the site's own.
+pub async fn reassign_for(
+    db: &Db,
+    versions: &Cache,
+    id: i64,
+    contact: &ContactInput,
+    by: &Actor,
+    api: Option<&ApiMail<'_>>,
 ) -> Result<(), InstanceError> {
     let Some(instance) = store::instances::by_id(db, id).await? else {
         return Err(Refusal::InstanceUnknown(id).into());
@@ -42,8 +57,11 @@ pub async fn reassign(
                 .iter()
                 .any(|p| p.as_str() == row.participant)
         });
-    if !store::links::reassign(db, id, &row, current, &by.stored()).await? {
-        return Err(Refusal::InstanceOver.into());
+    let quota = api.map(|a| a.quota([row.email.as_str()]));
+    match store::links::reassign(db, id, &row, current, quota.as_ref(), &by.stored()).await? {
+        Reassigned::Done => {}
+        Reassigned::NotRunning => return Err(Refusal::InstanceOver.into()),
+        Reassigned::QuotaSpent(spent) => return Err(Refusal::EmailRate(spent).into()),
     }
     tracing::info!(instance = id, participant = %row.participant, "a participant was reassigned");
     Ok(())

@@ -96,7 +96,8 @@ pub async fn forward(
     } else {
         row.name.clone()
     };
-    if !store::links::reassign(db, instance, &row, true, &by).await? {
+    let done = store::links::reassign(db, instance, &row, true, None, &by).await?;
+    if done != store::links::Reassigned::Done {
         return Ok(Err(Refused {
             field_errors: Vec::new(),
             errors: vec![Message::new("doorway-forward-not-offered")],

@@ -158,7 +158,8 @@ async fn lapse(
             ..theirs
         };
         let by = crate::domain::workflow::history::Actor::Deadline.stored();
-        let escalated = store::links::reassign(db, instance.id, &handed, true, &by).await?;
+        let escalated = store::links::reassign(db, instance.id, &handed, true, None, &by).await?
+            == store::links::Reassigned::Done;
         mails::finish(
             db,
             m,

@@ -464,8 +464,8 @@ pub struct LinkLine {
 
 #[derive(askama::Template)]
 #[template(path = "admin/instance.html")]
-struct ShowPage {
-    ctx: PageContext,
+pub(super) struct ShowPage {
+    pub(super) ctx: PageContext,
     instance: InstanceRow,
     workflow: String,
     version: i64,
@@ -494,6 +494,8 @@ struct ShowPage {
     contacts: Vec<store::mails::ContactRow>,
     emails: Vec<EmailLine>,
     emails_more: Option<String>,
+    /// The hand-over form refused, as it was posted (`handover`).
+    pub(super) handover: Typed,
 }
 
 pub struct EmailLine {
@@ -542,7 +544,7 @@ fn show_url(id: i64, links: Option<i64>, history: Option<i64>) -> String {
     }
 }
 
-async fn show_page(
+pub(super) async fn show_page(
     state: &AppState,
     ctx: PageContext,
     id: i64,
@@ -686,6 +688,7 @@ async fn show_page(
         contacts,
         emails,
         emails_more,
+        handover: Typed::default(),
         state_label: ctx.t(instance.state.message_id()),
         workflow,
         version,
@@ -777,7 +780,7 @@ pub struct IssueForm {
     send: Option<String>,
 }
 
-fn actor(ctx: &PageContext) -> Actor {
+pub(super) fn actor(ctx: &PageContext) -> Actor {
     Actor::Admin(ctx.admin.clone().unwrap_or_default())
 }
 
@@ -906,94 +909,56 @@ pub async fn revoke_link(
     Ok(Redirect::to(&format!("/admin/instances/{id}")).into_response())
 }
 
-/// *Cancel this instance* asks first, on a page of its own, with an optional reason.
-#[derive(askama::Template)]
-#[template(path = "admin/instance_cancel.html")]
-struct CancelPage {
-    ctx: PageContext,
-    id: i64,
-    title: String,
-    reason: String,
-    max_reason: usize,
-    reason_error: Option<String>,
-    /// Set when it cannot be cancelled (it has ended): why, and no form.
-    refusal: Option<String>,
-}
-
-impl CancelPage {
-    fn new(ctx: PageContext, instance: &InstanceRow) -> Self {
-        let title = ctx.msg(
-            &Message::new("instance-cancel-title")
-                .arg("id", instance.id.to_string())
-                .arg("title", instance.subject_title.clone()),
-        );
-        let refusal = instance
-            .state
-            .is_over()
-            .then(|| ctx.msg(&instance::Refusal::Ended(instance.state).message()));
-        Self {
-            ctx,
-            id: instance.id,
-            title,
-            reason: String::new(),
-            max_reason: instance::MAX_REASON,
-            reason_error: None,
-            refusal,
-        }
-    }
-}
-
-pub async fn cancel_form(
-    State(state): State<AppState>,
-    ctx: PageContext,
-    Path(id): Path<i64>,
-) -> Result<Response> {
-    let instance = instance_row(&state, id).await?;
-    Ok(html(&CancelPage::new(ctx, &instance)))
-}
-
-#[derive(Deserialize)]
-pub struct CancelForm {
-    #[serde(default)]
-    reason: String,
-}
-
-/// Cancels the instance (`instance::cancel`) and goes back to its page; a reason too long, or an
-/// instance that ended meanwhile, draws this page again with what was typed and changes nothing.
-pub async fn cancel(
-    State(state): State<AppState>,
-    ctx: PageContext,
-    session: Session,
-    Path(id): Path<i64>,
-    Form(form): Form<CancelForm>,
-) -> Result<Response> {
-    let refusal = match instance::cancel(&state.db, id, &actor(&ctx), &form.reason).await {
-        Ok(()) => {
-            flash_as(&session, FlashKind::Warning, "instance-cancelled").await?;
-            return Ok(Redirect::to(&format!("/admin/instances/{id}")).into_response());
-        }
-        Err(e) => e.refusal()?,
-    };
-    if let instance::Refusal::InstanceUnknown(_) = refusal {
-        return Err(AppError::NotFound);
-    }
-    let instance = instance_row(&state, id).await?;
-    let mut page = CancelPage::new(ctx, &instance);
-    page.reason = form.reason;
-    if refusal == instance::Refusal::ReasonTooLong {
-        page.reason_error = Some(page.ctx.msg(&refusal.message()));
-    }
-    let mut response = html(&page);
-    *response.status_mut() = match refusal {
-        instance::Refusal::ReasonTooLong => StatusCode::UNPROCESSABLE_ENTITY,
-        _ => StatusCode::CONFLICT,
-    };
-    Ok(response)
-}
-
 /// The instance a page is about, or the themed 404.
-async fn instance_row(state: &AppState, id: i64) -> Result<InstanceRow> {
+pub(super) async fn instance_row(state: &AppState, id: i64) -> Result<InstanceRow> {
     store::instances::by_id(&state.db, id)
         .await?
         .ok_or(AppError::NotFound)
+}
+
+/// The hand-over form as posted, for the page drawn again after a refusal; empty otherwise.
+#[derive(Deserialize, Default)]
+pub struct Typed {
+    #[serde(default)]
+    pub participant: String,
+    #[serde(default)]
+    pub email: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub lang: String,
+    /// `email`, `name`, `lang` or `participant`, and why.
+    #[serde(skip)]
+    pub errors: FieldErrors,
+}
+
+impl Typed {
+    /// What was typed in `participant`'s form for field `field` (nothing when another
+    /// participant's form was posted).
+    pub fn value(&self, participant: &str, field: &str) -> &str {
+        if self.participant != participant {
+            return "";
+        }
+        match field {
+            "email" => &self.email,
+            "name" => &self.name,
+            _ => &self.lang,
+        }
+    }
+
+    /// The language chosen in `participant`'s form: what was typed, else `default`.
+    pub fn lang_or<'a>(&'a self, participant: &str, default: &'a str) -> &'a str {
+        match self.value(participant, "lang") {
+            "" => default,
+            typed => typed,
+        }
+    }
+
+    /// The error beside `field` of `participant`'s form.
+    pub fn error(&self, participant: &str, field: &str) -> Option<&str> {
+        if self.participant != participant {
+            return None;
+        }
+        error_for(&self.errors, field)
+    }
 }

@@ -12,6 +12,8 @@ pub mod admins;
 pub mod auth;
 pub mod confirm;
 pub mod dashboard;
+pub mod handover;
+pub mod instance_cancel;
 pub mod instances;
 pub mod preview;
 pub mod settings;
@@ -54,9 +56,10 @@ pub fn router(state: AppState) -> Router<AppState> {
             "/admin/instances/{id}/revoke",
             get(instances::revoke_form).post(instances::revoke),
         )
+        .route("/admin/instances/{id}/handover", post(handover::hand_over))
         .route(
             "/admin/instances/{id}/cancel",
-            get(instances::cancel_form).post(instances::cancel),
+            get(instance_cancel::cancel_form).post(instance_cancel::cancel),
         )
         .route(
             "/admin/instances/{id}/links/{link}/revoke",

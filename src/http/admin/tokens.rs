@@ -82,6 +82,7 @@ fn ability_label(ability: Ability) -> &'static str {
         Ability::Read => "token-ability-read",
         Ability::Start => "token-ability-start",
         Ability::Links => "token-ability-links",
+        Ability::Workflows => "token-ability-workflows",
     }
 }
 

@@ -76,6 +76,24 @@ const LINKS: &[Link] = &[
         &[("id", "$response.body#/id")],
     ),
     (
+        "startInstance",
+        "201",
+        "reassignParticipant",
+        &[("id", "$response.body#/id")],
+    ),
+    (
+        "createWorkflow",
+        "201",
+        "readWorkflow",
+        &[("name", "$response.body#/name")],
+    ),
+    (
+        "createWorkflow",
+        "201",
+        "saveWorkflow",
+        &[("name", "$response.body#/name")],
+    ),
+    (
         "listInstances",
         "200",
         "readInstance",
@@ -246,7 +264,7 @@ fn no_nul_in(schema: &mut Value, named: &mut std::collections::BTreeSet<String>)
     info(
         title = "Orchestra integrator API",
         version = "1",
-        description = "Every token has a scope: abilities (read, start, links), a reach (own: the instances it started; all: every instance) and optionally the workflows it may work with. A call needing an ability the token lacks is 403 forbidden_scope; an instance beyond its reach is 404 not_found, as a missing one is. With the API's request limit on, every answer past authentication carries the IETF RateLimit draft's fields. See docs/api.md."
+        description = "Every token has a scope: abilities (read, start, links, workflows), a reach (own: the instances it started; all: every instance) and optionally the workflows it may work with. A call needing an ability the token lacks is 403 forbidden_scope; an instance beyond its reach is 404 not_found, as a missing one is. With the API's request limit on, every answer past authentication carries the IETF RateLimit draft's fields. See docs/api.md."
     ),
     servers((url = "/")),
     components(schemas(wire::Error, wire::RateLimited)),

@@ -31,6 +31,8 @@ pub struct ApiError {
     field: Option<Cow<'static, str>>,
     /// The message's id when it was made in English for want of the caller's language.
     late: Option<&'static str>,
+    /// Every thing wrong, when the call checked them all.
+    problems: Option<Vec<wire::Problem>>,
 }
 
 pub type ApiResult = Result<Response, ApiError>;
@@ -43,6 +45,7 @@ impl ApiError {
             message: message.into(),
             field: None,
             late: None,
+            problems: None,
         }
     }
 
@@ -68,6 +71,31 @@ impl ApiError {
                 "invalid",
                 message.render(lang),
             )
+        }
+    }
+
+    /// Bad input with every thing wrong with it (each a field and why): `field` and `message`
+    /// say the first; `problems` lists them all, each with the definition's line it names.
+    pub fn problems(lang: Lang, all: Vec<(&'static str, Message)>) -> Self {
+        let problems: Vec<wire::Problem> = all
+            .into_iter()
+            .map(|(field, m)| wire::Problem {
+                field,
+                line: m
+                    .args
+                    .iter()
+                    .find(|(name, _)| *name == "line")
+                    .and_then(|(_, n)| n.parse().ok()),
+                message: m.render(lang),
+            })
+            .collect();
+        let Some((field, message)) = problems.first().map(|p| (p.field, p.message.clone())) else {
+            return Self::invalid(lang, "body", &Message::new("api-bad-json"));
+        };
+        Self {
+            field: Some(field.into()),
+            problems: Some(problems),
+            ..Self::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid", message)
         }
     }
 
@@ -150,6 +178,7 @@ impl IntoResponse for ApiError {
             error: self.code,
             message: self.message,
             field: self.field,
+            problems: self.problems,
         };
         let mut response = (self.status, Json(body)).into_response();
         if let Some(id) = self.late {

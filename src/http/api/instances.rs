@@ -1,4 +1,4 @@
-//! `/api/v1/instances`: start one, read one, list them, cancel one.
+//! `/api/v1/instances`: start one, read one, list them, cancel one, hand a participant over.
 
 use std::sync::Arc;
 
@@ -19,7 +19,7 @@ use crate::domain::api::idempotency::Answer;
 use crate::domain::api::scope::Ability;
 use crate::domain::instance::{self, Actor};
 use crate::domain::lists;
-use crate::domain::mail::{ContactInput, MAX_EMAIL};
+use crate::domain::mail::{ContactInput, MAX_EMAIL, Part};
 use crate::domain::site::Snapshot;
 use crate::http::AppState;
 use crate::i18n::{Lang, Message};
@@ -389,4 +389,108 @@ pub async fn cancel(
         .ok_or_else(|| ApiError::not_found(lang))?;
     let view = instance_of(&state, shown.instance, shown.naming, None, own).await?;
     Ok(Json(view).into_response())
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/v1/instances/{id}/reassign",
+    operation_id = "reassignParticipant",
+    summary = "Hand a participant of a running instance to a new contact",
+    description = "Needs the start ability; an instance beyond the token's reach is 404, as a missing one is. In one change, every link issued to the participant stops working, their contact becomes the new one, and the new contact is emailed their link when the step is theirs (else when it comes); the history says which token did it. The email counts toward the token's hourly quotas of link emails. With an Idempotency-Key, a retry hands over and emails nothing again: it is answered the first answer again.",
+    params(("id" = i64, Path, description = "the instance"), wire::IdempotencyKey),
+    request_body = wire::Reassign,
+    responses(
+        (status = 200, description = "the instance, its participant handed over (or, for a retried Idempotency-Key, the first answer again)", body = wire::Instance,
+            headers(
+                ("Idempotent-Replayed" = String, description = "`true` on an answer replayed for a retried Idempotency-Key; absent otherwise"),
+            )),
+        (status = 403, description = "the token's scope lacks start (error: forbidden_scope)", body = wire::Error),
+        (status = 404, description = "no such instance, or one beyond the token's reach (error: not_found)", body = wire::Error),
+        (status = 409, description = "the instance has ended; nothing changed (error: ended); or the first request with this Idempotency-Key is still at work (error: idempotency_key_in_progress)", body = wire::Error),
+        (status = 422, description = "bad input, nothing changed; `field` names it: `participant` (not one of the workflow's, or nothing left to answer), `email`, `name`, `lang`, or `Idempotency-Key` for a bad key (error: invalid); or the Idempotency-Key was used for another request (error: idempotency_key_reused)", body = wire::Error),
+        (status = 429, description = "the token's hourly quota of link emails (to this address, or in all) is spent; nothing changed (error: email_rate)", body = wire::Error),
+    )
+)]
+pub async fn reassign(
+    State(state): State<AppState>,
+    lang: Lang,
+    who: Who,
+    Id(id): Id<i64>,
+    headers: HeaderMap,
+    read: Read,
+) -> ApiResult {
+    let token = caller(&who)?;
+    needs(&token, Ability::Start, lang)?;
+    let bytes = read.json(lang)?;
+    let key = idempotent::key(lang, &headers)?;
+    let input: wire::Reassign = body(lang, &bytes)?;
+    let snapshot = snapshot_of(&who)?;
+    let work = reassign_now(
+        state.clone(),
+        lang,
+        token.clone(),
+        snapshot.clone(),
+        id,
+        input,
+    );
+    let request = ("POST", format!("/api/v1/instances/{id}/reassign"), &bytes);
+    once(&state, lang, &token, &snapshot, key, request, work).await
+}
+
+/// A hand-over's work, once its request is read (and its key, when it has one, reserved).
+async fn reassign_now(
+    state: AppState,
+    lang: Lang,
+    token: Arc<TokenRow>,
+    snapshot: Arc<Snapshot>,
+    id: i64,
+    input: wire::Reassign,
+) -> Result<Answer, ApiError> {
+    let own = reached(&state, &token, id, lang).await?.api_token_id == Some(token.id);
+    let Some(participant) = input.participant.filter(|p| !p.trim().is_empty()) else {
+        return Err(ApiError::invalid(
+            lang,
+            "participant",
+            &Message::new("api-participant-missing"),
+        ));
+    };
+    let Some(email) = input.email.filter(|e| !e.trim().is_empty()) else {
+        return Err(ApiError::invalid(
+            lang,
+            "email",
+            &Message::new("contact-email-invalid").arg("max", MAX_EMAIL.to_string()),
+        ));
+    };
+    let contact = ContactInput {
+        participant,
+        email,
+        name: input.name.unwrap_or_default(),
+        lang: input.lang.unwrap_or_default(),
+    };
+    let by = Actor::Api(token.name.clone());
+    let mail = api_mail(&token, &snapshot);
+    let done =
+        instance::reassign_for(&state.db, &state.versions, id, &contact, &by, Some(&mail)).await;
+    if let Err(e) = done {
+        let refusal = e.refusal()?;
+        let field = match &refusal {
+            instance::Refusal::InstanceOver => {
+                let message = refusal.message().render(lang);
+                return Err(ApiError::new(StatusCode::CONFLICT, "ended", message));
+            }
+            instance::Refusal::Contact(c) => match c.part {
+                Part::Participant => "participant",
+                part => part.as_str(),
+            },
+            instance::Refusal::NoAddress(_) => "email",
+            instance::Refusal::ParticipantDone(_) => "participant",
+            _ => return Err(ApiError::refused(lang, &refusal)),
+        };
+        return Err(ApiError::invalid(lang, field, &refusal.message()));
+    }
+    let shown = store::instances::shown(&state.db, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(lang))?;
+    let view = instance_of(&state, shown.instance, shown.naming, None, own).await?;
+    made(StatusCode::OK, None, &view)
 }

@@ -22,7 +22,7 @@ use axum::routing::{any, on};
 use self::error::ApiError;
 use self::route::Route;
 use super::AppState;
-use super::body::{API_JSON, REASON, SMALL};
+use super::body::{API_JSON, DEFINITION, REASON, SMALL};
 use crate::i18n::Lang;
 
 mod doc;
@@ -51,10 +51,14 @@ pub const PREFIX: &str = "/api/v1/";
 static ROUTE_TABLE: &[Route] = &[
     Route::public::<__path_openapi>(|m| on(m, openapi), SMALL),
     Route::guarded::<workflows::__path_list>(|m| on(m, workflows::list), SMALL),
+    Route::guarded::<workflows::__path_create>(|m| on(m, workflows::create), DEFINITION),
+    Route::guarded::<workflows::__path_read>(|m| on(m, workflows::read), SMALL),
+    Route::guarded::<workflows::__path_save>(|m| on(m, workflows::save), DEFINITION),
     Route::guarded::<instances::__path_start>(|m| on(m, instances::start), API_JSON),
     Route::guarded::<instances::__path_list>(|m| on(m, instances::list), SMALL),
     Route::guarded::<instances::__path_read>(|m| on(m, instances::read), SMALL),
     Route::guarded::<instances::__path_cancel>(|m| on(m, instances::cancel), REASON),
+    Route::guarded::<instances::__path_reassign>(|m| on(m, instances::reassign), SMALL),
     Route::guarded::<links::__path_issue>(|m| on(m, links::issue), SMALL),
     Route::guarded::<links::__path_revoke>(|m| on(m, links::revoke), SMALL),
     Route::guarded::<webhooks::__path_create>(|m| on(m, webhooks::create), SMALL),

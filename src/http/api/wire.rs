@@ -131,6 +131,23 @@ pub struct CancelInstance {
     pub reason: Option<String>,
 }
 
+/// `POST /api/v1/instances/{id}/reassign`.
+#[derive(Deserialize, Serialize, ToSchema)]
+pub struct Reassign {
+    /// The participant to hand over: one of the workflow's who still has something to answer.
+    #[schema(required = true, value_type = String, min_length = 1)]
+    pub participant: Option<String>,
+    /// The new contact's address, such as ada@example.org, up to 254 characters.
+    #[schema(required = true, value_type = String, min_length = 1, max_length = 254)]
+    pub email: Option<String>,
+    /// Their name in the emails, up to 100 characters on one line.
+    #[schema(max_length = 100)]
+    pub name: Option<String>,
+    /// `en` (when left out, null or empty) or `fr`.
+    #[schema(value_type = Option<String>, pattern = "^(en|fr)?$")]
+    pub lang: Option<String>,
+}
+
 /// A link just issued: its URL is shown this once.
 #[derive(Serialize, ToSchema)]
 pub struct Link {
@@ -314,6 +331,58 @@ pub struct Error {
     /// (`subject.title`), `body` for the body as a whole, or `Idempotency-Key` for that header.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<std::borrow::Cow<'static, str>>,
+    /// Every thing wrong, when a call checks them all (a workflow's definition: each wrong
+    /// line); `field` and `message` are the first of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problems: Option<Vec<Problem>>,
+}
+
+/// One thing wrong with a request.
+#[derive(Serialize, ToSchema)]
+pub struct Problem {
+    /// The field it is about: `name`, `label` or `definition`.
+    pub field: &'static str,
+    /// For a definition, the line (from 1) it is about, when it is about one.
+    pub line: Option<u64>,
+    /// What is wrong, naming the line, in the caller's language.
+    pub message: String,
+}
+
+/// `POST /api/v1/workflows`.
+#[derive(Deserialize, Serialize, ToSchema)]
+pub struct CreateWorkflow {
+    /// The machine name: 1 to 64 lower-case letters, digits and `_`.
+    #[schema(required = true, value_type = String, min_length = 1, max_length = 64)]
+    pub name: Option<String>,
+    /// The label the pages show, 1 to 100 characters, not all blank.
+    #[schema(required = true, value_type = String, min_length = 1, max_length = 100)]
+    pub label: Option<String>,
+    /// The definition in the line format (docs/workflows.md), as `orchestra workflow show`
+    /// prints it; up to 20,000 characters.
+    #[schema(required = true, value_type = String, min_length = 1, max_length = 20000)]
+    pub definition: Option<String>,
+}
+
+/// `PUT /api/v1/workflows/{name}`.
+#[derive(Deserialize, Serialize, ToSchema)]
+pub struct SaveWorkflow {
+    /// The definition in the line format; a new version when it differs from the newest.
+    #[schema(required = true, value_type = String, min_length = 1, max_length = 20000)]
+    pub definition: Option<String>,
+    /// A new label, 1 to 100 characters; the label is kept when left out or null.
+    #[schema(min_length = 1, max_length = 100)]
+    pub label: Option<String>,
+}
+
+/// A workflow's newest definition.
+#[derive(Serialize, ToSchema)]
+pub struct WorkflowDefinition {
+    pub name: String,
+    pub label: String,
+    /// The newest version's number, from 1.
+    pub version: i64,
+    /// The line format, exactly as `orchestra workflow show NAME` prints it.
+    pub definition: String,
 }
 
 /// The token's bucket is empty.
