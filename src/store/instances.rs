@@ -1,6 +1,11 @@
 //! Instances and their history. History lines record what they showed at the time (the step's
 //! title, kind and participant), so no later version of the workflow changes them.
 
+pub(crate) use super::history::insert_history;
+pub use super::history::{
+    AskedAgain, Entry, HistoryLine, HistoryRow, answered_branches, answers_between, asked_again,
+    forwards, history,
+};
 use super::mails::{self, ContactRow};
 use super::outbox::{self, Message};
 use super::{Backend, Db};
@@ -25,55 +30,12 @@ pub struct InstanceRow {
     pub round: i64,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
-pub struct HistoryRow {
-    pub step_index: i64,
-    pub branch: String,
-    #[sqlx(try_from = "String")]
-    pub event: Event,
-    pub answer: String,
-    pub at: i64,
-    pub step_title: String,
-    pub kind: String,
-    pub participant: String,
-    pub actor: String,
-}
-
 pub(crate) const COLUMNS: &str = "id, workflow_id, version_id, subject_title, subject_body, token, \
      step_index, state, created_at, updated_at, round";
 /// The same columns, named through the table, for reads that join others.
 const QUALIFIED: &str = "instances.id, instances.workflow_id, instances.version_id, \
      instances.subject_title, instances.subject_body, instances.token, instances.step_index, \
      instances.state, instances.created_at, instances.updated_at, instances.round";
-
-/// One line of history, as it will be shown.
-#[derive(Clone, Debug)]
-pub struct Entry<'a> {
-    pub step: i64,
-    pub branch: &'a str,
-    pub event: Event,
-    pub answer: &'a str,
-    pub step_title: &'a str,
-    pub kind: &'a str,
-    pub participant: &'a str,
-    pub actor: &'a str,
-}
-
-impl Entry<'_> {
-    /// A line of `event` with nothing else said (fields are set on top of it).
-    pub fn of(event: Event) -> Self {
-        Entry {
-            step: 0,
-            branch: "",
-            event,
-            answer: "",
-            step_title: "",
-            kind: "",
-            participant: "",
-            actor: "",
-        }
-    }
-}
 
 /// Queues what a step's start sends, inside the transaction that starts it.
 async fn open_step(
@@ -225,32 +187,6 @@ pub(crate) async fn revoke_records(
     .execute(&mut **tx)
     .await?;
     Ok(())
-}
-
-pub(crate) async fn insert_history(
-    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    instance: i64,
-    e: &Entry<'_>,
-    at: i64,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "INSERT INTO history (instance_id, step_index, branch, event, answer, at, step_title, \
-         kind, participant, actor, round) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
-         (SELECT round FROM instances WHERE id = $1))",
-    )
-    .bind(instance)
-    .bind(e.step)
-    .bind(e.branch)
-    .bind(e.event.as_str())
-    .bind(if e.answer.is_empty() { "{}" } else { e.answer })
-    .bind(at)
-    .bind(e.step_title)
-    .bind(e.kind)
-    .bind(e.participant)
-    .bind(e.actor)
-    .execute(&mut **tx)
-    .await
-    .map(|_| ())
 }
 
 pub async fn by_id(db: &Db, id: i64) -> Result<Option<InstanceRow>, sqlx::Error> {
@@ -420,118 +356,6 @@ pub async fn recent(db: &Db, limit: i64) -> Result<Vec<InstanceRow>, sqlx::Error
     ))
     .bind(limit)
     .fetch_all(db.reader())
-    .await
-}
-
-pub async fn history(db: &Db, instance: i64) -> Result<Vec<HistoryRow>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT step_index, branch, event, answer, at, step_title, kind, participant, actor \
-         FROM history WHERE instance_id = $1 ORDER BY id",
-    )
-    .bind(instance)
-    .fetch_all(db.reader())
-    .await
-}
-
-/// A history line with its id, the cursor of a page of history.
-#[derive(Clone, Debug, sqlx::FromRow)]
-pub struct HistoryLine {
-    pub id: i64,
-    #[sqlx(flatten)]
-    pub line: HistoryRow,
-}
-
-super::of_instance!(
-    HistoryLine,
-    "history",
-    "id, step_index, branch, event, answer, at, step_title, kind, participant, actor"
-);
-
-/// Branches that answered a step in the instance's current round.
-pub async fn answered_branches(
-    db: &Db,
-    instance: i64,
-    step: i64,
-) -> Result<Vec<String>, sqlx::Error> {
-    sqlx::query_scalar(
-        "SELECT branch FROM history WHERE instance_id = $1 AND step_index = $2 \
-         AND event = 'answered' AND round = (SELECT round FROM instances WHERE id = $1)",
-    )
-    .bind(instance)
-    .bind(step)
-    .fetch_all(db.reader())
-    .await
-}
-
-/// The answers given at steps `from..=to` of an instance, oldest first: a step page showing
-/// earlier answers reads them with the current step's in one statement.
-pub async fn answers_between(
-    db: &Db,
-    instance: i64,
-    from: i64,
-    to: i64,
-) -> Result<Vec<(i64, String, String)>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT step_index, branch, answer FROM history WHERE instance_id = $1 \
-         AND step_index >= $2 AND step_index <= $3 AND event = 'answered' ORDER BY id",
-    )
-    .bind(instance)
-    .bind(from)
-    .bind(to)
-    .fetch_all(db.reader())
-    .await
-}
-
-/// A step asked again in a later round, as its page shows it.
-#[derive(Debug, Default)]
-pub struct AskedAgain {
-    /// The answer that sent the instance back to this step in this round (a review's decision
-    /// and comment, as recorded), and whose it was.
-    pub because: Option<(String, String)>,
-    /// What this branch answered at this step before, as recorded.
-    pub before: Option<String>,
-}
-
-/// What a step page asked again needs: why it was sent back in the instance's current round,
-/// and the branch's latest earlier answer. Read only for an instance that went back (round
-/// above 0), through the history's `(instance_id, step_index)` index.
-pub async fn asked_again(
-    db: &Db,
-    instance: i64,
-    step: i64,
-    branch: &str,
-) -> Result<Option<AskedAgain>, sqlx::Error> {
-    let rows: Vec<(String, String, String)> = sqlx::query_as(
-        "SELECT event, participant, answer FROM history WHERE instance_id = $1 \
-         AND step_index = $2 AND ((event = 'answered' AND branch = $3) \
-         OR (event = 'reopened' AND round = (SELECT round FROM instances WHERE id = $1))) \
-         ORDER BY id DESC",
-    )
-    .bind(instance)
-    .bind(step)
-    .bind(branch)
-    .fetch_all(db.reader())
-    .await?;
-    let mut again = AskedAgain::default();
-    for (event, participant, answer) in rows {
-        match event.as_str() {
-            "reopened" if again.because.is_none() => again.because = Some((participant, answer)),
-            "answered" if again.before.is_none() => again.before = Some(answer),
-            _ => {}
-        }
-    }
-    Ok((again.because.is_some() || again.before.is_some()).then_some(again))
-}
-
-/// How many times a participant of an instance was forwarded from its link's page.
-pub async fn forwards(db: &Db, instance: i64, participant: &str) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar(
-        "SELECT COUNT(*) FROM history WHERE instance_id = $1 AND event = 'reassigned' \
-         AND participant = $2 AND actor LIKE 'forward:%'",
-    )
-    .bind(instance)
-    .bind(participant)
-    .fetch_one(&db.pool)
     .await
 }
 

@@ -14,6 +14,7 @@ pub mod api;
 pub mod expired;
 mod file;
 pub mod flood;
+pub mod history;
 pub mod idempotency;
 pub mod instances;
 pub mod keys;
