@@ -2,6 +2,7 @@
 //! participants: a supplier and a reviewer on two links; a payer who fills the form and pays on
 //! one; two parallel reviewers.
 
+use crate::i18n::Lang;
 use crate::store::{self, Db};
 
 pub const EXAMPLES: &[(&str, &str, &str)] = &[
@@ -28,6 +29,19 @@ pub const EXAMPLES: &[(&str, &str, &str)] = &[
          \x20 fr: Régler la commande\n",
     ),
 ];
+
+/// The examples' labels in French (`workflows.labels`).
+pub const FRENCH_LABELS: &[(&str, &str)] = &[
+    ("supplier_onboarding", "Intégration des fournisseurs"),
+    ("contract_review", "Revue de contrat"),
+    ("order_payment", "Paiement de commande"),
+];
+
+/// An example's other labels, as stored.
+fn labels_of(name: &str) -> String {
+    let french = FRENCH_LABELS.iter().find(|(n, _)| *n == name);
+    super::labels::to_json(&french.map_or_else(Vec::new, |(_, l)| vec![(Lang::Fr, (*l).into())]))
+}
 
 /// A per-link limit that lets the shipped examples' busiest link through three times over
 /// (reloads, a second try, a page opened twice).
@@ -68,14 +82,27 @@ pub async fn seed_examples(db: &Db) -> Result<(), sqlx::Error> {
     }
     for (name, label, text) in EXAMPLES {
         let def = super::Definition::parse(text).expect("the shipped examples parse");
-        store::workflows::create(db, name, label, &def.to_json()).await?;
+        store::workflows::create_labelled(db, name, label, &labels_of(name), &def.to_json())
+            .await?;
     }
     Ok(())
 }
 
 /// Gives an example its shipped words when a site still has it exactly as an earlier release
-/// made it; an example an administrator changed is left alone.
+/// made it, and its French label when its label is still the shipped one and it has no other;
+/// an example an administrator changed is left alone.
 async fn upgrade_examples(db: &Db) -> Result<(), sqlx::Error> {
+    for (name, label, _) in EXAMPLES {
+        let Some(row) = store::workflows::by_name(db, name).await? else {
+            continue;
+        };
+        if row.label == *label && super::labels::read(&row.labels).is_empty() {
+            let labels = labels_of(name);
+            store::workflows::save_labelled(db, row.id, label, Some(&labels), &row.definition)
+                .await?;
+            tracing::info!(workflow = %name, "example workflow given its French label");
+        }
+    }
     for (name, old) in EARLIER {
         let Some((_, label, text)) = EXAMPLES.iter().find(|(n, _, _)| n == name) else {
             continue;
@@ -96,12 +123,13 @@ async fn upgrade_examples(db: &Db) -> Result<(), sqlx::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::i18n::Lang;
 
     /// Every shipped step and field has French words, and the review shows the supplier's form.
     #[test]
     fn the_examples_come_in_english_and_french() {
-        for (name, _, text) in EXAMPLES {
+        for (name, label, text) in EXAMPLES {
+            let french = super::super::labels::label_in(label, &labels_of(name), Lang::Fr);
+            assert_ne!(french, *label, "{name} has a French label");
             let def = super::super::Definition::parse(text).unwrap();
             for step in &def.steps {
                 assert_ne!(
