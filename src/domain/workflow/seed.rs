@@ -30,7 +30,8 @@ pub const EXAMPLES: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// The examples' labels in French (`workflows.labels`).
+/// The examples' labels in French (`workflows.labels`). Migration `0022` gives them to the
+/// examples of a site made before, and a test checks it says the same.
 pub const FRENCH_LABELS: &[(&str, &str)] = &[
     ("supplier_onboarding", "Intégration des fournisseurs"),
     ("contract_review", "Revue de contrat"),
@@ -89,20 +90,9 @@ pub async fn seed_examples(db: &Db) -> Result<(), sqlx::Error> {
 }
 
 /// Gives an example its shipped words when a site still has it exactly as an earlier release
-/// made it, and its French label when its label is still the shipped one and it has no other;
-/// an example an administrator changed is left alone.
+/// made it; an example an administrator changed is left alone. (Their French labels came with
+/// migration `0022`, once.)
 async fn upgrade_examples(db: &Db) -> Result<(), sqlx::Error> {
-    for (name, label, _) in EXAMPLES {
-        let Some(row) = store::workflows::by_name(db, name).await? else {
-            continue;
-        };
-        if row.label == *label && super::labels::read(&row.labels).is_empty() {
-            let labels = labels_of(name);
-            store::workflows::save_labelled(db, row.id, label, Some(&labels), &row.definition)
-                .await?;
-            tracing::info!(workflow = %name, "example workflow given its French label");
-        }
-    }
     for (name, old) in EARLIER {
         let Some((_, label, text)) = EXAMPLES.iter().find(|(n, _, _)| n == name) else {
             continue;
@@ -148,6 +138,19 @@ mod tests {
                 super::super::Definition::parse(&def.to_text()).unwrap(),
                 def
             );
+        }
+        // The migration that gave a site made before its examples' French labels says these.
+        for sql in [
+            include_str!("../../../migrations/sqlite/0022_workflow_labels.sql"),
+            include_str!("../../../migrations/postgres/0022_workflow_labels.sql"),
+        ] {
+            for (name, label, _) in EXAMPLES {
+                let update = format!(
+                    "labels = '{}'\n  WHERE name = '{name}' AND label = '{label}';",
+                    labels_of(name)
+                );
+                assert!(sql.contains(&update), "{update}");
+            }
         }
         let supplier = super::super::Definition::parse(EXAMPLES[0].2).unwrap();
         assert_eq!(supplier.steps[1].shows, [0]);
