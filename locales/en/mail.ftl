@@ -33,7 +33,7 @@ mail-reminder-intro = { $site } is still waiting for your answer to a step of "{
 mail-link-action = Open your step
 mail-link-expires = This link works until { $expires }.
 mail-link-yours = It is yours alone: whoever holds it can answer in your place, so do not forward it.
-mail-footer = You receive this email because your address was given for this request on { $site }.
+mail-footer = You receive this email because your address was given for this request ("{ $workflow }") on { $site }.
 
 definition-remind = Line { $line }: write a reminder as "remind 2d x3": a wait of at least 1h, then at most 10 reminders (x1 when not said).
 definition-expires = Line { $line }: write a deadline as "expires 7d" or "expires 7d then next": at least 1m, at most 365d.

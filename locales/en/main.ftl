@@ -64,6 +64,7 @@ cli-workflow-saved = Workflow { $workflow } saved: version { $version }.
 cli-workflow-unchanged = Workflow { $workflow } saved: the definition is the newest version's, so no new version.
 cli-workflow-name-taken = A workflow named { $workflow } exists already. "orchestra workflow save { $workflow }" saves a new version of it.
 cli-workflow-label-required = A new workflow needs its label: --label "Expense claim".
+cli-workflow-label-in-invalid = --label-in takes LANGUAGE=LABEL, the language one of: { $languages } (not "{ $given }").
 cli-workflow-file-unreadable = Could not read the definition from { $file }: { $error }
 cli-workflow-file-too-large = The definition in { $file } is over 1 MiB; a definition holds at most 20,000 characters.
 cli-keys-rotated = New site keys are in place. Every link and handle issued before now no longer works, and every administrator signs in again. API tokens and webhook endpoints keep working.
@@ -200,6 +201,7 @@ cli-arg-workflow = The workflow's name or id
 cli-arg-workflow-name = The workflow's machine name: lower-case letters, digits and _
 cli-arg-workflow-label = The workflow's label, as people see it
 cli-arg-workflow-label-keep = A new label (the workflow keeps its own when left out)
+cli-arg-workflow-label-in = The label in another language (fr=…), repeatable; an empty one removes it
 cli-arg-workflow-file = The file holding the definition (standard input when left out)
 cli-arg-subject = The subject's title (default: the workflow's label)
 cli-arg-body = The subject's text

@@ -33,7 +33,7 @@ mail-reminder-intro = { $site } attend toujours votre réponse à une étape de 
 mail-link-action = Ouvrir votre étape
 mail-link-expires = Ce lien fonctionne jusqu'au { $expires }.
 mail-link-yours = Il n'est qu'à vous : quiconque le détient peut répondre à votre place, ne le transférez donc pas.
-mail-footer = Vous recevez ce courriel parce que votre adresse a été donnée pour cette demande sur { $site }.
+mail-footer = Vous recevez ce courriel parce que votre adresse a été donnée pour cette demande (« { $workflow } ») sur { $site }.
 
 definition-remind = Ligne { $line } : écrivez un rappel ainsi : « remind 2d x3 » : une attente d'au moins 1h, puis au plus 10 rappels (x1 si rien n'est dit).
 definition-expires = Ligne { $line } : écrivez une échéance ainsi : « expires 7d » ou « expires 7d then next » : au moins 1m, au plus 365d.

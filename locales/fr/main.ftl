@@ -64,6 +64,7 @@ cli-workflow-saved = Processus { $workflow } enregistré : version { $version }.
 cli-workflow-unchanged = Processus { $workflow } enregistré : la définition est celle de la dernière version, donc pas de nouvelle version.
 cli-workflow-name-taken = Un processus nommé { $workflow } existe déjà. « orchestra workflow save { $workflow } » en enregistre une nouvelle version.
 cli-workflow-label-required = Un nouveau processus a besoin de son libellé : --label "Note de frais".
+cli-workflow-label-in-invalid = --label-in attend LANGUE=LIBELLÉ, la langue parmi : { $languages } (pas « { $given } »).
 cli-workflow-file-unreadable = Impossible de lire la définition depuis { $file } : { $error }
 cli-workflow-file-too-large = La définition dans { $file } dépasse 1 Mio ; une définition tient en 20 000 caractères au plus.
 cli-keys-rotated = De nouvelles clés du site sont en place. Aucun lien ni jeton de retour émis avant maintenant ne fonctionne plus, et chaque administrateur se reconnecte. Les jetons d'API et les points de réception des webhooks continuent de fonctionner.
@@ -204,6 +205,7 @@ cli-arg-workflow = Le nom ou l'id du processus
 cli-arg-workflow-name = Le nom machine du processus : lettres minuscules, chiffres et _
 cli-arg-workflow-label = Le libellé du processus, tel que les gens le voient
 cli-arg-workflow-label-keep = Un nouveau libellé (le processus garde le sien sinon)
+cli-arg-workflow-label-in = Le libellé dans une autre langue (fr=…), répétable ; vide, il est retiré
 cli-arg-workflow-file = Le fichier qui contient la définition (l'entrée standard sinon)
 cli-arg-subject = Le titre du sujet (par défaut : le libellé du processus)
 cli-arg-body = Le texte du sujet

@@ -47,17 +47,14 @@ pub enum Parsed {
     },
     AdminUnlock(String),
     WorkflowList,
-    /// `workflow create NAME --label LABEL [--file FILE]`: the definition from the file, else
-    /// standard input.
-    WorkflowCreate {
+    /// `workflow create NAME --label LABEL [--label-in LANG=LABEL]… [--file FILE]` (`create`),
+    /// or `workflow save NAME [--label LABEL] [--label-in LANG=LABEL]… [--file FILE]`: the
+    /// definition from the file, else standard input.
+    WorkflowPut {
+        create: bool,
         name: String,
         label: Option<String>,
-        file: Option<String>,
-    },
-    /// `workflow save NAME [--label LABEL] [--file FILE]`.
-    WorkflowSave {
-        name: String,
-        label: Option<String>,
+        labels_in: Vec<String>,
         file: Option<String>,
     },
     WorkflowShow(String),
@@ -215,6 +212,11 @@ fn contact_args(lang: Lang) -> [Arg; 3] {
     .map(|(name, value, help)| repeated(lang, name, value, help))
 }
 
+/// `--label-in fr=LABEL`: the workflow's label in another language, repeatable.
+fn label_in(lang: Lang) -> Arg {
+    repeated(lang, "label-in", "LANG=LABEL", "cli-arg-workflow-label-in")
+}
+
 /// `--yes`: do what voids things without asking.
 fn yes(lang: Lang) -> Arg {
     Arg::new("yes")
@@ -284,6 +286,7 @@ pub fn grammar(lang: Lang) -> Command {
                     command(lang, "create", "cli-about-workflow-create")
                         .arg(positional(lang, "NAME", "cli-arg-workflow-name"))
                         .arg(option(lang, "label", "LABEL", "cli-arg-workflow-label"))
+                        .arg(label_in(lang))
                         .arg(option(lang, "file", "FILE", "cli-arg-workflow-file")),
                 )
                 .subcommand(
@@ -295,6 +298,7 @@ pub fn grammar(lang: Lang) -> Command {
                             "LABEL",
                             "cli-arg-workflow-label-keep",
                         ))
+                        .arg(label_in(lang))
                         .arg(option(lang, "file", "FILE", "cli-arg-workflow-file")),
                 )
                 .subcommand(
@@ -536,14 +540,18 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
         },
         ("admin", Some(("unlock", m))) => Parsed::AdminUnlock(required(m, "NAME")),
         ("workflow", Some(("list", _))) => Parsed::WorkflowList,
-        ("workflow", Some(("create", m))) => Parsed::WorkflowCreate {
+        ("workflow", Some(("create", m))) => Parsed::WorkflowPut {
+            create: true,
             name: required(m, "NAME"),
             label: value(m, "label"),
+            labels_in: values(m, "label-in"),
             file: value(m, "file"),
         },
-        ("workflow", Some(("save", m))) => Parsed::WorkflowSave {
+        ("workflow", Some(("save", m))) => Parsed::WorkflowPut {
+            create: false,
             name: required(m, "NAME"),
             label: value(m, "label"),
+            labels_in: values(m, "label-in"),
             file: value(m, "file"),
         },
         ("workflow", Some(("show", m))) => Parsed::WorkflowShow(required(m, "NAME")),

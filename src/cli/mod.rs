@@ -106,16 +106,19 @@ pub async fn run(args: Vec<String>) -> i32 {
         }
         Parsed::AdminUnlock(name) => admins::admin_unlock(&out, &db, &name).await,
         Parsed::WorkflowList => instances::workflow_list(&db).await,
-        Parsed::WorkflowCreate { name, label, file } => {
+        Parsed::WorkflowPut {
+            create,
+            name,
+            label,
+            labels_in,
+            file,
+        } => {
+            let label = workflows::Labels {
+                label: label.as_deref(),
+                labels_in: &labels_in,
+            };
             Ok(
-                workflows::put(&out, &db, &name, label.as_deref(), file.as_deref(), true)
-                    .await
-                    .unwrap_or_else(|e| out.fail(e)),
-            )
-        }
-        Parsed::WorkflowSave { name, label, file } => {
-            Ok(
-                workflows::put(&out, &db, &name, label.as_deref(), file.as_deref(), false)
+                workflows::put(&out, &db, &name, label, file.as_deref(), create)
                     .await
                     .unwrap_or_else(|e| out.fail(e)),
             )

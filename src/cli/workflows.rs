@@ -4,10 +4,10 @@
 use std::io::Read;
 
 use super::Out;
-use crate::domain::workflow::Definition;
 use crate::domain::workflow::edit::{self, Draft, Problems, Refusal};
+use crate::domain::workflow::{Definition, labels};
 use crate::error::Refusable;
-use crate::i18n::Message;
+use crate::i18n::{Lang, Message};
 use crate::store::{self, Db, workflows::Saved};
 
 /// The most a definition read from a file or standard input may hold: far past what a
@@ -15,16 +15,24 @@ use crate::store::{self, Db, workflows::Saved};
 /// own words.
 const MAX_READ: u64 = 1 << 20;
 
+/// The labels given on the command line: `--label` and each `--label-in LANG=LABEL`.
+pub(super) struct Labels<'a> {
+    pub label: Option<&'a str>,
+    pub labels_in: &'a [String],
+}
+
 /// Makes a workflow from a definition (`create`), or saves a workflow's definition, a new
-/// version when it changed, and its label when one is given.
+/// version when it changed, and its labels when given (a label in another language not given
+/// is kept; `--label-in fr=` clears it).
 pub(super) async fn put(
     out: &Out,
     db: &Db,
     name: &str,
-    label: Option<&str>,
+    given: Labels<'_>,
     file: Option<&str>,
     create: bool,
 ) -> Result<i32, crate::error::Error> {
+    let label = given.label;
     let row = match create {
         true => None,
         false => match store::workflows::by_name(db, name).await? {
@@ -35,6 +43,13 @@ pub(super) async fn put(
     let Some(label) = label.or(row.as_ref().map(|r| r.label.as_str())) else {
         return Ok(out.err(Message::new("cli-workflow-label-required")));
     };
+    let kept = row
+        .as_ref()
+        .map_or_else(Vec::new, |r| labels::read(&r.labels));
+    let others = match labels_in(kept, given.labels_in) {
+        Ok(others) => others,
+        Err(m) => return Ok(out.err(m)),
+    };
     let definition = match read_definition(file) {
         Ok(text) => text,
         Err(m) => return Ok(out.err(m)),
@@ -42,6 +57,7 @@ pub(super) async fn put(
     let draft = Draft {
         name,
         label,
+        labels: (create || !given.labels_in.is_empty()).then_some(others.as_slice()),
         definition: &definition,
     };
     let workflow = || name.to_owned();
@@ -77,6 +93,27 @@ pub(super) async fn show(out: &Out, db: &Db, name: &str) -> Result<i32, crate::e
     ))?;
     print!("{}", definition.to_text());
     Ok(0)
+}
+
+/// The labels in other languages: those kept, with each `LANG=LABEL` given set over them.
+fn labels_in(
+    mut kept: Vec<(Lang, String)>,
+    given: &[String],
+) -> Result<Vec<(Lang, String)>, Message> {
+    for pair in given {
+        let (code, label) = pair.split_once('=').unwrap_or((pair, ""));
+        let lang = Lang::from_code(code)
+            .filter(|l| labels::others().any(|o| o == *l) && pair.contains('='))
+            .ok_or_else(|| {
+                let codes: Vec<&str> = labels::others().map(Lang::code).collect();
+                Message::new("cli-workflow-label-in-invalid")
+                    .arg("given", code.to_owned())
+                    .arg("languages", codes.join(", "))
+            })?;
+        kept.retain(|(l, _)| *l != lang);
+        kept.push((lang, label.to_owned()));
+    }
+    Ok(kept)
 }
 
 fn unknown(out: &Out, name: &str) -> i32 {

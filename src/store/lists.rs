@@ -47,6 +47,7 @@ pub struct ListRow {
     pub updated_at: i64,
     pub workflow_name: Option<String>,
     pub workflow_label: Option<String>,
+    pub workflow_labels: Option<String>,
 }
 
 /// A page, newest first, and where reading on in the same direction starts: the id to pass as
@@ -139,7 +140,8 @@ fn bind_all<'q, O>(
 }
 
 const ROW: &str = "i.id, i.workflow_id, i.subject_title, i.state, i.started_by, i.created_at, \
-     i.updated_at, w.name AS workflow_name, w.label AS workflow_label";
+     i.updated_at, w.name AS workflow_name, w.label AS workflow_label, \
+     w.labels AS workflow_labels";
 const INNER: &str = "id, workflow_id, subject_title, state, started_by, created_at, updated_at";
 
 /// One page of up to `limit` instances. Without a search, one range read of at most `limit` + 1

@@ -8,6 +8,8 @@ pub struct WorkflowRow {
     pub id: i64,
     pub name: String,
     pub label: String,
+    /// Its label in other languages: a JSON object (`domain::workflow::labels`).
+    pub labels: String,
     /// The newest version: what new instances start on.
     pub version_id: i64,
     pub version: i64,
@@ -34,7 +36,7 @@ pub struct VersionLine {
 }
 
 /// A workflow with its newest version that is not deleted.
-const LATEST: &str = "SELECT w.id, w.name, w.label, v.id AS version_id, v.number AS version, \
+const LATEST: &str = "SELECT w.id, w.name, w.label, w.labels, v.id AS version_id, v.number AS version, \
      v.definition FROM workflows w JOIN workflow_versions v ON v.workflow_id = w.id \
      AND v.number = (SELECT MAX(number) FROM workflow_versions x \
                      WHERE x.workflow_id = w.id AND x.deleted_at IS NULL) \
@@ -67,6 +69,14 @@ pub async fn by_name(db: &Db, name: &str) -> Result<Option<WorkflowRow>, sqlx::E
 /// The label of any workflow, deleted or not (an ended instance still names its workflow).
 pub async fn label(db: &Db, id: i64) -> Result<Option<String>, sqlx::Error> {
     sqlx::query_scalar("SELECT label FROM workflows WHERE id = $1")
+        .bind(id)
+        .fetch_optional(db.reader())
+        .await
+}
+
+/// The label and other labels of any workflow, deleted or not: what an email names it by.
+pub async fn labels_of(db: &Db, id: i64) -> Result<Option<(String, String)>, sqlx::Error> {
+    sqlx::query_as("SELECT label, labels FROM workflows WHERE id = $1")
         .bind(id)
         .fetch_optional(db.reader())
         .await
@@ -136,21 +146,34 @@ pub async fn running_elsewhere(db: &Db, workflow: i64, except: i64) -> Result<i6
     .await
 }
 
-/// Creates a workflow and its version 1; `Ok(None)` when the machine name is taken.
+/// Creates a workflow and its version 1, with no label in other languages; `Ok(None)` when the
+/// machine name is taken.
 pub async fn create(
     db: &Db,
     name: &str,
     label: &str,
     definition: &str,
 ) -> Result<Option<i64>, sqlx::Error> {
+    create_labelled(db, name, label, "{}", definition).await
+}
+
+/// [`create`] with its labels in other languages (a JSON object).
+pub async fn create_labelled(
+    db: &Db,
+    name: &str,
+    label: &str,
+    labels: &str,
+    definition: &str,
+) -> Result<Option<i64>, sqlx::Error> {
     let now = super::now();
     let mut tx = db.write().await?;
     let id: Option<i64> = sqlx::query_scalar(
-        "INSERT INTO workflows (name, label, created_at, updated_at) \
-         VALUES ($1, $2, $3, $3) ON CONFLICT (name) DO NOTHING RETURNING id",
+        "INSERT INTO workflows (name, label, labels, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $4) ON CONFLICT (name) DO NOTHING RETURNING id",
     )
     .bind(name)
     .bind(label)
+    .bind(labels)
     .bind(now)
     .fetch_optional(&mut *tx)
     .await?;
@@ -193,13 +216,27 @@ pub enum Saved {
 
 /// Saves a workflow: its label, and a new version when the definition differs from the newest.
 /// The workflow's row is written first, so two saves at once number their versions in turn.
+/// Its labels in other languages are kept.
 pub async fn save(db: &Db, id: i64, label: &str, definition: &str) -> Result<Saved, sqlx::Error> {
+    save_labelled(db, id, label, None, definition).await
+}
+
+/// [`save`], and its labels in other languages (a JSON object) when `labels` is given.
+pub async fn save_labelled(
+    db: &Db,
+    id: i64,
+    label: &str,
+    labels: Option<&str>,
+    definition: &str,
+) -> Result<Saved, sqlx::Error> {
     let now = super::now();
     let mut tx = db.write().await?;
     let found = sqlx::query(
-        "UPDATE workflows SET label = $1, updated_at = $2 WHERE id = $3 AND deleted_at IS NULL",
+        "UPDATE workflows SET label = $1, labels = COALESCE($2, labels), updated_at = $3 \
+         WHERE id = $4 AND deleted_at IS NULL",
     )
     .bind(label)
+    .bind(labels)
     .bind(now)
     .bind(id)
     .execute(&mut *tx)
@@ -323,6 +360,7 @@ pub struct Naming {
     pub version_number: Option<i64>,
     pub workflow_name: Option<String>,
     pub workflow_label: Option<String>,
+    pub workflow_labels: Option<String>,
 }
 
 /// The subqueries that read a [`Naming`] beside an instance's row (`instances` in the FROM):
@@ -330,4 +368,5 @@ pub struct Naming {
 pub const NAMING: &str = "(SELECT number FROM workflow_versions v WHERE v.id = instances.version_id) \
      AS version_number, \
      (SELECT name FROM workflows w WHERE w.id = instances.workflow_id) AS workflow_name, \
-     (SELECT label FROM workflows w WHERE w.id = instances.workflow_id) AS workflow_label";
+     (SELECT label FROM workflows w WHERE w.id = instances.workflow_id) AS workflow_label, \
+     (SELECT labels FROM workflows w WHERE w.id = instances.workflow_id) AS workflow_labels";

@@ -933,6 +933,11 @@ async fn contact_fields_in_a_real_browser() {
                 lang: orchestra::i18n::Lang::from_code(lang).unwrap(),
                 site: "Orchestra",
                 subject: "Lease renewal",
+                workflow: if lang == "fr" {
+                    "Revue de contrat"
+                } else {
+                    "Contract review"
+                },
                 step: if lang == "fr" {
                     "Approuver le contrat"
                 } else {

@@ -46,7 +46,10 @@ async fn a_workflows_page_draws_its_steps_in_the_readers_language() {
 
     let page = get(&admin, &app, &format!("/admin/workflows/{id}?lang=fr")).await;
     let (title, words) = drawing(&page);
-    assert_eq!(title, "Déroulement de Supplier onboarding : 2 étapes");
+    assert_eq!(
+        title,
+        "Déroulement de Intégration des fournisseurs : 2 étapes"
+    );
     assert!(
         words.starts_with("Étape 1 sur 2 (Formulaire) : Coordonnées du fournisseur. Par supplier."),
         "{words}"
@@ -112,7 +115,10 @@ async fn an_instances_page_draws_where_it_stands_and_how_it_ended() {
     assert!(!page.has("svg.flow g.flow-end.reached"));
     let page = get(&admin, &app, &format!("/admin/instances/{id}?lang=fr")).await;
     let (title, words) = drawing(&page);
-    assert_eq!(title, "Où en est cette instance dans Supplier onboarding");
+    assert_eq!(
+        title,
+        "Où en est cette instance dans Intégration des fournisseurs"
+    );
     assert!(
         words.contains("Vérifier le fournisseur. Par reviewer. Étape en cours."),
         "{words}"

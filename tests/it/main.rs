@@ -24,6 +24,7 @@ mod faults;
 mod guard;
 mod handover;
 mod integrity;
+mod labels;
 mod layout;
 mod lists;
 mod mail;

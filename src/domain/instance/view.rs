@@ -33,9 +33,11 @@ pub struct View {
     pub definition: Arc<Definition>,
     /// Its version's number (0 when the version is gone).
     pub version: i64,
-    /// Its workflow's machine name and label; `None` once the workflow is deleted.
+    /// Its workflow's machine name, label (in the default language) and labels in other
+    /// languages (`workflow_label_in`); `None` once the workflow is deleted.
     pub workflow_name: Option<String>,
     pub workflow_label: Option<String>,
+    pub workflow_labels: Option<String>,
     /// Who still has something to answer, in the order they answer.
     pub participants_left: Vec<Participant>,
     pub history: HistoryPage,
@@ -99,10 +101,20 @@ impl View {
             version: naming.version_number.unwrap_or(0),
             workflow_name: naming.workflow_name,
             workflow_label: naming.workflow_label,
+            workflow_labels: naming.workflow_labels,
             participants_left,
             history,
             contacts,
         })
+    }
+
+    /// Its workflow's label in `lang`; `None` once the workflow is deleted.
+    pub fn workflow_label_in(&self, lang: Lang) -> Option<String> {
+        crate::domain::workflow::labels::maybe_label_in(
+            self.workflow_label.as_deref(),
+            self.workflow_labels.as_deref(),
+            lang,
+        )
     }
 
     /// The step it waits at, with its index; `None` once it has ended.
@@ -125,10 +137,11 @@ impl View {
                 .filter_map(|h| usize::try_from(h.step_index).ok())
                 .collect(),
         };
+        let label = self.workflow_label_in(lang);
         Flow {
             definition: &self.definition,
             lang,
-            name: (self.workflow_label.as_deref()).unwrap_or(&self.instance.subject_title),
+            name: label.as_deref().unwrap_or(&self.instance.subject_title),
             id: "flow",
             standing: Some(&standing),
             edges: &crate::domain::workflow::drawing::route_edges(&self.definition, lang),

@@ -15,6 +15,8 @@ pub struct About<'a> {
     pub site: &'a str,
     /// The instance's subject title.
     pub subject: &'a str,
+    /// Its workflow's label, in the reader's language.
+    pub workflow: &'a str,
     /// The step's title, in the reader's language.
     pub step: &'a str,
     /// The reader's name ("" when none was given).
@@ -23,11 +25,12 @@ pub struct About<'a> {
 
 impl About<'_> {
     /// The arguments every email's words may name.
-    pub fn args(&self) -> [(&str, &str); 3] {
+    pub fn args(&self) -> [(&str, &str); 4] {
         [
             ("site", self.site),
             ("step", self.step),
             ("subject", self.subject),
+            ("workflow", self.workflow),
         ]
     }
 

@@ -20,6 +20,7 @@ use crate::domain::instance::progress;
 use crate::domain::outbox::{Lease, Stop};
 use crate::domain::site::Snapshot;
 use crate::domain::workflow::history::{Event, answer_lines};
+use crate::domain::workflow::labels::label_in;
 use crate::domain::workflow::versions::Cache;
 use crate::domain::workflow::{Definition, Participant, Step};
 use crate::error::Error;
@@ -304,11 +305,13 @@ async fn send_one(
         settings.base_url.trim_end_matches('/')
     );
     let lang = Lang::from_code(&contact.lang).unwrap_or_default();
+    let workflow = workflow_label(db, instance, lang).await?;
     let letter = Letter {
         about: About {
             lang,
             site: &settings.site_name,
             subject: &instance.subject_title,
+            workflow: &workflow,
             step: step.title_in(lang),
             name: &contact.name,
         },
@@ -365,6 +368,17 @@ async fn send_one(
     }
 }
 
+/// The label of `instance`'s workflow in the reader's language (its subject, should the
+/// workflow's row be gone): a read by primary key.
+async fn workflow_label(db: &Db, instance: &InstanceRow, lang: Lang) -> Result<String, Error> {
+    Ok(store::workflows::labels_of(db, instance.workflow_id)
+        .await?
+        .map_or_else(
+            || instance.subject_title.clone(),
+            |(label, labels)| label_in(&label, &labels, lang),
+        ))
+}
+
 /// Sends a notice (no link): a branch not needed, or an instance's outcome to whoever filed
 /// it, with the last comment given and a copy of what they submitted.
 #[allow(clippy::too_many_arguments)]
@@ -384,6 +398,7 @@ async fn send_notice(
         return Ok(Sent::No);
     };
     let lang = Lang::from_code(&contact.lang).unwrap_or_default();
+    let workflow = workflow_label(db, instance, lang).await?;
     let (told, comment, answers) = if m.kind() == Some(Kind::Outcome) {
         let history = store::instances::history(db, instance.id).await?;
         let said = |h: &&store::instances::HistoryRow, key: &str| {
@@ -416,6 +431,7 @@ async fn send_notice(
             lang,
             site: &site.settings.site_name,
             subject: &instance.subject_title,
+            workflow: &workflow,
             step: step.title_in(lang),
             name: &contact.name,
         },

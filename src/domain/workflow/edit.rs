@@ -1,20 +1,22 @@
 //! Making and saving workflows, whoever asks (the admin pages, the command line): one check of
 //! a workflow's name, label and definition, so each says the same about the same text.
 
-use super::Definition;
+use super::{Definition, labels};
 use crate::error::Refusable;
-use crate::i18n::Message;
+use crate::i18n::{Lang, Message};
 use crate::store::{self, Db};
 
-/// A workflow as typed: its machine name, its label and its definition in the line format.
+/// A workflow as typed: its machine name, its label, its labels in other languages (`None`:
+/// keep the stored ones) and its definition in the line format.
 #[derive(Clone, Copy, Debug)]
 pub struct Draft<'a> {
     pub name: &'a str,
     pub label: &'a str,
+    pub labels: Option<&'a [(Lang, String)]>,
     pub definition: &'a str,
 }
 
-/// What is wrong with a draft, each under the field it is about (`name`, `label`,
+/// What is wrong with a draft, each under the field it is about (`name`, `label`, `label_fr`,
 /// `definition`): every wrong line of a definition, not the first.
 pub type Problems = Vec<(&'static str, Message)>;
 
@@ -50,6 +52,15 @@ pub fn check(draft: &Draft<'_>, creating: bool) -> Result<Definition, Problems> 
     if label.is_empty() || label.chars().count() > MAX_LABEL {
         problems.push(("label", Message::new("workflow-label-invalid")));
     }
+    for (lang, other) in draft.labels.unwrap_or_default() {
+        let other = other.trim();
+        if other.chars().count() > MAX_LABEL || other.chars().any(char::is_control) {
+            problems.push((
+                labels::field(*lang),
+                Message::new("workflow-label-other-invalid"),
+            ));
+        }
+    }
     let definition = match Definition::parse_all(draft.definition) {
         Ok(d) => Some(d),
         Err(messages) => {
@@ -67,19 +78,22 @@ pub fn check(draft: &Draft<'_>, creating: bool) -> Result<Definition, Problems> 
 pub async fn create(db: &Db, draft: &Draft<'_>) -> Result<i64, Refusable<Refusal>> {
     let definition = check(draft, true).map_err(|p| Refusable::Refused(Refusal::Invalid(p)))?;
     let name = draft.name.trim();
-    store::workflows::create(db, name, draft.label.trim(), &definition.to_json())
+    let labels = labels::to_json(draft.labels.unwrap_or_default());
+    store::workflows::create_labelled(db, name, draft.label.trim(), &labels, &definition.to_json())
         .await?
         .ok_or(Refusable::Refused(Refusal::NameTaken))
 }
 
-/// Saves a workflow's label and, when its definition changed, a new version.
+/// Saves a workflow's labels and, when its definition changed, a new version.
 pub async fn save(
     db: &Db,
     id: i64,
     draft: &Draft<'_>,
 ) -> Result<store::workflows::Saved, Refusable<Refusal>> {
     let definition = check(draft, false).map_err(|p| Refusable::Refused(Refusal::Invalid(p)))?;
-    match store::workflows::save(db, id, draft.label.trim(), &definition.to_json()).await? {
+    let labels = draft.labels.map(labels::to_json);
+    let (label, definition) = (draft.label.trim(), definition.to_json());
+    match store::workflows::save_labelled(db, id, label, labels.as_deref(), &definition).await? {
         store::workflows::Saved::NotFound => Err(Refusable::Refused(Refusal::NotFound)),
         saved => Ok(saved),
     }

@@ -12,6 +12,7 @@ pub mod condition;
 pub mod drawing;
 pub mod edit;
 pub mod history;
+pub mod labels;
 pub mod options;
 pub mod route;
 pub mod seed;

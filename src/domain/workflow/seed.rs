@@ -2,6 +2,7 @@
 //! participants: a supplier and a reviewer on two links; a payer who fills the form and pays on
 //! one; two parallel reviewers.
 
+use crate::i18n::Lang;
 use crate::store::{self, Db};
 
 pub const EXAMPLES: &[(&str, &str, &str)] = &[
@@ -28,6 +29,20 @@ pub const EXAMPLES: &[(&str, &str, &str)] = &[
          \x20 fr: Régler la commande\n",
     ),
 ];
+
+/// The examples' labels in French (`workflows.labels`). Migration `0022` gives them to the
+/// examples of a site made before, and a test checks it says the same.
+pub const FRENCH_LABELS: &[(&str, &str)] = &[
+    ("supplier_onboarding", "Intégration des fournisseurs"),
+    ("contract_review", "Revue de contrat"),
+    ("order_payment", "Paiement de commande"),
+];
+
+/// An example's other labels, as stored.
+fn labels_of(name: &str) -> String {
+    let french = FRENCH_LABELS.iter().find(|(n, _)| *n == name);
+    super::labels::to_json(&french.map_or_else(Vec::new, |(_, l)| vec![(Lang::Fr, (*l).into())]))
+}
 
 /// A per-link limit that lets the shipped examples' busiest link through three times over
 /// (reloads, a second try, a page opened twice).
@@ -68,13 +83,15 @@ pub async fn seed_examples(db: &Db) -> Result<(), sqlx::Error> {
     }
     for (name, label, text) in EXAMPLES {
         let def = super::Definition::parse(text).expect("the shipped examples parse");
-        store::workflows::create(db, name, label, &def.to_json()).await?;
+        store::workflows::create_labelled(db, name, label, &labels_of(name), &def.to_json())
+            .await?;
     }
     Ok(())
 }
 
 /// Gives an example its shipped words when a site still has it exactly as an earlier release
-/// made it; an example an administrator changed is left alone.
+/// made it; an example an administrator changed is left alone. (Their French labels came with
+/// migration `0022`, once.)
 async fn upgrade_examples(db: &Db) -> Result<(), sqlx::Error> {
     for (name, old) in EARLIER {
         let Some((_, label, text)) = EXAMPLES.iter().find(|(n, _, _)| n == name) else {
@@ -96,12 +113,13 @@ async fn upgrade_examples(db: &Db) -> Result<(), sqlx::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::i18n::Lang;
 
     /// Every shipped step and field has French words, and the review shows the supplier's form.
     #[test]
     fn the_examples_come_in_english_and_french() {
-        for (name, _, text) in EXAMPLES {
+        for (name, label, text) in EXAMPLES {
+            let french = super::super::labels::label_in(label, &labels_of(name), Lang::Fr);
+            assert_ne!(french, *label, "{name} has a French label");
             let def = super::super::Definition::parse(text).unwrap();
             for step in &def.steps {
                 assert_ne!(
@@ -120,6 +138,19 @@ mod tests {
                 super::super::Definition::parse(&def.to_text()).unwrap(),
                 def
             );
+        }
+        // The migration that gave a site made before its examples' French labels says these.
+        for sql in [
+            include_str!("../../../migrations/sqlite/0022_workflow_labels.sql"),
+            include_str!("../../../migrations/postgres/0022_workflow_labels.sql"),
+        ] {
+            for (name, label, _) in EXAMPLES {
+                let update = format!(
+                    "labels = '{}'\n  WHERE name = '{name}' AND label = '{label}';",
+                    labels_of(name)
+                );
+                assert!(sql.contains(&update), "{update}");
+            }
         }
         let supplier = super::super::Definition::parse(EXAMPLES[0].2).unwrap();
         assert_eq!(supplier.steps[1].shows, [0]);

@@ -15,6 +15,7 @@ use crate::domain::instance::{self, Actor};
 use crate::domain::lists;
 use crate::domain::mail::ContactInput;
 use crate::domain::workflow::history;
+use crate::domain::workflow::labels::maybe_label_in;
 use crate::http::AppState;
 use crate::http::context::{FlashKind, PageContext, flash, flash_as, html};
 use crate::http::error::{AppError, Result};
@@ -149,7 +150,7 @@ pub async fn list(
     let (mut listed, total, workflows) = tokio::try_join!(
         async { Ok::<_, AppError>(lists::page(&state.db, &filter, from, lists::PAGE).await?) },
         async { Ok::<_, AppError>(lists::total(&state.db, &filter).await?) },
-        workflow_options(&state),
+        super::workflows::options(&state, ctx.lang),
     )?;
     if matches!(from, lists::From::After(_)) && listed.more.is_none() {
         // Nothing newer than this page: it is the first page, shown whole.
@@ -181,7 +182,12 @@ pub async fn list(
         .into_iter()
         .map(|i| InstanceLine {
             id: i.id,
-            workflow: i.workflow_label.unwrap_or_default(),
+            workflow: maybe_label_in(
+                i.workflow_label.as_deref(),
+                i.workflow_labels.as_deref(),
+                ctx.lang,
+            )
+            .unwrap_or_default(),
             state: ctx.t(i.state.message_id()),
             updated: crate::time::format_utc(i.updated_at),
             title: i.subject_title,
@@ -248,14 +254,6 @@ impl NewPage {
     }
 }
 
-async fn workflow_options(state: &AppState) -> Result<Vec<(i64, String)>> {
-    Ok(store::workflows::list(&state.db)
-        .await?
-        .into_iter()
-        .map(|w| (w.id, w.label))
-        .collect())
-}
-
 /// The contact rows of a workflow's newest version, each with what `typed` holds for it (a
 /// language the reader's own when none was typed).
 async fn contact_fields(
@@ -299,7 +297,7 @@ pub async fn new_form(
     ctx: PageContext,
     Query(preselect): Query<Preselect>,
 ) -> Result<Response> {
-    let workflows = workflow_options(&state).await?;
+    let workflows = super::workflows::options(&state, ctx.lang).await?;
     // One that is not (or no longer) offered is no choice: the first one then.
     let chosen = preselect
         .workflow
@@ -426,7 +424,7 @@ pub async fn start(
             let contacts =
                 contact_fields(&state, workflow, &form.contacts, ctx.lang.code()).await?;
             let mut response = html(&NewPage {
-                workflows: workflow_options(&state).await?,
+                workflows: super::workflows::options(&state, ctx.lang).await?,
                 workflow,
                 title: form.title,
                 body: form.body,
@@ -574,16 +572,15 @@ pub(super) async fn show_page(
         .iter()
         .map(|p| p.as_str().to_owned())
         .collect();
+    let workflow = view.workflow_label_in(ctx.lang).unwrap_or_default();
     let instance::View {
         instance,
         definition,
         version,
-        workflow_label,
         history: history_page,
         contacts,
         ..
     } = view;
-    let workflow = workflow_label.unwrap_or_default();
     let contacts = contacts.unwrap_or_default();
     let now = state.clock.now_secs();
     let link_page = instance::list(

@@ -156,7 +156,11 @@ async fn page(state: &AppState, ctx: PageContext, ticked: &Ticked) -> Result<Tok
         .into_iter()
         .map(|w| Choice {
             checked: ticked.workflows.contains(&w.name),
-            label: format!("{} ({})", w.label, w.name),
+            label: format!(
+                "{} ({})",
+                crate::domain::workflow::labels::label_in(&w.label, &w.labels, ctx.lang),
+                w.name
+            ),
             value: w.name,
         })
         .collect();

@@ -13,12 +13,13 @@ use super::preview::{self, Preview};
 use super::{FieldErrors, error_for};
 use crate::domain::workflow::drawing::Flow;
 use crate::domain::workflow::edit::{self, Draft, Refusal};
+use crate::domain::workflow::labels::{self, label_in};
 use crate::domain::workflow::{Definition, Participant};
 use crate::http::AppState;
 use crate::http::context::{PageContext, flash, flash_to, html};
 use crate::http::error::{AppError, Result};
 use crate::http::form::Form;
-use crate::i18n::Message;
+use crate::i18n::{Lang, Message};
 use crate::store::{self, workflows::Deleted};
 
 pub struct WorkflowLine {
@@ -53,21 +54,37 @@ fn steps_line(ctx: &PageContext, definition: &Definition) -> String {
 }
 
 pub async fn list(State(state): State<AppState>, ctx: PageContext) -> Result<Response> {
-    let workflows = store::workflows::list(&state.db)
+    let mut workflows = store::workflows::list(&state.db)
         .await?
         .into_iter()
-        .map(|w| WorkflowLine {
-            steps: Definition::from_json(&w.definition)
-                .map(|d| steps_line(&ctx, &d))
-                .unwrap_or_default(),
-            open_label: ctx.msg(&Message::new("workflow-open").arg("label", w.label.clone())),
-            id: w.id,
-            name: w.name,
-            label: w.label,
-            version: w.version,
+        .map(|w| {
+            let label = label_in(&w.label, &w.labels, ctx.lang);
+            WorkflowLine {
+                steps: Definition::from_json(&w.definition)
+                    .map(|d| steps_line(&ctx, &d))
+                    .unwrap_or_default(),
+                open_label: ctx.msg(&Message::new("workflow-open").arg("label", label.clone())),
+                id: w.id,
+                name: w.name,
+                label,
+                version: w.version,
+            }
         })
-        .collect();
+        .collect::<Vec<_>>();
+    // By the label shown: `store::workflows::list` sorts by the default one.
+    workflows.sort_by_cached_key(|w| (w.label.to_lowercase(), w.id));
     Ok(html(&ListPage { ctx, workflows }))
+}
+
+/// Every workflow's id and label in `lang`, by that label: a menu to choose one from.
+pub(super) async fn options(state: &AppState, lang: Lang) -> Result<Vec<(i64, String)>> {
+    let mut options: Vec<(i64, String)> = store::workflows::list(&state.db)
+        .await?
+        .into_iter()
+        .map(|w| (w.id, label_in(&w.label, &w.labels, lang)))
+        .collect();
+    options.sort_by_cached_key(|(id, label)| (label.to_lowercase(), *id));
+    Ok(options)
 }
 
 pub struct VersionView {
@@ -109,7 +126,8 @@ pub async fn show(
     Path(id): Path<i64>,
     Query(q): Query<ShowQuery>,
 ) -> Result<Response> {
-    let w = workflow_of(&state, id).await?;
+    let mut w = workflow_of(&state, id).await?;
+    w.label = label_in(&w.label, &w.labels, ctx.lang);
     let newest = Definition::from_json(&w.definition).unwrap_or_default();
     // An older version's definition, shown in place of the newest's.
     let (shown, definition) = match q.version.filter(|&n| n != w.version) {
@@ -178,12 +196,43 @@ struct FormPage {
     id: Option<i64>,
     name: String,
     label: String,
+    /// The label in each other language, optional.
+    others: Vec<OtherLabel>,
     definition: String,
     errors: FieldErrors,
     /// When editing: what saving will do to running instances.
     versions_note: Option<String>,
     /// The typed definition as its participants will see it, after *Preview*.
     preview: Option<Preview>,
+}
+
+/// A field of the label in another language.
+pub struct OtherLabel {
+    pub field: &'static str,
+    pub heading: String,
+    pub value: String,
+}
+
+/// "Label in French".
+fn heading_id(lang: Lang) -> &'static str {
+    match lang {
+        Lang::En => "workflow-label-in-en",
+        Lang::Fr => "workflow-label-in-fr",
+    }
+}
+
+/// The fields of the labels in other languages, holding `values`.
+fn others(ctx: &PageContext, values: &[(Lang, String)]) -> Vec<OtherLabel> {
+    labels::others()
+        .map(|lang| OtherLabel {
+            field: labels::field(lang),
+            heading: ctx.t(heading_id(lang)),
+            value: (values.iter())
+                .find(|(l, _)| *l == lang)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default(),
+        })
+        .collect()
 }
 
 impl FormPage {
@@ -206,6 +255,7 @@ const STARTER: &str = "form@requester: Your details | Name*, Email* (email), Not
 
 pub async fn new_form(ctx: PageContext) -> Response {
     html(&FormPage {
+        others: others(&ctx, &[]),
         ctx,
         id: None,
         name: String::new(),
@@ -247,6 +297,7 @@ pub async fn edit_form(
         .unwrap_or_default();
     let versions_note = versions_note(&state, &ctx, id).await?;
     Ok(html(&FormPage {
+        others: others(&ctx, &labels::read(&w.labels)),
         ctx,
         id: Some(id),
         name: w.name,
@@ -264,6 +315,9 @@ pub struct WorkflowForm {
     name: String,
     #[serde(default)]
     label: String,
+    /// The label in French (`labels::field`), optional.
+    #[serde(default)]
+    label_fr: String,
     #[serde(default)]
     definition: String,
     /// Set by the *Preview* button: show the definition, save nothing.
@@ -279,10 +333,23 @@ fn field_errors(ctx: &PageContext, problems: edit::Problems) -> FieldErrors {
         .collect()
 }
 
-fn draft(form: &WorkflowForm) -> Draft<'_> {
+impl WorkflowForm {
+    /// The labels typed in other languages, every one of them (an empty one clears it).
+    fn others(&self) -> Vec<(Lang, String)> {
+        labels::others()
+            .filter_map(|lang| match lang {
+                Lang::Fr => Some((lang, self.label_fr.clone())),
+                Lang::En => None,
+            })
+            .collect()
+    }
+}
+
+fn draft<'a>(form: &'a WorkflowForm, others: &'a [(Lang, String)]) -> Draft<'a> {
     Draft {
         name: &form.name,
         label: &form.label,
+        labels: Some(others),
         definition: &form.definition,
     }
 }
@@ -298,6 +365,7 @@ fn previewed(
     match Definition::parse_all(&form.definition) {
         Ok(definition) => html(&FormPage {
             preview: Some(preview::of(&ctx, &form.label, &definition)),
+            others: others(&ctx, &form.others()),
             ctx,
             id,
             name: form.name,
@@ -324,6 +392,7 @@ fn rejected(
     versions_note: Option<String>,
 ) -> Response {
     let mut response = html(&FormPage {
+        others: others(&ctx, &form.others()),
         ctx,
         id,
         name: form.name,
@@ -346,7 +415,8 @@ pub async fn create(
     if form.preview.is_some() {
         return Ok(previewed(ctx, None, form, None));
     }
-    let errors = match edit::create(&state.db, &draft(&form)).await {
+    let typed = form.others();
+    let errors = match edit::create(&state.db, &draft(&form, &typed)).await {
         Ok(id) => {
             flash(&session, "workflow-saved").await?;
             return Ok(Redirect::to(&format!("/admin/workflows/{id}")).into_response());
@@ -373,7 +443,8 @@ pub async fn save(
         let note = versions_note(&state, &ctx, id).await?;
         return Ok(previewed(ctx, Some(id), form, note));
     }
-    let errors = match edit::save(&state.db, id, &draft(&form)).await {
+    let typed = form.others();
+    let errors = match edit::save(&state.db, id, &draft(&form, &typed)).await {
         Ok(_) => {
             return flash_to(
                 &session,
@@ -401,10 +472,11 @@ async fn workflow_of(state: &AppState, id: i64) -> Result<store::workflows::Work
         .ok_or(AppError::NotFound)
 }
 
-fn delete_page(ctx: PageContext, label: &str, id: i64) -> ConfirmPage {
+fn delete_page(ctx: PageContext, w: &store::workflows::WorkflowRow, id: i64) -> ConfirmPage {
+    let label = label_in(&w.label, &w.labels, ctx.lang);
     ConfirmPage::new(
         ctx,
-        Message::new("workflow-delete-named").arg("label", label.to_owned()),
+        Message::new("workflow-delete-named").arg("label", label),
         Message::new("workflow-delete-explain"),
         Message::new("workflow-delete-confirm"),
         format!("/admin/workflows/{id}"),
@@ -417,7 +489,7 @@ pub async fn delete_form(
     Path(id): Path<i64>,
 ) -> Result<Response> {
     let w = workflow_of(&state, id).await?;
-    Ok(html(&delete_page(ctx, &w.label, id)))
+    Ok(html(&delete_page(ctx, &w, id)))
 }
 
 pub async fn delete(
@@ -435,18 +507,24 @@ pub async fn delete(
         Deleted::Running(n) => {
             let why =
                 ctx.msg(&Message::new("workflow-delete-running").arg("running", n.to_string()));
-            Ok(delete_page(ctx, &w.label, id).refused(why))
+            Ok(delete_page(ctx, &w, id).refused(why))
         }
         Deleted::LastVersion | Deleted::NotFound => Err(AppError::NotFound),
     }
 }
 
-fn delete_version_page(ctx: PageContext, label: &str, id: i64, number: i64) -> ConfirmPage {
+fn delete_version_page(
+    ctx: PageContext,
+    w: &store::workflows::WorkflowRow,
+    id: i64,
+    number: i64,
+) -> ConfirmPage {
+    let label = label_in(&w.label, &w.labels, ctx.lang);
     ConfirmPage::new(
         ctx,
         Message::new("workflow-version-delete-title")
             .arg("number", number.to_string())
-            .arg("label", label.to_owned()),
+            .arg("label", label),
         Message::new("workflow-version-delete-explain"),
         Message::new("workflow-version-delete").arg("number", number.to_string()),
         format!("/admin/workflows/{id}"),
@@ -466,7 +544,7 @@ pub async fn delete_version_form(
     if !known {
         return Err(AppError::NotFound);
     }
-    Ok(html(&delete_version_page(ctx, &w.label, id, number)))
+    Ok(html(&delete_version_page(ctx, &w, id, number)))
 }
 
 pub async fn delete_version(
@@ -476,7 +554,7 @@ pub async fn delete_version(
     Path((id, number)): Path<(i64, i64)>,
 ) -> Result<Response> {
     let w = workflow_of(&state, id).await?;
-    let page = delete_version_page(ctx, &w.label, id, number);
+    let page = delete_version_page(ctx, &w, id, number);
     match store::workflows::delete_version(&state.db, id, number).await? {
         Deleted::Done => {
             tracing::info!(workflow = id, version = number, "workflow version deleted");

@@ -201,6 +201,8 @@ async fn create_now(
     let draft = Draft {
         name,
         label: input.label.as_deref().unwrap_or_default(),
+        // Labels in other languages are the editor's and the CLI's; the API keeps them.
+        labels: None,
         definition: input.definition.as_deref().unwrap_or_default(),
     };
     edit::create(&state.db, &draft)
@@ -245,6 +247,7 @@ pub async fn save(
     let draft = Draft {
         name: &row.name,
         label: input.label.as_deref().unwrap_or(&row.label),
+        labels: None,
         definition: input.definition.as_deref().unwrap_or_default(),
     };
     edit::save(&state.db, row.id, &draft)

@@ -174,7 +174,7 @@ pub async fn spawn(flood: Flood) -> TestApp {
 }
 
 impl Flood {
-    fn store(self, db: &Db, clock: Clock) -> Arc<dyn FloodStore> {
+    pub fn store(self, db: &Db, clock: Clock) -> Arc<dyn FloodStore> {
         match self {
             Flood::Memory => Arc::new(MemoryFlood::new(4096, clock)),
             Flood::Sql => Arc::new(SqlFlood::new(db.clone(), 4096, clock)),

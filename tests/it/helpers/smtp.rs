@@ -104,7 +104,14 @@ impl Received {
 
     /// The decoded part of this content type (`text/plain`, `text/html`).
     pub fn part(&self, content_type: &str) -> String {
-        for part in self.raw.split("\r\n--") {
+        // Split on the message's boundary: a text part may hold a "--" line of its own (the
+        // signature's separator).
+        let boundary = self.header("Content-Type").and_then(|t| {
+            let (_, after) = t.split_once("boundary=")?;
+            Some(after.trim_matches('"').split('"').next()?.to_owned())
+        });
+        let separator = format!("\r\n--{}", boundary.unwrap_or_default());
+        for part in self.raw.split(separator.as_str()) {
             let Some((head, body)) = part.split_once("\r\n\r\n") else {
                 continue;
             };
