@@ -297,3 +297,44 @@ async fn a_claim_in_flight_before_rounds_goes_on_after_the_upgrade() {
     assert_eq!(state_of(&app, 1).await.0, "complete");
     assert_eq!(round_of(&app, 1).await, 0);
 }
+
+/// The workflow page says what a link may ask of the doorway, every round counted, and warns
+/// when the per-link limit is below it: the employee's page, answer and thank-you page, three
+/// rounds over, is 9 requests; a limit of 6 would refuse them in the third round.
+#[tokio::test]
+async fn the_workflow_page_warns_when_the_per_link_limit_is_below_the_rounds() {
+    let app = spawn(Flood::Memory).await;
+    started(&app, "claim", CLAIM).await;
+    let id = orchestra::store::workflows::by_name(&app.db, "claim")
+        .await
+        .unwrap()
+        .unwrap()
+        .id;
+    app.set(&[
+        ("orchestra.request_limits.enabled", "true"),
+        ("interaction.limits.per_link", "6"),
+    ])
+    .await;
+    let admin = app.admin_client().await;
+    let page = get(&admin, &app, &format!("/admin/workflows/{id}?lang=en")).await;
+    assert!(
+        page.has("p#requests-per-link.notice-warning"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.first("p#requests-per-link")
+            .contains("up to 9 requests")
+    );
+    app.set(&[("interaction.limits.per_link", "12")]).await;
+    let page = get(&admin, &app, &format!("/admin/workflows/{id}?lang=fr")).await;
+    assert!(
+        !page.has("p#requests-per-link.notice-warning"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.first("p#requests-per-link")
+            .contains("jusqu'à 9 requêtes")
+    );
+}

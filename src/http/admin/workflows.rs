@@ -110,9 +110,34 @@ struct ShowPage {
     definition_heading: String,
     /// The shown version's flow, drawn (an inline SVG, its user text escaped).
     flow: String,
+    /// How many requests a link of the newest version may make, against the per-link limit,
+    /// and whether the limit is below it (a warning).
+    requests: (String, bool),
     versions: Vec<VersionView>,
     edit_label: String,
     delete_label: String,
+}
+
+/// What a link of `definition` may ask of the doorway, each round counted, beside the site's
+/// per-link limit: a warning when the limit would refuse a participant who answers every round.
+fn requests_note(
+    ctx: &PageContext,
+    definition: &Definition,
+    settings: &crate::domain::settings::Settings,
+) -> (String, bool) {
+    let needed = definition.requests_per_link();
+    let limits = settings.interaction_limits();
+    let capped = limits.enabled && limits.per_caller > 0;
+    let short = capped && limits.per_caller < needed;
+    let id = match (capped, short) {
+        (_, true) => "workflow-requests-over",
+        (true, false) => "workflow-requests-limit",
+        (false, _) => "workflow-requests",
+    };
+    let message = Message::new(id)
+        .arg("requests", needed.to_string())
+        .arg("limit", limits.per_caller.to_string());
+    (ctx.msg(&message), short)
 }
 
 #[derive(Deserialize)]
@@ -166,8 +191,10 @@ pub async fn show(
         edges: &crate::domain::workflow::drawing::route_edges(&definition, ctx.lang),
     }
     .svg();
+    let requests = requests_note(&ctx, &newest, &state.site.get().await.settings);
     Ok(html(&ShowPage {
         flow,
+        requests,
         participants: newest
             .participants()
             .iter()
