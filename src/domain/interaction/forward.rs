@@ -34,17 +34,23 @@ pub struct Refused {
     pub errors: Vec<Message>,
 }
 
-/// Forwards the link's participant to the colleague `submitted` names. `Ok(Ok(to))`: done, `to`
-/// the colleague as the page names them.
+/// What a forward came to.
+pub enum Forwarded {
+    /// Done: the colleague, as the page names them.
+    To(String),
+    Refused(Refused),
+}
+
+/// Forwards the link's participant to the colleague `submitted` names.
 pub async fn forward(
     db: &Db,
     resolved: &Resolved,
     step: &Step,
     submitted: &[(String, String)],
-) -> Result<Result<String, Refused>, Error> {
+) -> Result<Forwarded, Error> {
     let get = |name: &str| super::posted(submitted, name);
     if !offered(resolved, step) {
-        return Ok(Err(Refused {
+        return Ok(Forwarded::Refused(Refused {
             field_errors: Vec::new(),
             errors: vec![Message::new("doorway-forward-not-offered")],
         }));
@@ -66,14 +72,14 @@ pub async fn forward(
         Ok(rows) => match rows.into_iter().next() {
             Some(row) => row,
             None => {
-                return Ok(Err(refused(vec![(
+                return Ok(Forwarded::Refused(refused(vec![(
                     EMAIL.to_owned(),
                     Message::new("doorway-forward-email"),
                 )])));
             }
         },
         Err(refusals) => {
-            return Ok(Err(refused(
+            return Ok(Forwarded::Refused(refused(
                 refusals
                     .iter()
                     .map(|r| (field(r.part).to_owned(), r.message()))
@@ -84,7 +90,7 @@ pub async fn forward(
     let instance = resolved.instance.id;
     let by = Actor::Forward(participant.clone()).stored();
     if store::instances::forwards(db, instance, &participant).await? >= MAX_FORWARDS {
-        return Ok(Err(Refused {
+        return Ok(Forwarded::Refused(Refused {
             field_errors: Vec::new(),
             errors: vec![
                 Message::new("doorway-forward-limit").arg("max", MAX_FORWARDS.to_string()),
@@ -98,13 +104,13 @@ pub async fn forward(
     };
     let done = store::links::reassign(db, instance, &row, true, None, &by).await?;
     if done != store::links::Reassigned::Done {
-        return Ok(Err(Refused {
+        return Ok(Forwarded::Refused(Refused {
             field_errors: Vec::new(),
             errors: vec![Message::new("doorway-forward-not-offered")],
         }));
     }
     tracing::info!(instance, participant = %participant, "a step was forwarded from its link");
-    Ok(Ok(to))
+    Ok(Forwarded::To(to))
 }
 
 fn refused(field_errors: Vec<(String, Message)>) -> Refused {

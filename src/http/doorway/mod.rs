@@ -228,8 +228,8 @@ async fn answer(
     if submitted.iter().any(|(k, _)| k == forward::ACTION) {
         return Ok(
             match forward::forward(&state.db, &resolved, step, &submitted).await? {
-                Ok(to) => views::forwarded(ctx, &resolved, &to),
-                Err(refused) => {
+                forward::Forwarded::To(to) => views::forwarded(ctx, &resolved, &to),
+                forward::Forwarded::Refused(refused) => {
                     let earlier =
                         interaction::earlier(&state.db, &resolved, step, branch, lang).await?;
                     let kept = Invalid {
