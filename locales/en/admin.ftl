@@ -188,9 +188,18 @@ workflow-current-version = Current version
 workflow-participants = Participants
 workflow-participants-help = Write @name after the kind to say who answers a step (form@supplier). Steps that name nobody go to the participant "default". Parallel branches [legal,finance] are participants of one step.
 workflow-options-help = Options follow the step on its line, each after a bar; the whole list is in docs/workflows.md.
-workflow-requests = A participant's link of this workflow makes up to { $requests } requests to the doorway, each round counted.
-workflow-requests-limit = A participant's link of this workflow makes up to { $requests } requests to the doorway, each round counted; the per-link limit is { $limit }.
-workflow-requests-over = A participant's link of this workflow may make up to { $requests } requests to the doorway, each round counted, more than the per-link limit of { $limit }: someone answering every round would be refused. Raise the limit on the Interaction settings page.
+workflow-requests = A participant's link of this workflow makes up to { $requests ->
+    [one] { $requests } request
+   *[other] { $requests } requests
+  } to the doorway, each round counted.
+workflow-requests-limit = A participant's link of this workflow makes up to { $requests ->
+    [one] { $requests } request
+   *[other] { $requests } requests
+  } to the doorway, each round counted; the per-link limit is { $limit }.
+workflow-requests-over = A participant's link of this workflow may make up to { $requests ->
+    [one] { $requests } request
+   *[other] { $requests } requests
+  } to the doorway, each round counted, more than the per-link limit of { $limit }: someone answering every round would be refused. Raise the limit on the Interaction settings page.
 workflow-versions = Versions
 workflow-versions-help = Every save makes a new version. A running instance stays on the version it started on until it ends; new instances start on the newest.
 workflow-version = Version

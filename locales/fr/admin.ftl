@@ -188,9 +188,18 @@ workflow-current-version = Version actuelle
 workflow-participants = Participants
 workflow-participants-help = Écrivez @nom après le type pour dire qui répond à une étape (form@supplier). Les étapes qui ne nomment personne vont au participant « default ». Les branches parallèles [legal,finance] sont les participants d'une même étape.
 workflow-options-help = Les options suivent l'étape sur sa ligne, chacune après une barre ; la liste complète est dans docs/workflows.md.
-workflow-requests = Le lien d'un participant de ce workflow fait jusqu'à { $requests } requêtes à la porte d'interaction, chaque tour compté.
-workflow-requests-limit = Le lien d'un participant de ce workflow fait jusqu'à { $requests } requêtes à la porte d'interaction, chaque tour compté ; la limite par lien est { $limit }.
-workflow-requests-over = Le lien d'un participant de ce workflow peut faire jusqu'à { $requests } requêtes à la porte d'interaction, chaque tour compté, plus que la limite par lien de { $limit } : quelqu'un qui répond à chaque tour serait refusé. Relevez la limite sur la page des réglages d'interaction.
+workflow-requests = Le lien d'un participant de ce workflow fait jusqu'à { $requests ->
+    [one] { $requests } requête
+   *[other] { $requests } requêtes
+  } à la porte d'interaction, chaque tour compté.
+workflow-requests-limit = Le lien d'un participant de ce workflow fait jusqu'à { $requests ->
+    [one] { $requests } requête
+   *[other] { $requests } requêtes
+  } à la porte d'interaction, chaque tour compté ; la limite par lien est { $limit }.
+workflow-requests-over = Le lien d'un participant de ce workflow peut faire jusqu'à { $requests ->
+    [one] { $requests } requête
+   *[other] { $requests } requêtes
+  } à la porte d'interaction, chaque tour compté, plus que la limite par lien de { $limit } : quelqu'un qui répond à chaque tour serait refusé. Relevez la limite sur la page des réglages d'interaction.
 workflow-versions = Versions
 workflow-versions-help = Chaque enregistrement crée une nouvelle version. Une instance en cours reste sur la version où elle a commencé jusqu'à sa fin ; les nouvelles instances démarrent sur la plus récente.
 workflow-version = Version
