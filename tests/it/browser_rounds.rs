@@ -119,8 +119,49 @@ async fn a_claim_sent_back_is_answered_again_in_a_real_browser() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(state_of(&app, id).await, ("active".to_owned(), 1));
 
-    // The workflow page: no serious accessibility violation, in either language or width.
+    // The manager's page offers to forward the step: the form opened, at both widths and in
+    // both languages, with nothing sideways.
+    let manager = app.link_for(id, "manager", 3 * 86_400).await;
+    for lang in ["en", "fr"] {
+        for (width, name) in [(1280, "doorway-forward"), (390, "doorway-forward-phone")] {
+            b.resize(width, 900).await;
+            b.goto(&format!("{manager}?lang={lang}")).await;
+            b.click("details.forward summary").await;
+            assert_eq!(
+                b.count("details.forward[open] input[name=_fwd_email]")
+                    .await,
+                1
+            );
+            assert!(
+                !b.scrolls_sideways().await,
+                "the forward form ({lang}) at {width} px"
+            );
+            b.script("document.querySelector('details.forward').scrollIntoView(); return true;")
+                .await;
+            b.screenshot(&format!("{name}-{lang}")).await;
+        }
+    }
+
+    // The instance page's hand-over forms, at both widths and in both languages.
     sign_in(&mut b).await;
+    for lang in ["en", "fr"] {
+        for (width, name) in [
+            (1280, "instance-handover"),
+            (390, "instance-handover-phone"),
+        ] {
+            b.resize(width, 900).await;
+            b.goto(&format!("/admin/instances/{id}?lang={lang}#handover"))
+                .await;
+            assert!(b.count("section.handover form").await >= 1);
+            assert!(
+                !b.scrolls_sideways().await,
+                "the hand-over ({lang}) at {width} px"
+            );
+            b.screenshot(&format!("{name}-{lang}")).await;
+        }
+    }
+
+    // The workflow page: no serious accessibility violation, in either language or width.
     for lang in ["en", "fr"] {
         for width in [1280, 390] {
             b.resize(width, 900).await;

@@ -301,3 +301,52 @@ async fn whoever_the_definition_names_is_told_the_outcome() {
         subjects("mia@office.example")
     );
 }
+
+/// An attacker's view of the forward: a made-up or forged link gets the plain refusal and
+/// writes nothing; a name past its bound is refused with what was typed kept, and nobody is
+/// emailed; the page never echoes the address into a log-like error.
+#[tokio::test]
+async fn a_forward_on_a_made_up_link_or_with_a_bad_name_writes_nothing() {
+    let app = spawn_now(crate::helpers::Flood::Memory).await;
+    let (id, smtp, mailer) = waiting_for_the_manager(&app).await;
+    let forward = |email: &'static str, name: String| {
+        vec![
+            ("_step".to_owned(), "2".to_owned()),
+            ("_forward".to_owned(), "1".to_owned()),
+            ("_fwd_email".to_owned(), email.to_owned()),
+            ("_fwd_name".to_owned(), name),
+        ]
+    };
+    let manager = app.link(id, Some("manager")).await;
+    // A link with its signature altered, and one for an instance that does not exist.
+    let mut forged = manager.clone();
+    let last = forged.pop().unwrap();
+    forged.push(if last == 'A' { 'B' } else { 'A' });
+    for path in [forged, "/interaction/made-up".to_owned()] {
+        let body = forward("x@office.example", "X".into());
+        let form: Vec<(&str, &str)> = body.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let page = post(&app.client(), &app, &path, &form).await;
+        assert_eq!(page.status, 404, "{path}");
+        assert!(!page.body.contains("x@office.example"));
+    }
+    // A name of 10,000 characters: refused, kept, nothing changed.
+    let long = "N".repeat(10_000);
+    let body = forward("ok@office.example", long.clone());
+    let form: Vec<(&str, &str)> = body.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let page = post(&app.client(), &app, &manager, &form).await;
+    assert_eq!(page.status, 422, "{}", page.body);
+    assert!(
+        page.has("p.field-error[data-field=_fwd_name]"),
+        "{}",
+        page.body
+    );
+    assert!(
+        !events(&app, id)
+            .await
+            .iter()
+            .any(|(_, _, e)| e == "reassigned")
+    );
+    run(&app, &mailer, store::now()).await;
+    assert!(links_to(&smtp, "ok@office.example").is_empty());
+    assert!(links_to(&smtp, "x@office.example").is_empty());
+}

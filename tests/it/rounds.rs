@@ -87,6 +87,15 @@ async fn a_rejection_sends_the_claim_back_with_what_was_typed_and_the_reviewers_
     )
     .await;
     assert_eq!(state_of(&app, id).await, ("active".to_owned(), 1));
+    // The instance's page knows the manager has something to answer again in this round: a
+    // link may be issued and the step handed over.
+    let admin = app.admin_client().await;
+    let shown = get(&admin, &app, &format!("/admin/instances/{id}")).await;
+    assert!(
+        shown.has("form.contact-row[data-participant=manager]"),
+        "{}",
+        shown.body
+    );
     let review = get(&app.client(), &app, &manager).await;
     assert!(review.has("input[name=decision]"), "{}", review.body);
     assert!(review.body.contains("800"), "{}", review.body);

@@ -79,7 +79,9 @@ impl View {
         )
         .await?;
         let whole = options.history_before.is_none() && history.older.is_none();
-        let participants_left = if whole {
+        // The whole history in hand tells the current step's answers apart only in round 0:
+        // history lines shown carry no round, so an instance sent back reads them.
+        let participants_left = if whole && instance.round == 0 {
             let answered: Vec<String> = history
                 .lines
                 .iter()
