@@ -670,3 +670,5 @@ instance-history-count = { $count ->
         [one] One event.
        *[other] { $count } events; the page shows up to 50, oldest first.
     }
+definition-file = Line { $line }: the file field “{ $field }” takes a size up to 100 MB (such as 5 MB) and kinds among { $kinds }, separated by commas.
+definition-files = Line { $line }: a form takes at most { $max } file fields.

@@ -670,3 +670,5 @@ instance-history-count = { $count ->
         [one] Un événement.
        *[other] { $count } événements{"\u202F"}; la page en montre jusqu'à 50, les plus anciens d'abord.
     }
+definition-file = Ligne { $line } : le champ de fichier « { $field } » prend une taille d'au plus 100 MB (comme 5 MB) et des sortes parmi { $kinds }, séparées par des virgules.
+definition-files = Ligne { $line } : un formulaire a au plus { $max } champs de fichier.

@@ -8,6 +8,7 @@ pub mod admins;
 pub mod api;
 pub mod capability;
 pub mod delivery;
+pub mod files;
 pub mod instance;
 pub mod interaction;
 pub mod keys;

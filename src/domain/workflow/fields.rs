@@ -50,6 +50,119 @@ pub struct Field {
     /// A choice's options, as the definition writes them; the answer records the one picked.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<String>,
+    /// A file's size cap and accepted kinds; `None` for every other type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<FileRule>,
+}
+
+/// What a `(file)` field takes: at most `max_bytes`, of the kinds named.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FileRule {
+    pub max_bytes: u64,
+    pub kinds: Vec<crate::domain::files::Kind>,
+}
+
+impl Default for FileRule {
+    fn default() -> Self {
+        Self {
+            max_bytes: DEFAULT_FILE_BYTES,
+            kinds: crate::domain::files::Kind::SAFE.to_vec(),
+        }
+    }
+}
+
+/// A file field's cap when its definition names none.
+pub const DEFAULT_FILE_BYTES: u64 = 10 << 20;
+/// The most any file field may name: a site's own cap (a setting) is at most this.
+pub const MAX_FILE_BYTES: u64 = 100 << 20;
+/// File fields one form may hold.
+pub const MAX_FILE_FIELDS: usize = 5;
+
+impl FileRule {
+    /// `5 MB`, `pdf image`, or both, comma-separated after `file`; sizes are binary
+    /// (1 MB = 1,048,576 bytes) as a file manager shows them.
+    pub(super) fn parse(args: &[&str]) -> Option<Self> {
+        let mut rule = Self::default();
+        let mut kinds = Vec::new();
+        for arg in args {
+            if let Some(bytes) = parse_size(arg) {
+                if !(1..=MAX_FILE_BYTES).contains(&bytes) {
+                    return None;
+                }
+                rule.max_bytes = bytes;
+            } else {
+                for word in arg.split_whitespace() {
+                    let kind = crate::domain::files::Kind::parse(word)?;
+                    if !kinds.contains(&kind) {
+                        kinds.push(kind);
+                    }
+                }
+            }
+        }
+        if !kinds.is_empty() {
+            rule.kinds = kinds;
+        }
+        Some(rule)
+    }
+
+    /// The arguments as a definition writes them, after `file`.
+    pub(super) fn to_text(&self) -> String {
+        let mut out = String::new();
+        if self.max_bytes != DEFAULT_FILE_BYTES {
+            out.push_str(&format!(", {}", size_text(self.max_bytes)));
+        }
+        if self.kinds != crate::domain::files::Kind::SAFE {
+            let names: Vec<&str> = self.kinds.iter().map(|k| k.name()).collect();
+            out.push_str(&format!(", {}", names.join(" ")));
+        }
+        out
+    }
+}
+
+/// `5 MB`, `500 KB`, `1.5 MB`, `2 GB` (binary units).
+fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.parse().ok()?;
+    let unit: u64 = match unit.trim().to_ascii_uppercase().as_str() {
+        "KB" | "KIB" | "K" => 1 << 10,
+        "MB" | "MIB" | "M" => 1 << 20,
+        "GB" | "GIB" | "G" => 1 << 30,
+        _ => return None,
+    };
+    let bytes = number * unit as f64;
+    (bytes.is_finite() && bytes >= 1.0 && bytes <= u64::MAX as f64).then_some(bytes as u64)
+}
+
+/// A size in the unit that writes it shortest: `5 MB`, `500 KB`.
+pub fn size_text(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+        format!("{} MB", bytes >> 20)
+    } else if bytes >= 1 << 10 && bytes % (1 << 10) == 0 {
+        format!("{} KB", bytes >> 10)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+/// Splits a list on the commas outside parentheses: `A (file, 5 MB), B` is two fields.
+pub(super) fn split_outside_parens(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                out.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&text[start..]);
+    out
 }
 
 impl Field {
@@ -78,16 +191,18 @@ pub enum FieldKind {
     Number,
     Long,
     Choice,
+    File,
 }
 
 impl FieldKind {
     /// Every kind, in the order the editor's help lists them.
-    pub const ALL: [FieldKind; 5] = [
+    pub const ALL: [FieldKind; 6] = [
         Self::Text,
         Self::Long,
         Self::Number,
         Self::Email,
         Self::Choice,
+        Self::File,
     ];
 
     /// The kinds' names as a definition writes them, for an error that says what is allowed.
@@ -101,6 +216,7 @@ impl FieldKind {
             "email" => Some(Self::Email),
             "number" => Some(Self::Number),
             "long" => Some(Self::Long),
+            "file" => Some(Self::File),
             _ => None,
         }
     }
@@ -112,6 +228,7 @@ impl FieldKind {
             Self::Number => "number",
             Self::Long => "long",
             Self::Choice => "choice",
+            Self::File => "file",
         }
     }
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::fields::slug;
+use super::fields::{FileRule, MAX_FILE_FIELDS, slug, split_outside_parens};
 use super::{
     Definition, Expires, Field, FieldKind, Interaction, MAX_DEFINITION_CHARS, MAX_DELAY,
     MAX_FIELDS, MAX_OPTIONS, MAX_REMINDERS, MAX_STEPS, MIN_EXPIRES_AFTER, MIN_REMIND_AFTER,
@@ -173,6 +173,8 @@ impl Definition {
                             let star = if f.required { "*" } else { "" };
                             if f.kind == FieldKind::Choice {
                                 format!("{}{star} (choice: {})", f.label, f.options.join(" / "))
+                            } else if let Some(rule) = &f.file {
+                                format!("{}{star} (file{})", f.label, rule.to_text())
                             } else {
                                 format!("{}{star} ({})", f.label, f.kind.name())
                             }
@@ -269,8 +271,13 @@ impl Definition {
 /// A form's fields, or what is wrong with them (the caller adds the line).
 fn parse_fields(details: &str) -> Result<Vec<Field>, Message> {
     let mut fields: Vec<Field> = Vec::new();
-    for spec in details.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+    for spec in split_outside_parens(details)
+        .into_iter()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
         let mut options = Vec::new();
+        let mut file = None;
         let named = |id: &'static str, label: &str| {
             Message::new(id).arg("field", label.trim().trim_end_matches('*').trim_end())
         };
@@ -286,14 +293,25 @@ fn parse_fields(details: &str) -> Result<Vec<Field>, Message> {
                             .ok_or_else(|| named("definition-options", label))?;
                         (label.trim(), FieldKind::Choice)
                     }
-                    None => (
-                        label.trim(),
-                        FieldKind::parse(kind).ok_or_else(|| {
+                    None => {
+                        let mut args = kind.split(',').map(str::trim);
+                        let name = args.next().unwrap_or("");
+                        let args: Vec<&str> = args.collect();
+                        let kind = FieldKind::parse(name).ok_or_else(|| {
                             named("definition-field-kind", label)
-                                .arg("kind", kind)
+                                .arg("kind", name)
                                 .arg("allowed", FieldKind::names())
-                        })?,
-                    ),
+                        })?;
+                        if kind == FieldKind::File {
+                            file = Some(FileRule::parse(&args).ok_or_else(|| {
+                                named("definition-file", label)
+                                    .arg("kinds", crate::domain::files::Kind::names())
+                            })?);
+                        } else if !args.is_empty() {
+                            return Err(named("definition-field", label));
+                        }
+                        (label.trim(), kind)
+                    }
                 }
             }
             None => (spec, FieldKind::Text),
@@ -315,10 +333,14 @@ fn parse_fields(details: &str) -> Result<Vec<Field>, Message> {
             kind,
             required,
             options,
+            file,
         });
     }
     if fields.is_empty() {
         return Err(Message::new("definition-no-fields"));
+    }
+    if fields.iter().filter(|f| f.kind == FieldKind::File).count() > MAX_FILE_FIELDS {
+        return Err(Message::new("definition-files").arg("max", MAX_FILE_FIELDS.to_string()));
     }
     Ok(fields)
 }
@@ -629,7 +651,10 @@ fn translate(step: &mut Step, lang: Lang, words: &str, line_number: usize) -> Re
         (Interaction::Form { fields }, Some(labels)) => {
             let wrong =
                 || at("definition-translation-labels").arg("count", fields.len().to_string());
-            let specs: Vec<&str> = labels.split(',').map(str::trim).collect();
+            let specs: Vec<&str> = split_outside_parens(labels)
+                .into_iter()
+                .map(str::trim)
+                .collect();
             if specs.len() != fields.len() {
                 return Err(wrong());
             }
