@@ -42,8 +42,11 @@ pub struct Connections {
     /// `ORCHESTRA_IDLE_TIMEOUT_MS`: how long a kept-alive connection waits for its next request;
     /// an answer must also be taken by the client within it.
     pub idle_timeout: Duration,
-    /// `ORCHESTRA_BODY_TIMEOUT_MS`: a request's whole body must arrive within this.
+    /// `ORCHESTRA_BODY_TIMEOUT_MS`: a request's body must arrive within this, plus a second for
+    /// every `body_min_rate` bytes that arrived; and a body that stalls this long is cut.
     pub body_timeout: Duration,
+    /// `ORCHESTRA_BODY_MIN_RATE`: bytes a second a body keeps arriving at to earn more time.
+    pub body_min_rate: u64,
     /// `ORCHESTRA_MAX_CONNECTIONS`: open connections at once, lowered to fit the descriptors.
     pub max_connections: usize,
     /// `ORCHESTRA_MAX_CONNECTIONS_PER_ADDRESS`: from one client address (IPv6: one /64); a
@@ -58,6 +61,8 @@ pub struct Connections {
 pub const DEFAULT_HEADER_TIMEOUT_MS: u64 = 10_000;
 pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 60_000;
 pub const DEFAULT_BODY_TIMEOUT_MS: u64 = 30_000;
+/// A quarter of a slow mobile line's upload (2G's EDGE sends about 30 KiB a second).
+pub const DEFAULT_BODY_MIN_RATE: u64 = 8 << 10;
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 pub const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS: usize = 128;
 pub const DEFAULT_MAX_BODY_BYTES_IN_FLIGHT: usize = 32 << 20;
@@ -71,6 +76,7 @@ impl Default for Connections {
             header_timeout: Duration::from_millis(DEFAULT_HEADER_TIMEOUT_MS),
             idle_timeout: Duration::from_millis(DEFAULT_IDLE_TIMEOUT_MS),
             body_timeout: Duration::from_millis(DEFAULT_BODY_TIMEOUT_MS),
+            body_min_rate: DEFAULT_BODY_MIN_RATE,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_per_address: DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
             max_body_bytes_in_flight: DEFAULT_MAX_BODY_BYTES_IN_FLIGHT,
@@ -178,6 +184,12 @@ impl Config {
                     100,
                     600_000,
                 )?),
+                body_min_rate: number(
+                    "ORCHESTRA_BODY_MIN_RATE",
+                    DEFAULT_BODY_MIN_RATE,
+                    512,
+                    1 << 30,
+                )?,
                 max_connections: number(
                     "ORCHESTRA_MAX_CONNECTIONS",
                     DEFAULT_MAX_CONNECTIONS as u64,

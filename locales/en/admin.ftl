@@ -672,3 +672,5 @@ instance-history-count = { $count ->
     }
 definition-file = Line { $line }: the file field “{ $field }” takes a size up to 100 MB (such as 5 MB) and kinds among { $kinds }, separated by commas.
 definition-files = Line { $line }: a form takes at most { $max } file fields.
+interaction-max-file = Largest file a form takes, in MB
+interaction-max-file-help = A file field takes 10 MB unless its definition names a size; no field takes more than this. Uploads stream to the database, so this bounds disk, not memory.

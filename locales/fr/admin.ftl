@@ -672,3 +672,5 @@ instance-history-count = { $count ->
     }
 definition-file = Ligne { $line } : le champ de fichier « { $field } » prend une taille d'au plus 100 MB (comme 5 MB) et des sortes parmi { $kinds }, séparées par des virgules.
 definition-files = Ligne { $line } : un formulaire a au plus { $max } champs de fichier.
+interaction-max-file = Plus gros fichier qu'un formulaire accepte, en MB
+interaction-max-file-help = Un champ de fichier accepte 10 MB sauf si sa définition nomme une taille ; aucun champ n'accepte plus que ceci. Les envois vont au fil de l'eau dans la base : cette limite borne le disque, pas la mémoire.

@@ -6,6 +6,12 @@
 //! Nothing here opens a file's insides: an archive is known by its first header alone.
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::Error;
+use crate::i18n::Message;
+use crate::store::Db;
+use crate::store::files::{self as stored, CHUNK};
 
 /// The kinds of file a `(file)` field can take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,6 +44,17 @@ impl Kind {
             Self::Text => "text",
             Self::Office => "office",
             Self::Zip => "zip",
+        }
+    }
+
+    /// What a browser's file picker is told to offer for this kind (`accept`).
+    pub fn accept(self) -> &'static str {
+        match self {
+            Self::Pdf => ".pdf,application/pdf",
+            Self::Image => "image/png,image/jpeg,image/gif,image/webp",
+            Self::Text => ".txt,.csv,text/plain",
+            Self::Office => ".doc,.docx,.xls,.xlsx,.ppt,.pptx,.odt,.ods,.odp",
+            Self::Zip => ".zip,application/zip",
         }
     }
 
@@ -200,6 +217,210 @@ pub fn clean_name(sent: &str) -> String {
     } else {
         cleaned.to_owned()
     }
+}
+
+/// A file kept with an answer, as the answer records it: what the history, the API and the
+/// webhook say of it (never its bytes).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stored {
+    pub id: i64,
+    pub name: String,
+    pub size: u64,
+    pub media_type: String,
+    pub sha256: String,
+}
+
+impl Stored {
+    /// Its size as a person reads it: `312 KB`, `2.4 MB`.
+    pub fn size_text(&self) -> String {
+        let size = self.size as f64;
+        if self.size < 1 << 10 {
+            format!("{} B", self.size)
+        } else if self.size < 1 << 20 {
+            format!("{:.0} KB", size / 1024.0)
+        } else {
+            format!("{:.1} MB", size / 1048576.0)
+        }
+    }
+}
+
+/// What one uploaded file came to.
+#[derive(Debug)]
+pub enum Outcome {
+    Stored(Stored),
+    /// The field's input held no file.
+    Empty,
+    /// Too large or of a kind the field does not take; nothing of it is kept.
+    Refused(Message),
+}
+
+/// A file arriving for a field: its bytes are stored a chunk at a time as they come, hashed on
+/// the way, and its kind is decided by its first bytes before any of them is stored. Past its
+/// cap or of a wrong kind, what was stored is removed and the rest is read and dropped, so the
+/// form's other fields still arrive and come back to the visitor.
+pub struct Incoming<'a> {
+    db: &'a Db,
+    id: i64,
+    name: String,
+    max_bytes: u64,
+    kinds: &'a [Kind],
+    /// Bytes not yet stored: up to `SNIFF_BYTES` before the kind is known, then up to a chunk.
+    pending: Vec<u8>,
+    sniffed: Option<Sniffed>,
+    seq: i64,
+    size: u64,
+    hash: Sha256,
+    refused: Option<Message>,
+}
+
+impl<'a> Incoming<'a> {
+    /// Begins storing a file sent under `name` for a field of `instance`'s step.
+    pub async fn begin(
+        db: &'a Db,
+        instance: i64,
+        step: i64,
+        field: &str,
+        name: &str,
+        rule: (u64, &'a [Kind]),
+        now: i64,
+    ) -> Result<Self, Error> {
+        let name = clean_name(name);
+        let id = stored::begin(db, instance, step, field, &name, now).await?;
+        Ok(Self {
+            db,
+            id,
+            name,
+            max_bytes: rule.0,
+            kinds: rule.1,
+            pending: Vec::new(),
+            sniffed: None,
+            seq: 0,
+            size: 0,
+            hash: Sha256::new(),
+            refused: None,
+        })
+    }
+
+    /// Takes the next bytes of the file.
+    pub async fn write(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        if self.refused.is_some() {
+            return Ok(());
+        }
+        self.size += bytes.len() as u64;
+        if self.size > self.max_bytes {
+            let max = crate::domain::workflow::size_text(self.max_bytes);
+            return self
+                .refuse(Message::new("field-file-too-large").arg("max", max))
+                .await;
+        }
+        self.hash.update(bytes);
+        self.pending.extend_from_slice(bytes);
+        if self.sniffed.is_none() && self.pending.len() >= SNIFF_BYTES && !self.sniff().await? {
+            return Ok(());
+        }
+        if self.sniffed.is_some() && self.pending.len() >= CHUNK {
+            self.flush().await?;
+        }
+        Ok(())
+    }
+
+    /// The file as it ended: stored, empty, or refused (and removed).
+    pub async fn finish(mut self) -> Result<Outcome, Error> {
+        if let Some(why) = self.refused.take() {
+            return Ok(Outcome::Refused(why));
+        }
+        if self.size == 0 {
+            stored::discard(self.db, self.id).await?;
+            return Ok(Outcome::Empty);
+        }
+        if self.sniffed.is_none() && !self.sniff().await? {
+            return Ok(Outcome::Refused(self.refused.take().unwrap_or_else(|| {
+                Message::new("field-file-kind")
+            })));
+        }
+        self.flush().await?;
+        let media_type = self.sniffed.map_or("", |s| s.media_type);
+        let sha256 = hex::encode(self.hash.finalize_reset());
+        stored::finish(self.db, self.id, media_type, self.size as i64, &sha256).await?;
+        Ok(Outcome::Stored(Stored {
+            id: self.id,
+            name: std::mem::take(&mut self.name),
+            size: self.size,
+            media_type: media_type.to_owned(),
+            sha256,
+        }))
+    }
+
+    /// Removes what was stored of a file whose upload was cut off.
+    pub async fn abandon(self) -> Result<(), Error> {
+        Ok(stored::discard(self.db, self.id).await?)
+    }
+
+    /// Decides the kind from the bytes held; `false` (and the file refused) when the field does
+    /// not take it.
+    async fn sniff(&mut self) -> Result<bool, Error> {
+        match sniff(&self.pending) {
+            Some(found) if self.kinds.contains(&found.kind) => {
+                self.sniffed = Some(found);
+                Ok(true)
+            }
+            _ => {
+                let kinds: Vec<&str> = self.kinds.iter().map(|k| k.name()).collect();
+                self.refuse(Message::new("field-file-kind").arg("kinds", kinds.join(", ")))
+                    .await?;
+                Ok(false)
+            }
+        }
+    }
+
+    async fn flush(&mut self) -> Result<(), Error> {
+        for piece in self.pending.chunks(CHUNK) {
+            stored::put_chunk(self.db, self.id, self.seq, piece).await?;
+            self.seq += 1;
+        }
+        self.pending.clear();
+        Ok(())
+    }
+
+    async fn refuse(&mut self, why: Message) -> Result<(), Error> {
+        self.refused = Some(why);
+        self.pending = Vec::new();
+        stored::discard(self.db, self.id).await?;
+        Ok(())
+    }
+}
+
+/// Removes files that arrived with an answer that was not recorded.
+pub async fn discard(db: &Db, files: &[Stored]) -> Result<(), Error> {
+    for file in files {
+        stored::discard(db, file.id).await?;
+    }
+    Ok(())
+}
+
+/// How long an arriving file may wait for its answer before the sweep removes it: longer than
+/// any body may take to arrive.
+pub const ARRIVING_SECS: i64 = 24 * 3600;
+
+/// What binds a download address to the link it is under and the file it names: a keyed
+/// hash of both, 128 bits, so one changed character anywhere refuses it.
+pub fn download_mac(keys: &crate::domain::keys::SiteKeys, link: &str, file: i64) -> String {
+    let mut full = keys.keyed_hash("file-download", &format!("{link}\0{file}"));
+    full.truncate(32);
+    full
+}
+
+pub fn download_mac_matches(
+    keys: &crate::domain::keys::SiteKeys,
+    link: &str,
+    file: i64,
+    mac: &str,
+) -> bool {
+    use subtle::ConstantTimeEq;
+    download_mac(keys, link, file)
+        .as_bytes()
+        .ct_eq(mac.as_bytes())
+        .into()
 }
 
 #[cfg(test)]

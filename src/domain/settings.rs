@@ -25,6 +25,8 @@ pub struct Settings {
     pub interaction_report_only: bool,
     /// The built-in test payment provider: on as shipped, so the examples can be paid.
     pub test_provider: bool,
+    /// The largest file any form field takes, in MB (a field's own cap is at most this).
+    pub max_file_mb: u64,
     /// Provider notices one payment may send per period; 0 turns this tier off.
     pub notice_per_payment: u64,
     /// Provider notices per period, all together; 0 turns this tier off.
@@ -73,6 +75,7 @@ impl Default for Settings {
             total: 0,
             interaction_report_only: false,
             test_provider: true,
+            max_file_mb: DEFAULT_MAX_FILE_MB,
             notice_per_payment: 0,
             notice_total: 0,
             api_rate_per_minute: 60,
@@ -264,6 +267,7 @@ pub const REGISTRY: &[Setting] = &[
     number!("interaction.limits.total", "total", total, 0, MAX_TOTAL),
     switch!("interaction.limits.report_only", "report_only", interaction_report_only),
     switch!("orchestra.test_provider", "test_provider", test_provider),
+    number!("interaction.files.max_mb", "max_file_mb", max_file_mb, 1, crate::domain::workflow::MAX_FILE_BYTES >> 20),
     number!("notice.limits.per_payment", "notice_per_payment", notice_per_payment, 0, MAX_PER_LINK),
     number!("notice.limits.total", "notice_total", notice_total, 0, MAX_TOTAL),
     number!("api.limits.rate_per_minute", "api_rate", api_rate_per_minute, 1, 1_000_000),
@@ -294,6 +298,8 @@ pub fn keys() -> impl Iterator<Item = &'static str> {
 }
 
 pub const MAX_PERIOD: u64 = 7 * 24 * 3600;
+/// Above a field's default cap (10 MB), so a field may ask for more without a setting changed.
+pub const DEFAULT_MAX_FILE_MB: u64 = 25;
 pub const MAX_PER_LINK: u64 = 1_000_000;
 pub const MAX_TOTAL: u64 = 1_000_000_000;
 pub const MAX_LOGIN_ATTEMPTS: u64 = 100_000;
@@ -309,6 +315,11 @@ pub struct FieldError {
 }
 
 impl Settings {
+    /// The largest file any form field takes, in bytes.
+    pub fn max_file_bytes(&self) -> u64 {
+        self.max_file_mb << 20
+    }
+
     /// The value of a key as text, as `config get` prints it and the forms show it.
     pub fn get(&self, key: &str) -> Option<String> {
         setting(key).map(|s| s.get(self))

@@ -146,7 +146,7 @@ pub async fn read(mut body: Body) -> Result<Bytes, Refused> {
 }
 
 /// Which refusal an error from reading a body carries somewhere in its sources.
-fn why(error: &(dyn std::error::Error + 'static)) -> Refused {
+pub(crate) fn why(error: &(dyn std::error::Error + 'static)) -> Refused {
     let mut next = Some(error);
     while let Some(e) = next {
         if let Some(refused) = e.downcast_ref::<Refused>() {
@@ -166,6 +166,8 @@ pub struct Bodies {
     /// In KiB, the bodies of one client address together (`share`).
     share: usize,
     timeout: Duration,
+    /// Bytes a second a body keeps arriving at to earn time past `timeout`.
+    min_rate: u64,
     /// The second of the last warning that the budget was full: one a second at most.
     warned: AtomicU64,
 }
@@ -196,12 +198,16 @@ impl Bodies {
             budget: kib(max_bytes_in_flight),
             share: kib(share),
             timeout,
+            min_rate: crate::config::DEFAULT_BODY_MIN_RATE,
             warned: AtomicU64::new(0),
         }
     }
 
     pub fn from_config(c: &crate::config::Connections) -> Self {
-        Self::new(c.max_body_bytes_in_flight, share(c), c.body_timeout)
+        Self {
+            min_rate: c.body_min_rate,
+            ..Self::new(c.max_body_bytes_in_flight, share(c), c.body_timeout)
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Ledger> {
@@ -291,6 +297,19 @@ impl Hold {
         self.kib.store(want, Ordering::Relaxed);
         true
     }
+
+    /// Covers exactly `bytes`, giving back what the last frame held: a streamed body holds one
+    /// frame at a time, since its reader stores each before it asks for the next.
+    fn cover_only(&self, bytes: usize) -> bool {
+        let have = self.kib.load(Ordering::Relaxed);
+        let want = kib(bytes);
+        if want < have {
+            self.bodies.give_back(self.address, have - want);
+            self.kib.store(want, Ordering::Relaxed);
+            return true;
+        }
+        self.cover(bytes)
+    }
 }
 
 impl Drop for Hold {
@@ -312,12 +331,22 @@ pub type Answer = fn(Refused, Lang, &str) -> Response;
 /// router that places the layer names its own.
 pub type Caps = fn(&str) -> usize;
 
+/// The cap of a request whose body its handler streams to storage as it arrives (an upload),
+/// by its route and headers; `None` for a body read whole, which `Caps` caps.
+pub type Streams = fn(&str, &axum::http::HeaderMap) -> Option<usize>;
+
+/// No route of this router streams its body.
+pub fn never_streamed(_: &str, _: &axum::http::HeaderMap) -> Option<usize> {
+    None
+}
+
 /// The layer: see the module's documentation.
 #[derive(Clone)]
 pub struct Limit {
     pub bodies: Arc<Bodies>,
     pub answer: Answer,
     pub caps: Caps,
+    pub streams: Streams,
 }
 
 impl<S> tower::Layer<S> for Limit {
@@ -329,6 +358,7 @@ impl<S> tower::Layer<S> for Limit {
             bodies: self.bodies.clone(),
             answer: self.answer,
             caps: self.caps,
+            streams: self.streams,
         }
     }
 }
@@ -339,6 +369,7 @@ pub struct LimitService<S> {
     bodies: Arc<Bodies>,
     answer: Answer,
     caps: Caps,
+    streams: Streams,
 }
 
 type Boxed = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
@@ -386,10 +417,9 @@ where
         if request.body().is_end_stream() {
             return LimitFuture::Passed(self.inner.call(request));
         }
-        let cap = request
-            .extensions()
-            .get::<MatchedPath>()
-            .map_or(SMALL, |route| (self.caps)(route.as_str()));
+        let route = request.extensions().get::<MatchedPath>();
+        let streamed = route.and_then(|r| (self.streams)(r.as_str(), request.headers()));
+        let cap = streamed.unwrap_or_else(|| route.map_or(SMALL, |r| (self.caps)(r.as_str())));
         let declared = request.body().size_hint().exact();
         let refuse = |refused: Refused| {
             let lang = request
@@ -411,14 +441,15 @@ where
             address,
             kib: AtomicUsize::new(0),
         });
-        let deadline = Box::pin(tokio::time::sleep(self.bodies.timeout));
+        let pace = Pace::new(self.bodies.timeout, self.bodies.min_rate);
         let request = request.map(|body| {
             Body::new(Capped {
                 inner: body,
                 left: cap,
                 read: 0,
                 hold: Some(hold.clone()),
-                deadline,
+                streamed: streamed.is_some(),
+                pace,
             })
         });
         let future = self.inner.call(request);
@@ -431,16 +462,47 @@ where
     }
 }
 
+/// A body's deadline, which follows its progress as mod_reqtimeout's `MinRate` does: the body
+/// has `timeout`, and one more second for every `min_rate` bytes that arrived, so a slow line
+/// that keeps sending finishes; and it is cut when nothing arrives for `timeout` (nginx's
+/// `client_body_timeout`), so one that stalls is not kept on what it sent before.
+struct Pace {
+    started: tokio::time::Instant,
+    timeout: Duration,
+    min_rate: u64,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl Pace {
+    fn new(timeout: Duration, min_rate: u64) -> Self {
+        Self {
+            started: tokio::time::Instant::now(),
+            timeout,
+            min_rate: min_rate.max(1),
+            deadline: Box::pin(tokio::time::sleep(timeout)),
+        }
+    }
+
+    /// Moves the deadline on for `read` bytes arrived in all, the last just now.
+    fn arrived(&mut self, read: usize) {
+        let earned = Duration::from_secs_f64(read as f64 / self.min_rate as f64);
+        let by_rate = self.started + self.timeout + earned;
+        let by_stall = tokio::time::Instant::now() + self.timeout;
+        self.deadline.as_mut().reset(by_rate.min(by_stall));
+    }
+}
+
 /// A body that ends in an error past its cap or its deadline, or when the budget has no room
 /// for the bytes that arrived.
 struct Capped {
     inner: Body,
     left: usize,
-    /// Bytes arrived so far, each covered by `hold`.
+    /// Bytes arrived so far, each covered by `hold` (a streamed body's last frame only).
     read: usize,
     /// `None` in the unit tests, which read a body without the layer.
     hold: Option<Arc<Hold>>,
-    deadline: Pin<Box<tokio::time::Sleep>>,
+    streamed: bool,
+    pace: Pace,
 }
 
 impl hyper::body::Body for Capped {
@@ -460,15 +522,23 @@ impl hyper::body::Body for Capped {
                 }
                 this.left -= len;
                 this.read += len;
-                if let Some(hold) = &this.hold
-                    && !hold.cover(this.read)
-                {
-                    hold.bodies.warn_full();
-                    return Poll::Ready(Some(Err(axum::Error::new(Refused::Busy))));
+                if let Some(hold) = &this.hold {
+                    let covered = if this.streamed {
+                        hold.cover_only(len)
+                    } else {
+                        hold.cover(this.read)
+                    };
+                    if !covered {
+                        hold.bodies.warn_full();
+                        return Poll::Ready(Some(Err(axum::Error::new(Refused::Busy))));
+                    }
+                }
+                if len > 0 {
+                    this.pace.arrived(this.read);
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
-            Poll::Pending => match this.deadline.as_mut().poll(cx) {
+            Poll::Pending => match this.pace.deadline.as_mut().poll(cx) {
                 Poll::Ready(()) => Poll::Ready(Some(Err(axum::Error::new(Refused::TimedOut)))),
                 Poll::Pending => Poll::Pending,
             },
@@ -554,7 +624,8 @@ mod tests {
             left: cap,
             read: 0,
             hold: None,
-            deadline: Box::pin(tokio::time::sleep(timeout)),
+            streamed: false,
+            pace: Pace::new(timeout, 1 << 30),
         })
     }
 

@@ -62,7 +62,10 @@ impl Security {
 /// refusal).
 pub fn insert_static(headers: &mut HeaderMap, https: bool) {
     headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static(NOSNIFF));
-    headers.insert(CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    // A download sets its own, stricter policy (`http::files`): kept.
+    headers
+        .entry(CONTENT_SECURITY_POLICY)
+        .or_insert(HeaderValue::from_static(CSP));
     headers.insert(X_FRAME_OPTIONS, HeaderValue::from_static(DENY));
     if https {
         headers.insert(STRICT_TRANSPORT_SECURITY, HeaderValue::from_static(HSTS));

@@ -26,6 +26,7 @@ pub mod csrf;
 pub mod doorway;
 pub mod error;
 pub mod extract;
+pub mod files;
 pub mod form;
 pub mod front;
 pub mod headers;
@@ -191,9 +192,21 @@ fn router(state: AppState, secure_cookies: bool) -> Router {
         trust_forwarded: !state.proxies.is_empty(),
         forwarded_seen: state.forwarded_seen.clone(),
     };
-    let site = with_common_layers(site, &state, &security, body::cap);
-    let doorway = with_common_layers(doorway::router(), &state, &security, body::cap);
-    let api = with_common_layers(api::router(state.clone()), &state, &security, api::cap);
+    let site = with_common_layers(site, &state, &security, body::cap, body::never_streamed);
+    let doorway = with_common_layers(
+        doorway::router(),
+        &state,
+        &security,
+        body::cap,
+        doorway::streams,
+    );
+    let api = with_common_layers(
+        api::router(state.clone()),
+        &state,
+        &security,
+        api::cap,
+        body::never_streamed,
+    );
     doorway.merge(api).merge(site).with_state(state)
 }
 
@@ -204,12 +217,14 @@ fn with_common_layers(
     state: &AppState,
     security: &headers::Security,
     caps: body::Caps,
+    streams: body::Streams,
 ) -> Router<AppState> {
     let common = common::Common::new(state.work.clone(), security.clone(), state.db.clone());
     router.layer(common.layer_with(body::Limit {
         bodies: state.bodies.clone(),
         answer: refused_body,
         caps,
+        streams,
     }))
 }
 

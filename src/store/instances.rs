@@ -416,6 +416,8 @@ pub struct Answer<'a> {
     pub rounds: i64,
     /// Who besides the requester is emailed the outcome, should the instance end.
     pub notify: &'a [String],
+    /// Files that arrived with the answer, kept with it.
+    pub files: &'a [i64],
 }
 
 /// Records an answer and moves the instance on when its step is complete, in one transaction.
@@ -477,6 +479,7 @@ pub async fn record_answer_in(
         now,
     )
     .await?;
+    super::files::keep_in(tx, a.instance, a.step, a.files).await?;
     // That a step was answered, by whom: never the answer itself.
     outbox::record(
         tx,

@@ -13,6 +13,7 @@ pub mod admins;
 pub mod api;
 pub mod expired;
 mod file;
+pub mod files;
 pub mod flood;
 pub mod history;
 pub mod idempotency;

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::domain::capability::{self, Claims, Kind};
+use crate::domain::files;
 use crate::domain::instance::progress;
 use crate::domain::keys::SiteKeys;
 use crate::domain::workflow::versions::Cache;
@@ -225,6 +226,9 @@ pub struct ShownStep {
     pub title: String,
     /// Per branch that answered ("" for a step without branches): label and value lines.
     pub answers: Vec<(String, Vec<(String, String)>)>,
+    /// The files the step's answers brought, each with its download address (the doorway
+    /// fills it in, under the link of the page).
+    pub files: Vec<(files::Stored, String)>,
 }
 
 /// What `step` (the current step) needs from the history. The branches that answered it in
@@ -262,20 +266,48 @@ pub async fn earlier(
             continue;
         };
         let mut answers: Vec<(String, Vec<(String, String)>)> = Vec::new();
+        let mut stored: Vec<(String, Vec<files::Stored>)> = Vec::new();
         for (_, branch, json) in rows.iter().filter(|(i, _, _)| *i == index as i64) {
             let lines = crate::domain::workflow::history::answer_lines(lang, json, Some(shown));
+            let brought = files_in(json);
             match answers.iter_mut().find(|(b, _)| b == branch) {
                 Some(kept) => kept.1 = lines,
                 None => answers.push((branch.clone(), lines)),
+            }
+            // The latest answer of each branch, as for its lines.
+            match stored.iter_mut().find(|(b, _)| b == branch) {
+                Some(kept) => kept.1 = brought,
+                None => stored.push((branch.clone(), brought)),
             }
         }
         out.shown.push(ShownStep {
             number: index + 1,
             title: shown.title_in(lang).to_owned(),
             answers,
+            files: stored
+                .into_iter()
+                .flat_map(|(_, f)| f)
+                .map(|f| (f, String::new()))
+                .collect(),
         });
     }
     Ok(out)
+}
+
+/// The files an answer, as recorded, brought.
+pub fn files_in(json: &str) -> Vec<files::Stored> {
+    #[derive(serde::Deserialize)]
+    struct Line {
+        file: Option<files::Stored>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        #[serde(default)]
+        fields: Vec<Line>,
+    }
+    serde_json::from_str::<Answer>(json)
+        .map(|a| a.fields.into_iter().filter_map(|l| l.file).collect())
+        .unwrap_or_default()
 }
 
 impl Earlier {
@@ -349,7 +381,24 @@ pub enum Given {
 pub struct FieldAnswer {
     pub name: String,
     pub label: String,
+    /// For a file, its name.
     pub value: String,
+    /// A file field's file: what it is, never its bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<files::Stored>,
+}
+
+impl Given {
+    /// The ids of the files the answer holds, which recording it keeps.
+    pub fn file_ids(&self) -> Vec<i64> {
+        match self {
+            Given::Form { fields } => fields
+                .iter()
+                .filter_map(|f| f.file.as_ref().map(|s| s.id))
+                .collect(),
+            Given::Review { .. } => Vec::new(),
+        }
+    }
 }
 
 /// An answer that did not pass: what was typed, kept, and what is wrong with it.
@@ -376,11 +425,53 @@ pub(crate) fn posted(submitted: &[(String, String)], name: &str) -> String {
 /// Checks an answer to a form or a review step. A payment step takes no answer from the
 /// visitor: only the provider's notice pays it.
 pub fn check(step: &Step, submitted: &[(String, String)]) -> Result<Given, Invalid> {
+    check_with_files(step, submitted, &[])
+}
+
+/// `check`, for an answer that came with files (each field's `files::Outcome`): a file stored
+/// answers its field by its name; a file refused is its field's error. When the answer is
+/// refused, a file that had arrived is not kept, and its field says to choose it again.
+pub fn check_with_files(
+    step: &Step,
+    submitted: &[(String, String)],
+    uploaded: &[(String, files::Outcome)],
+) -> Result<Given, Invalid> {
     let get = |name: &str| posted(submitted, name);
     match &step.interaction {
         Interaction::Form { fields } => {
-            let check = check_form(fields, submitted);
+            // A file field is answered by a file alone: a text posted under its name is not one.
+            let is_file = |name: &str| {
+                fields
+                    .iter()
+                    .any(|f| f.name == name && f.kind == crate::domain::workflow::FieldKind::File)
+            };
+            let mut with_names: Vec<(String, String)> = submitted
+                .iter()
+                .filter(|(k, _)| !is_file(k))
+                .cloned()
+                .collect();
+            for (field, outcome) in uploaded {
+                if let files::Outcome::Stored(file) = outcome {
+                    with_names.push((field.clone(), file.name.clone()));
+                }
+            }
+            let mut check = check_form(fields, &with_names);
+            for (field, outcome) in uploaded {
+                if let files::Outcome::Refused(why) = outcome {
+                    check.errors.retain(|(f, _)| f != field);
+                    check.errors.push((field.clone(), why.clone()));
+                }
+            }
             if !check.errors.is_empty() {
+                for (field, outcome) in uploaded {
+                    if matches!(outcome, files::Outcome::Stored(_))
+                        && !check.errors.iter().any(|(f, _)| f == field)
+                    {
+                        check
+                            .errors
+                            .push((field.clone(), Message::new("field-file-again")));
+                    }
+                }
                 return Err(Invalid {
                     values: check.values,
                     field_errors: check.errors,
@@ -388,9 +479,14 @@ pub fn check(step: &Step, submitted: &[(String, String)]) -> Result<Given, Inval
                     ..Invalid::default()
                 });
             }
-            Ok(Given::Form {
-                fields: labelled(fields, check.values),
-            })
+            let mut given = labelled(fields, check.values);
+            for answer in &mut given {
+                answer.file = uploaded.iter().find_map(|(f, o)| match o {
+                    files::Outcome::Stored(file) if *f == answer.name => Some(file.clone()),
+                    _ => None,
+                });
+            }
+            Ok(Given::Form { fields: given })
         }
         Interaction::Review => {
             let decision = get("decision");
@@ -429,6 +525,7 @@ fn labelled(fields: &[Field], values: Vec<(String, String)>) -> Vec<FieldAnswer>
             label: f.label.clone(),
             // A choice posts its option's slug; the answer records the option's own words.
             value: f.option_of(&value).map_or(value, str::to_owned),
+            file: None,
         })
         .collect()
 }
@@ -472,6 +569,7 @@ pub async fn record(
             on_reject,
             rounds: i64::from(crate::domain::workflow::route::rounds(&resolved.definition)),
             notify: &resolved.definition.notify_names(),
+            files: &given.file_ids(),
         },
     )
     .await?)

@@ -272,6 +272,7 @@ pub async fn apply(db: &Db, versions: &Cache, notice: &Notice) -> Result<Option<
                 on_reject,
                 rounds: i64::from(crate::domain::workflow::route::rounds(&definition)),
                 notify: &definition.notify_names(),
+                files: &[],
             },
         )
         .await?;

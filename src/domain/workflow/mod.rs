@@ -20,8 +20,8 @@ pub mod versions;
 
 pub use condition::Condition;
 pub use fields::{
-    Field, FieldKind, FormCheck, Interaction, MAX_OPTIONS, check_form, format_amount,
-    format_amount_for,
+    DEFAULT_FILE_BYTES, Field, FieldKind, FileRule, FormCheck, Interaction, MAX_FILE_BYTES,
+    MAX_FILE_FIELDS, MAX_OPTIONS, check_form, format_amount, format_amount_for, size_text,
 };
 pub use participant::Participant;
 pub use seed::suggested_per_link;

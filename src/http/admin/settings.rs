@@ -68,6 +68,7 @@ const INTERACTION_PAGE: &[Section] = &[
             "interaction.limits.per_link",
             "interaction.limits.total",
             "interaction.limits.report_only",
+            "interaction.files.max_mb",
         ],
     },
     Section {

@@ -30,6 +30,7 @@ use crate::store::instances::Recorded;
 
 mod guard;
 mod payment;
+mod upload;
 mod views;
 
 pub use guard::{guard, refusal};
@@ -56,6 +57,12 @@ pub fn router() -> Router<AppState> {
         .route(ROUTE, get(show).post(answer))
 }
 
+/// The cap of an answer that streams its files (`body::Streams`): the most any form may send;
+/// the handler holds each to its own step's (`upload::Target::most`) before reading it.
+pub fn streams(route: &str, headers: &HeaderMap) -> Option<usize> {
+    (route == ROUTE && upload::boundary(headers).is_some()).then_some(upload::CEILING)
+}
+
 /// The link as it appears in the path: everything after the prefix.
 pub(crate) fn link_of(path: &str) -> &str {
     path.strip_prefix(PREFIX).unwrap_or("")
@@ -65,7 +72,9 @@ pub(crate) fn link_of(path: &str) -> &str {
 /// or a handle under the test provider's prefix. The provider's pages resolve the same handle
 /// the doorway does (a database read each), so they are counted as the same caller.
 pub(crate) fn guarded_credential(path: &str) -> Option<&str> {
+    // A download under a link (`FILE_SEGMENT`) is counted as the link it is under.
     path.strip_prefix(PREFIX)
+        .map(|rest| rest.split_once('/').map_or(rest, |(link, _)| link))
         .or_else(|| path.strip_prefix(PROVIDER_PREFIX))
 }
 
@@ -86,9 +95,12 @@ async fn resolve(
 }
 
 async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Response, AppError> {
+    let link = link_of(uri.path());
+    if let Some((link, file)) = link.split_once('/') {
+        return download(&state, lang, link, file).await;
+    }
     // The query is read for the thank-you wording alone: a return trip's `?outcome=` is no
     // proof of anything.
-    let link = link_of(uri.path());
     let thanks = uri
         .query()
         .is_some_and(|q| q.split('&').any(|kv| kv == THANKS_QUERY));
@@ -107,7 +119,7 @@ async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Res
         return Ok(views::nothing(ctx, &resolved));
     };
     // One read: the branches that answered this step, and the earlier answers it shows.
-    let earlier = interaction::earlier(&state.db, &resolved, step, branch, lang).await?;
+    let earlier = earlier(&state, &snapshot, &resolved, step, branch, lang).await?;
     // A branch that has answered is not offered the form again: its answer would not count.
     if earlier.answered.iter().any(|b| b == branch) {
         if thanks {
@@ -134,6 +146,69 @@ async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Res
         &earlier.shown,
         StatusCode::OK,
     ))
+}
+
+/// A file an earlier step brought, downloaded by the holder of a link whose step shows that
+/// step: `{link}/file/{id}.{mac}`, the mac binding the file to this link, so neither the id
+/// nor the link can be changed to reach another file. Anything else is the one refusal.
+async fn download(
+    state: &AppState,
+    lang: Lang,
+    link: &str,
+    rest: &str,
+) -> Result<Response, AppError> {
+    let snapshot = state.site.get().await;
+    let Some((id, mac)) = rest
+        .strip_prefix(FILE_SEGMENT)
+        .and_then(|r| r.split_once('.'))
+        .and_then(|(id, mac)| Some((id.parse::<i64>().ok()?, mac)))
+    else {
+        return Ok(views::refused(lang));
+    };
+    if !crate::domain::files::download_mac_matches(&snapshot.keys, link, id, mac) {
+        return Ok(views::refused(lang));
+    }
+    let Some(resolved) = resolve(state, &snapshot, link).await? else {
+        return Ok(views::refused(lang));
+    };
+    let Now::Answer { step, .. } = resolved.now() else {
+        return Ok(views::refused(lang));
+    };
+    let file = crate::store::files::kept(&state.db, resolved.instance.id, id).await?;
+    match file {
+        Some(file) if step.shows.contains(&(file.step_index as usize)) => {
+            Ok(super::files::serve(&state.db, file))
+        }
+        _ => Ok(views::refused(lang)),
+    }
+}
+
+/// The path segment before a file's id in a download address under a link.
+pub const FILE_SEGMENT: &str = "file/";
+
+/// What the step needs from the history (`interaction::earlier`), with each shown file's
+/// download address under this link.
+async fn earlier(
+    state: &AppState,
+    snapshot: &Snapshot,
+    resolved: &Resolved,
+    step: &crate::domain::workflow::Step,
+    branch: &str,
+    lang: Lang,
+) -> Result<interaction::Earlier, AppError> {
+    let mut earlier = interaction::earlier(&state.db, resolved, step, branch, lang).await?;
+    for shown in &mut earlier.shown {
+        for (file, href) in &mut shown.files {
+            *href = download_path(&snapshot.keys, &resolved.link, file.id);
+        }
+    }
+    Ok(earlier)
+}
+
+/// Where the holder of `link` downloads file `id`.
+pub fn download_path(keys: &crate::domain::keys::SiteKeys, link: &str, id: i64) -> String {
+    let mac = crate::domain::files::download_mac(keys, link, id);
+    format!("{PREFIX}{link}/{FILE_SEGMENT}{id}.{mac}")
 }
 
 /// Whether a POST may have come from another site. An anonymous form has no session to hold
@@ -178,23 +253,63 @@ async fn answer(
         tracing::info!("refused a cross-site post to the doorway");
         return Err(AppError::Forbidden);
     }
-    let body = super::body::read(request.into_body()).await?;
-    // Bad input before any read: no answer may hold a NUL (`form::holds_nul`).
-    if holds_nul(&body) {
-        return Err(AppError::BadRequest);
-    }
-    let submitted = pairs(&body);
     let now = state.clock.now_secs();
-    let resolved = match interaction::resolve_answer(
-        &state.db,
-        &state.versions,
-        &snapshot.keys,
-        &link,
-        now,
-        interaction::ANSWER_GRACE_SECS,
-    )
-    .await?
-    {
+    let resolve = || {
+        interaction::resolve_answer(
+            &state.db,
+            &state.versions,
+            &snapshot.keys,
+            &link,
+            now,
+            interaction::ANSWER_GRACE_SECS,
+        )
+    };
+    let (submitted, resolution, uploaded) = match upload::boundary(request.headers()) {
+        None => {
+            let body = super::body::read(request.into_body()).await?;
+            // Bad input before any read: no answer may hold a NUL (`form::holds_nul`).
+            if holds_nul(&body) {
+                return Err(AppError::BadRequest);
+            }
+            (pairs(&body), resolve().await?, Unkept::none(&state))
+        }
+        // Files go to storage as they arrive, under the instance and step they answer: the
+        // link is resolved before the body is read.
+        Some(boundary) => {
+            let resolution = resolve().await?;
+            let fields = match &resolution {
+                Resolution::Usable(resolved) if resolved.claims.kind == Kind::Link => {
+                    match resolved.now() {
+                        Now::Answer { step, .. } => match &step.interaction {
+                            Interaction::Form { fields } => Some((resolved, fields.as_slice())),
+                            _ => None,
+                        },
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            let target = fields.map(|(resolved, fields)| upload::Target {
+                db: &state.db,
+                instance: resolved.instance.id,
+                step: resolved.instance.step_index,
+                fields,
+                site_max: snapshot.settings.max_file_bytes(),
+                now,
+            });
+            // A body larger than this step's files may be is refused before a byte is read.
+            let most = target.as_ref().map_or(super::body::ANSWER as u64, |t| t.most());
+            if upload::declared(request.headers()).is_some_and(|n| n > most) {
+                return Err(AppError::TooLarge);
+            }
+            let posted = upload::read(target.as_ref(), request.into_body(), boundary).await?;
+            let unkept = Unkept::of(&state, posted.stored());
+            let uploaded = posted.files;
+            (posted.pairs, resolution, (unkept, uploaded))
+        }
+    };
+    let (unkept, uploaded) = uploaded;
+    let resolved = match resolution {
         Resolution::Usable(resolved) => resolved,
         // Its holder typed an answer while the link ran out: give it back, record nothing.
         Resolution::ExpiredRecently(resolved) => {
@@ -231,7 +346,7 @@ async fn answer(
                 forward::Forwarded::To(to) => views::forwarded(ctx, &resolved, &to),
                 forward::Forwarded::Refused(refused) => {
                     let earlier =
-                        interaction::earlier(&state.db, &resolved, step, branch, lang).await?;
+                        earlier(&state, &snapshot, &resolved, step, branch, lang).await?;
                     let kept = Invalid {
                         values: submitted.clone(),
                         field_errors: refused.field_errors,
@@ -258,10 +373,10 @@ async fn answer(
         // A handle returns to its payment; it answers nothing else.
         return Ok(views::nothing(ctx, &resolved));
     }
-    let given = match interaction::check(step, &submitted) {
+    let given = match interaction::check_with_files(step, &submitted, &uploaded) {
         Ok(given) => given,
         Err(invalid) => {
-            let earlier = interaction::earlier(&state.db, &resolved, step, branch, lang).await?;
+            let earlier = earlier(&state, &snapshot, &resolved, step, branch, lang).await?;
             let notice = earlier
                 .sent_back()
                 .map(|(who, comment)| views::Notice::SentBack(who.to_owned(), comment));
@@ -277,6 +392,9 @@ async fn answer(
         }
     };
     let outcome = interaction::record(&state.db, &resolved, step, branch, &given).await?;
+    if outcome != Recorded::Stale {
+        unkept.kept();
+    }
     tracing::info!(
         instance = resolved.instance.id,
         step = resolved.instance.step_index,
@@ -284,6 +402,46 @@ async fn answer(
         "step answered"
     );
     Ok(after_recording(&resolved, &outcome, chosen))
+}
+
+/// The files an answer brought, removed when the request ends without the answer recorded
+/// (refused, stale, a link that answers nothing): every early return is covered, and the
+/// cron's sweep covers a process killed before it.
+struct Unkept {
+    db: crate::store::Db,
+    files: Vec<crate::domain::files::Stored>,
+}
+
+impl Unkept {
+    fn none(state: &AppState) -> (Self, Vec<(String, crate::domain::files::Outcome)>) {
+        (Self::of(state, Vec::new()), Vec::new())
+    }
+
+    fn of(state: &AppState, files: Vec<crate::domain::files::Stored>) -> Self {
+        Self {
+            db: state.db.clone(),
+            files,
+        }
+    }
+
+    /// The answer was recorded, and keeps its files.
+    fn kept(mut self) {
+        self.files.clear();
+    }
+}
+
+impl Drop for Unkept {
+    fn drop(&mut self) {
+        if self.files.is_empty() {
+            return;
+        }
+        let (db, files) = (self.db.clone(), std::mem::take(&mut self.files));
+        tokio::spawn(async move {
+            if let Err(e) = crate::domain::files::discard(&db, &files).await {
+                tracing::warn!(error = %e, "files of an answer not recorded were not removed; the sweep will");
+            }
+        });
+    }
 }
 
 /// Where an answer sends the browser once recorded (post/redirect/get, so a reload never posts

@@ -29,6 +29,8 @@ struct StepPage<'a> {
     branch: &'a str,
     kind: &'static str,
     fields: Vec<FieldView<'a>>,
+    /// Whether a field is a file: the form is then sent as `multipart/form-data`.
+    multipart: bool,
     amount: String,
     /// Review: what was picked and typed, kept on an error.
     decision: String,
@@ -81,6 +83,9 @@ struct FieldView<'a> {
     error: Option<String>,
     /// A choice's options: the value each posts, and its words in the visitor's language.
     options: Vec<(String, String)>,
+    /// A file's: what the browser's picker offers, and the size and kinds it takes, in words.
+    accept: String,
+    hint: String,
 }
 
 #[derive(askama::Template)]
@@ -250,6 +255,7 @@ pub fn step(
         step_count: resolved.definition.steps.len(),
         branch,
         kind: step.interaction.kind(),
+        multipart: fields.iter().any(|f: &FieldView| f.kind == "file"),
         fields,
         amount,
         decision: input.decision,
@@ -300,6 +306,18 @@ fn field_view<'a>(
             .iter()
             .find(|(k, _)| *k == field.name)
             .map(|(_, m)| ctx.msg(m)),
+        accept: field.file.as_ref().map_or_else(String::new, |rule| {
+            let kinds: Vec<&str> = rule.kinds.iter().map(|k| k.accept()).collect();
+            kinds.join(",")
+        }),
+        hint: field.file.as_ref().map_or_else(String::new, |rule| {
+            let kinds: Vec<&str> = rule.kinds.iter().map(|k| k.name()).collect();
+            ctx.msg(
+                &Message::new("field-file-hint")
+                    .arg("max", crate::domain::workflow::size_text(rule.max_bytes))
+                    .arg("kinds", kinds.join(", ")),
+            )
+        }),
     }
 }
 

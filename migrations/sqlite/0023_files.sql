@@ -1,0 +1,25 @@
+-- Files uploaded with a form's answer, kept in the database in chunks so that backups and every
+-- process see the same files. A file is `arriving` while its bytes come in and until an answer
+-- keeps it; an upload cut off, or a form refused, leaves an arriving file that is removed at once,
+-- or by the cron's sweep after a kill. `media_type` is what the content is, never what its sender
+-- claimed.
+CREATE TABLE files (
+    id INTEGER PRIMARY KEY,
+    instance_id INTEGER NOT NULL REFERENCES instances (id),
+    step_index INTEGER NOT NULL,
+    field TEXT NOT NULL,
+    name TEXT NOT NULL,
+    media_type TEXT NOT NULL DEFAULT '',
+    size INTEGER NOT NULL DEFAULT 0,
+    sha256 TEXT NOT NULL DEFAULT '',
+    kept INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX files_by_instance ON files (instance_id);
+CREATE INDEX files_arriving ON files (created_at) WHERE kept = 0;
+CREATE TABLE file_chunks (
+    file_id INTEGER NOT NULL REFERENCES files (id),
+    seq INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (file_id, seq)
+);

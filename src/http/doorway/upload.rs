@@ -1,0 +1,184 @@
+//! A doorway answer sent as `multipart/form-data`, the one kind of body the server streams: each
+//! file part goes to storage a chunk at a time as it arrives (`domain::files::Incoming`), so
+//! memory holds a chunk of each upload, never a file; the other parts are the form's fields,
+//! read within the answer's cap as an urlencoded answer is.
+//!
+//! `body::Limit` counts a streamed body one frame at a time against the budget (`streams`), and
+//! its deadline follows the body's progress, so a slow line that keeps sending finishes.
+
+use axum::body::Body;
+use axum::http::HeaderMap;
+use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+
+use super::super::body;
+use super::super::error::AppError;
+use crate::domain::files::{Incoming, Kind, Outcome, Stored};
+use crate::domain::workflow::{Field, FieldKind, MAX_FILE_FIELDS};
+use crate::store::Db;
+
+/// Parts one answer may hold: its fields, its files, and the page's own hidden fields.
+const MAX_PARTS: usize = 100;
+
+/// The most any streamed answer may declare, for the layer's check before routing: every file
+/// field at the largest cap a site may set, and the answer's fields.
+pub const CEILING: usize =
+    MAX_FILE_FIELDS * crate::domain::workflow::MAX_FILE_BYTES as usize + body::ANSWER;
+
+/// The multipart boundary of a request that streams an upload.
+pub fn boundary(headers: &HeaderMap) -> Option<String> {
+    let content_type = headers.get(CONTENT_TYPE)?.to_str().ok()?;
+    let media = content_type.split(';').next()?.trim();
+    if !media.eq_ignore_ascii_case("multipart/form-data") {
+        return None;
+    }
+    multer::parse_boundary(content_type).ok()
+}
+
+/// The body's length as it declared it.
+pub fn declared(headers: &HeaderMap) -> Option<u64> {
+    headers.get(CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
+}
+
+/// Where the files of an answer go: the instance and step they are for, and each file field's
+/// cap (the field's, within the site's) and kinds.
+pub struct Target<'a> {
+    pub db: &'a Db,
+    pub instance: i64,
+    pub step: i64,
+    pub fields: &'a [Field],
+    pub site_max: u64,
+    pub now: i64,
+}
+
+impl Target<'_> {
+    /// The rule for a file part named `name`, if a file field of the step has that name.
+    fn rule(&self, name: &str) -> Option<(u64, &[Kind])> {
+        let field = self
+            .fields
+            .iter()
+            .find(|f| f.name == name && f.kind == FieldKind::File)?;
+        let rule = field.file.as_ref()?;
+        Some((rule.max_bytes.min(self.site_max), rule.kinds.as_slice()))
+    }
+
+    /// What an answer to this step may declare: each file at its cap, a little over (a file a
+    /// little too large is read and refused beside its field, with what was typed kept), and
+    /// the fields.
+    pub fn most(&self) -> u64 {
+        let files: u64 = self
+            .fields
+            .iter()
+            .filter_map(|f| self.rule(&f.name))
+            .map(|(max, _)| max + max / 4 + (64 << 10))
+            .sum();
+        files + body::ANSWER as u64
+    }
+}
+
+/// What a multipart answer held.
+#[derive(Default)]
+pub struct Posted {
+    pub pairs: Vec<(String, String)>,
+    pub files: Vec<(String, Outcome)>,
+}
+
+impl Posted {
+    /// The files stored, which the answer keeps or which are removed with it.
+    pub fn stored(&self) -> Vec<Stored> {
+        self.files
+            .iter()
+            .filter_map(|(_, o)| match o {
+                Outcome::Stored(s) => Some(s.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Reads a multipart answer. With no `target` (a link that answers nothing now) files are read
+/// and dropped. On any error, what was stored of this body is removed before the error returns.
+pub async fn read(
+    target: Option<&Target<'_>>,
+    body: Body,
+    boundary: String,
+) -> Result<Posted, AppError> {
+    let mut posted = Posted::default();
+    let result = read_into(&mut posted, target, body, boundary).await;
+    if result.is_err()
+        && let Some(target) = target
+    {
+        crate::domain::files::discard(target.db, &posted.stored()).await?;
+    }
+    result.map(|()| posted)
+}
+
+async fn read_into(
+    posted: &mut Posted,
+    target: Option<&Target<'_>>,
+    body: Body,
+    boundary: String,
+) -> Result<(), AppError> {
+    let mut multipart = multer::Multipart::new(body.into_data_stream(), boundary);
+    let (mut parts, mut text_bytes) = (0, 0);
+    while let Some(mut part) = multipart.next_field().await.map_err(refusal)? {
+        parts += 1;
+        if parts > MAX_PARTS {
+            return Err(AppError::TooLarge);
+        }
+        let name = part.name().unwrap_or("").to_owned();
+        let Some(sent_name) = part.file_name().map(str::to_owned) else {
+            let mut value = Vec::new();
+            while let Some(bytes) = part.chunk().await.map_err(refusal)? {
+                text_bytes += bytes.len();
+                if text_bytes > body::ANSWER {
+                    return Err(AppError::TooLarge);
+                }
+                value.extend_from_slice(&bytes);
+            }
+            if value.contains(&0) {
+                return Err(AppError::BadRequest);
+            }
+            let value = String::from_utf8(value).map_err(|_| AppError::BadRequest)?;
+            posted.pairs.push((name, value));
+            continue;
+        };
+        let already = posted.files.iter().any(|(n, _)| *n == name);
+        let rule = target.and_then(|t| t.rule(&name).map(|r| (t, r)));
+        let Some((target, rule)) = rule.filter(|_| !already) else {
+            // Not a file field of this step, or its second file: read and dropped.
+            while part.chunk().await.map_err(refusal)?.is_some() {}
+            continue;
+        };
+        let mut incoming = Incoming::begin(
+            target.db,
+            target.instance,
+            target.step,
+            &name,
+            &sent_name,
+            rule,
+            target.now,
+        )
+        .await?;
+        loop {
+            match part.chunk().await {
+                Ok(Some(bytes)) => incoming.write(&bytes).await?,
+                Ok(None) => break,
+                Err(e) => {
+                    incoming.abandon().await?;
+                    return Err(refusal(e));
+                }
+            }
+        }
+        posted.files.push((name, incoming.finish().await?));
+    }
+    Ok(())
+}
+
+/// A multipart body that could not be read: the layer's refusal it carries (too large, too
+/// slow, the budget full, broken off), else a malformed body.
+fn refusal(error: multer::Error) -> AppError {
+    match error {
+        multer::Error::StreamReadFailed(_) => body::why(&error).into(),
+        _ => AppError::BadRequest,
+    }
+}
