@@ -318,8 +318,10 @@ impl<'a> Incoming<'a> {
         if self.sniffed.is_none() && self.pending.len() >= SNIFF_BYTES && !self.sniff().await? {
             return Ok(());
         }
-        if self.sniffed.is_some() && self.pending.len() >= CHUNK {
-            self.flush().await?;
+        while self.sniffed.is_some() && self.pending.len() >= CHUNK {
+            stored::put_chunk(self.db, self.id, self.seq, &self.pending[..CHUNK]).await?;
+            self.seq += 1;
+            self.pending.drain(..CHUNK);
         }
         Ok(())
     }
@@ -334,9 +336,11 @@ impl<'a> Incoming<'a> {
             return Ok(Outcome::Empty);
         }
         if self.sniffed.is_none() && !self.sniff().await? {
-            return Ok(Outcome::Refused(self.refused.take().unwrap_or_else(|| {
-                Message::new("field-file-kind")
-            })));
+            return Ok(Outcome::Refused(
+                self.refused
+                    .take()
+                    .unwrap_or_else(|| Message::new("field-file-kind")),
+            ));
         }
         self.flush().await?;
         let media_type = self.sniffed.map_or("", |s| s.media_type);

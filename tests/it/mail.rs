@@ -435,6 +435,7 @@ async fn an_answer_that_rolls_back_queues_no_email() {
         on_reject: None,
         rounds: 5,
         notify: &[],
+        files: &[],
     };
     let pool = sqlx::AnyPool::connect(&store::normalize_url(&app.database.url).unwrap().1)
         .await

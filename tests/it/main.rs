@@ -46,6 +46,7 @@ mod sizing;
 mod soak;
 mod soak_cluster;
 mod store;
+mod uploads;
 mod visitor;
 mod webhooks;
 mod workflows_api;

@@ -501,6 +501,7 @@ fn answer<'a>(instance: i64, step: i64, branch: &'a str, branches: &'a [String])
         on_reject: None,
         rounds: 5,
         notify: &[],
+        files: &[],
     }
 }
 

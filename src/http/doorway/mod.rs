@@ -298,7 +298,9 @@ async fn answer(
                 now,
             });
             // A body larger than this step's files may be is refused before a byte is read.
-            let most = target.as_ref().map_or(super::body::ANSWER as u64, |t| t.most());
+            let most = target
+                .as_ref()
+                .map_or(super::body::ANSWER as u64, |t| t.most());
             if upload::declared(request.headers()).is_some_and(|n| n > most) {
                 return Err(AppError::TooLarge);
             }
@@ -345,8 +347,7 @@ async fn answer(
             match forward::forward(&state.db, &resolved, step, &submitted).await? {
                 forward::Forwarded::To(to) => views::forwarded(ctx, &resolved, &to),
                 forward::Forwarded::Refused(refused) => {
-                    let earlier =
-                        earlier(&state, &snapshot, &resolved, step, branch, lang).await?;
+                    let earlier = earlier(&state, &snapshot, &resolved, step, branch, lang).await?;
                     let kept = Invalid {
                         values: submitted.clone(),
                         field_errors: refused.field_errors,

@@ -126,7 +126,14 @@ async fn read_into(
             return Err(AppError::TooLarge);
         }
         let name = part.name().unwrap_or("").to_owned();
-        let Some(sent_name) = part.file_name().map(str::to_owned) else {
+        // Browsers escape these three in a file's name (HTML's multipart encoding); what else
+        // a name holds is cleaned where it is kept (`files::clean_name`).
+        let sent_name = part.file_name().map(|n| {
+            n.replace("%0A", "\n")
+                .replace("%0D", "\r")
+                .replace("%22", "\"")
+        });
+        let Some(sent_name) = sent_name else {
             let mut value = Vec::new();
             while let Some(bytes) = part.chunk().await.map_err(refusal)? {
                 text_bytes += bytes.len();

@@ -475,7 +475,19 @@ async fn serve(
     make: impl FnOnce(&Db, Clock) -> Arc<dyn FloodStore>,
     proxies: orchestra::proxy::TrustedProxies,
 ) -> TestApp {
-    serve_from(database, make, proxies, 1_900_000_000_000).await
+    serve_from(database, make, proxies, 1_900_000_000_000, |s| s).await
+}
+
+/// Starts the app with request bodies read under `limits` (a body deadline, a budget of its own).
+pub async fn spawn_with_bodies(flood: Flood, limits: orchestra::config::Connections) -> TestApp {
+    serve_from(
+        fresh_database().await,
+        move |db, clock| flood.store(db, clock),
+        Default::default(),
+        1_900_000_000_000,
+        move |state| state.with_body_limits(&limits),
+    )
+    .await
 }
 
 /// Starts the whole app with its manual clock at the system's time now: for the tests of work
@@ -488,6 +500,7 @@ pub async fn spawn_now(flood: Flood) -> TestApp {
         move |db, clock| flood.store(db, clock),
         Default::default(),
         now_ms,
+        |s| s,
     )
     .await
 }
@@ -497,6 +510,7 @@ async fn serve_from(
     make: impl FnOnce(&Db, Clock) -> Arc<dyn FloodStore>,
     proxies: orchestra::proxy::TrustedProxies,
     start_ms: i64,
+    adjust: impl FnOnce(AppState) -> AppState,
 ) -> TestApp {
     route_logs();
     let number = NEXT_APP.fetch_add(1, Ordering::Relaxed);
@@ -519,6 +533,7 @@ async fn serve_from(
         .await
         .expect("build the state")
         .with_trusted_proxies(proxies);
+        let state = adjust(state);
         (db, clock, store, state)
     }
     .instrument(span.clone())
