@@ -502,3 +502,100 @@ async fn an_upload_cut_halfway_leaves_no_row_or_file() {
     drop(stream);
     wait_for_rows(&app, (0, 0)).await;
 }
+
+const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
+
+/// Eight 6 MiB uploads at once from eight addresses, to the real `orchestra serve`: 48 MiB in
+/// all against a 32 MiB body budget. Streamed, each holds a frame of the budget, so none is
+/// refused for it, and the server grows by at most 40 MiB however many arrive.
+#[tokio::test]
+async fn eight_uploads_at_once_are_taken_within_the_memory_bound() {
+    let database = crate::helpers::fresh_database().await;
+    crate::helpers::serve::configure(BIN, &database.url, &[]);
+    let db = orchestra::open(&database.url).await.unwrap();
+    let definition = orchestra::domain::workflow::Definition::parse(ONBOARDING).unwrap();
+    orchestra::store::workflows::create(&db, "onboarding", "Onboarding", &definition.to_json())
+        .await
+        .unwrap();
+    let workflow = orchestra::store::workflows::by_name(&db, "onboarding")
+        .await
+        .unwrap()
+        .unwrap();
+    let keys = orchestra::store::keys::load_or_create(&db).await.unwrap();
+    let versions = orchestra::domain::workflow::versions::Cache::default();
+    let mut links = Vec::new();
+    for _ in 0..9 {
+        let by = orchestra::domain::instance::Actor::CommandLine;
+        let id = orchestra::domain::instance::start(
+            &db,
+            &orchestra::domain::instance::Start::new(workflow.id, "Acme", &by),
+        )
+        .await
+        .unwrap();
+        let order = orchestra::domain::instance::Order {
+            participant: "supplier",
+            ttl: 3600,
+            now: orchestra::store::now(),
+            by: &by,
+            daily_cap: None,
+        };
+        let issued = orchestra::domain::instance::issue(&db, &versions, &keys, "", id, &order)
+            .await
+            .unwrap();
+        links.push(issued.url);
+    }
+    let server = crate::helpers::serve::serve(BIN, &database.url, &[]);
+    let addr = server.addr.to_string();
+    let (content_type, body) = multipart(
+        &[("_step", "1"), ("company", "Acme")],
+        &[("certificate", "c.pdf", &pdf(6 << 20))],
+    );
+    let send = |link: String, from: usize| {
+        let head = head_for(&addr, &link, &content_type, body.len());
+        let body = body.clone();
+        let addr = server.addr;
+        async move {
+            let mut stream = crate::helpers::raw::connect_from(addr, crate::helpers::raw::source(from)).await;
+            stream.write_all(head.as_bytes()).await.unwrap();
+            stream.write_all(&body).await.unwrap();
+            let mut answer = Vec::new();
+            let _ = tokio::time::timeout(Duration::from_secs(120), stream.read_to_end(&mut answer)).await;
+            String::from_utf8_lossy(&answer).lines().next().unwrap_or("").to_owned()
+        }
+    };
+    // One first, so pools and caches are as they will be.
+    let first = send(links[8].clone(), 100).await;
+    assert!(first.starts_with("HTTP/1.1 303"), "{first}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = server.rss_kib();
+    let peak = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(before));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let (peak, stop, pid) = (peak.clone(), stop.clone(), server.pid());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+                let rss: u64 = status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("VmRSS:"))
+                    .and_then(|v| v.split_whitespace().next()?.parse().ok())
+                    .unwrap_or(0);
+                peak.fetch_max(rss, std::sync::atomic::Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        })
+    };
+    let answers = futures_util::future::join_all(
+        links[..8].iter().enumerate().map(|(i, link)| send(link.clone(), i + 1)),
+    )
+    .await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    sampler.join().unwrap();
+    for answer in &answers {
+        assert!(answer.starts_with("HTTP/1.1 303"), "{answers:?}");
+    }
+    let grew = peak.load(std::sync::atomic::Ordering::Relaxed).saturating_sub(before);
+    eprintln!("eight 6 MiB uploads at once: the server grew by {grew} KiB at its peak");
+    assert!(grew <= 40 << 10, "grew by {grew} KiB");
+    assert_eq!(orchestra::store::files::count_rows(&db).await.unwrap(), (9, 9 * 24));
+}

@@ -93,7 +93,8 @@ impl Definition {
                 if step.branch_of(who).is_none() {
                     continue;
                 }
-                let mut once = step.interaction.requests_on_link();
+                // A download of each file the step shows is a request on the link too.
+                let mut once = step.interaction.requests_on_link() + self.files_shown_by(step);
                 let goes_on = self
                     .steps
                     .get(i + 1)
@@ -106,6 +107,20 @@ impl Definition {
             most = most.max(on_link);
         }
         most
+    }
+
+    /// The file fields of the steps `step` shows, each a download its page offers.
+    fn files_shown_by(&self, step: &Step) -> u64 {
+        step.shows
+            .iter()
+            .filter_map(|&i| self.steps.get(i))
+            .map(|shown| match &shown.interaction {
+                Interaction::Form { fields } => {
+                    fields.iter().filter(|f| f.kind == FieldKind::File).count() as u64
+                }
+                _ => 0,
+            })
+            .sum()
     }
 
     /// How many times each step may be asked: once, or once a round for the steps between a

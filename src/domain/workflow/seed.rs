@@ -9,10 +9,10 @@ pub const EXAMPLES: &[(&str, &str, &str)] = &[
     (
         "supplier_onboarding",
         "Supplier onboarding",
-        "form@supplier: Supplier details | Company*, Contact email* (email), Yearly volume (number), Notes (long) | help: Tell us who you are; a reviewer reads these answers next.\n\
-         \x20 fr: Coordonnées du fournisseur | Société, Adresse e-mail du contact, Volume annuel, Remarques | help: Dites-nous qui vous êtes\u{202f}; une personne relira ces réponses ensuite.\n\
-         review@reviewer: Check the supplier | show 1 | help: The supplier's answers are above; a rejection needs a reason.\n\
-         \x20 fr: Vérifier le fournisseur | help: Les réponses du fournisseur figurent ci-dessus\u{202f}; un refus demande un motif.\n",
+        "form@supplier: Supplier details | Company*, Contact email* (email), Yearly volume (number), Insurance certificate (file, pdf image), Notes (long) | help: Tell us who you are and attach your insurance certificate; a reviewer reads these answers next.\n\
+         \x20 fr: Coordonnées du fournisseur | Société, Adresse e-mail du contact, Volume annuel, Attestation d'assurance, Remarques | help: Dites-nous qui vous êtes et joignez votre attestation d'assurance\u{202f}; une personne relira ces réponses ensuite.\n\
+         review@reviewer: Check the supplier | show 1 | help: The supplier's answers and certificate are above; a rejection needs a reason.\n\
+         \x20 fr: Vérifier le fournisseur | help: Les réponses et l'attestation du fournisseur figurent ci-dessus\u{202f}; un refus demande un motif.\n",
     ),
     (
         "contract_review",
@@ -56,10 +56,17 @@ pub fn suggested_per_link() -> u64 {
         * 3
 }
 
-/// The examples as earlier releases shipped them, English only and showing nothing of earlier
-/// steps. A site whose example is still exactly that gets the new one as a new version on its
+/// The examples as earlier releases shipped them. A site whose example is still exactly that gets the new one as a new version on its
 /// next start (`seed_examples`); running instances stay on the version they have.
 const EARLIER: &[(&str, &str)] = &[
+    // Before it asked for a certificate.
+    (
+        "supplier_onboarding",
+        "form@supplier: Supplier details | Company*, Contact email* (email), Yearly volume (number), Notes (long) | help: Tell us who you are; a reviewer reads these answers next.\n\
+         \x20 fr: Coordonnées du fournisseur | Société, Adresse e-mail du contact, Volume annuel, Remarques | help: Dites-nous qui vous êtes\u{202f}; une personne relira ces réponses ensuite.\n\
+         review@reviewer: Check the supplier | show 1 | help: The supplier's answers are above; a rejection needs a reason.\n\
+         \x20 fr: Vérifier le fournisseur | help: Les réponses du fournisseur figurent ci-dessus\u{202f}; un refus demande un motif.\n",
+    ),
     (
         "supplier_onboarding",
         "form@supplier: Supplier details | Company*, Contact email* (email), Yearly volume (number), Notes (long)\n\
