@@ -555,12 +555,18 @@ async fn eight_uploads_at_once_are_taken_within_the_memory_bound() {
         let body = body.clone();
         let addr = server.addr;
         async move {
-            let mut stream = crate::helpers::raw::connect_from(addr, crate::helpers::raw::source(from)).await;
+            let mut stream =
+                crate::helpers::raw::connect_from(addr, crate::helpers::raw::source(from)).await;
             stream.write_all(head.as_bytes()).await.unwrap();
             stream.write_all(&body).await.unwrap();
             let mut answer = Vec::new();
-            let _ = tokio::time::timeout(Duration::from_secs(120), stream.read_to_end(&mut answer)).await;
-            String::from_utf8_lossy(&answer).lines().next().unwrap_or("").to_owned()
+            let _ = tokio::time::timeout(Duration::from_secs(120), stream.read_to_end(&mut answer))
+                .await;
+            String::from_utf8_lossy(&answer)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_owned()
         }
     };
     // One first, so pools and caches are as they will be.
@@ -574,7 +580,8 @@ async fn eight_uploads_at_once_are_taken_within_the_memory_bound() {
         let (peak, stop, pid) = (peak.clone(), stop.clone(), server.pid());
         std::thread::spawn(move || {
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+                let status =
+                    std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
                 let rss: u64 = status
                     .lines()
                     .find_map(|l| l.strip_prefix("VmRSS:"))
@@ -586,7 +593,10 @@ async fn eight_uploads_at_once_are_taken_within_the_memory_bound() {
         })
     };
     let answers = futures_util::future::join_all(
-        links[..8].iter().enumerate().map(|(i, link)| send(link.clone(), i + 1)),
+        links[..8]
+            .iter()
+            .enumerate()
+            .map(|(i, link)| send(link.clone(), i + 1)),
     )
     .await;
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -594,8 +604,98 @@ async fn eight_uploads_at_once_are_taken_within_the_memory_bound() {
     for answer in &answers {
         assert!(answer.starts_with("HTTP/1.1 303"), "{answers:?}");
     }
-    let grew = peak.load(std::sync::atomic::Ordering::Relaxed).saturating_sub(before);
+    let grew = peak
+        .load(std::sync::atomic::Ordering::Relaxed)
+        .saturating_sub(before);
     eprintln!("eight 6 MiB uploads at once: the server grew by {grew} KiB at its peak");
     assert!(grew <= 40 << 10, "grew by {grew} KiB");
-    assert_eq!(orchestra::store::files::count_rows(&db).await.unwrap(), (9, 9 * 24));
+    assert_eq!(
+        orchestra::store::files::count_rows(&db).await.unwrap(),
+        (9, 9 * 24)
+    );
+}
+
+/// A site made by the schema before files, with the supplier onboarding as last shipped and a
+/// supplier halfway: after the upgrade the supplier answers on the version they started (no
+/// file asked), the example gains its certificate as a new version, and a new instance takes
+/// a file that the reviewer downloads.
+#[tokio::test]
+async fn a_database_made_before_files_upgrades_and_keeps_its_instances_going() {
+    let before = "form@supplier: Supplier details | Company*, Contact email* (email), Yearly volume (number), Notes (long) | help: Tell us who you are; a reviewer reads these answers next.\n\
+                  \x20 fr: Coordonnées du fournisseur | Société, Adresse e-mail du contact, Volume annuel, Remarques | help: Dites-nous qui vous êtes\u{202f}; une personne relira ces réponses ensuite.\n\
+                  review@reviewer: Check the supplier | show 1 | help: The supplier's answers are above; a rejection needs a reason.\n\
+                  \x20 fr: Vérifier le fournisseur | help: Les réponses du fournisseur figurent ci-dessus\u{202f}; un refus demande un motif.\n";
+    let definition = orchestra::domain::workflow::Definition::parse(before).unwrap();
+    let database = crate::helpers::fresh_database().await;
+    let pool = crate::helpers::schema_before(&database.url, 23).await;
+    sqlx::query("INSERT INTO workflows (name, label, created_at, updated_at) VALUES ('supplier_onboarding', 'Supplier onboarding', 1700000000, 1700000000)")
+        .execute(&pool).await.unwrap();
+    sqlx::query("INSERT INTO workflow_versions (workflow_id, number, definition, created_at) VALUES (1, 1, $1, 1700000000)")
+        .bind(definition.to_json())
+        .execute(&pool).await.unwrap();
+    sqlx::query("INSERT INTO instances (workflow_id, version_id, subject_title, subject_body, token, step_index, state, created_at, updated_at) VALUES (1, 1, 'Old supplier', '', 'instance-token', 0, 'active', 1700000000, 1700000000)")
+        .execute(&pool).await.unwrap();
+    sqlx::query("INSERT INTO history (instance_id, step_index, branch, event, answer, at, participant) VALUES (1, 0, '', 'started', '{}', 1700000000, 'supplier')")
+        .execute(&pool).await.unwrap();
+    pool.close().await;
+    let app = crate::helpers::spawn_on(database, |_, clock| {
+        std::sync::Arc::new(orchestra::limits::flood::MemoryFlood::new(4096, clock))
+    })
+    .await;
+    // The instance in flight answers as it did, with no file asked.
+    let supplier = app.link(1, Some("supplier")).await;
+    let page = get(&app.client(), &app, &supplier).await;
+    assert!(page.has("input[name=company]"), "{}", page.body);
+    assert!(!page.has("input[type=file]"));
+    let answered = crate::helpers::answer_step(
+        &app.client(),
+        &app,
+        &supplier,
+        &[
+            ("_step", "1"),
+            ("company", "Old Co"),
+            ("contact_email", "a@old.example"),
+        ],
+    )
+    .await;
+    assert_eq!(answered.status, 200, "{}", answered.body);
+    assert_eq!(
+        orchestra::store::instances::by_id(&app.db, 1)
+            .await
+            .unwrap()
+            .unwrap()
+            .step_index,
+        1
+    );
+    // The example as shipped now asks for a certificate, as a new version.
+    let id = app.start("supplier_onboarding", "New supplier").await;
+    let supplier = app.link(id, Some("supplier")).await;
+    let certificate = pdf(4000);
+    let posted = upload(
+        &app,
+        &supplier,
+        &[
+            ("_step", "1"),
+            ("company", "New Co"),
+            ("contact_email", "b@new.example"),
+        ],
+        &[("insurance_certificate", "insurance.pdf", &certificate)],
+    )
+    .await;
+    assert_eq!(posted.status, 303, "{}", posted.body);
+    let reviewer = app.link(id, Some("reviewer")).await;
+    let href = get(&app.client(), &app, &reviewer)
+        .await
+        .attr(".earlier .files a", "href")
+        .expect("the certificate offered");
+    let body = app
+        .client()
+        .get(app.url(&href))
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert!(body[..] == certificate[..]);
 }
