@@ -231,17 +231,39 @@ pub struct Stored {
 }
 
 impl Stored {
-    /// Its size as a person reads it: `312 KB`, `2.4 MB`.
-    pub fn size_text(&self) -> String {
-        let size = self.size as f64;
-        if self.size < 1 << 10 {
-            format!("{} B", self.size)
-        } else if self.size < 1 << 20 {
-            format!("{:.0} KB", size / 1024.0)
-        } else {
-            format!("{:.1} MB", size / 1048576.0)
-        }
+    /// Its size as a person reads it, in their language: `312 KB`, `2.4 MB`; `2,4 Mo`.
+    pub fn size_in(&self, lang: crate::i18n::Lang) -> String {
+        size_in(lang, self.size)
     }
+}
+
+/// A size in a language's words: whole bytes or KB, or MB with one decimal (`1.5 MB`,
+/// `1,5 Mo`).
+pub fn size_in(lang: crate::i18n::Lang, bytes: u64) -> String {
+    let (number, unit) = if bytes < 1 << 10 {
+        (bytes.to_string(), "B")
+    } else if bytes < 1 << 20 {
+        (bytes.div_ceil(1 << 10).to_string(), "KB")
+    } else if bytes % (1 << 20) == 0 {
+        ((bytes >> 20).to_string(), "MB")
+    } else {
+        (format!("{:.1}", bytes as f64 / f64::from(1 << 20)), "MB")
+    };
+    crate::i18n::tr(lang, "file-size", &[("size", &number), ("unit", unit)])
+        .replace('.', crate::i18n::tr(lang, "decimal-separator", &[]).as_str())
+}
+
+/// A size cap as a message's `size` and `unit` (`file-size`): whole MB or KB, so no decimal
+/// separator is needed in any language.
+pub fn size_args(message: Message, bytes: u64) -> Message {
+    let (size, unit) = if bytes % (1 << 20) == 0 {
+        (bytes >> 20, "MB")
+    } else if bytes % (1 << 10) == 0 || bytes > 1 << 10 {
+        (bytes.div_ceil(1 << 10), "KB")
+    } else {
+        (bytes, "B")
+    };
+    message.arg("size", size.to_string()).arg("unit", unit)
 }
 
 /// What one uploaded file came to.
@@ -308,10 +330,8 @@ impl<'a> Incoming<'a> {
         }
         self.size += bytes.len() as u64;
         if self.size > self.max_bytes {
-            let max = crate::domain::workflow::size_text(self.max_bytes);
-            return self
-                .refuse(Message::new("field-file-too-large").arg("max", max))
-                .await;
+            let message = size_args(Message::new("field-file-too-large"), self.max_bytes);
+            return self.refuse(message).await;
         }
         self.hash.update(bytes);
         self.pending.extend_from_slice(bytes);
@@ -487,6 +507,17 @@ mod tests {
             Some(Kind::Zip),
             "a header cut short"
         );
+    }
+
+    #[test]
+    fn a_size_reads_in_the_readers_language() {
+        use crate::i18n::Lang;
+        let line = |lang, bytes| size_in(lang, bytes).replace(['\u{2068}', '\u{2069}'], "");
+        assert_eq!(line(Lang::En, 40 << 10), "40 KB");
+        assert_eq!(line(Lang::Fr, 40 << 10), "40 Ko");
+        assert_eq!(line(Lang::En, 3 << 19), "1.5 MB");
+        assert_eq!(line(Lang::Fr, 3 << 19), "1,5 Mo");
+        assert_eq!(line(Lang::Fr, 10 << 20), "10 Mo");
     }
 
     #[test]

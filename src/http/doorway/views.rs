@@ -313,8 +313,7 @@ fn field_view<'a>(
         hint: field.file.as_ref().map_or_else(String::new, |rule| {
             let kinds: Vec<&str> = rule.kinds.iter().map(|k| k.name()).collect();
             ctx.msg(
-                &Message::new("field-file-hint")
-                    .arg("max", crate::domain::workflow::size_text(rule.max_bytes))
+                &crate::domain::files::size_args(Message::new("field-file-hint"), rule.max_bytes)
                     .arg("kinds", kinds.join(", ")),
             )
         }),
