@@ -249,8 +249,10 @@ pub fn size_in(lang: crate::i18n::Lang, bytes: u64) -> String {
     } else {
         (format!("{:.1}", bytes as f64 / f64::from(1 << 20)), "MB")
     };
-    crate::i18n::tr(lang, "file-size", &[("size", &number), ("unit", unit)])
-        .replace('.', crate::i18n::tr(lang, "decimal-separator", &[]).as_str())
+    crate::i18n::tr(lang, "file-size", &[("size", &number), ("unit", unit)]).replace(
+        '.',
+        crate::i18n::tr(lang, "decimal-separator", &[]).as_str(),
+    )
 }
 
 /// A size cap as a message's `size` and `unit` (`file-size`): whole MB or KB, so no decimal

@@ -700,3 +700,57 @@ async fn a_database_made_before_files_upgrades_and_keeps_its_instances_going() {
         .unwrap();
     assert!(body[..] == certificate[..]);
 }
+
+/// Uploads and downloads are doorway requests: the guard counts them under their link before
+/// any of their body or file is read, and refuses past the per-link limit.
+#[tokio::test]
+async fn uploads_and_downloads_are_counted_under_their_link() {
+    let app = spawn(Flood::Memory).await;
+    app.set(&[
+        ("orchestra.request_limits.enabled", "true"),
+        ("interaction.limits.per_link", "3"),
+        ("interaction.limits.total", "1000"),
+    ])
+    .await;
+    let id = started(&app, ONBOARDING).await;
+    let supplier = app.link(id, Some("supplier")).await;
+    for _ in 0..2 {
+        assert_eq!(get(&app.client(), &app, &supplier).await.status, 200);
+    }
+    let posted = upload(
+        &app,
+        &supplier,
+        &[("_step", "1"), ("company", "Acme")],
+        &[("certificate", "c.pdf", &pdf(5000))],
+    )
+    .await;
+    assert_eq!(posted.status, 303, "the third request");
+    let again = upload(
+        &app,
+        &supplier,
+        &[("_step", "1"), ("company", "Acme")],
+        &[("certificate", "c.pdf", &pdf(5000))],
+    )
+    .await;
+    assert_eq!(
+        again.status, 429,
+        "the fourth, refused before its body is read"
+    );
+    assert_eq!(rows(&app).await, (1, 1));
+
+    let buyer = app.link(id, Some("buyer")).await;
+    let href = get(&app.client(), &app, &buyer)
+        .await
+        .attr(".earlier .files a", "href")
+        .unwrap();
+    assert_eq!(get(&app.client(), &app, &href).await.status, 200);
+    assert_eq!(get(&app.client(), &app, &href).await.status, 200);
+    let refused = get(&app.client(), &app, &href).await;
+    assert_eq!(
+        refused.status, 429,
+        "the download is counted under the buyer's link"
+    );
+    assert!(refused.headers.get("content-disposition").is_none());
+    // Counted under the link, not the download's own address: the page is refused too.
+    assert_eq!(get(&app.client(), &app, &buyer).await.status, 429);
+}

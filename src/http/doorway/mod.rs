@@ -264,53 +264,25 @@ async fn answer(
             interaction::ANSWER_GRACE_SECS,
         )
     };
-    let (submitted, resolution, uploaded) = match upload::boundary(request.headers()) {
+    let (submitted, resolution, uploaded, unkept) = match upload::boundary(request.headers()) {
         None => {
             let body = super::body::read(request.into_body()).await?;
             // Bad input before any read: no answer may hold a NUL (`form::holds_nul`).
             if holds_nul(&body) {
                 return Err(AppError::BadRequest);
             }
-            (pairs(&body), resolve().await?, Unkept::none(&state))
+            let nothing = upload::Unkept::new(&state.db, Vec::new());
+            (pairs(&body), resolve().await?, Vec::new(), nothing)
         }
         // Files go to storage as they arrive, under the instance and step they answer: the
         // link is resolved before the body is read.
         Some(boundary) => {
             let resolution = resolve().await?;
-            let fields = match &resolution {
-                Resolution::Usable(resolved) if resolved.claims.kind == Kind::Link => {
-                    match resolved.now() {
-                        Now::Answer { step, .. } => match &step.interaction {
-                            Interaction::Form { fields } => Some((resolved, fields.as_slice())),
-                            _ => None,
-                        },
-                        _ => None,
-                    }
-                }
-                _ => None,
-            };
-            let target = fields.map(|(resolved, fields)| upload::Target {
-                db: &state.db,
-                instance: resolved.instance.id,
-                step: resolved.instance.step_index,
-                fields,
-                site_max: snapshot.settings.max_file_bytes(),
-                now,
-            });
-            // A body larger than this step's files may be is refused before a byte is read.
-            let most = target
-                .as_ref()
-                .map_or(super::body::ANSWER as u64, |t| t.most());
-            if upload::declared(request.headers()).is_some_and(|n| n > most) {
-                return Err(AppError::TooLarge);
-            }
-            let posted = upload::read(target.as_ref(), request.into_body(), boundary).await?;
-            let unkept = Unkept::of(&state, posted.stored());
-            let uploaded = posted.files;
-            (posted.pairs, resolution, (unkept, uploaded))
+            let (posted, unkept) =
+                upload::receive(&state.db, &snapshot, &resolution, request, boundary, now).await?;
+            (posted.pairs, resolution, posted.files, unkept)
         }
     };
-    let (unkept, uploaded) = uploaded;
     let resolved = match resolution {
         Resolution::Usable(resolved) => resolved,
         // Its holder typed an answer while the link ran out: give it back, record nothing.
@@ -403,46 +375,6 @@ async fn answer(
         "step answered"
     );
     Ok(after_recording(&resolved, &outcome, chosen))
-}
-
-/// The files an answer brought, removed when the request ends without the answer recorded
-/// (refused, stale, a link that answers nothing): every early return is covered, and the
-/// cron's sweep covers a process killed before it.
-struct Unkept {
-    db: crate::store::Db,
-    files: Vec<crate::domain::files::Stored>,
-}
-
-impl Unkept {
-    fn none(state: &AppState) -> (Self, Vec<(String, crate::domain::files::Outcome)>) {
-        (Self::of(state, Vec::new()), Vec::new())
-    }
-
-    fn of(state: &AppState, files: Vec<crate::domain::files::Stored>) -> Self {
-        Self {
-            db: state.db.clone(),
-            files,
-        }
-    }
-
-    /// The answer was recorded, and keeps its files.
-    fn kept(mut self) {
-        self.files.clear();
-    }
-}
-
-impl Drop for Unkept {
-    fn drop(&mut self) {
-        if self.files.is_empty() {
-            return;
-        }
-        let (db, files) = (self.db.clone(), std::mem::take(&mut self.files));
-        tokio::spawn(async move {
-            if let Err(e) = crate::domain::files::discard(&db, &files).await {
-                tracing::warn!(error = %e, "files of an answer not recorded were not removed; the sweep will");
-            }
-        });
-    }
 }
 
 /// Where an answer sends the browser once recorded (post/redirect/get, so a reload never posts

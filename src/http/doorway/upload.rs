@@ -12,8 +12,10 @@ use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 
 use super::super::body;
 use super::super::error::AppError;
+use crate::domain::capability::Kind as LinkKind;
 use crate::domain::files::{Incoming, Kind, Outcome, Stored};
-use crate::domain::workflow::{Field, FieldKind, MAX_FILE_FIELDS};
+use crate::domain::interaction::{Now, Resolution};
+use crate::domain::workflow::{Field, FieldKind, Interaction, MAX_FILE_FIELDS};
 use crate::store::Db;
 
 /// Parts one answer may hold: its fields, its files, and the page's own hidden fields.
@@ -73,6 +75,46 @@ impl Target<'_> {
             .sum();
         files + body::ANSWER as u64
     }
+}
+
+/// Reads a multipart answer for what `resolution` may answer: files stored under its instance
+/// and step when it answers a form now, else read and dropped. A body larger than the step's
+/// files may be is refused before a byte of it is read.
+pub async fn receive(
+    db: &Db,
+    snapshot: &crate::domain::site::Snapshot,
+    resolution: &Resolution,
+    request: axum::extract::Request,
+    boundary: String,
+    now: i64,
+) -> Result<(Posted, Unkept), AppError> {
+    let fields = match resolution {
+        Resolution::Usable(resolved) if resolved.claims.kind == LinkKind::Link => {
+            match resolved.now() {
+                Now::Answer { step, .. } => match &step.interaction {
+                    Interaction::Form { fields } => Some((resolved, fields.as_slice())),
+                    _ => None,
+                },
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let target = fields.map(|(resolved, fields)| Target {
+        db,
+        instance: resolved.instance.id,
+        step: resolved.instance.step_index,
+        fields,
+        site_max: snapshot.settings.max_file_bytes(),
+        now,
+    });
+    let most = target.as_ref().map_or(body::ANSWER as u64, Target::most);
+    if declared(request.headers()).is_some_and(|n| n > most) {
+        return Err(AppError::TooLarge);
+    }
+    let posted = read(target.as_ref(), request.into_body(), boundary).await?;
+    let unkept = Unkept::new(db, posted.stored());
+    Ok((posted, unkept))
 }
 
 /// What a multipart answer held.
@@ -187,5 +229,41 @@ fn refusal(error: multer::Error) -> AppError {
     match error {
         multer::Error::StreamReadFailed(_) => body::why(&error).into(),
         _ => AppError::BadRequest,
+    }
+}
+
+/// The files an answer brought, removed when the request ends without the answer recorded
+/// (refused, stale, a link that answers nothing): every early return is covered, and the
+/// cron's sweep covers a process killed before it.
+pub struct Unkept {
+    db: Db,
+    files: Vec<Stored>,
+}
+
+impl Unkept {
+    pub fn new(db: &Db, files: Vec<Stored>) -> Self {
+        Self {
+            db: db.clone(),
+            files,
+        }
+    }
+
+    /// The answer was recorded, and keeps its files.
+    pub fn kept(mut self) {
+        self.files.clear();
+    }
+}
+
+impl Drop for Unkept {
+    fn drop(&mut self) {
+        if self.files.is_empty() {
+            return;
+        }
+        let (db, files) = (self.db.clone(), std::mem::take(&mut self.files));
+        tokio::spawn(async move {
+            if let Err(e) = crate::domain::files::discard(&db, &files).await {
+                tracing::warn!(error = %e, "files of an answer not recorded were not removed; the sweep will");
+            }
+        });
     }
 }
