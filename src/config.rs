@@ -30,6 +30,9 @@ pub struct Config {
     /// `ORCHESTRA_SMTP_URL` and `ORCHESTRA_MAIL_FROM`: where participants' emails go out;
     /// `None` when unset (no email is sent).
     pub mailer: Option<crate::domain::mail::Mailer>,
+    /// `ORCHESTRA_FILES_DIR`: an existing directory for uploaded files' bytes; the database
+    /// when unset.
+    pub files_dir: Option<std::path::PathBuf>,
 }
 
 /// How long a connection may take and how many may be open, and how much of request bodies the
@@ -146,8 +149,14 @@ impl Config {
             }
         };
         let mailer = crate::domain::mail::Mailer::from_lookup(&get).map_err(|r| r.message())?;
+        let files_dir = match get("ORCHESTRA_FILES_DIR").filter(|v| !v.trim().is_empty()) {
+            None => None,
+            Some(dir) if std::path::Path::new(&dir).is_dir() => Some(dir.into()),
+            Some(dir) => return Err(Message::new("config-env-files-dir").arg("value", dir)),
+        };
         Ok(Self {
             mailer,
+            files_dir,
             database_url,
             database_is_default,
             trusted_proxies,

@@ -272,3 +272,4 @@ cli-list-started-by = started by
 cli-list-updated = last change
 cli-list-title = subject
 cli-list-next = Next page: { $command }
+config-env-files-dir = ORCHESTRA_FILES_DIR must name an existing directory; "{ $value }" is not one.

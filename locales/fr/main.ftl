@@ -276,3 +276,4 @@ cli-list-started-by = démarrée par
 cli-list-updated = dernier changement
 cli-list-title = sujet
 cli-list-next = Page suivante{"\u202F"}: { $command }
+config-env-files-dir = ORCHESTRA_FILES_DIR doit nommer un répertoire existant ; « { $value } » n'en est pas un.

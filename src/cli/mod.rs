@@ -83,7 +83,7 @@ pub async fn run(args: Vec<String>) -> i32 {
     };
     // Never creating: a database that vanished is an error, not a new empty one.
     let db = match crate::open_with(&config.database_url, store::Create::Never).await {
-        Ok(db) => db,
+        Ok(db) => db.with_files_dir(config.files_dir.clone()),
         Err(e) => return out.err(e.message()),
     };
     let result = match command {

@@ -34,7 +34,7 @@ pub(super) async fn serve(out: &Out, config: &Config, bind: Option<&str>) -> i32
         store::Create::Never
     };
     let db = match crate::open_with(&config.database_url, create).await {
-        Ok(db) => db,
+        Ok(db) => db.with_files_dir(config.files_dir.clone()),
         Err(e) => return out.err(e.message()),
     };
     let clock = flood::Clock::system();

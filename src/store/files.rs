@@ -1,6 +1,10 @@
 //! Uploaded files: a row each, their bytes in chunks of `CHUNK` bytes, written as they arrive
 //! and read back one chunk at a time, so no statement holds more than a chunk and no write lock
 //! is held longer than one chunk's insert.
+//!
+//! With `ORCHESTRA_FILES_DIR` set, a file's bytes go to that directory instead (`{id}.part`
+//! while arriving, renamed `{id}` once whole) and the row stays in the database; a file stored
+//! before the directory was set is still read from its chunks.
 
 use super::Db;
 
@@ -45,6 +49,16 @@ pub async fn begin(
 }
 
 pub async fn put_chunk(db: &Db, file: i64, seq: i64, data: &[u8]) -> Result<(), sqlx::Error> {
+    if let Some(dir) = db.files_dir() {
+        use tokio::io::AsyncWriteExt;
+        let mut part = tokio::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(arriving(dir, file))
+            .await?;
+        part.write_all(data).await?;
+        return Ok(part.flush().await?);
+    }
     sqlx::query("INSERT INTO file_chunks (file_id, seq, data) VALUES ($1, $2, $3)")
         .bind(file)
         .bind(seq)
@@ -62,6 +76,11 @@ pub async fn finish(
     size: i64,
     sha256: &str,
 ) -> Result<(), sqlx::Error> {
+    if let Some(dir) = db.files_dir() {
+        let part = tokio::fs::File::open(arriving(dir, file)).await?;
+        part.sync_all().await?;
+        tokio::fs::rename(arriving(dir, file), whole(dir, file)).await?;
+    }
     sqlx::query("UPDATE files SET media_type = $1, size = $2, sha256 = $3 WHERE id = $4")
         .bind(media_type)
         .bind(size)
@@ -75,6 +94,14 @@ pub async fn finish(
 /// Removes a file that no answer keeps: its chunks, then its row (a kill in between leaves an
 /// arriving row, which `sweep` finds).
 pub async fn discard(db: &Db, file: i64) -> Result<(), sqlx::Error> {
+    if let Some(dir) = db.files_dir() {
+        for path in [arriving(dir, file), whole(dir, file)] {
+            match tokio::fs::remove_file(path).await {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+                _ => {}
+            }
+        }
+    }
     sqlx::query("DELETE FROM file_chunks WHERE file_id = $1")
         .bind(file)
         .execute(&db.pool)
@@ -150,11 +177,38 @@ pub async fn of_instance(db: &Db, instance: i64) -> Result<Vec<FileRow>, sqlx::E
 
 /// One chunk of a file's bytes; `None` past its last.
 pub async fn chunk(db: &Db, file: i64, seq: i64) -> Result<Option<Vec<u8>>, sqlx::Error> {
+    if let Some(dir) = db.files_dir() {
+        use tokio::io::{AsyncReadExt, AsyncSeekExt};
+        match tokio::fs::File::open(whole(dir, file)).await {
+            Ok(mut whole) => {
+                whole
+                    .seek(std::io::SeekFrom::Start(seq as u64 * CHUNK as u64))
+                    .await?;
+                let mut data = Vec::with_capacity(CHUNK);
+                (&mut whole)
+                    .take(CHUNK as u64)
+                    .read_to_end(&mut data)
+                    .await?;
+                return Ok((!data.is_empty()).then_some(data));
+            }
+            // Stored before the directory was set: its chunks are in the database.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
     sqlx::query_scalar("SELECT data FROM file_chunks WHERE file_id = $1 AND seq = $2")
         .bind(file)
         .bind(seq)
         .fetch_optional(db.reader())
         .await
+}
+
+fn arriving(dir: &std::path::Path, file: i64) -> std::path::PathBuf {
+    dir.join(format!("{file}.part"))
+}
+
+fn whole(dir: &std::path::Path, file: i64) -> std::path::PathBuf {
+    dir.join(file.to_string())
 }
 
 /// Rows of both tables, for tests that check an upload left nothing behind.

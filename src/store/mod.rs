@@ -61,6 +61,9 @@ pub struct Db {
     pub backend: Backend,
     /// The SQLite file this process opened, watched for deletion and for losing write access.
     file: Option<Arc<file::Watch>>,
+    /// `ORCHESTRA_FILES_DIR`: where uploaded files' bytes go instead of the database
+    /// (`files`), when set.
+    files_dir: Option<Arc<std::path::PathBuf>>,
 }
 
 /// By hand: the probe's options hold the database URL, password included.
@@ -464,6 +467,7 @@ impl Db {
             probe: Arc::new(options),
             backend,
             file,
+            files_dir: None,
         };
         db.watch_file();
         Ok(db)
@@ -520,6 +524,7 @@ impl Db {
             probe: Arc::new(probe),
             backend,
             file,
+            files_dir: None,
         })
     }
 
@@ -674,7 +679,19 @@ impl Db {
             probe: self.probe.clone(),
             backend: self.backend,
             file: self.file.clone(),
+            files_dir: self.files_dir.clone(),
         }
+    }
+
+    /// Uploaded files' bytes go to `dir` rather than the database (`ORCHESTRA_FILES_DIR`).
+    pub fn with_files_dir(mut self, dir: Option<std::path::PathBuf>) -> Self {
+        self.files_dir = dir.map(Arc::new);
+        self
+    }
+
+    /// Where uploaded files' bytes go, when not the database.
+    pub(crate) fn files_dir(&self) -> Option<&std::path::Path> {
+        self.files_dir.as_deref().map(std::path::PathBuf::as_path)
     }
 
     /// Moves what the WAL holds into the database file (cron does this); with

@@ -511,38 +511,10 @@ const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
 #[tokio::test]
 async fn eight_uploads_at_once_are_taken_within_the_memory_bound() {
     let database = crate::helpers::fresh_database().await;
-    crate::helpers::serve::configure(BIN, &database.url, &[]);
-    let db = orchestra::open(&database.url).await.unwrap();
-    let definition = orchestra::domain::workflow::Definition::parse(ONBOARDING).unwrap();
-    orchestra::store::workflows::create(&db, "onboarding", "Onboarding", &definition.to_json())
-        .await
-        .unwrap();
-    let workflow = orchestra::store::workflows::by_name(&db, "onboarding")
-        .await
-        .unwrap()
-        .unwrap();
-    let keys = orchestra::store::keys::load_or_create(&db).await.unwrap();
-    let versions = orchestra::domain::workflow::versions::Cache::default();
+    let (db, ids) = onboarding_on(&database.url, 9).await;
     let mut links = Vec::new();
-    for _ in 0..9 {
-        let by = orchestra::domain::instance::Actor::CommandLine;
-        let id = orchestra::domain::instance::start(
-            &db,
-            &orchestra::domain::instance::Start::new(workflow.id, "Acme", &by),
-        )
-        .await
-        .unwrap();
-        let order = orchestra::domain::instance::Order {
-            participant: "supplier",
-            ttl: 3600,
-            now: orchestra::store::now(),
-            by: &by,
-            daily_cap: None,
-        };
-        let issued = orchestra::domain::instance::issue(&db, &versions, &keys, "", id, &order)
-            .await
-            .unwrap();
-        links.push(issued.url);
+    for id in ids {
+        links.push(issue(&db, id, "supplier").await);
     }
     let server = crate::helpers::serve::serve(BIN, &database.url, &[]);
     let addr = server.addr.to_string();
@@ -753,4 +725,136 @@ async fn uploads_and_downloads_are_counted_under_their_link() {
     assert!(refused.headers.get("content-disposition").is_none());
     // Counted under the link, not the download's own address: the page is refused too.
     assert_eq!(get(&app.client(), &app, &buyer).await.status, 429);
+}
+
+/// `count` instances of the onboarding on a database `orchestra serve` will run on.
+async fn onboarding_on(url: &str, count: usize) -> (orchestra::store::Db, Vec<i64>) {
+    crate::helpers::serve::configure(BIN, url, &[]);
+    let db = orchestra::open(url).await.unwrap();
+    let definition = orchestra::domain::workflow::Definition::parse(ONBOARDING).unwrap();
+    orchestra::store::workflows::create(&db, "onboarding", "Onboarding", &definition.to_json())
+        .await
+        .unwrap();
+    let workflow = orchestra::store::workflows::by_name(&db, "onboarding")
+        .await
+        .unwrap()
+        .unwrap();
+    let mut ids = Vec::new();
+    for _ in 0..count {
+        let by = orchestra::domain::instance::Actor::CommandLine;
+        let start = orchestra::domain::instance::Start::new(workflow.id, "Acme", &by);
+        ids.push(
+            orchestra::domain::instance::start(&db, &start)
+                .await
+                .unwrap(),
+        );
+    }
+    (db, ids)
+}
+
+/// A link for `who` on instance `id`, issued as an administrator would.
+async fn issue(db: &orchestra::store::Db, id: i64, who: &str) -> String {
+    let keys = orchestra::store::keys::load_or_create(db).await.unwrap();
+    let versions = orchestra::domain::workflow::versions::Cache::default();
+    let by = orchestra::domain::instance::Actor::CommandLine;
+    let order = orchestra::domain::instance::Order {
+        participant: who,
+        ttl: 3600,
+        now: orchestra::store::now(),
+        by: &by,
+        daily_cap: None,
+    };
+    orchestra::domain::instance::issue(db, &versions, &keys, "", id, &order)
+        .await
+        .unwrap()
+        .url
+}
+
+/// With `ORCHESTRA_FILES_DIR`, a file's bytes go to the directory, not the database: whole
+/// under its id once arrived, downloaded byte for byte; a cut upload leaves no part behind.
+#[tokio::test]
+async fn files_go_to_a_directory_when_one_is_named() {
+    let database = crate::helpers::fresh_database().await;
+    let (db, ids) = onboarding_on(&database.url, 2).await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = crate::helpers::serve::serve(
+        BIN,
+        &database.url,
+        &[("ORCHESTRA_FILES_DIR", dir.path().to_str().unwrap())],
+    );
+    let base = format!("http://{}", server.addr);
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let certificate = pdf(600 << 10);
+    let (content_type, body) = multipart(
+        &[("_step", "1"), ("company", "Acme")],
+        &[("certificate", "c.pdf", &certificate)],
+    );
+    let supplier = issue(&db, ids[0], "supplier").await;
+    let posted = client
+        .post(format!("{base}{supplier}"))
+        .header("sec-fetch-site", "same-origin")
+        .header("content-type", &content_type)
+        .body(body.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(posted.status(), 303);
+    let file = orchestra::store::files::of_instance(&db, ids[0])
+        .await
+        .unwrap();
+    let on_disk = std::fs::read(dir.path().join(file[0].id.to_string())).unwrap();
+    assert!(on_disk == certificate, "the directory holds the file whole");
+    assert_eq!(
+        orchestra::store::files::count_rows(&db).await.unwrap(),
+        (1, 0)
+    );
+    let buyer = issue(&db, ids[0], "buyer").await;
+    let page = client
+        .get(format!("{base}{buyer}"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let href = crate::helpers::select_attr(&page, ".earlier .files a", "href").unwrap();
+    let downloaded = client
+        .get(format!("{base}{href}"))
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert!(downloaded[..] == certificate[..]);
+
+    // Cut halfway: nothing left in the directory but the first file.
+    let supplier = issue(&db, ids[1], "supplier").await;
+    let addr = server.addr.to_string();
+    let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    stream
+        .write_all(head_for(&addr, &supplier, &content_type, body.len()).as_bytes())
+        .await
+        .unwrap();
+    stream.write_all(&body[..body.len() / 2]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    drop(stream);
+    for _ in 0..100 {
+        if std::fs::read_dir(dir.path()).unwrap().count() == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, [file[0].id.to_string()]);
+    assert_eq!(
+        orchestra::store::files::count_rows(&db).await.unwrap(),
+        (1, 0)
+    );
 }
