@@ -14,10 +14,11 @@ use crate::domain::instance::progress;
 use crate::domain::keys::SiteKeys;
 use crate::domain::workflow::versions::Cache;
 use crate::domain::workflow::{
-    Definition, Field, InstanceState, Interaction, Participant, Step, check_form,
+    Definition, Field, FieldKind, InstanceState, Interaction, Participant, Shown, Step, check_form,
+    values,
 };
 use crate::error::Error;
-use crate::i18n::Message;
+use crate::i18n::{Lang, Message};
 use crate::store::instances::{Answer, InstanceRow, Recorded};
 use crate::store::{self, Db};
 
@@ -224,7 +225,7 @@ pub struct ShownStep {
     pub number: usize,
     pub title: String,
     /// Per branch that answered ("" for a step without branches): label and value lines.
-    pub answers: Vec<(String, Vec<(String, String)>)>,
+    pub answers: Vec<(String, Vec<(String, Shown)>)>,
 }
 
 /// What `step` (the current step) needs from the history. The branches that answered it in
@@ -236,7 +237,7 @@ pub async fn earlier(
     resolved: &Resolved,
     step: &Step,
     branch: &str,
-    lang: crate::i18n::Lang,
+    lang: Lang,
 ) -> Result<Earlier, Error> {
     let mut out = Earlier {
         answered: resolved.answered.clone(),
@@ -261,9 +262,9 @@ pub async fn earlier(
         let Some(shown) = resolved.definition.steps.get(index) else {
             continue;
         };
-        let mut answers: Vec<(String, Vec<(String, String)>)> = Vec::new();
+        let mut answers: Vec<(String, Vec<(String, Shown)>)> = Vec::new();
         for (_, branch, json) in rows.iter().filter(|(i, _, _)| *i == index as i64) {
-            let lines = crate::domain::workflow::history::answer_lines(lang, json, Some(shown));
+            let lines = crate::domain::workflow::history::answer_items(lang, json, Some(shown));
             match answers.iter_mut().find(|(b, _)| b == branch) {
                 Some(kept) => kept.1 = lines,
                 None => answers.push((branch.clone(), lines)),
@@ -280,8 +281,9 @@ pub async fn earlier(
 
 impl Earlier {
     /// For a step asked again: what this branch answered before, as the form's values (a
-    /// choice's option as it posts), so the form shows it; nothing for a review.
-    pub fn typed_before(&self, step: &Step) -> Invalid {
+    /// choice's option as it posts, a number as `lang` writes it, which reads back the same),
+    /// so the form shows it; nothing for a review.
+    pub fn typed_before(&self, step: &Step, lang: Lang) -> Invalid {
         let (Some(before), Interaction::Form { fields }) = (
             self.again.as_ref().and_then(|a| a.before.as_deref()),
             &step.interaction,
@@ -295,10 +297,12 @@ impl Earlier {
                 .iter()
                 .filter_map(|f| {
                     let value = answers.get(0, &f.name)?;
-                    let posted = if f.options.is_empty() {
-                        value.to_owned()
-                    } else {
+                    let posted = if !f.options.is_empty() {
                         Field::option_value(value)
+                    } else if f.kind == FieldKind::Number {
+                        values::show_number(value, lang).unwrap_or_else(|| value.to_owned())
+                    } else {
+                        value.to_owned()
                     };
                     Some((f.name.clone(), posted))
                 })
@@ -373,13 +377,16 @@ pub(crate) fn posted(submitted: &[(String, String)], name: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Checks an answer to a form or a review step. A payment step takes no answer from the
-/// visitor: only the provider's notice pays it.
-pub fn check(step: &Step, submitted: &[(String, String)]) -> Result<Given, Invalid> {
+/// The review's comment box, as it posts.
+pub const COMMENT: &str = "comment";
+
+/// Checks an answer to a form or a review step, as typed by a visitor reading `lang`. A
+/// payment step takes no answer from the visitor: only the provider's notice pays it.
+pub fn check(step: &Step, submitted: &[(String, String)], lang: Lang) -> Result<Given, Invalid> {
     let get = |name: &str| posted(submitted, name);
     match &step.interaction {
         Interaction::Form { fields } => {
-            let check = check_form(fields, submitted);
+            let check = check_form(fields, submitted, lang);
             if !check.errors.is_empty() {
                 return Err(Invalid {
                     values: check.values,
@@ -389,31 +396,45 @@ pub fn check(step: &Step, submitted: &[(String, String)]) -> Result<Given, Inval
                 });
             }
             Ok(Given::Form {
-                fields: labelled(fields, check.values),
+                fields: labelled(fields, check.stored),
             })
         }
         Interaction::Review => {
             let decision = get("decision");
-            let comment = get("comment");
+            let comment = get(COMMENT);
             let mut errors = Vec::new();
             let parsed = Decision::parse(&decision);
             if parsed.is_none() {
                 errors.push(Message::new("doorway-review-choose"));
             }
-            if comment.chars().count() > MAX_COMMENT {
-                errors.push(Message::new("field-too-long").arg("max", MAX_COMMENT.to_string()));
-            }
-            if parsed == Some(Decision::Reject) && comment.is_empty() {
-                errors.push(Message::new("doorway-review-reason"));
-            }
-            match parsed {
-                Some(decision) if errors.is_empty() => Ok(Given::Review { decision, comment }),
-                _ => Err(Invalid {
-                    decision,
-                    comment,
-                    errors,
-                    ..Invalid::default()
-                }),
+            // The comment's error is the comment box's: shown beside it, the summary says
+            // something needs attention.
+            let comment_error = if comment.chars().count() > MAX_COMMENT {
+                Some(Message::new("field-too-long").arg("max", MAX_COMMENT.to_string()))
+            } else if parsed == Some(Decision::Reject) && comment.is_empty() {
+                Some(Message::new("doorway-review-reason"))
+            } else {
+                None
+            };
+            match (parsed, comment_error) {
+                (Some(decision), None) if errors.is_empty() => {
+                    Ok(Given::Review { decision, comment })
+                }
+                (_, comment_error) => {
+                    if errors.is_empty() {
+                        errors.push(Message::new("doorway-form-has-errors"));
+                    }
+                    Err(Invalid {
+                        decision,
+                        comment,
+                        errors,
+                        field_errors: comment_error
+                            .map(|e| (COMMENT.to_owned(), e))
+                            .into_iter()
+                            .collect(),
+                        ..Invalid::default()
+                    })
+                }
             }
         }
         Interaction::Payment { .. } => Err(Invalid::default()),

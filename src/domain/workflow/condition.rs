@@ -132,8 +132,11 @@ impl Condition {
     /// condition but `≠`.
     pub fn holds(&self, definition: &Definition, answers: &Answers) -> bool {
         let given = answers.get(self.step, &self.field).unwrap_or("").trim();
-        let numeric =
-            field_kind(definition.steps.get(self.step), &self.field) == Some(FieldKind::Number);
+        let numeric = definition
+            .steps
+            .get(self.step)
+            .and_then(|s| s.field_kind(&self.field))
+            == Some(FieldKind::Number);
         let ordering = if numeric {
             number(given)
                 .zip(number(&self.value))
@@ -148,13 +151,6 @@ impl Condition {
             None => self.op == Op::Ne,
         }
     }
-}
-
-fn field_kind(step: Option<&Step>, name: &str) -> Option<FieldKind> {
-    let Interaction::Form { fields } = &step?.interaction else {
-        return None;
-    };
-    fields.iter().find(|f| f.name == name).map(|f| f.kind)
 }
 
 /// `Amount > 1000 and Purpose = Travel` on a step after `earlier`: the conditions, or what is

@@ -16,12 +16,13 @@ pub mod labels;
 pub mod options;
 pub mod route;
 pub mod seed;
+pub mod values;
 pub mod versions;
 
 pub use condition::Condition;
 pub use fields::{
-    Field, FieldKind, FormCheck, Interaction, MAX_OPTIONS, check_form, format_amount,
-    format_amount_for,
+    Field, FieldKind, FormCheck, Interaction, MAX_OPTIONS, Shown, check_form, format_amount,
+    format_amount_for, shown_value,
 };
 pub use participant::Participant;
 pub use seed::suggested_per_link;

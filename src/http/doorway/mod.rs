@@ -129,7 +129,7 @@ async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Res
         ctx,
         state.clock.now_secs(),
         &resolved,
-        earlier.typed_before(step),
+        earlier.typed_before(step, lang),
         notice,
         &earlier.shown,
         StatusCode::OK,
@@ -258,7 +258,7 @@ async fn answer(
         // A handle returns to its payment; it answers nothing else.
         return Ok(views::nothing(ctx, &resolved));
     }
-    let given = match interaction::check(step, &submitted) {
+    let given = match interaction::check(step, &submitted, lang) {
         Ok(given) => given,
         Err(invalid) => {
             let earlier = interaction::earlier(&state.db, &resolved, step, branch, lang).await?;

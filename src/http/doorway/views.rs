@@ -33,6 +33,8 @@ struct StepPage<'a> {
     /// Review: what was picked and typed, kept on an error.
     decision: String,
     comment: String,
+    /// The comment box's error (a rejection without a reason, a comment too long).
+    comment_error: Option<String>,
     errors: Vec<String>,
     /// A note above the step, and whether it is a warning rather than news.
     notice: Option<(String, bool)>,
@@ -252,6 +254,11 @@ pub fn step(
         kind: step.interaction.kind(),
         fields,
         amount,
+        comment_error: input
+            .field_errors
+            .iter()
+            .find(|(k, _)| k == crate::domain::interaction::COMMENT)
+            .map(|(_, m)| ctx.msg(m)),
         decision: input.decision,
         comment: input.comment,
         errors: input.errors.iter().map(|m: &Message| ctx.msg(m)).collect(),
