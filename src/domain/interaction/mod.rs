@@ -281,7 +281,7 @@ pub async fn earlier(
 
 impl Earlier {
     /// For a step asked again: what this branch answered before, as the form's values (a
-    /// choice's option as it posts, a number as `lang` writes it, which reads back the same),
+    /// choice's option as it posts, a number as `lang` types it, which reads back the same),
     /// so the form shows it; nothing for a review.
     pub fn typed_before(&self, step: &Step, lang: Lang) -> Invalid {
         let (Some(before), Interaction::Form { fields }) = (
@@ -300,7 +300,7 @@ impl Earlier {
                     let posted = if !f.options.is_empty() {
                         Field::option_value(value)
                     } else if f.kind == FieldKind::Number {
-                        values::show_number(value, lang).unwrap_or_else(|| value.to_owned())
+                        values::typed_number(value, lang).unwrap_or_else(|| value.to_owned())
                     } else {
                         value.to_owned()
                     };

@@ -149,6 +149,16 @@ fn canonical_parts(stored: &str) -> Option<(bool, &str, &str)> {
 /// A canonical number as `lang` writes it: `1 250,5` (a narrow no-break space between
 /// thousands) in French, `1,250.5` in English; `None` when `stored` is not canonical.
 pub fn show_number(stored: &str, lang: Lang) -> Option<String> {
+    written(stored, lang, true)
+}
+
+/// A canonical number as a form gives it back to edit: the language's decimal mark, no
+/// separators (`1250,5`, `1250.5`), which reads back as the same number.
+pub fn typed_number(stored: &str, lang: Lang) -> Option<String> {
+    written(stored, lang, false)
+}
+
+fn written(stored: &str, lang: Lang, grouped: bool) -> Option<String> {
     let (negative, whole, fraction) = canonical_parts(stored)?;
     let group = match lang {
         Lang::Fr => '\u{202f}',
@@ -159,7 +169,7 @@ pub fn show_number(stored: &str, lang: Lang) -> Option<String> {
         out.push('-');
     }
     for (i, digit) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i) % 3 == 0 {
+        if grouped && i > 0 && (whole.len() - i) % 3 == 0 {
             out.push(group);
         }
         out.push(digit);
@@ -382,12 +392,16 @@ mod tests {
         assert_eq!(show_number("1250.5", Lang::En).unwrap(), "1,250.5");
         assert_eq!(show_number("-1234567", Lang::En).unwrap(), "-1,234,567");
         assert_eq!(show_number("800", Lang::Fr).unwrap(), "800");
+        assert_eq!(typed_number("1250.5", Lang::Fr).unwrap(), "1250,5");
+        assert_eq!(typed_number("1250.5", Lang::En).unwrap(), "1250.5");
         assert_eq!(show_number("1 250,50", Lang::En), None);
         // What is shown reads back as the same number in its language.
         for lang in Lang::ALL {
             for stored in ["1250.125", "-0.5", "1000000", "3"] {
                 let shown = show_number(stored, lang).unwrap();
                 assert_eq!(number(&shown, lang).as_deref(), Ok(stored), "{shown}");
+                let typed = typed_number(stored, lang).unwrap();
+                assert_eq!(number(&typed, lang).as_deref(), Ok(stored), "{typed}");
             }
         }
     }
