@@ -115,6 +115,25 @@ async fn a_number_typed_with_spaces_is_stored_as_its_shortest_decimal_and_compar
     .await;
     assert_eq!(approved.status, 200, "{}", approved.body);
     assert_eq!(state_of(&app, id).await, ("active".to_owned(), 2));
+    // And compares as a number, not as text: 800 is not over 1000, though "800" > "1000".
+    let small = app.start("claim", "Claim").await;
+    let page = employee_answers(&app, small, "fr", &claim(&[("amount", "800,00")])).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert_eq!(stored(&app, small, "amount").await, "800");
+    let manager = app.link(small, Some("manager")).await;
+    let approved = answer_step(
+        &app.client(),
+        &app,
+        &manager,
+        &[("decision", "approve"), ("comment", "")],
+    )
+    .await;
+    assert_eq!(approved.status, 200, "{}", approved.body);
+    assert_eq!(
+        state_of(&app, small).await.0,
+        "complete",
+        "finance is skipped"
+    );
 
     // Each spelling of the same amount is one value, in either language.
     for (lang, typed) in [
