@@ -72,6 +72,13 @@ async fn manager_page(app: &TestApp, id: i64, lang: &str) -> Page {
     page
 }
 
+async fn manager_approves(app: &TestApp, id: i64) {
+    let manager = app.link(id, Some("manager")).await;
+    let form = [("decision", "approve"), ("comment", "")];
+    let approved = answer_step(&app.client(), app, &manager, &form).await;
+    assert_eq!(approved.status, 200, "{}", approved.body);
+}
+
 /// The value shown for the label `label` in a page's show block.
 fn shown(page: &Page, label: &str) -> String {
     let html = Html::parse_document(&page.body);
@@ -105,30 +112,14 @@ async fn a_number_typed_with_spaces_is_stored_as_its_shortest_decimal_and_compar
         "1\u{202f}250,5"
     );
     // `only if Amount > 1000` holds: the manager's approval goes on to finance.
-    let manager = app.link(id, Some("manager")).await;
-    let approved = answer_step(
-        &app.client(),
-        &app,
-        &manager,
-        &[("decision", "approve"), ("comment", "")],
-    )
-    .await;
-    assert_eq!(approved.status, 200, "{}", approved.body);
+    manager_approves(&app, id).await;
     assert_eq!(state_of(&app, id).await, ("active".to_owned(), 2));
     // And compares as a number, not as text: 800 is not over 1000, though "800" > "1000".
     let small = app.start("claim", "Claim").await;
     let page = employee_answers(&app, small, "fr", &claim(&[("amount", "800,00")])).await;
     assert_eq!(page.status, 200, "{}", page.body);
     assert_eq!(stored(&app, small, "amount").await, "800");
-    let manager = app.link(small, Some("manager")).await;
-    let approved = answer_step(
-        &app.client(),
-        &app,
-        &manager,
-        &[("decision", "approve"), ("comment", "")],
-    )
-    .await;
-    assert_eq!(approved.status, 200, "{}", approved.body);
+    manager_approves(&app, small).await;
     assert_eq!(
         state_of(&app, small).await.0,
         "complete",
