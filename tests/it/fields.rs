@@ -97,10 +97,34 @@ fn shown(page: &Page, label: &str) -> String {
 #[tokio::test]
 async fn a_number_typed_with_spaces_is_stored_as_its_shortest_decimal_and_compares_as_one() {
     let app = spawn(Flood::Memory).await;
-    let id = started(&app).await;
+    started(&app).await;
+    // Started through the API, to read it there: a token reads the instances it started.
+    let token = crate::api::token(&app, "crm", None, None).await;
+    let body = r#"{"workflow":"claim","subject":{"title":"Claim","body":""}}"#;
+    let made = crate::api::call(&app, "POST", "/api/v1/instances", &token, Some(body)).await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let id = serde_json::from_str::<serde_json::Value>(&made.body).unwrap()["id"]
+        .as_i64()
+        .unwrap();
     let page = employee_answers(&app, id, "en", &claim(&[("amount", "1 250,50")])).await;
     assert_eq!(page.status, 200, "{}", page.body);
     assert_eq!(stored(&app, id, "amount").await, "1250.5");
+    let read = crate::api::call(
+        &app,
+        "GET",
+        &format!("/api/v1/instances/{id}"),
+        &token,
+        None,
+    )
+    .await;
+    let view: serde_json::Value = serde_json::from_str(&read.body).unwrap();
+    let answered = view["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["event"] == "answered")
+        .expect("the answer in the API's history");
+    assert_eq!(answered["answer"]["fields"][0]["value"], "1250.5");
 
     // Shown in the reader's writing: a narrow no-break space between thousands in French.
     assert_eq!(
@@ -415,4 +439,42 @@ async fn a_refused_reviews_comment_box_is_marked_with_its_error() {
     assert!(errors_tied_to_inputs(&page).is_empty());
     assert_eq!(page.text(".errors p"), ["Choose approve or reject."]);
     assert_nothing_recorded(&app, id, 1).await;
+}
+
+#[tokio::test]
+async fn a_number_sent_back_for_changes_is_given_back_as_the_visitors_language_reads_it() {
+    let app = spawn(Flood::Memory).await;
+    let text = "form@employee: Claim | Amount* (number), Due (date)\n\
+                review@manager: Check | show 1 | on reject back to 1\n";
+    let definition = orchestra::domain::workflow::Definition::parse(text).unwrap();
+    orchestra::store::workflows::create(&app.db, "back", "Back", &definition.to_json())
+        .await
+        .unwrap();
+    let id = app.start("back", "Claim").await;
+    let form = [("amount", "1,125"), ("due", "31/12/2027")];
+    assert_eq!(employee_answers(&app, id, "fr", &form).await.status, 200);
+    assert_eq!(stored(&app, id, "amount").await, "1.125");
+    let manager = app.link(id, Some("manager")).await;
+    let rejected = answer_step(
+        &app.client(),
+        &app,
+        &manager,
+        &[("decision", "reject"), ("comment", "Trop précis.")],
+    )
+    .await;
+    assert_eq!(rejected.status, 200, "{}", rejected.body);
+
+    // The French form holds 1,125 (1.125 would read two ways in French), the date as ISO for
+    // the date input; posted back unchanged, it is the same answer.
+    let link = app.link(id, Some("employee")).await;
+    let page = get(&app.client(), &app, &with_lang(&link, "fr")).await;
+    let amount = page.attr("input#f-amount", "value").unwrap();
+    let due = page.attr("input#f-due", "value").unwrap();
+    assert_eq!((amount.as_str(), due.as_str()), ("1,125", "2027-12-31"));
+    let again = [("amount", amount.as_str()), ("due", due.as_str())];
+    let page = employee_answers(&app, id, "fr", &again).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let answers = answers(&app, id).await;
+    assert_eq!(answers.len(), 3);
+    assert_eq!(answers[2]["fields"][0]["value"], "1.125");
 }
