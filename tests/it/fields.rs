@@ -478,3 +478,57 @@ async fn a_number_sent_back_for_changes_is_given_back_as_the_visitors_language_r
     assert_eq!(answers.len(), 3);
     assert_eq!(answers[2]["fields"][0]["value"], "1.125");
 }
+
+/// In a real browser: the French form's date input is a calendar that posts ISO, the number
+/// takes a French comma and narrow no-break spaces, a refused answer marks each field with its
+/// error, the box ticked by a click is stored `yes`, and the manager follows the link given.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_browser_fills_the_typed_fields_in_french() {
+    let Some(mut b) = crate::browser::start().await else {
+        return;
+    };
+    let app = spawn(Flood::Memory).await;
+    b.app_base = app.base.clone();
+    let id = started(&app).await;
+    let link = app.link_for(id, "employee", 86_400).await;
+    b.goto(&with_lang(&link, "fr")).await;
+    assert_eq!(b.prop("#f-due", "type").await, "date");
+    assert_eq!(b.prop("#f-amount", "inputMode").await, "decimal");
+    // Nothing ticked, a script for an address: refused, each error beside its field.
+    b.type_into("#f-amount", "1\u{202f}250,50").await;
+    b.script("document.querySelector('#f-due').value = '2027-12-31'; return true;")
+        .await;
+    b.type_into("#f-site", "javascript:alert(1)").await;
+    b.follow("form.stack button[type=submit]").await;
+    for (input, error) in [("#f-site", "f-site-error"), ("#f-agree", "f-agree-error")] {
+        assert_eq!(
+            b.attr(input, "aria-describedby").await.as_deref(),
+            Some(error)
+        );
+        assert!(!b.text(&format!("#{error}")).await.is_empty());
+    }
+    assert_eq!(b.prop("#f-due", "value").await, "2027-12-31", "kept");
+    assert_eq!(
+        b.prop("#f-amount", "value").await,
+        "1\u{202f}250,50",
+        "kept"
+    );
+    assert_nothing_recorded(&app, id, 0).await;
+
+    b.fill("#f-site", "https://example.org/reçu").await;
+    b.click("#f-agree").await;
+    b.follow("form.stack button[type=submit]").await;
+    assert_eq!(stored(&app, id, "amount").await, "1250.5");
+    assert_eq!(stored(&app, id, "due").await, "2027-12-31");
+    assert_eq!(stored(&app, id, "agree").await, "yes");
+    assert_eq!(
+        stored(&app, id, "site").await,
+        "https://example.org/re%C3%A7u"
+    );
+
+    let manager = app.link_for(id, "manager", 86_400).await;
+    b.goto(&with_lang(&manager, "fr")).await;
+    let link = ".earlier dd a[rel='noopener noreferrer nofollow']";
+    assert_eq!(b.prop(link, "href").await, "https://example.org/re%C3%A7u");
+    assert_eq!(b.text(".earlier dd").await, "1\u{202f}250,5");
+}
