@@ -532,3 +532,20 @@ async fn a_real_browser_fills_the_typed_fields_in_french() {
     assert_eq!(b.prop(link, "href").await, "https://example.org/re%C3%A7u");
     assert_eq!(b.text(".earlier dd").await, "1\u{202f}250,5");
 }
+
+#[tokio::test]
+async fn the_editors_help_lists_every_field_type_in_the_readers_language() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let types = orchestra::domain::workflow::options::TYPES;
+    for (lang, checkbox) in [("en", "one box to tick"), ("fr", "une case à cocher")] {
+        let page = get(&admin, &app, &with_lang("/admin/workflows/new", lang)).await;
+        assert_eq!(page.status, 200);
+        let lines = page.text("#definition-help ul.types li");
+        assert_eq!(lines.len(), types.len());
+        for (line, documented) in lines.iter().zip(types) {
+            assert!(line.starts_with(documented.example), "{line}");
+        }
+        assert!(lines[5].contains("(checkbox)") && lines[5].contains(checkbox));
+    }
+}

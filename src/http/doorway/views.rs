@@ -6,7 +6,7 @@ use axum::response::Response;
 
 use crate::domain::interaction::{Invalid, Now, Resolved, ShownStep};
 use crate::domain::site::Snapshot;
-use crate::domain::workflow::{Field, InstanceState, Interaction, Step};
+use crate::domain::workflow::{Field, FieldKind, InstanceState, Interaction, Step, shown_value};
 use crate::http::context::{PageContext, html};
 use crate::i18n::{Lang, Message};
 
@@ -331,7 +331,10 @@ pub fn expired(
             .enumerate()
             .map(|(i, f)| {
                 let label = step.label_in(ctx.lang, i).unwrap_or(&f.label).to_owned();
-                let typed = value(&f.name);
+                let mut typed = value(&f.name);
+                if f.kind == FieldKind::Checkbox {
+                    typed = shown_value(Some(f.kind), &typed, ctx.lang).text;
+                }
                 // A choice posts its option's slug: give back the option's words.
                 let shown = f
                     .options
