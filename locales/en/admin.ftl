@@ -674,3 +674,16 @@ definition-file = Line { $line }: the file field “{ $field }” takes a size u
 definition-files = Line { $line }: a form takes at most { $max } file fields.
 interaction-max-file = Largest file a form takes, in MB
 interaction-max-file-help = A file field takes 10 MB unless its definition names a size; no field takes more than this. Uploads stream to the database, so this bounds disk, not memory.
+
+# The field types' table (src/domain/workflow/options.rs)
+workflow-types-help = A field's type goes in brackets after its label:
+definition-range = Line { $line }: the number field “{ $field }” takes its bounds as min..max, such as 0..100000 (a dot for decimals, the smaller first), not “{ $given }”.
+type-text-help = one line of text, at most 200 characters; a field with no type in brackets is text
+type-long-help = several lines of text, at most 5000 characters
+type-number-help = a number, typed as the visitor's language writes it (1 250,50 or 1,250.50) and stored as 1250.5; min..max after a comma bounds it, both included
+type-email-help = an email address
+type-date-help = a date, picked from a calendar or typed as the visitor's language writes it (31/12/2027 in French, 12/31/2027 in English); stored as 2027-12-31
+type-checkbox-help = one box to tick, stored as yes (or empty when not ticked); a required one is a consent: the form does not go on until it is ticked
+type-url-help = a web address starting with http:// or https://, at most 2000 characters; later steps show it as a link
+type-choice-help = one of the options, 2 to 30, separated by slashes
+type-file-help = a file up to 10 MB by default, or the size named, of the kinds named (pdf, image, text, office, zip) or documents by default; checked by its content

@@ -672,5 +672,18 @@ instance-history-count = { $count ->
     }
 definition-file = Ligne { $line } : le champ de fichier « { $field } » prend une taille d'au plus 100 MB (comme 5 MB) et des sortes parmi { $kinds }, séparées par des virgules.
 definition-files = Ligne { $line } : un formulaire a au plus { $max } champs de fichier.
-interaction-max-file = Plus gros fichier qu'un formulaire accepte, en MB
-interaction-max-file-help = Un champ de fichier accepte 10 MB sauf si sa définition nomme une taille ; aucun champ n'accepte plus que ceci. Les envois vont au fil de l'eau dans la base : cette limite borne le disque, pas la mémoire.
+interaction-max-file = Plus gros fichier qu'un formulaire accepte, en Mo
+interaction-max-file-help = Un champ de fichier accepte 10 Mo sauf si sa définition nomme une taille ; aucun champ n'accepte plus que ceci. Les envois vont au fil de l'eau dans la base : cette limite borne le disque, pas la mémoire.
+
+# The field types' table (src/domain/workflow/options.rs)
+workflow-types-help = Le type d'un champ se met entre parenthèses après son libellé :
+definition-range = Ligne { $line } : le champ numérique « { $field } » prend ses bornes sous la forme min..max, comme 0..100000 (un point pour les décimales, la plus petite d'abord), pas « { $given } ».
+type-text-help = une ligne de texte, 200 caractères au plus ; un champ sans type entre parenthèses est du texte
+type-long-help = plusieurs lignes de texte, 5000 caractères au plus
+type-number-help = un nombre, saisi comme l'écrit la langue du visiteur (1 250,50 ou 1,250.50) et enregistré 1250.5 ; min..max après une virgule le borne, bornes incluses
+type-email-help = une adresse électronique
+type-date-help = une date, choisie dans un calendrier ou saisie comme l'écrit la langue du visiteur (31/12/2027 en français, 12/31/2027 en anglais) ; enregistrée 2027-12-31
+type-checkbox-help = une case à cocher, enregistrée yes (ou vide si elle ne l'est pas) ; obligatoire, c'est un consentement : le formulaire ne continue pas tant qu'elle n'est pas cochée
+type-url-help = une adresse web commençant par http:// ou https://, 2000 caractères au plus ; les étapes suivantes la montrent comme un lien
+type-choice-help = l'une des options, de 2 à 30, séparées par des barres obliques
+type-file-help = un fichier de 10 Mo au plus par défaut, ou de la taille indiquée, des sortes indiquées (pdf, image, text, office, zip) ou des documents par défaut ; vérifié d'après son contenu

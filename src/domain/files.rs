@@ -243,7 +243,7 @@ pub fn size_in(lang: crate::i18n::Lang, bytes: u64) -> String {
     let (number, unit) = if bytes < 1 << 10 {
         (bytes.to_string(), "B")
     } else if bytes < 1 << 20 {
-        (bytes.div_ceil(1 << 10).to_string(), "KB")
+        ((bytes + 512).div_euclid(1 << 10).to_string(), "KB")
     } else if bytes % (1 << 20) == 0 {
         ((bytes >> 20).to_string(), "MB")
     } else {

@@ -401,7 +401,7 @@ async fn a_new_workflow_with_a_bad_definition_keeps_the_text_and_shows_the_error
     let app = spawn(Flood::Memory).await;
     let admin = app.admin_client().await;
     let before = workflow_count(&app).await;
-    let typed = "form: Details | Name*, Born (date)\nreview: Check <it> & sign\n";
+    let typed = "form: Details | Name*, Born (time)\nreview: Check <it> & sign\n";
 
     let page = submit(
         &admin,
@@ -429,8 +429,8 @@ async fn a_new_workflow_with_a_bad_definition_keeps_the_text_and_shows_the_error
     );
     assert_eq!(
         page.first("textarea#definition + p.field-error[data-field=definition]"),
-        "Line 1: the field “Born” has the type “date”, which is none; use text, long, number, \
-         email, choice."
+        "Line 1: the field “Born” has the type “time”, which is none; use text, long, number, \
+         email, date, checkbox, url, choice, file."
     );
     assert!(!page.has("p.field-error[data-field=name]"));
     assert!(!page.has("p.field-error[data-field=label]"));
@@ -1283,7 +1283,7 @@ async fn the_definition_editor_reports_every_bad_line() {
     let app = spawn(Flood::Memory).await;
     let admin = app.admin_client().await;
     let before = workflow_count(&app).await;
-    let typed = "form: Details | Name*, Born (date)\nreview: Fine\nreview Check\nwait: Later\n";
+    let typed = "form: Details | Name*, Born (time)\nreview: Fine\nreview Check\nwait: Later\n";
     let page = submit(
         &admin,
         &app,

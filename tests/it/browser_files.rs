@@ -62,7 +62,7 @@ async fn a_file_is_attached_in_a_real_browser_and_offered_to_the_reviewer() {
         let buyer = app.link_for(id, "buyer", 3 * 86_400).await;
         let shown = get(&app.client(), &app, &buyer).await;
         let href = shown
-            .attr(".earlier .files a", "href")
+            .attr(".earlier a.file", "href")
             .expect("offered to the buyer");
         let bytes = app
             .client()
@@ -83,7 +83,7 @@ async fn a_file_is_attached_in_a_real_browser_and_offered_to_the_reviewer() {
         ] {
             b.resize(width, height).await;
             b.goto(&format!("{buyer}?lang={lang}")).await;
-            assert_eq!(b.count(".earlier .files a").await, 1);
+            assert_eq!(b.count(".earlier a.file").await, 1);
             assert!(
                 !b.scrolls_sideways().await,
                 "the download ({lang}) at {width} px"

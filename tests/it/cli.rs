@@ -2128,13 +2128,13 @@ async fn workflows_are_created_saved_and_shown_from_files_and_standard_input() {
     cli.run_with(
         &["workflow", "save", "expense_claim"],
         &[],
-        Some("form: Claim | Receipt* (file)\nreview Check\n"),
+        Some("form: Claim | Receipt* (picture)\nreview Check\n"),
     )
     .expect(
         2,
         "",
-        "Line 1: the field “Receipt” has the type “file”, which is none; use text, long, number, \
-         email, choice.\nLine 2: put a colon after the kind, as in \"review: Check the order\".\n",
+        "Line 1: the field “Receipt” has the type “picture”, which is none; use text, long, \
+         number, email, date, checkbox, url, choice, file.\nLine 2: put a colon after the kind, as in \"review: Check the order\".\n",
     );
     let list = cli.run(&["workflow", "list"]);
     assert!(

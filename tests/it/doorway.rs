@@ -311,7 +311,7 @@ async fn a_rejection_needs_a_comment_and_then_ends_the_instance_rejected() {
     assert_eq!(bare.status, 422);
     assert_credential_headers(&bare, "a rejected review");
     assert_eq!(
-        bare.text(".errors p"),
+        bare.text("p#comment-error.field-error"),
         ["Say why you reject it in the comment."]
     );
     assert_eq!(

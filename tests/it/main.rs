@@ -22,6 +22,7 @@ mod connections;
 mod doorway;
 mod drawing;
 mod faults;
+mod fields;
 mod guard;
 mod handover;
 mod integrity;

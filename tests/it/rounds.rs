@@ -287,7 +287,7 @@ async fn a_claim_in_flight_before_rounds_goes_on_after_the_upgrade() {
     let manager = app.link(1, Some("manager")).await;
     let page = get(&app.client(), &app, &manager).await;
     assert!(page.has("input[name=decision]"), "{}", page.body);
-    assert!(page.body.contains("1500"), "the earlier answer is shown");
+    assert!(page.body.contains("1,500"), "the earlier answer is shown");
     answer(
         &app,
         1,

@@ -254,8 +254,8 @@ async fn the_requester_is_told_the_outcome_and_a_director_not_needed_that_the_st
     assert!(text.contains("est terminé"), "{text}");
     assert!(text.contains("Bon voyage."), "the last comment: {text}");
     assert!(
-        text.contains("Amount: 1200"),
-        "a copy of what was filed: {text}"
+        text.contains("Amount: 1\u{202f}200"),
+        "a copy of what was filed, the number in the reader's writing: {text}"
     );
     assert!(!text.contains("/interaction/"), "no link: {text}");
     assert!(outcome.part("text/html").contains("<html lang=\"fr\">"));

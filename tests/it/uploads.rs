@@ -122,7 +122,7 @@ async fn a_pdf_uploaded_with_the_form_is_downloaded_by_the_reviewer_byte_for_byt
 
     let buyer = app.link(id, Some("buyer")).await;
     let page = get(&app.client(), &app, &buyer).await;
-    let href = page.attr(".earlier .files a", "href").expect("a download");
+    let href = page.attr(".earlier a.file", "href").expect("a download");
     assert!(href.starts_with(&format!("{buyer}/file/")), "{href}");
     let response = app.client().get(app.url(&href)).send().await.unwrap();
     assert_eq!(response.status(), 200);
@@ -285,7 +285,7 @@ async fn a_download_address_with_one_character_changed_is_refused() {
     let buyer = app.link(id, Some("buyer")).await;
     let href = get(&app.client(), &app, &buyer)
         .await
-        .attr(".earlier .files a", "href")
+        .attr(".earlier a.file", "href")
         .unwrap();
     assert_eq!(get(&app.client(), &app, &href).await.status, 200);
     let mut refused = Vec::new();
@@ -379,17 +379,17 @@ async fn hostile_names_a_zip_bomb_and_a_huge_declared_size() {
     assert_eq!(broken.status, 400);
     let buyer = app.link(id, Some("buyer")).await;
     let page = get(&app.client(), &app, &buyer).await;
-    let hrefs: Vec<String> = page.text(".earlier .files a");
-    assert_eq!(hrefs, ["x", "aSet-Cookie: evil=1.txt"]);
+    let hrefs: Vec<String> = page.text(".earlier a.file");
+    assert_eq!(hrefs, ["x (1 KB)", "aSet-Cookie: evil=1.txt (11 B)"]);
     let archive = page
-        .attr(".earlier .files li:first-child a", "href")
+        .attr(".earlier dd:nth-of-type(1) a.file", "href")
         .unwrap();
     let response = app.client().get(app.url(&archive)).send().await.unwrap();
     assert_eq!(response.headers()["content-type"], "application/zip");
     assert!(response.headers().get("set-cookie").is_none());
     assert_eq!(&response.bytes().await.unwrap()[..], &bomb[..]);
     let note = page
-        .attr(".earlier .files li:last-child a", "href")
+        .attr(".earlier dd:nth-of-type(2) a.file", "href")
         .unwrap();
     let response = app.client().get(app.url(&note)).send().await.unwrap();
     assert_eq!(
@@ -659,7 +659,7 @@ async fn a_database_made_before_files_upgrades_and_keeps_its_instances_going() {
     let reviewer = app.link(id, Some("reviewer")).await;
     let href = get(&app.client(), &app, &reviewer)
         .await
-        .attr(".earlier .files a", "href")
+        .attr(".earlier a.file", "href")
         .expect("the certificate offered");
     let body = app
         .client()
@@ -713,7 +713,7 @@ async fn uploads_and_downloads_are_counted_under_their_link() {
     let buyer = app.link(id, Some("buyer")).await;
     let href = get(&app.client(), &app, &buyer)
         .await
-        .attr(".earlier .files a", "href")
+        .attr(".earlier a.file", "href")
         .unwrap();
     assert_eq!(get(&app.client(), &app, &href).await.status, 200);
     assert_eq!(get(&app.client(), &app, &href).await.status, 200);
@@ -820,7 +820,7 @@ async fn files_go_to_a_directory_when_one_is_named() {
         .text()
         .await
         .unwrap();
-    let href = crate::helpers::select_attr(&page, ".earlier .files a", "href").unwrap();
+    let href = crate::helpers::select_attr(&page, ".earlier a.file", "href").unwrap();
     let downloaded = client
         .get(format!("{base}{href}"))
         .send()

@@ -52,7 +52,7 @@ async fn the_reviewer_sees_the_suppliers_answers_escaped_and_in_their_language()
         [
             "<b>Acme</b> & Sons",
             "buyer@acme.example",
-            "1200",
+            "1,200",
             "Deliveries on Tuesdays."
         ]
     );

@@ -121,7 +121,7 @@ async fn a_definition_is_created_saved_and_read_back_as_the_command_line_prints_
 async fn a_bad_definition_names_each_wrong_line_and_saves_nothing() {
     let app = spawn(Flood::Memory).await;
     let t = scoped(&app, "ci", Some(&["workflows"]), None, None).await;
-    let bad = "form: Claim | Receipt* (file)\nreview Check\n";
+    let bad = "form: Claim | Receipt* (picture)\nreview Check\n";
     let refused = call(
         &app,
         "POST",

@@ -15,10 +15,11 @@ use crate::domain::instance::progress;
 use crate::domain::keys::SiteKeys;
 use crate::domain::workflow::versions::Cache;
 use crate::domain::workflow::{
-    Definition, Field, InstanceState, Interaction, Participant, Step, check_form,
+    Definition, Field, FieldKind, InstanceState, Interaction, Participant, Shown, Step, check_form,
+    values,
 };
 use crate::error::Error;
-use crate::i18n::Message;
+use crate::i18n::{Lang, Message};
 use crate::store::instances::{Answer, InstanceRow, Recorded};
 use crate::store::{self, Db};
 
@@ -225,10 +226,8 @@ pub struct ShownStep {
     pub number: usize,
     pub title: String,
     /// Per branch that answered ("" for a step without branches): label and value lines.
-    pub answers: Vec<(String, Vec<(String, String)>)>,
-    /// The files the step's answers brought, each with its download address (the doorway
-    /// fills it in, under the link of the page).
-    pub files: Vec<(files::Stored, String)>,
+    /// A file's line carries its id (`Shown::file`): the doorway makes it a download.
+    pub answers: Vec<(String, Vec<(String, Shown)>)>,
 }
 
 /// What `step` (the current step) needs from the history. The branches that answered it in
@@ -240,7 +239,7 @@ pub async fn earlier(
     resolved: &Resolved,
     step: &Step,
     branch: &str,
-    lang: crate::i18n::Lang,
+    lang: Lang,
 ) -> Result<Earlier, Error> {
     let mut out = Earlier {
         answered: resolved.answered.clone(),
@@ -265,30 +264,18 @@ pub async fn earlier(
         let Some(shown) = resolved.definition.steps.get(index) else {
             continue;
         };
-        let mut answers: Vec<(String, Vec<(String, String)>)> = Vec::new();
-        let mut stored: Vec<(String, Vec<files::Stored>)> = Vec::new();
+        let mut answers: Vec<(String, Vec<(String, Shown)>)> = Vec::new();
         for (_, branch, json) in rows.iter().filter(|(i, _, _)| *i == index as i64) {
-            let lines = crate::domain::workflow::history::answer_lines(lang, json, Some(shown));
-            let brought = files_in(json);
+            let lines = crate::domain::workflow::history::answer_items(lang, json, Some(shown));
             match answers.iter_mut().find(|(b, _)| b == branch) {
                 Some(kept) => kept.1 = lines,
                 None => answers.push((branch.clone(), lines)),
-            }
-            // The latest answer of each branch, as for its lines.
-            match stored.iter_mut().find(|(b, _)| b == branch) {
-                Some(kept) => kept.1 = brought,
-                None => stored.push((branch.clone(), brought)),
             }
         }
         out.shown.push(ShownStep {
             number: index + 1,
             title: shown.title_in(lang).to_owned(),
             answers,
-            files: stored
-                .into_iter()
-                .flat_map(|(_, f)| f)
-                .map(|f| (f, String::new()))
-                .collect(),
         });
     }
     Ok(out)
@@ -312,8 +299,9 @@ pub fn files_in(json: &str) -> Vec<files::Stored> {
 
 impl Earlier {
     /// For a step asked again: what this branch answered before, as the form's values (a
-    /// choice's option as it posts), so the form shows it; nothing for a review.
-    pub fn typed_before(&self, step: &Step) -> Invalid {
+    /// choice's option as it posts, a number as `lang` types it, which reads back the same),
+    /// so the form shows it; nothing for a review.
+    pub fn typed_before(&self, step: &Step, lang: Lang) -> Invalid {
         let (Some(before), Interaction::Form { fields }) = (
             self.again.as_ref().and_then(|a| a.before.as_deref()),
             &step.interaction,
@@ -327,10 +315,12 @@ impl Earlier {
                 .iter()
                 .filter_map(|f| {
                     let value = answers.get(0, &f.name)?;
-                    let posted = if f.options.is_empty() {
-                        value.to_owned()
-                    } else {
+                    let posted = if !f.options.is_empty() {
                         Field::option_value(value)
+                    } else if f.kind == FieldKind::Number {
+                        values::typed_number(value, lang).unwrap_or_else(|| value.to_owned())
+                    } else {
+                        value.to_owned()
                     };
                     Some((f.name.clone(), posted))
                 })
@@ -422,10 +412,13 @@ pub(crate) fn posted(submitted: &[(String, String)], name: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Checks an answer to a form or a review step. A payment step takes no answer from the
-/// visitor: only the provider's notice pays it.
-pub fn check(step: &Step, submitted: &[(String, String)]) -> Result<Given, Invalid> {
-    check_with_files(step, submitted, &[])
+/// The review's comment box, as it posts.
+pub const COMMENT: &str = "comment";
+
+/// Checks an answer to a form or a review step, as typed by a visitor reading `lang`. A
+/// payment step takes no answer from the visitor: only the provider's notice pays it.
+pub fn check(step: &Step, submitted: &[(String, String)], lang: Lang) -> Result<Given, Invalid> {
+    check_with_files(step, submitted, &[], lang)
 }
 
 /// `check`, for an answer that came with files (each field's `files::Outcome`): a file stored
@@ -435,6 +428,7 @@ pub fn check_with_files(
     step: &Step,
     submitted: &[(String, String)],
     uploaded: &[(String, files::Outcome)],
+    lang: Lang,
 ) -> Result<Given, Invalid> {
     let get = |name: &str| posted(submitted, name);
     match &step.interaction {
@@ -455,7 +449,7 @@ pub fn check_with_files(
                     with_names.push((field.clone(), file.name.clone()));
                 }
             }
-            let mut check = check_form(fields, &with_names);
+            let mut check = check_form(fields, &with_names, lang);
             for (field, outcome) in uploaded {
                 if let files::Outcome::Refused(why) = outcome {
                     check.errors.retain(|(f, _)| f != field);
@@ -479,7 +473,7 @@ pub fn check_with_files(
                     ..Invalid::default()
                 });
             }
-            let mut given = labelled(fields, check.values);
+            let mut given = labelled(fields, check.stored);
             for answer in &mut given {
                 answer.file = uploaded.iter().find_map(|(f, o)| match o {
                     files::Outcome::Stored(file) if *f == answer.name => Some(file.clone()),
@@ -490,26 +484,40 @@ pub fn check_with_files(
         }
         Interaction::Review => {
             let decision = get("decision");
-            let comment = get("comment");
+            let comment = get(COMMENT);
             let mut errors = Vec::new();
             let parsed = Decision::parse(&decision);
             if parsed.is_none() {
                 errors.push(Message::new("doorway-review-choose"));
             }
-            if comment.chars().count() > MAX_COMMENT {
-                errors.push(Message::new("field-too-long").arg("max", MAX_COMMENT.to_string()));
-            }
-            if parsed == Some(Decision::Reject) && comment.is_empty() {
-                errors.push(Message::new("doorway-review-reason"));
-            }
-            match parsed {
-                Some(decision) if errors.is_empty() => Ok(Given::Review { decision, comment }),
-                _ => Err(Invalid {
-                    decision,
-                    comment,
-                    errors,
-                    ..Invalid::default()
-                }),
+            // The comment's error is the comment box's: shown beside it, the summary says
+            // something needs attention.
+            let comment_error = if comment.chars().count() > MAX_COMMENT {
+                Some(Message::new("field-too-long").arg("max", MAX_COMMENT.to_string()))
+            } else if parsed == Some(Decision::Reject) && comment.is_empty() {
+                Some(Message::new("doorway-review-reason"))
+            } else {
+                None
+            };
+            match (parsed, comment_error) {
+                (Some(decision), None) if errors.is_empty() => {
+                    Ok(Given::Review { decision, comment })
+                }
+                (_, comment_error) => {
+                    if errors.is_empty() {
+                        errors.push(Message::new("doorway-form-has-errors"));
+                    }
+                    Err(Invalid {
+                        decision,
+                        comment,
+                        errors,
+                        field_errors: comment_error
+                            .map(|e| (COMMENT.to_owned(), e))
+                            .into_iter()
+                            .collect(),
+                        ..Invalid::default()
+                    })
+                }
             }
         }
         Interaction::Payment { .. } => Err(Invalid::default()),

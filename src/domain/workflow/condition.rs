@@ -80,12 +80,13 @@ pub fn operators() -> &'static str {
     "=, ≠ (!=), <, ≤ (<=), >, ≥ (>=)"
 }
 
-/// A number as a form's number field takes it: `1000`, `1000.50`, `1000,50`.
+/// A number as a form's number field takes it: `1000`, `1000.50`, `1000,50`; an answer is
+/// stored canonically (`1250.5`), and one recorded before that (`1 250,50`) is read as an
+/// English visitor's.
 fn number(text: &str) -> Option<f64> {
-    text.trim()
-        .replace(',', ".")
-        .parse::<f64>()
-        .ok()
+    let plain = |t: &str| t.trim().replace(',', ".").parse::<f64>().ok();
+    plain(text)
+        .or_else(|| plain(&super::values::parse_number(text, crate::i18n::Lang::En).ok()?))
         .filter(|n| n.is_finite())
 }
 
@@ -132,8 +133,11 @@ impl Condition {
     /// condition but `≠`.
     pub fn holds(&self, definition: &Definition, answers: &Answers) -> bool {
         let given = answers.get(self.step, &self.field).unwrap_or("").trim();
-        let numeric =
-            field_kind(definition.steps.get(self.step), &self.field) == Some(FieldKind::Number);
+        let numeric = definition
+            .steps
+            .get(self.step)
+            .and_then(|s| s.field_kind(&self.field))
+            == Some(FieldKind::Number);
         let ordering = if numeric {
             number(given)
                 .zip(number(&self.value))
@@ -148,13 +152,6 @@ impl Condition {
             None => self.op == Op::Ne,
         }
     }
-}
-
-fn field_kind(step: Option<&Step>, name: &str) -> Option<FieldKind> {
-    let Interaction::Form { fields } = &step?.interaction else {
-        return None;
-    };
-    fields.iter().find(|f| f.name == name).map(|f| f.kind)
 }
 
 /// `Amount > 1000 and Purpose = Travel` on a step after `earlier`: the conditions, or what is
@@ -324,6 +321,14 @@ mod tests {
             next_after(&d, 1, &answers("1000,01", "Meals")),
             (Some(2), vec![])
         );
+        // Stored canonically ("1250.5"), or as typed before numbers were ("1 250,50").
+        for given in ["1250.5", "1 250,50", "1\u{202f}250,50"] {
+            assert_eq!(
+                next_after(&d, 1, &answers(given, "Meals")),
+                (Some(2), vec![]),
+                "{given}"
+            );
+        }
         // Over 5,000 neither travel condition holds: past the last step, complete.
         assert_eq!(
             next_after(&d, 2, &answers("6000", "Travel")),

@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::i18n::Message;
+use super::values;
+use crate::i18n::{Lang, Message};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
@@ -53,6 +54,9 @@ pub struct Field {
     /// A file's size cap and accepted kinds; `None` for every other type.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<FileRule>,
+    /// A number's inclusive bounds, min then max (`(number, 0..100000)`); `None` for none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<(f64, f64)>,
 }
 
 /// What a `(file)` field takes: at most `max_bytes`, of the kinds named.
@@ -166,6 +170,21 @@ pub(super) fn split_outside_parens(text: &str) -> Vec<&str> {
 }
 
 impl Field {
+    /// The field as a definition writes it: `Amount* (number, 0..100000)`.
+    pub(super) fn to_text(&self) -> String {
+        let star = if self.required { "*" } else { "" };
+        let args = if self.kind == FieldKind::Choice {
+            format!(": {}", self.options.join(" / "))
+        } else if let Some(rule) = &self.file {
+            rule.to_text()
+        } else if let Some((min, max)) = self.range {
+            format!(", {}..{}", values::bound_text(min), values::bound_text(max))
+        } else {
+            String::new()
+        };
+        format!("{}{star} ({}{args})", self.label, self.kind.name())
+    }
+
     /// The option a choice's posted value (its slug) names, as the definition writes it.
     pub fn option_of(&self, posted: &str) -> Option<&str> {
         self.options
@@ -192,15 +211,21 @@ pub enum FieldKind {
     Long,
     Choice,
     File,
+    Date,
+    Checkbox,
+    Url,
 }
 
 impl FieldKind {
     /// Every kind, in the order the editor's help lists them.
-    pub const ALL: [FieldKind; 6] = [
+    pub const ALL: [FieldKind; 9] = [
         Self::Text,
         Self::Long,
         Self::Number,
         Self::Email,
+        Self::Date,
+        Self::Checkbox,
+        Self::Url,
         Self::Choice,
         Self::File,
     ];
@@ -217,6 +242,9 @@ impl FieldKind {
             "number" => Some(Self::Number),
             "long" => Some(Self::Long),
             "file" => Some(Self::File),
+            "date" => Some(Self::Date),
+            "checkbox" => Some(Self::Checkbox),
+            "url" => Some(Self::Url),
             _ => None,
         }
     }
@@ -229,11 +257,18 @@ impl FieldKind {
             Self::Long => "long",
             Self::Choice => "choice",
             Self::File => "file",
+            Self::Date => "date",
+            Self::Checkbox => "checkbox",
+            Self::Url => "url",
         }
     }
 
     fn max_len(self) -> usize {
-        if self == Self::Long { 5000 } else { 200 }
+        match self {
+            Self::Long => 5000,
+            Self::Url => values::MAX_URL,
+            _ => 200,
+        }
     }
 }
 
@@ -262,48 +297,127 @@ pub fn format_amount(cents: i64) -> String {
     format!("{}.{:02}", cents / 100, cents % 100)
 }
 
-/// A form answer checked against its fields: the values as typed, and an error per field.
+/// A form answer checked against its fields: the values as typed (given back with the
+/// errors), as stored (canonical, see `values`), and an error per field.
 pub struct FormCheck {
     pub values: Vec<(String, String)>,
+    pub stored: Vec<(String, String)>,
     pub errors: Vec<(String, Message)>,
 }
 
-pub fn check_form(fields: &[Field], submitted: &[(String, String)]) -> FormCheck {
-    let mut values = Vec::new();
-    let mut errors = Vec::new();
+/// Checks a form's answer as typed by a visitor reading `lang`, which says how they write
+/// numbers and dates.
+pub fn check_form(fields: &[Field], submitted: &[(String, String)], lang: Lang) -> FormCheck {
+    let mut check = FormCheck {
+        values: Vec::new(),
+        stored: Vec::new(),
+        errors: Vec::new(),
+    };
     for field in fields {
         let value = submitted
             .iter()
             .find(|(k, _)| *k == field.name)
             .map(|(_, v)| v.trim().to_owned())
             .unwrap_or_default();
-        let error = if value.is_empty() {
-            field.required.then(|| Message::new("field-required"))
-        } else if value.chars().count() > field.kind.max_len() {
-            Some(Message::new("field-too-long").arg("max", field.kind.max_len().to_string()))
-        } else {
-            match field.kind {
-                FieldKind::Choice if !field.options.iter().any(|o| slug(o) == value) => {
-                    Some(Message::new("field-choice"))
-                }
-                FieldKind::Email if !looks_like_email(&value) => Some(Message::new("field-email")),
-                FieldKind::Number
-                    if value
-                        .replace(',', ".")
-                        .parse::<f64>()
-                        .map_or(true, |n| !n.is_finite()) =>
-                {
-                    Some(Message::new("field-number"))
-                }
-                _ => None,
+        let stored = if value.is_empty() {
+            if field.required {
+                Err(Message::new(if field.kind == FieldKind::Checkbox {
+                    "field-checkbox-required"
+                } else {
+                    "field-required"
+                }))
+            } else {
+                Ok(String::new())
             }
+        } else if value.chars().count() > field.kind.max_len() {
+            Err(Message::new("field-too-long").arg("max", field.kind.max_len().to_string()))
+        } else {
+            canonical(field, &value, lang)
         };
-        if let Some(e) = error {
-            errors.push((field.name.clone(), e));
+        match stored {
+            Ok(stored) => check.stored.push((field.name.clone(), stored)),
+            Err(e) => check.errors.push((field.name.clone(), e)),
         }
-        values.push((field.name.clone(), value));
+        check.values.push((field.name.clone(), value));
     }
-    FormCheck { values, errors }
+    check
+}
+
+/// A value typed in a field, not empty, as stored; or why it is refused.
+fn canonical(field: &Field, value: &str, lang: Lang) -> Result<String, Message> {
+    match field.kind {
+        FieldKind::Choice if !field.options.iter().any(|o| slug(o) == value) => {
+            Err(Message::new("field-choice"))
+        }
+        FieldKind::Email if !looks_like_email(value) => Err(Message::new("field-email")),
+        FieldKind::Number => {
+            let number = values::parse_number(value, lang)?;
+            match field.range {
+                Some((min, max)) if number.parse::<f64>().map_or(true, |n| n < min || n > max) => {
+                    let shown = |b: f64| {
+                        let text = values::bound_text(b);
+                        values::show_number(&text, lang).unwrap_or(text)
+                    };
+                    Err(Message::new("field-number-range")
+                        .arg("min", shown(min))
+                        .arg("max", shown(max)))
+                }
+                _ => Ok(number),
+            }
+        }
+        FieldKind::Date => values::parse_date(value, lang),
+        FieldKind::Url => values::parse_url(value),
+        // Whatever a ticked box posts, it is stored as ticked.
+        FieldKind::Checkbox => Ok(values::TICKED.to_owned()),
+        _ => Ok(value.to_owned()),
+    }
+}
+
+/// A stored value as a reader sees it in `lang`: numbers and dates in the reader's writing, a
+/// checkbox as yes or no, a web address also as a link; any other value, or one recorded
+/// before it was stored canonically, as recorded.
+pub fn shown_value(kind: Option<FieldKind>, stored: &str, lang: Lang) -> Shown {
+    let text = match kind {
+        Some(FieldKind::Number) => values::show_number(stored, lang),
+        Some(FieldKind::Date) => values::show_date(stored, lang),
+        Some(FieldKind::Checkbox) => Some(crate::i18n::tr(
+            lang,
+            if stored.is_empty() {
+                "field-checkbox-no"
+            } else {
+                "field-checkbox-yes"
+            },
+            &[],
+        )),
+        _ => None,
+    };
+    Shown {
+        text: text.unwrap_or_else(|| stored.to_owned()),
+        link: (kind == Some(FieldKind::Url))
+            .then(|| values::link_of(stored))
+            .flatten(),
+        file: None,
+    }
+}
+
+/// An answer's value as shown: its text, and for a web address the link it opens (only one
+/// `values::parse_url` takes: http or https); for a file, its id, which the page showing it
+/// makes a download of (`link`) under its own address.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Shown {
+    pub text: String,
+    pub link: Option<String>,
+    pub file: Option<i64>,
+}
+
+impl Shown {
+    pub fn text(text: String) -> Self {
+        Self {
+            text,
+            link: None,
+            file: None,
+        }
+    }
 }
 
 fn looks_like_email(s: &str) -> bool {
@@ -316,5 +430,109 @@ fn looks_like_email(s: &str) -> bool {
                 && !s.contains(char::is_whitespace)
         }
         None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::workflow::Definition;
+
+    fn form(text: &str) -> Vec<Field> {
+        let definition = Definition::parse(text).unwrap();
+        assert_eq!(
+            Definition::parse(&definition.to_text()).unwrap(),
+            definition
+        );
+        match &definition.steps[0].interaction {
+            Interaction::Form { fields } => fields.clone(),
+            _ => panic!("{text}"),
+        }
+    }
+
+    fn check(fields: &[Field], posted: &[(&str, &str)], lang: Lang) -> FormCheck {
+        let posted: Vec<(String, String)> = posted
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        check_form(fields, &posted, lang)
+    }
+
+    #[test]
+    fn typed_values_are_stored_canonically_and_given_back_as_typed() {
+        let fields = form(
+            "form: Claim | Amount* (number, 0..100000), Due* (date), Site (url), Agree* (checkbox)\n",
+        );
+        assert_eq!(fields[0].range, Some((0.0, 100000.0)));
+        let ok = check(
+            &fields,
+            &[
+                ("amount", "1\u{202f}250,50"),
+                ("due", "31/12/2027"),
+                ("site", "HTTPS://Example.org"),
+                ("agree", "yes"),
+            ],
+            Lang::Fr,
+        );
+        assert!(ok.errors.is_empty(), "{:?}", ok.errors);
+        let stored: Vec<&str> = ok.stored.iter().map(|(_, v)| v.as_str()).collect();
+        assert_eq!(
+            stored,
+            ["1250.5", "2027-12-31", "https://example.org/", "yes"]
+        );
+        assert_eq!(ok.values[0].1, "1\u{202f}250,50");
+
+        let bad = check(
+            &fields,
+            &[
+                ("amount", "100000,5"),
+                ("due", "31/02/2027"),
+                ("site", "javascript:alert(1)"),
+            ],
+            Lang::Fr,
+        );
+        let ids: Vec<(&str, &str)> = bad.errors.iter().map(|(f, m)| (f.as_str(), m.id)).collect();
+        assert_eq!(
+            ids,
+            [
+                ("amount", "field-number-range"),
+                ("due", "field-date-impossible"),
+                ("site", "field-url"),
+                ("agree", "field-checkbox-required"),
+            ]
+        );
+        assert_eq!(
+            bad.errors[0].1.render(Lang::Fr),
+            "Saisissez un nombre de 0 à 100\u{202f}000."
+        );
+        assert_eq!(bad.values[1].1, "31/02/2027");
+        // An optional box left unticked is stored empty.
+        let optional = form("form: A | Newsletter (checkbox)\n");
+        assert_eq!(check(&optional, &[], Lang::En).stored[0].1, "");
+    }
+
+    #[test]
+    fn a_field_stored_before_bounds_existed_still_loads_and_writes_none() {
+        let old = r#"{"name":"amount","label":"Amount","kind":"number","required":true}"#;
+        let field: Field = serde_json::from_str(old).unwrap();
+        assert_eq!(field.range, None);
+        assert_eq!(serde_json::to_string(&field).unwrap(), old);
+    }
+
+    #[test]
+    fn stored_values_are_shown_in_the_readers_writing() {
+        let shown = |kind, v| shown_value(Some(kind), v, Lang::Fr).text;
+        assert_eq!(shown(FieldKind::Number, "1250.5"), "1\u{202f}250,5");
+        assert_eq!(shown(FieldKind::Number, "1 250,50"), "1 250,50");
+        assert_eq!(shown(FieldKind::Date, "2027-12-31"), "31 décembre 2027");
+        assert_eq!(shown(FieldKind::Checkbox, "yes"), "Oui");
+        let url = shown_value(Some(FieldKind::Url), "https://example.org/", Lang::En);
+        assert_eq!(url.link.as_deref(), Some("https://example.org/"));
+        let old = shown_value(Some(FieldKind::Url), "javascript:alert(1)", Lang::En);
+        assert_eq!((old.text.as_str(), old.link), ("javascript:alert(1)", None));
+        assert_eq!(
+            shown_value(Some(FieldKind::Text), "https://x.org/", Lang::En).link,
+            None
+        );
     }
 }

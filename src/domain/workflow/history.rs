@@ -1,6 +1,7 @@
 //! What an instance's history records: the events, and who caused those an operator did.
 
-use super::{InstanceState, Step, format_amount_for};
+use super::{InstanceState, Shown, Step, format_amount_for, shown_value};
+use crate::domain::files::Stored;
 use crate::i18n::Lang;
 
 /// One kind of history line. Stored by [`Event::as_str`]; read back through `TryFrom`.
@@ -175,6 +176,15 @@ impl Actor {
 /// words when the step is known. Reads the answers recorded today
 /// (labels included) and those recorded before labels were (field names only).
 pub fn answer_lines(lang: Lang, json: &str, step: Option<&Step>) -> Vec<(String, String)> {
+    answer_items(lang, json, step)
+        .into_iter()
+        .map(|(label, shown)| (label, shown.text))
+        .collect()
+}
+
+/// `answer_lines` with each value as shown (`shown_value`): typed values in the reader's
+/// writing, and a web address with the link it opens.
+pub fn answer_items(lang: Lang, json: &str, step: Option<&Step>) -> Vec<(String, Shown)> {
     let t = |id: &str| crate::i18n::tr(lang, id, &[]);
     let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(json) else {
         return Vec::new();
@@ -195,17 +205,27 @@ pub fn answer_lines(lang: Lang, json: &str, step: Option<&Step>) -> Vec<(String,
                     .unwrap_or_default();
                 let value = f.get("value").map(text).unwrap_or_default();
                 // A choice's option in the reader's language, else as recorded.
-                let value = f
-                    .get("name")
-                    .and_then(|n| n.as_str())
-                    .and_then(|n| step?.option_named(lang, n, &value))
-                    .map_or(value.clone(), str::to_owned);
+                let name = f.get("name").and_then(|n| n.as_str());
+                let file = f
+                    .get("file")
+                    .and_then(|file| serde_json::from_value::<Stored>(file.clone()).ok());
+                let value = match (file, name.and_then(|n| step?.option_named(lang, n, &value))) {
+                    (Some(file), _) => Shown {
+                        text: format!("{} ({})", file.name, file.size_in(lang)),
+                        file: Some(file.id),
+                        ..Shown::default()
+                    },
+                    (None, Some(option)) => Shown::text(option.to_owned()),
+                    (None, None) => {
+                        shown_value(name.and_then(|n| step?.field_kind(n)), &value, lang)
+                    }
+                };
                 out.push((label, value));
             }
         }
         Some(serde_json::Value::Object(fields)) => {
             for (k, v) in fields {
-                out.push((k.clone(), text(v)));
+                out.push((k.clone(), Shown::text(text(v))));
             }
         }
         _ => {}
@@ -216,24 +236,24 @@ pub fn answer_lines(lang: Lang, json: &str, step: Option<&Step>) -> Vec<(String,
             "reject" => t("history-decision-reject"),
             other => other.to_owned(),
         };
-        out.push((t("history-decision"), decision));
+        out.push((t("history-decision"), Shown::text(decision)));
         if let Some(c) = map
             .get("comment")
             .and_then(|c| c.as_str())
             .filter(|c| !c.is_empty())
         {
-            out.push((t("history-comment"), c.to_owned()));
+            out.push((t("history-comment"), Shown::text(c.to_owned())));
         }
     }
     if let Some(to) = map.get("to").and_then(|r| r.as_str()) {
-        out.push((t("history-to"), to.to_owned()));
+        out.push((t("history-to"), Shown::text(to.to_owned())));
     }
     if let Some(reason) = map
         .get("reason")
         .and_then(|r| r.as_str())
         .filter(|r| !r.is_empty())
     {
-        out.push((t("history-reason"), reason.to_owned()));
+        out.push((t("history-reason"), Shown::text(reason.to_owned())));
     }
     if map.get("status").and_then(|s| s.as_str()) == Some("paid") {
         let currency = map.get("currency").and_then(|c| c.as_str()).unwrap_or("");
@@ -248,7 +268,7 @@ pub fn answer_lines(lang: Lang, json: &str, step: Option<&Step>) -> Vec<(String,
         let amount = cents.map_or_else(String::new, |c| format_amount_for(lang, c, currency));
         out.push((
             t("history-payment"),
-            format!("{} — {amount}", t("history-paid")),
+            Shown::text(format!("{} — {amount}", t("history-paid"))),
         ));
     }
     out

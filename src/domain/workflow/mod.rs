@@ -16,12 +16,14 @@ pub mod labels;
 pub mod options;
 pub mod route;
 pub mod seed;
+pub mod values;
 pub mod versions;
 
 pub use condition::Condition;
 pub use fields::{
     DEFAULT_FILE_BYTES, Field, FieldKind, FileRule, FormCheck, Interaction, MAX_FILE_BYTES,
-    MAX_FILE_FIELDS, MAX_OPTIONS, check_form, format_amount, format_amount_for, size_text,
+    MAX_FILE_FIELDS, MAX_OPTIONS, Shown, check_form, format_amount, format_amount_for, shown_value,
+    size_text,
 };
 pub use participant::Participant;
 pub use seed::suggested_per_link;

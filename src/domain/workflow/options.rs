@@ -1,6 +1,6 @@
-//! The line format's kinds and options in one table: the editor's help is written from it, and
-//! so is docs/workflows.md's list (a test holds the two together), so a new option is
-//! documented where it is parsed or nowhere.
+//! The line format's kinds, field types and options in tables: the editor's help is written
+//! from them, and so are docs/workflows.md's lists (a test holds them together), so a new type
+//! or option is documented where it is parsed or nowhere.
 
 use super::FieldKind;
 use crate::i18n::{Lang, tr};
@@ -25,6 +25,46 @@ pub const KINDS: &[Documented] = &[
     Documented {
         example: "payment@payer: Pay the order | 49.90 EUR",
         help: "kind-payment-help",
+    },
+];
+
+/// A form's field types, in `FieldKind::ALL`'s order, each as a field writes it.
+pub const TYPES: &[Documented] = &[
+    Documented {
+        example: "Company* (text)",
+        help: "type-text-help",
+    },
+    Documented {
+        example: "Notes (long)",
+        help: "type-long-help",
+    },
+    Documented {
+        example: "Amount* (number, 0..100000)",
+        help: "type-number-help",
+    },
+    Documented {
+        example: "Email* (email)",
+        help: "type-email-help",
+    },
+    Documented {
+        example: "Due date* (date)",
+        help: "type-date-help",
+    },
+    Documented {
+        example: "I accept the terms* (checkbox)",
+        help: "type-checkbox-help",
+    },
+    Documented {
+        example: "Website (url)",
+        help: "type-url-help",
+    },
+    Documented {
+        example: "Purpose* (choice: Travel / Meals / Other)",
+        help: "type-choice-help",
+    },
+    Documented {
+        example: "Receipt* (file), Certificate* (file, 5 MB, pdf)",
+        help: "type-file-help",
     },
 ];
 
@@ -101,10 +141,19 @@ pub fn help(line: &Documented, lang: Lang) -> String {
     tr(lang, line.help, &[("types", &FieldKind::names())])
 }
 
-/// The table as docs/workflows.md lists it, in English.
+/// The kinds and options as docs/workflows.md lists them, in English.
 pub fn markdown() -> String {
-    let mut out = String::from("| kind or option | what it does |\n| --- | --- |\n");
-    for line in KINDS.iter().chain(OPTIONS) {
+    table("kind or option", KINDS.iter().chain(OPTIONS))
+}
+
+/// The field types as docs/workflows.md lists them, in English.
+pub fn types_markdown() -> String {
+    table("field type", TYPES.iter())
+}
+
+fn table<'a>(head: &str, lines: impl Iterator<Item = &'a Documented>) -> String {
+    let mut out = format!("| {head} | what it does |\n| --- | --- |\n");
+    for line in lines {
         let example = line.example.replace('|', "\\|");
         let help = help(line, Lang::En).replace('|', "\\|");
         out.push_str(&format!("| `{example}` | {help} |\n"));
@@ -147,7 +196,7 @@ mod tests {
             };
             Definition::parse(&text).unwrap_or_else(|e| panic!("{}: {e:?}", line.example));
         }
-        for line in KINDS.iter().chain(OPTIONS) {
+        for line in KINDS.iter().chain(OPTIONS).chain(TYPES) {
             for lang in Lang::ALL {
                 assert_ne!(help(line, lang), line.help, "{} in {lang:?}", line.help);
             }
@@ -155,21 +204,49 @@ mod tests {
         assert!(help(&KINDS[0], Lang::En).contains("choice"));
     }
 
-    /// docs/workflows.md lists what the editor's help lists, from the same table. When an
-    /// option is added, the failure prints the block to paste between the markers.
+    /// Every field type has its line, in `FieldKind::ALL`'s order, and its example is a
+    /// form's fields of that type.
     #[test]
-    fn docs_list_every_kind_and_option() {
-        let docs = include_str!("../../../docs/workflows.md");
-        let (start, end) = ("<!-- options:start -->\n", "<!-- options:end -->");
-        let block = docs
-            .split_once(start)
-            .and_then(|(_, rest)| rest.split_once(end))
-            .map(|(block, _)| block)
-            .expect("docs/workflows.md has the options markers");
-        let expected = markdown();
-        assert!(
-            block == expected,
-            "docs/workflows.md's list is out of date; paste:\n{expected}"
+    fn every_field_type_is_documented_by_an_example_of_it() {
+        assert_eq!(TYPES.len(), FieldKind::ALL.len());
+        for (line, kind) in TYPES.iter().zip(FieldKind::ALL) {
+            assert_eq!(line.help, format!("type-{}-help", kind.name()));
+            let text = format!("form: Claim | {}\n", line.example);
+            let definition =
+                Definition::parse(&text).unwrap_or_else(|e| panic!("{}: {e:?}", line.example));
+            let super::super::Interaction::Form { fields } = &definition.steps[0].interaction
+            else {
+                panic!("{}", line.example)
+            };
+            assert!(fields.iter().all(|f| f.kind == kind), "{}", line.example);
+            assert_eq!(
+                Definition::parse(&definition.to_text()).unwrap(),
+                definition
+            );
+        }
+    }
+
+    fn block<'a>(docs: &'a str, name: &str) -> &'a str {
+        let (start, end) = (
+            format!("<!-- {name}:start -->\n"),
+            format!("<!-- {name}:end -->"),
         );
+        docs.split_once(&start)
+            .and_then(|(_, rest)| rest.split_once(&end))
+            .map(|(block, _)| block)
+            .unwrap_or_else(|| panic!("docs/workflows.md has the {name} markers"))
+    }
+
+    /// docs/workflows.md lists what the editor's help lists, from the same tables. When an
+    /// option or a type is added, the failure prints the block to paste between the markers.
+    #[test]
+    fn docs_list_every_kind_type_and_option() {
+        let docs = include_str!("../../../docs/workflows.md");
+        for (name, expected) in [("options", markdown()), ("types", types_markdown())] {
+            assert!(
+                block(docs, name) == expected,
+                "docs/workflows.md's {name} list is out of date; paste:\n{expected}"
+            );
+        }
     }
 }

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::fields::{FileRule, MAX_FILE_FIELDS, slug, split_outside_parens};
+use super::values;
 use super::{
     Definition, Expires, Field, FieldKind, Interaction, MAX_DEFINITION_CHARS, MAX_DELAY,
     MAX_FIELDS, MAX_OPTIONS, MAX_REMINDERS, MAX_STEPS, MIN_EXPIRES_AFTER, MIN_REMIND_AFTER,
@@ -167,19 +168,7 @@ impl Definition {
             match &step.interaction {
                 Interaction::Form { fields } => {
                     out.push_str(" | ");
-                    let fields: Vec<String> = fields
-                        .iter()
-                        .map(|f| {
-                            let star = if f.required { "*" } else { "" };
-                            if f.kind == FieldKind::Choice {
-                                format!("{}{star} (choice: {})", f.label, f.options.join(" / "))
-                            } else if let Some(rule) = &f.file {
-                                format!("{}{star} (file{})", f.label, rule.to_text())
-                            } else {
-                                format!("{}{star} ({})", f.label, f.kind.name())
-                            }
-                        })
-                        .collect();
+                    let fields: Vec<String> = fields.iter().map(Field::to_text).collect();
                     out.push_str(&fields.join(", "));
                 }
                 Interaction::Review => {}
@@ -278,6 +267,7 @@ fn parse_fields(details: &str) -> Result<Vec<Field>, Message> {
     {
         let mut options = Vec::new();
         let mut file = None;
+        let mut range = None;
         let named = |id: &'static str, label: &str| {
             Message::new(id).arg("field", label.trim().trim_end_matches('*').trim_end())
         };
@@ -307,6 +297,10 @@ fn parse_fields(details: &str) -> Result<Vec<Field>, Message> {
                                 named("definition-file", label)
                                     .arg("kinds", crate::domain::files::Kind::names())
                             })?);
+                        } else if kind == FieldKind::Number && args.len() == 1 {
+                            range = Some(values::parse_range(args[0]).ok_or_else(|| {
+                                named("definition-range", label).arg("given", args[0])
+                            })?);
                         } else if !args.is_empty() {
                             return Err(named("definition-field", label));
                         }
@@ -334,6 +328,7 @@ fn parse_fields(details: &str) -> Result<Vec<Field>, Message> {
             required,
             options,
             file,
+            range,
         });
     }
     if fields.is_empty() {
@@ -796,7 +791,9 @@ mod tests {
             "review[Legal]: x",
             "review[a,a]: x",
             "payment: x | 1.5 EUR",
-            "form: x | a (date)",
+            "form: x | a (time)",
+            "form: x | a (number, 5..1)",
+            "form: x | a (date, 1..2)",
             "form: x",
             "review@: x",
             "review@Legal: x",
@@ -819,6 +816,7 @@ mod tests {
                 ("email".into(), "not-an-email".into()),
                 ("quantity".into(), "many".into()),
             ],
+            Lang::En,
         );
         let failed: Vec<_> = check
             .errors
@@ -886,10 +884,10 @@ mod words_tests {
         assert_eq!(step.help_in(Lang::En), "Pick one.");
         assert_eq!(step.option_named(Lang::Fr, "size", "Medium"), Some("Moyen"));
         assert_eq!(Definition::parse(&def.to_text()).unwrap(), def);
-        let ok = check_form(fields, &[("size".into(), "medium".into())]);
+        let ok = check_form(fields, &[("size".into(), "medium".into())], Lang::En);
         assert!(ok.errors.is_empty());
         assert_eq!(fields[0].option_of("medium"), Some("Medium"));
-        let bad = check_form(fields, &[("size".into(), "huge".into())]);
+        let bad = check_form(fields, &[("size".into(), "huge".into())], Lang::En);
         assert_eq!(bad.errors[0].1.id, "field-choice");
         for (text, id) in [
             ("form: A | S (choice: One)\n", "definition-options"),

@@ -175,6 +175,14 @@ impl Step {
         self.label_in(lang, index)
     }
 
+    /// The kind of the field named `name`, if the step has that field.
+    pub fn field_kind(&self, name: &str) -> Option<super::FieldKind> {
+        let Interaction::Form { fields } = &self.interaction else {
+            return None;
+        };
+        fields.iter().find(|f| f.name == name).map(|f| f.kind)
+    }
+
     /// Whether a participant answers this step, and under which branch ("" for a step without
     /// branches).
     pub fn branch_of(&self, who: &Participant) -> Option<&str> {

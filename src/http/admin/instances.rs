@@ -446,7 +446,7 @@ pub struct HistoryLine {
     pub participant: String,
     pub event: String,
     pub actor: String,
-    pub answer: Vec<(String, String)>,
+    pub answer: Vec<(String, crate::domain::workflow::Shown)>,
 }
 
 pub struct LinkLine {
@@ -631,7 +631,7 @@ pub(super) async fn show_page(
             } else {
                 actor_name(&ctx, &h.actor)
             },
-            answer: history::answer_lines(
+            answer: history::answer_items(
                 ctx.lang,
                 &h.answer,
                 definition.steps.get(h.step_index as usize),

@@ -141,7 +141,7 @@ async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Res
         ctx,
         state.clock.now_secs(),
         &resolved,
-        earlier.typed_before(step),
+        earlier.typed_before(step, lang),
         notice,
         &earlier.shown,
         StatusCode::OK,
@@ -197,9 +197,10 @@ async fn earlier(
     lang: Lang,
 ) -> Result<interaction::Earlier, AppError> {
     let mut earlier = interaction::earlier(&state.db, resolved, step, branch, lang).await?;
-    for shown in &mut earlier.shown {
-        for (file, href) in &mut shown.files {
-            *href = download_path(&snapshot.keys, &resolved.link, file.id);
+    let lines = earlier.shown.iter_mut().flat_map(|s| &mut s.answers);
+    for line in lines.flat_map(|(_, lines)| lines) {
+        if let Some(file) = line.1.file {
+            line.1.link = Some(download_path(&snapshot.keys, &resolved.link, file));
         }
     }
     Ok(earlier)
@@ -346,7 +347,7 @@ async fn answer(
         // A handle returns to its payment; it answers nothing else.
         return Ok(views::nothing(ctx, &resolved));
     }
-    let given = match interaction::check_with_files(step, &submitted, &uploaded) {
+    let given = match interaction::check_with_files(step, &submitted, &uploaded, lang) {
         Ok(given) => given,
         Err(invalid) => {
             let earlier = earlier(&state, &snapshot, &resolved, step, branch, lang).await?;

@@ -6,7 +6,7 @@ use axum::response::Response;
 
 use crate::domain::interaction::{Invalid, Now, Resolved, ShownStep};
 use crate::domain::site::Snapshot;
-use crate::domain::workflow::{Field, InstanceState, Interaction, Step};
+use crate::domain::workflow::{Field, FieldKind, InstanceState, Interaction, Step, shown_value};
 use crate::http::context::{PageContext, html};
 use crate::i18n::{Lang, Message};
 
@@ -35,6 +35,8 @@ struct StepPage<'a> {
     /// Review: what was picked and typed, kept on an error.
     decision: String,
     comment: String,
+    /// The comment box's error (a rejection without a reason, a comment too long).
+    comment_error: Option<String>,
     errors: Vec<String>,
     /// A note above the step, and whether it is a warning rather than news.
     notice: Option<(String, bool)>,
@@ -258,6 +260,11 @@ pub fn step(
         multipart: fields.iter().any(|f: &FieldView| f.kind == "file"),
         fields,
         amount,
+        comment_error: input
+            .field_errors
+            .iter()
+            .find(|(k, _)| k == crate::domain::interaction::COMMENT)
+            .map(|(_, m)| ctx.msg(m)),
         decision: input.decision,
         comment: input.comment,
         errors: input.errors.iter().map(|m: &Message| ctx.msg(m)).collect(),
@@ -341,7 +348,10 @@ pub fn expired(
             .enumerate()
             .map(|(i, f)| {
                 let label = step.label_in(ctx.lang, i).unwrap_or(&f.label).to_owned();
-                let typed = value(&f.name);
+                let mut typed = value(&f.name);
+                if f.kind == FieldKind::Checkbox {
+                    typed = shown_value(Some(f.kind), &typed, ctx.lang).text;
+                }
                 // A choice posts its option's slug: give back the option's words.
                 let shown = f
                     .options
