@@ -6,8 +6,8 @@ use std::time::Duration;
 use crate::browser::start;
 use crate::helpers::{Flood, TestApp, get, spawn};
 
-const ONBOARDING: &str = "form@supplier: Supplier details | Company*, Certificate* (file, pdf)\n\
-                          \x20 fr: Coordonnées du fournisseur | Société, Attestation\n\
+const ONBOARDING: &str = "form@supplier: Supplier details | Company*, Certificate* (file, pdf), Valid until* (date)\n\
+                          \x20 fr: Coordonnées du fournisseur | Société, Attestation, Valable jusqu'au\n\
                           review@buyer: Check the certificate | show 1\n\
                           \x20 fr: Vérifier l'attestation\n";
 
@@ -47,15 +47,22 @@ async fn a_file_is_attached_in_a_real_browser_and_offered_to_the_reviewer() {
         b.type_into("#f-company", "Acme & Sons").await;
         b.type_into("#f-certificate", &page.display().to_string())
             .await;
+        // A calendar's pick posts the ISO date.
+        b.script("document.querySelector('#f-valid_until').value = '2027-12-31'; return true;")
+            .await;
         b.follow("form.stack button[type=submit]").await;
         tokio::time::sleep(Duration::from_millis(200)).await;
         assert_eq!(b.prop("#f-company", "value").await, "Acme & Sons");
+        assert_eq!(b.prop("#f-valid_until", "value").await, "2027-12-31");
         assert_eq!(b.count(".field-error[data-field=certificate]").await, 1);
         assert!(!b.scrolls_sideways().await, "the refused upload ({lang})");
         b.screenshot(&format!("doorway-upload-refused-{lang}"))
             .await;
-        // The real certificate goes through.
+        // The real certificate goes through (the date was kept).
         b.type_into("#f-certificate", &path.display().to_string())
+            .await;
+        // A calendar's pick posts the ISO date.
+        b.script("document.querySelector('#f-valid_until').value = '2027-12-31'; return true;")
             .await;
         b.follow("form.stack button[type=submit]").await;
         tokio::time::sleep(Duration::from_millis(300)).await;

@@ -858,3 +858,32 @@ async fn files_go_to_a_directory_when_one_is_named() {
         (1, 0)
     );
 }
+
+/// A browser sends the parts in the page's order: a field after the file arrives too.
+#[tokio::test]
+async fn a_field_after_the_file_is_read() {
+    let app = spawn(Flood::Memory).await;
+    let id = started(
+        &app,
+        "form@supplier: Details | Certificate* (file), Company*\nreview@buyer: Check | show 1\n",
+    )
+    .await;
+    let supplier = app.link(id, Some("supplier")).await;
+    let boundary = "----b";
+    let mut body = Vec::new();
+    body.extend_from_slice(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"_step\"\r\n\r\n1\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"certificate\"; filename=\"c.pdf\"\r\nContent-Type: application/pdf\r\n\r\n").as_bytes());
+    body.extend_from_slice(&pdf(3000));
+    body.extend_from_slice(format!("\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"company\"\r\n\r\nAcme\r\n--{boundary}--\r\n").as_bytes());
+    let posted = read(
+        app.client()
+            .post(app.url(&supplier))
+            .header("sec-fetch-site", "same-origin")
+            .header(
+                "content-type",
+                format!("multipart/form-data; boundary={boundary}"),
+            )
+            .body(body),
+    )
+    .await;
+    assert_eq!(posted.status, 303, "{}", posted.body);
+}
