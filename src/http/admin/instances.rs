@@ -475,6 +475,7 @@ pub(super) struct ShowPage {
     participants: Vec<String>,
     links: Vec<LinkLine>,
     history: Vec<HistoryLine>,
+    files: Vec<super::instance_files::FileLine>,
     ttl: String,
     participant: String,
     issued_url: Option<String>,
@@ -613,6 +614,7 @@ pub(super) async fn show_page(
             participant: l.participant,
         })
         .collect();
+    let files = super::instance_files::lines(state, &ctx, id, &definition).await?;
     let history = history_page
         .lines
         .into_iter()
@@ -694,6 +696,7 @@ pub(super) async fn show_page(
         participants,
         links,
         history,
+        files,
         ttl,
         participant: String::new(),
         issued_url: None,
