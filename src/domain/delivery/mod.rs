@@ -24,7 +24,8 @@ pub fn message_id(m: &MessageRow) -> String {
 
 /// The JSON body of a message, in the Standard Webhooks shape: `type`, `timestamp` (when the
 /// change was made, RFC 3339) and `data`. Only ids, the workflow's machine name, the step's
-/// number and title, the participant, the state and a payment's amount: never an answer.
+/// number and title, the participant, the state, a payment's amount and what files an answer
+/// brought (`files`): never an answer, a file's bytes or where to download it.
 pub fn payload(m: &MessageRow) -> Value {
     let mut data = json!({
         "instance": m.instance_id,
@@ -38,6 +39,7 @@ pub fn payload(m: &MessageRow) -> Value {
         ("state", m.state.clone().map(Value::from)),
         ("amount_cents", m.amount_cents.map(Value::from)),
         ("currency", m.currency.clone().map(Value::from)),
+        ("files", m.answer.as_deref().map(files_of)),
     ];
     if let Value::Object(map) = &mut data {
         for (name, value) in fields {
@@ -51,6 +53,37 @@ pub fn payload(m: &MessageRow) -> Value {
         "timestamp": crate::time::format_iso(m.created_at),
         "data": data,
     })
+}
+
+/// The files an answer brought, as a receiver is told of them: the field each came in, its
+/// name, size, kind and SHA-256. The rest of the answer is not read.
+fn files_of(answer: &str) -> Value {
+    #[derive(serde::Deserialize)]
+    struct Line {
+        #[serde(default)]
+        name: String,
+        file: Option<crate::domain::files::Stored>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        #[serde(default)]
+        fields: Vec<Line>,
+    }
+    let lines = serde_json::from_str::<Answer>(answer).map_or_else(|_| Vec::new(), |a| a.fields);
+    lines
+        .into_iter()
+        .filter_map(|l| {
+            l.file.map(|f| {
+                json!({
+                    "field": l.name,
+                    "name": f.name,
+                    "size": f.size,
+                    "media_type": f.media_type,
+                    "sha256": f.sha256,
+                })
+            })
+        })
+        .collect()
 }
 
 /// How long the delivery log and what it tells of are kept once done with: delivered, failed
@@ -92,6 +125,9 @@ mod tests {
             amount_cents: None,
             currency: None,
             created_at: 1_614_265_330,
+            answer: Some(
+                r#"{"fields":[{"name":"company","label":"Company","value":"Acme"}]}"#.into(),
+            ),
         };
         assert_eq!(message_id(&m), "msg_7");
         assert_eq!(
@@ -106,8 +142,41 @@ mod tests {
                     "step": 0,
                     "step_title": "Legal review",
                     "participant": "legal",
+                    "files": [],
                 },
             })
+        );
+    }
+
+    #[test]
+    fn a_step_answered_payload_names_the_files_not_their_bytes_nor_the_answer() {
+        let answer = r#"{"fields":[{"name":"company","label":"Company","value":"Acme secret"},
+            {"name":"certificate","label":"Certificate","value":"c.pdf",
+             "file":{"id":41,"name":"c.pdf","size":1234,"media_type":"application/pdf","sha256":"ab12"}}]}"#;
+        let m = MessageRow {
+            id: 8,
+            event: Topic::StepAnswered,
+            instance_id: 3,
+            workflow: "suppliers".into(),
+            step_index: Some(0),
+            step_title: Some("Supplier".into()),
+            participant: Some("supplier".into()),
+            state: None,
+            amount_cents: None,
+            currency: None,
+            created_at: 1_614_265_330,
+            answer: Some(answer.into()),
+        };
+        let body = payload(&m);
+        assert_eq!(
+            body["data"]["files"],
+            json!([{"field": "certificate", "name": "c.pdf", "size": 1234,
+                "media_type": "application/pdf", "sha256": "ab12"}])
+        );
+        let text = body.to_string();
+        assert!(
+            !text.contains("Acme secret") && !text.contains("\"id\""),
+            "{text}"
         );
     }
 }

@@ -34,12 +34,10 @@ pub(super) async fn lines(
         .into_iter()
         .map(|f| FileLine {
             href: format!("/admin/instances/{id}/files/{}", f.id),
-            step: definition
-                .steps
-                .get(f.step_index as usize)
-                .map_or_else(|| (f.step_index + 1).to_string(), |s| {
-                    s.title_in(ctx.lang).to_owned()
-                }),
+            step: definition.steps.get(f.step_index as usize).map_or_else(
+                || (f.step_index + 1).to_string(),
+                |s| s.title_in(ctx.lang).to_owned(),
+            ),
             size: size_in(ctx, f.size),
             kind: f.media_type,
             name: f.name,
