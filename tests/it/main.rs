@@ -21,6 +21,7 @@ mod connections;
 mod doorway;
 mod drawing;
 mod faults;
+mod file_downloads;
 mod guard;
 mod handover;
 mod integrity;
