@@ -157,6 +157,8 @@ async fn the_api_lists_a_file_in_the_instance_view_and_downloads_it_for_a_reader
     let body = response.bytes().await.unwrap();
     assert_download(&headers, &body, &certificate);
 
+    // As the description says (`call` checks each answer against it).
+    assert_eq!(call(&app, "GET", &path, &reader, None).await.status, 200);
     let forbidden = call(&app, "GET", &path, &starter, None).await;
     assert_eq!(forbidden.status, 403);
     assert_eq!(json(&forbidden)["error"], "forbidden_scope");

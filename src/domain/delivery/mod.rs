@@ -39,7 +39,7 @@ pub fn payload(m: &MessageRow) -> Value {
         ("state", m.state.clone().map(Value::from)),
         ("amount_cents", m.amount_cents.map(Value::from)),
         ("currency", m.currency.clone().map(Value::from)),
-        ("files", m.answer.as_deref().map(files_of)),
+        ("files", m.files.0.clone().map(Value::Array)),
     ];
     if let Value::Object(map) = &mut data {
         for (name, value) in fields {
@@ -55,35 +55,44 @@ pub fn payload(m: &MessageRow) -> Value {
     })
 }
 
-/// The files an answer brought, as a receiver is told of them: the field each came in, its
-/// name, size, kind and SHA-256. The rest of the answer is not read.
-fn files_of(answer: &str) -> Value {
-    #[derive(serde::Deserialize)]
-    struct Line {
-        #[serde(default)]
-        name: String,
-        file: Option<crate::domain::files::Stored>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Answer {
-        #[serde(default)]
-        fields: Vec<Line>,
-    }
-    let lines = serde_json::from_str::<Answer>(answer).map_or_else(|_| Vec::new(), |a| a.fields);
-    lines
-        .into_iter()
-        .filter_map(|l| {
-            l.file.map(|f| {
-                json!({
-                    "field": l.name,
-                    "name": f.name,
-                    "size": f.size,
-                    "media_type": f.media_type,
-                    "sha256": f.sha256,
+/// The files a step.answered answer brought, as a receiver is told of them: the field each came
+/// in, its name, size, kind and SHA-256. Made from the answer as recorded, of which nothing else
+/// is kept; `None` for a message that is not an answer.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AnsweredFiles(pub Option<Vec<Value>>);
+
+impl From<Option<String>> for AnsweredFiles {
+    fn from(answer: Option<String>) -> Self {
+        #[derive(serde::Deserialize)]
+        struct Line {
+            #[serde(default)]
+            name: String,
+            file: Option<crate::domain::files::Stored>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Answer {
+            #[serde(default)]
+            fields: Vec<Line>,
+        }
+        Self(answer.map(|answer| {
+            let lines =
+                serde_json::from_str::<Answer>(&answer).map_or_else(|_| Vec::new(), |a| a.fields);
+            lines
+                .into_iter()
+                .filter_map(|l| {
+                    l.file.map(|f| {
+                        json!({
+                            "field": l.name,
+                            "name": f.name,
+                            "size": f.size,
+                            "media_type": f.media_type,
+                            "sha256": f.sha256,
+                        })
+                    })
                 })
-            })
-        })
-        .collect()
+                .collect()
+        }))
+    }
 }
 
 /// How long the delivery log and what it tells of are kept once done with: delivered, failed
@@ -125,9 +134,9 @@ mod tests {
             amount_cents: None,
             currency: None,
             created_at: 1_614_265_330,
-            answer: Some(
+            files: AnsweredFiles::from(Some(
                 r#"{"fields":[{"name":"company","label":"Company","value":"Acme"}]}"#.into(),
-            ),
+            )),
         };
         assert_eq!(message_id(&m), "msg_7");
         assert_eq!(
@@ -165,7 +174,7 @@ mod tests {
             amount_cents: None,
             currency: None,
             created_at: 1_614_265_330,
-            answer: Some(answer.into()),
+            files: AnsweredFiles::from(Some(answer.into())),
         };
         let body = payload(&m);
         assert_eq!(
@@ -173,7 +182,7 @@ mod tests {
             json!([{"field": "certificate", "name": "c.pdf", "size": 1234,
                 "media_type": "application/pdf", "sha256": "ab12"}])
         );
-        let text = body.to_string();
+        let text = format!("{body} {m:?}");
         assert!(
             !text.contains("Acme secret") && !text.contains("\"id\""),
             "{text}"
