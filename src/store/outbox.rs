@@ -4,7 +4,7 @@
 //! participant, a state, an amount): none can carry a link, a handle, a secret or an answer.
 
 use super::Db;
-use crate::domain::delivery::AnsweredFiles;
+use crate::domain::delivery::answered::AnsweredFiles;
 use crate::domain::delivery::topic::Topic;
 use crate::domain::workflow::InstanceState;
 

@@ -4,6 +4,7 @@
 //! here, from the message's typed columns only, so no link, handle, secret or answer can reach
 //! a receiver. See docs/delivery.md.
 
+pub mod answered;
 pub mod endpoints;
 pub mod send;
 pub mod signature;
@@ -14,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::store::outbox::MessageRow;
 
+pub use answered::AnsweredFiles;
 pub use topic::Topic;
 
 /// A message's id as receivers see it (`webhook-id`): the same on every retry, so a receiver
@@ -53,46 +55,6 @@ pub fn payload(m: &MessageRow) -> Value {
         "timestamp": crate::time::format_iso(m.created_at),
         "data": data,
     })
-}
-
-/// The files a step.answered answer brought, as a receiver is told of them: the field each came
-/// in, its name, size, kind and SHA-256. Made from the answer as recorded, of which nothing else
-/// is kept; `None` for a message that is not an answer.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct AnsweredFiles(pub Option<Vec<Value>>);
-
-impl From<Option<String>> for AnsweredFiles {
-    fn from(answer: Option<String>) -> Self {
-        #[derive(serde::Deserialize)]
-        struct Line {
-            #[serde(default)]
-            name: String,
-            file: Option<crate::domain::files::Stored>,
-        }
-        #[derive(serde::Deserialize)]
-        struct Answer {
-            #[serde(default)]
-            fields: Vec<Line>,
-        }
-        Self(answer.map(|answer| {
-            let lines =
-                serde_json::from_str::<Answer>(&answer).map_or_else(|_| Vec::new(), |a| a.fields);
-            lines
-                .into_iter()
-                .filter_map(|l| {
-                    l.file.map(|f| {
-                        json!({
-                            "field": l.name,
-                            "name": f.name,
-                            "size": f.size,
-                            "media_type": f.media_type,
-                            "sha256": f.sha256,
-                        })
-                    })
-                })
-                .collect()
-        }))
-    }
 }
 
 /// How long the delivery log and what it tells of are kept once done with: delivered, failed
