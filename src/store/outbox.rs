@@ -4,6 +4,7 @@
 //! participant, a state, an amount): none can carry a link, a handle, a secret or an answer.
 
 use super::Db;
+use crate::domain::delivery::answered::AnsweredFiles;
 use crate::domain::delivery::topic::Topic;
 use crate::domain::workflow::InstanceState;
 
@@ -52,10 +53,19 @@ pub struct MessageRow {
     pub amount_cents: Option<i64>,
     pub currency: Option<String>,
     pub created_at: i64,
+    /// What files a step.answered message's answer brought, read from its history row (written
+    /// in the same transaction, at the same second) as the row is read: the rest of the answer
+    /// is never held. Empty for every other message.
+    #[sqlx(try_from = "Option<String>")]
+    pub files: AnsweredFiles,
 }
 
 const COLUMNS: &str = "id, event, instance_id, workflow, step_index, step_title, participant, \
-     state, amount_cents, currency, created_at";
+     state, amount_cents, currency, created_at, \
+     (SELECT h.answer FROM history h WHERE outbox.event = 'step.answered' \
+      AND h.instance_id = outbox.instance_id AND h.step_index = outbox.step_index \
+      AND h.participant = outbox.participant AND h.event = 'answered' AND h.at = outbox.created_at \
+      ORDER BY h.id DESC LIMIT 1) AS files";
 
 /// Writes a message inside the caller's transaction, and queues a delivery of it to every
 /// endpoint that takes its event (held, when the endpoint is disabled: it waits for it): they commit, or vanish, with the change. The

@@ -23,6 +23,7 @@ mod doorway;
 mod drawing;
 mod faults;
 mod fields;
+mod file_downloads;
 mod guard;
 mod handover;
 mod integrity;

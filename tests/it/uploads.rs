@@ -55,7 +55,7 @@ pub fn multipart(fields: &[(&str, &str)], files: &[(&str, &str, &[u8])]) -> (Str
     (format!("multipart/form-data; boundary={boundary}"), body)
 }
 
-async fn upload(
+pub async fn upload(
     app: &TestApp,
     link: &str,
     fields: &[(&str, &str)],
@@ -85,7 +85,7 @@ pub fn pdf(len: usize) -> Vec<u8> {
     bytes
 }
 
-fn sha256(bytes: &[u8]) -> String {
+pub fn sha256(bytes: &[u8]) -> String {
     use sha2::Digest;
     hex::encode(sha2::Sha256::digest(bytes))
 }

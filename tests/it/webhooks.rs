@@ -337,7 +337,7 @@ pub(crate) async fn receiver(status: u16) -> Receiver {
 }
 
 impl Receiver {
-    fn got(&self) -> Vec<(HeaderMap, String)> {
+    pub(crate) fn got(&self) -> Vec<(HeaderMap, String)> {
         self.got.lock().unwrap().clone()
     }
 }

@@ -4,6 +4,7 @@
 //! here, from the message's typed columns only, so no link, handle, secret or answer can reach
 //! a receiver. See docs/delivery.md.
 
+pub mod answered;
 pub mod endpoints;
 pub mod send;
 pub mod signature;
@@ -14,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::store::outbox::MessageRow;
 
+pub use answered::AnsweredFiles;
 pub use topic::Topic;
 
 /// A message's id as receivers see it (`webhook-id`): the same on every retry, so a receiver
@@ -24,7 +26,8 @@ pub fn message_id(m: &MessageRow) -> String {
 
 /// The JSON body of a message, in the Standard Webhooks shape: `type`, `timestamp` (when the
 /// change was made, RFC 3339) and `data`. Only ids, the workflow's machine name, the step's
-/// number and title, the participant, the state and a payment's amount: never an answer.
+/// number and title, the participant, the state, a payment's amount and what files an answer
+/// brought (`files`): never an answer, a file's bytes or where to download it.
 pub fn payload(m: &MessageRow) -> Value {
     let mut data = json!({
         "instance": m.instance_id,
@@ -38,6 +41,7 @@ pub fn payload(m: &MessageRow) -> Value {
         ("state", m.state.clone().map(Value::from)),
         ("amount_cents", m.amount_cents.map(Value::from)),
         ("currency", m.currency.clone().map(Value::from)),
+        ("files", m.files.0.clone().map(Value::Array)),
     ];
     if let Value::Object(map) = &mut data {
         for (name, value) in fields {
@@ -92,6 +96,9 @@ mod tests {
             amount_cents: None,
             currency: None,
             created_at: 1_614_265_330,
+            files: AnsweredFiles::from(Some(
+                r#"{"fields":[{"name":"company","label":"Company","value":"Acme"}]}"#.into(),
+            )),
         };
         assert_eq!(message_id(&m), "msg_7");
         assert_eq!(
@@ -106,8 +113,41 @@ mod tests {
                     "step": 0,
                     "step_title": "Legal review",
                     "participant": "legal",
+                    "files": [],
                 },
             })
+        );
+    }
+
+    #[test]
+    fn a_step_answered_payload_names_the_files_not_their_bytes_nor_the_answer() {
+        let answer = r#"{"fields":[{"name":"company","label":"Company","value":"Acme secret"},
+            {"name":"certificate","label":"Certificate","value":"c.pdf",
+             "file":{"id":41,"name":"c.pdf","size":1234,"media_type":"application/pdf","sha256":"ab12"}}]}"#;
+        let m = MessageRow {
+            id: 8,
+            event: Topic::StepAnswered,
+            instance_id: 3,
+            workflow: "suppliers".into(),
+            step_index: Some(0),
+            step_title: Some("Supplier".into()),
+            participant: Some("supplier".into()),
+            state: None,
+            amount_cents: None,
+            currency: None,
+            created_at: 1_614_265_330,
+            files: AnsweredFiles::from(Some(answer.into())),
+        };
+        let body = payload(&m);
+        assert_eq!(
+            body["data"]["files"],
+            json!([{"field": "certificate", "name": "c.pdf", "size": 1234,
+                "media_type": "application/pdf", "sha256": "ab12"}])
+        );
+        let text = format!("{body} {m:?}");
+        assert!(
+            !text.contains("Acme secret") && !text.contains("\"id\""),
+            "{text}"
         );
     }
 }

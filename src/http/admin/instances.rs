@@ -475,6 +475,7 @@ pub(super) struct ShowPage {
     participants: Vec<String>,
     links: Vec<LinkLine>,
     history: Vec<HistoryLine>,
+    files: Vec<super::instance_files::FileLine>,
     ttl: String,
     participant: String,
     issued_url: Option<String>,
@@ -613,6 +614,7 @@ pub(super) async fn show_page(
             participant: l.participant,
         })
         .collect();
+    let files = super::instance_files::lines(state, &ctx, id, &definition).await?;
     let history = history_page
         .lines
         .into_iter()
@@ -635,7 +637,16 @@ pub(super) async fn show_page(
                 ctx.lang,
                 &h.answer,
                 definition.steps.get(h.step_index as usize),
-            ),
+            )
+            .into_iter()
+            .map(|(label, mut shown)| {
+                // A file's line downloads it, as the Files section does.
+                if let Some(file) = shown.file {
+                    shown.link = Some(format!("/admin/instances/{id}/files/{file}"));
+                }
+                (label, shown)
+            })
+            .collect(),
             participant: h.participant,
         })
         .collect();
@@ -694,6 +705,7 @@ pub(super) async fn show_page(
         participants,
         links,
         history,
+        files,
         ttl,
         participant: String::new(),
         issued_url: None,

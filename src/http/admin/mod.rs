@@ -14,6 +14,7 @@ pub mod confirm;
 pub mod dashboard;
 pub mod handover;
 pub mod instance_cancel;
+pub mod instance_files;
 pub mod instances;
 pub mod preview;
 pub mod settings;
@@ -57,6 +58,10 @@ pub fn router(state: AppState) -> Router<AppState> {
             get(instances::revoke_form).post(instances::revoke),
         )
         .route("/admin/instances/{id}/handover", post(handover::hand_over))
+        .route(
+            "/admin/instances/{id}/files/{file}",
+            get(instance_files::download),
+        )
         .route(
             "/admin/instances/{id}/cancel",
             get(instance_cancel::cancel_form).post(instance_cancel::cancel),

@@ -198,7 +198,9 @@ async fn instance_of(
         })
         .collect();
     let row = view.instance;
+    let files = super::files::of_instance(state, row.id).await?;
     Ok(wire::Instance {
+        files,
         participants,
         id: row.id,
         workflow: view.workflow_label,

@@ -29,6 +29,7 @@ mod doc;
 mod error;
 mod extract;
 mod fields;
+mod files;
 mod gate;
 mod idempotent;
 mod instances;
@@ -59,6 +60,7 @@ static ROUTE_TABLE: &[Route] = &[
     Route::guarded::<instances::__path_read>(|m| on(m, instances::read), SMALL),
     Route::guarded::<instances::__path_cancel>(|m| on(m, instances::cancel), REASON),
     Route::guarded::<instances::__path_reassign>(|m| on(m, instances::reassign), SMALL),
+    Route::guarded::<files::__path_download>(|m| on(m, files::download), SMALL),
     Route::guarded::<links::__path_issue>(|m| on(m, links::issue), SMALL),
     Route::guarded::<links::__path_revoke>(|m| on(m, links::revoke), SMALL),
     Route::guarded::<webhooks::__path_create>(|m| on(m, webhooks::create), SMALL),

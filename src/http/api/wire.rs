@@ -213,6 +213,8 @@ pub struct Instance {
     pub history_total: i64,
     /// Pass it as `?history_cursor=` for the lines before these; null when these reach the start.
     pub history_cursor: Option<String>,
+    /// The files its answers brought, in the order they came.
+    pub files: Vec<InstanceFile>,
     /// The participants' contacts given at the start; only to the token that started the
     /// instance (left out otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -298,6 +300,26 @@ pub struct CurrentStep {
     pub participants: Vec<String>,
     /// The earlier steps (from 1) whose answers its participant is shown, as in `history`.
     pub shows: Vec<i64>,
+}
+
+/// A file an answer brought: what it is, never its bytes (`download` reads them).
+#[derive(Serialize, ToSchema)]
+pub struct InstanceFile {
+    pub id: i64,
+    /// The step whose answer brought it, from 1.
+    pub step: i64,
+    /// The form field it was given in.
+    pub field: String,
+    /// The name it was kept as.
+    pub name: String,
+    /// Bytes.
+    pub size: i64,
+    /// What its content is.
+    pub media_type: String,
+    /// Its SHA-256, lowercase hex.
+    pub sha256: String,
+    /// Its path: `GET` it with a token that may read instances.
+    pub download: String,
 }
 
 /// One event of an instance's history.
