@@ -74,10 +74,18 @@ doorway-expires-soon-minutes = This link expires in { $minutes ->
 doorway-expired-title = This link has expired
 doorway-expired-kept = Your answer was not recorded: this link stopped working on { $expired }. What you typed is below; copy it before you leave this page, and ask whoever sent you the link for a new one.
 doorway-choose = Choose…
-field-file-too-large = This file is larger than { file-size }; choose a smaller one.
+field-file-too-large = This file is larger than { $size } { $unit ->
+        [B] B
+        [KB] KB
+       *[MB] MB
+    }; choose a smaller one.
 field-file-kind = This file is not of a kind this field takes ({ $kinds }); its content was checked, not its name.
 field-file-again = The form had a mistake, so the file was not kept: choose it again.
-field-file-hint = Up to { file-size }; { $kinds }.
+field-file-hint = Up to { $size } { $unit ->
+        [B] B
+        [KB] KB
+       *[MB] MB
+    }; { $kinds }.
 file-size = { $size } { $unit ->
     [B] B
     [KB] KB

@@ -74,10 +74,18 @@ doorway-expires-soon-minutes = Ce lien expire dans { $minutes ->
 doorway-expired-title = Ce lien a expiré
 doorway-expired-kept = Votre réponse n'a pas été enregistrée : ce lien a cessé de fonctionner le { $expired }. Ce que vous avez saisi figure ci-dessous ; copiez-le avant de quitter cette page, et demandez un nouveau lien à la personne qui vous l'a envoyé.
 doorway-choose = Choisissez…
-field-file-too-large = Ce fichier dépasse { file-size } ; choisissez-en un plus petit.
+field-file-too-large = Ce fichier dépasse { $size } { $unit ->
+        [B] o
+        [KB] Ko
+       *[MB] Mo
+    } ; choisissez-en un plus petit.
 field-file-kind = Ce fichier n'est pas d'une sorte que ce champ accepte ({ $kinds }) ; son contenu a été vérifié, pas son nom.
 field-file-again = Le formulaire avait une erreur, le fichier n'a donc pas été gardé : choisissez-le à nouveau.
-field-file-hint = Jusqu'à { file-size } ; { $kinds }.
+field-file-hint = Jusqu'à { $size } { $unit ->
+        [B] o
+        [KB] Ko
+       *[MB] Mo
+    } ; { $kinds }.
 file-size = { $size } { $unit ->
     [B] o
     [KB] Ko

@@ -23,3 +23,7 @@ CREATE TABLE file_chunks (
     data BYTEA NOT NULL,
     PRIMARY KEY (file_id, seq)
 );
+-- A step.answered message says which files the answer brought (a JSON list of their field,
+-- name, size, type and SHA-256), never the answer: NULL for every other message, and for the
+-- messages written before.
+ALTER TABLE outbox ADD COLUMN files TEXT;

@@ -9,6 +9,7 @@ pub use super::history::{
 use super::mails::{self, ContactRow};
 use super::outbox::{self, Message};
 use super::{Backend, Db};
+use crate::domain::delivery::answered::AnsweredFiles;
 use crate::domain::delivery::topic::Topic;
 use crate::domain::workflow::history::Event;
 use crate::domain::workflow::{InstanceState, Participant, StepStart};
@@ -481,12 +482,14 @@ pub async fn record_answer_in(
     .await?;
     super::files::keep_in(tx, a.instance, a.step, a.files).await?;
     // That a step was answered, by whom: never the answer itself.
+    let files = AnsweredFiles::of_answer(a.answer_json).to_json();
     outbox::record(
         tx,
         &Message {
             step: Some(a.step),
             step_title: Some(a.step_title),
             participant: Some(a.participant),
+            files: files.as_deref(),
             ..Message::of(Topic::StepAnswered, a.instance)
         },
         now,

@@ -20,6 +20,8 @@ pub struct Message<'a> {
     pub state: Option<InstanceState>,
     pub amount_cents: Option<i64>,
     pub currency: Option<&'a str>,
+    /// For an answer: the files it brought, as `AnsweredFiles::to_json` writes them.
+    pub files: Option<&'a str>,
 }
 
 impl Message<'_> {
@@ -34,6 +36,7 @@ impl Message<'_> {
             state: None,
             amount_cents: None,
             currency: None,
+            files: None,
         }
     }
 }
@@ -53,19 +56,14 @@ pub struct MessageRow {
     pub amount_cents: Option<i64>,
     pub currency: Option<String>,
     pub created_at: i64,
-    /// What files a step.answered message's answer brought, read from its history row (written
-    /// in the same transaction, at the same second) as the row is read: the rest of the answer
-    /// is never held. Empty for every other message.
+    /// What files a step.answered message's answer brought (never the answer itself); `None`
+    /// for every other message.
     #[sqlx(try_from = "Option<String>")]
     pub files: AnsweredFiles,
 }
 
 const COLUMNS: &str = "id, event, instance_id, workflow, step_index, step_title, participant, \
-     state, amount_cents, currency, created_at, \
-     (SELECT h.answer FROM history h WHERE outbox.event = 'step.answered' \
-      AND h.instance_id = outbox.instance_id AND h.step_index = outbox.step_index \
-      AND h.participant = outbox.participant AND h.event = 'answered' AND h.at = outbox.created_at \
-      ORDER BY h.id DESC LIMIT 1) AS files";
+     state, amount_cents, currency, created_at, files";
 
 /// Writes a message inside the caller's transaction, and queues a delivery of it to every
 /// endpoint that takes its event (held, when the endpoint is disabled: it waits for it): they commit, or vanish, with the change. The
@@ -80,9 +78,9 @@ pub async fn record(
 ) -> Result<(), sqlx::Error> {
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO outbox (event, instance_id, workflow, step_index, step_title, participant, \
-         state, amount_cents, currency, created_at) VALUES ($1, $2, \
+         state, amount_cents, currency, created_at, files) VALUES ($1, $2, \
          (SELECT w.name FROM instances i JOIN workflows w ON w.id = i.workflow_id WHERE i.id = $2), \
-         $3, $4, $5, $6, $7, $8, $9) RETURNING id",
+         $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
     )
     .bind(m.topic.as_str())
     .bind(m.instance)
@@ -93,6 +91,7 @@ pub async fn record(
     .bind(m.amount_cents)
     .bind(m.currency)
     .bind(now)
+    .bind(m.files)
     .fetch_one(&mut **tx)
     .await?;
     sqlx::query(QUEUE)

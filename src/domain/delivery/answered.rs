@@ -4,13 +4,28 @@
 use serde_json::{Value, json};
 
 /// The files a step.answered answer brought, as a receiver is told of them: the field each came
-/// in, its name, size, kind and SHA-256. Made from the answer as recorded, of which nothing else
-/// is kept; `None` for a message that is not an answer.
+/// in, its name, size, kind and SHA-256. Made from the answer when it is recorded, and kept in
+/// the outbox as this list alone; `None` for a message that is not an answer.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AnsweredFiles(pub Option<Vec<Value>>);
 
+/// As the outbox keeps it: the list's JSON, or NULL.
 impl From<Option<String>> for AnsweredFiles {
-    fn from(answer: Option<String>) -> Self {
+    fn from(kept: Option<String>) -> Self {
+        Self(kept.and_then(|list| serde_json::from_str(&list).ok()))
+    }
+}
+
+impl AnsweredFiles {
+    /// The list as the outbox keeps it.
+    pub fn to_json(&self) -> Option<String> {
+        self.0
+            .as_ref()
+            .map(|list| Value::Array(list.clone()).to_string())
+    }
+
+    /// The files of an answer as recorded (`interaction::Given`'s JSON): nothing else of it.
+    pub fn of_answer(answer: &str) -> Self {
         #[derive(serde::Deserialize)]
         struct Line {
             #[serde(default)]
@@ -31,23 +46,19 @@ impl From<Option<String>> for AnsweredFiles {
             #[serde(default)]
             fields: Vec<Line>,
         }
-        Self(answer.map(|answer| {
-            let lines =
-                serde_json::from_str::<Answer>(&answer).map_or_else(|_| Vec::new(), |a| a.fields);
-            lines
-                .into_iter()
-                .filter_map(|l| {
-                    l.file.map(|f| {
-                        json!({
-                            "field": l.name,
-                            "name": f.name,
-                            "size": f.size,
-                            "media_type": f.media_type,
-                            "sha256": f.sha256,
-                        })
-                    })
+        let lines =
+            serde_json::from_str::<Answer>(answer).map_or_else(|_| Vec::new(), |a| a.fields);
+        let files = lines.into_iter().filter_map(|l| {
+            l.file.map(|f| {
+                json!({
+                    "field": l.name,
+                    "name": f.name,
+                    "size": f.size,
+                    "media_type": f.media_type,
+                    "sha256": f.sha256,
                 })
-                .collect()
-        }))
+            })
+        });
+        Self(Some(files.collect()))
     }
 }

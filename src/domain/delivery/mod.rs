@@ -96,9 +96,9 @@ mod tests {
             amount_cents: None,
             currency: None,
             created_at: 1_614_265_330,
-            files: AnsweredFiles::from(Some(
-                r#"{"fields":[{"name":"company","label":"Company","value":"Acme"}]}"#.into(),
-            )),
+            files: AnsweredFiles::of_answer(
+                r#"{"fields":[{"name":"company","label":"Company","value":"Acme"}]}"#,
+            ),
         };
         assert_eq!(message_id(&m), "msg_7");
         assert_eq!(
@@ -136,7 +136,7 @@ mod tests {
             amount_cents: None,
             currency: None,
             created_at: 1_614_265_330,
-            files: AnsweredFiles::from(Some(answer.into())),
+            files: AnsweredFiles::from(AnsweredFiles::of_answer(answer).to_json()),
         };
         let body = payload(&m);
         assert_eq!(
