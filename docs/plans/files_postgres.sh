@@ -25,5 +25,4 @@ run "of_instance (files by instance)" "SELECT id, instance_id, step_index, field
 run "kept (one file of an instance)" "SELECT id, instance_id, step_index, field, name, media_type, size, sha256, created_at FROM files WHERE id = 500000 AND instance_id = 500000 AND kept = 1"
 run "sweep (arriving)" "SELECT id FROM files WHERE kept = 0 AND created_at < 500000 ORDER BY created_at LIMIT 100"
 run "chunk (file_id, seq)" "SELECT data FROM file_chunks WHERE file_id = 500000 AND seq = 2"
-run "outbox after, with the answer a step.answered names" "SELECT id, (SELECT h.answer FROM history h WHERE outbox.event = 'step.answered' AND h.instance_id = outbox.instance_id AND h.step_index = outbox.step_index AND h.participant = outbox.participant AND h.event = 'answered' AND h.at = outbox.created_at ORDER BY h.id DESC LIMIT 1) AS answer FROM outbox WHERE id > 500000 ORDER BY id LIMIT 100"
 $PSQL -c "DROP DATABASE files_explain"

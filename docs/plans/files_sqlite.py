@@ -28,19 +28,13 @@ INSERT INTO outbox (event,instance_id,workflow,step_index,step_title,participant
 SELECT 'step.answered',i,'w',0,'','supplier',i FROM n""")
 c.commit(); c.execute("ANALYZE"); c.commit()
 print('built in', round(time.time()-t,1),'s')
-answer = ("(SELECT h.answer FROM history h WHERE outbox.event = 'step.answered' "
-          "AND h.instance_id = outbox.instance_id AND h.step_index = outbox.step_index "
-          "AND h.participant = outbox.participant AND h.event = 'answered' AND h.at = outbox.created_at "
-          "ORDER BY h.id DESC LIMIT 1)")
 qs={
 'of_instance (files by instance)':"SELECT id, instance_id, step_index, field, name, media_type, size, sha256, created_at FROM files WHERE instance_id = ?1 AND kept = 1 ORDER BY id",
 'kept (one file of an instance)':"SELECT id, instance_id, step_index, field, name, media_type, size, sha256, created_at FROM files WHERE id = ?1 AND instance_id = ?2 AND kept = 1",
 'sweep (arriving)':"SELECT id FROM files WHERE kept = 0 AND created_at < ?1 ORDER BY created_at LIMIT ?2",
 'chunk (file_id, seq)':"SELECT data FROM file_chunks WHERE file_id = ?1 AND seq = ?2",
-'outbox after, with the answer a step.answered names':"SELECT id, " + answer + " AS answer FROM outbox WHERE id > ?1 ORDER BY id LIMIT ?2",
 }
 args={'sweep (arriving)':[500000,100],'chunk (file_id, seq)':[500000,2],
-      'outbox after, with the answer a step.answered names':[500000,100],
       'kept (one file of an instance)':[500000,500000]}
 for name,q in qs.items():
     a=args.get(name,[500000])
