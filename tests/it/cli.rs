@@ -498,6 +498,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("interaction.limits.total", "0"),
     ("interaction.limits.report_only", "false"),
     ("orchestra.test_provider", "true"),
+    ("interaction.files.max_mb", "25"),
     ("notice.limits.per_payment", "0"),
     ("notice.limits.total", "0"),
     ("api.limits.rate_per_minute", "60"),

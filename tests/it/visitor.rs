@@ -45,7 +45,13 @@ async fn the_reviewer_sees_the_suppliers_answers_escaped_and_in_their_language()
     assert_eq!(page.first("section.earlier h4"), "Supplier details");
     assert_eq!(
         page.text("section.earlier dt"),
-        ["Company", "Contact email", "Yearly volume", "Notes"]
+        [
+            "Company",
+            "Contact email",
+            "Yearly volume",
+            "Insurance certificate",
+            "Notes"
+        ]
     );
     assert_eq!(
         page.text("section.earlier dd"),
@@ -53,6 +59,7 @@ async fn the_reviewer_sees_the_suppliers_answers_escaped_and_in_their_language()
             "<b>Acme</b> & Sons",
             "buyer@acme.example",
             "1,200",
+            "",
             "Deliveries on Tuesdays."
         ]
     );
@@ -71,6 +78,7 @@ async fn the_reviewer_sees_the_suppliers_answers_escaped_and_in_their_language()
             "Société",
             "Adresse e-mail du contact",
             "Volume annuel",
+            "Attestation d'assurance",
             "Remarques"
         ]
     );

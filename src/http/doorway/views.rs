@@ -343,9 +343,11 @@ pub fn expired(
             .unwrap_or_default()
     };
     let typed = match &step.interaction {
+        // A file is not given back: nothing of it was kept.
         Interaction::Form { fields } => fields
             .iter()
             .enumerate()
+            .filter(|(_, f)| f.kind != FieldKind::File)
             .map(|(i, f)| {
                 let label = step.label_in(ctx.lang, i).unwrap_or(&f.label).to_owned();
                 let mut typed = value(&f.name);
