@@ -887,3 +887,25 @@ async fn a_field_after_the_file_is_read() {
     .await;
     assert_eq!(posted.status, 303, "{}", posted.body);
 }
+
+/// The site's largest file caps every field, whatever its definition names: the page says so,
+/// and a file over it is refused beside its field.
+#[tokio::test]
+async fn the_sites_largest_file_caps_every_field() {
+    let app = spawn(Flood::Memory).await;
+    app.set(&[("interaction.files.max_mb", "1")]).await;
+    let id = started(&app, ONBOARDING).await;
+    let supplier = app.link(id, Some("supplier")).await;
+    let page = get(&app.client(), &app, &supplier).await;
+    let hint = page.text("#f-certificate-hint").join(" ");
+    assert!(hint.contains("1 MB"), "{hint}");
+    let refused = upload(
+        &app,
+        &supplier,
+        &[("_step", "1"), ("company", "Acme")],
+        &[("certificate", "c.pdf", &pdf((1 << 20) + 1))],
+    )
+    .await;
+    assert_eq!(refused.status, 422, "{}", refused.body);
+    assert_eq!(rows(&app).await, (0, 0));
+}

@@ -140,6 +140,7 @@ async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Res
     Ok(views::step(
         ctx,
         state.clock.now_secs(),
+        snapshot.settings.max_file_bytes(),
         &resolved,
         earlier.typed_before(step, lang),
         notice,
@@ -330,6 +331,7 @@ async fn answer(
                     views::step(
                         ctx,
                         now,
+                        snapshot.settings.max_file_bytes(),
                         &resolved,
                         kept,
                         None,
@@ -357,6 +359,7 @@ async fn answer(
             return Ok(views::step(
                 ctx,
                 now,
+                snapshot.settings.max_file_bytes(),
                 &resolved,
                 invalid,
                 notice,

@@ -27,6 +27,8 @@ pub async fn start(
         return Ok(views::step(
             ctx,
             state.clock.now_secs(),
+            // A payment step has no file field.
+            crate::domain::workflow::MAX_FILE_BYTES,
             resolved,
             Invalid {
                 errors: vec![crate::i18n::Message::new("doorway-payment-unavailable")],
@@ -72,6 +74,8 @@ pub fn returned(ctx: PageContext, now: i64, resolved: &Resolved) -> Result<Respo
         PaymentState::Failed => views::step(
             ctx,
             now,
+            // A payment step has no file field.
+            crate::domain::workflow::MAX_FILE_BYTES,
             resolved,
             Invalid::default(),
             Some(Notice::PaymentFailed),

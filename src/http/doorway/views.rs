@@ -168,6 +168,7 @@ pub enum Notice {
 pub fn step(
     ctx: PageContext,
     now: i64,
+    site_max: u64,
     resolved: &Resolved,
     input: Invalid,
     notice: Option<Notice>,
@@ -182,7 +183,7 @@ pub fn step(
         Interaction::Form { fields } => fields
             .iter()
             .enumerate()
-            .map(|(i, f)| field_view(&ctx, step, i, f, &input))
+            .map(|(i, f)| field_view(&ctx, step, i, f, &input, site_max))
             .collect(),
         _ => Vec::new(),
     };
@@ -290,6 +291,7 @@ fn field_view<'a>(
     index: usize,
     field: &'a Field,
     input: &Invalid,
+    site_max: u64,
 ) -> FieldView<'a> {
     FieldView {
         name: &field.name,
@@ -320,8 +322,11 @@ fn field_view<'a>(
         hint: field.file.as_ref().map_or_else(String::new, |rule| {
             let kinds: Vec<&str> = rule.kinds.iter().map(|k| k.name()).collect();
             ctx.msg(
-                &crate::domain::files::size_args(Message::new("field-file-hint"), rule.max_bytes)
-                    .arg("kinds", kinds.join(", ")),
+                &crate::domain::files::size_args(
+                    Message::new("field-file-hint"),
+                    rule.max_bytes.min(site_max),
+                )
+                .arg("kinds", kinds.join(", ")),
             )
         }),
     }
