@@ -139,8 +139,10 @@ async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Res
         .map(|(who, comment)| views::Notice::SentBack(who.to_owned(), comment));
     Ok(views::step(
         ctx,
-        state.clock.now_secs(),
-        snapshot.settings.max_file_bytes(),
+        views::At {
+            now: state.clock.now_secs(),
+            max_file_bytes: snapshot.settings.max_file_bytes(),
+        },
         &resolved,
         earlier.typed_before(step, lang),
         notice,
@@ -330,8 +332,10 @@ async fn answer(
                     };
                     views::step(
                         ctx,
-                        now,
-                        snapshot.settings.max_file_bytes(),
+                        views::At {
+                            now,
+                            max_file_bytes: snapshot.settings.max_file_bytes(),
+                        },
                         &resolved,
                         kept,
                         None,
@@ -358,8 +362,10 @@ async fn answer(
                 .map(|(who, comment)| views::Notice::SentBack(who.to_owned(), comment));
             return Ok(views::step(
                 ctx,
-                now,
-                snapshot.settings.max_file_bytes(),
+                views::At {
+                    now,
+                    max_file_bytes: snapshot.settings.max_file_bytes(),
+                },
                 &resolved,
                 invalid,
                 notice,

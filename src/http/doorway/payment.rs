@@ -26,9 +26,11 @@ pub async fn start(
         // No provider to pay through: the step stays as it is.
         return Ok(views::step(
             ctx,
-            state.clock.now_secs(),
-            // A payment step has no file field.
-            crate::domain::workflow::MAX_FILE_BYTES,
+            views::At {
+                now: state.clock.now_secs(),
+                // A payment step has no file field.
+                max_file_bytes: 0,
+            },
             resolved,
             Invalid {
                 errors: vec![crate::i18n::Message::new("doorway-payment-unavailable")],
@@ -73,9 +75,11 @@ pub fn returned(ctx: PageContext, now: i64, resolved: &Resolved) -> Result<Respo
         }
         PaymentState::Failed => views::step(
             ctx,
-            now,
-            // A payment step has no file field.
-            crate::domain::workflow::MAX_FILE_BYTES,
+            views::At {
+                now,
+                // A payment step has no file field.
+                max_file_bytes: 0,
+            },
             resolved,
             Invalid::default(),
             Some(Notice::PaymentFailed),

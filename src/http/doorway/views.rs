@@ -164,11 +164,17 @@ pub enum Notice {
     SentBack(String, String),
 }
 
+/// When a step page is made, and the site's largest file then.
+#[derive(Clone, Copy)]
+pub struct At {
+    pub now: i64,
+    pub max_file_bytes: u64,
+}
+
 /// The current step as this link may answer it, or the page saying it may not.
 pub fn step(
     ctx: PageContext,
-    now: i64,
-    site_max: u64,
+    at: At,
     resolved: &Resolved,
     input: Invalid,
     notice: Option<Notice>,
@@ -183,7 +189,7 @@ pub fn step(
         Interaction::Form { fields } => fields
             .iter()
             .enumerate()
-            .map(|(i, f)| field_view(&ctx, step, i, f, &input, site_max))
+            .map(|(i, f)| field_view(&ctx, step, i, f, &input, at.max_file_bytes))
             .collect(),
         _ => Vec::new(),
     };
@@ -195,7 +201,7 @@ pub fn step(
         _ => String::new(),
     };
     let expires_at = resolved.claims.expires;
-    let left = expires_at - now;
+    let left = expires_at - at.now;
     let is_link = resolved.claims.kind == crate::domain::capability::Kind::Link;
     let expires_soon = (is_link && left < EXPIRES_SOON_SECS).then(|| {
         let message = if left < 3600 {
