@@ -98,5 +98,23 @@ async fn a_file_is_attached_in_a_real_browser_and_offered_to_the_reviewer() {
             b.screenshot(&format!("{name}-{lang}")).await;
         }
     }
+    // The instance page's Files section, where administrators download them.
+    app.create_admin().await;
+    crate::browser::sign_in(&mut b).await;
+    for lang in ["en", "fr"] {
+        for (width, name) in [(1280, "instance-files"), (390, "instance-files-phone")] {
+            b.resize(width, 900).await;
+            b.goto(&format!("/admin/instances/1?lang={lang}#files"))
+                .await;
+            assert_eq!(b.count("section#files table.files a").await, 1);
+            assert!(
+                !b.scrolls_sideways().await,
+                "the Files section ({lang}) at {width} px"
+            );
+            b.script("document.querySelector('#files').scrollIntoView(); return true;")
+                .await;
+            b.screenshot(&format!("{name}-{lang}")).await;
+        }
+    }
     b.check_console().await;
 }

@@ -10,7 +10,6 @@ use crate::http::AppState;
 use crate::http::context::PageContext;
 use crate::http::error::{AppError, Result};
 use crate::http::extract::Path;
-use crate::i18n::{Lang, Message};
 use crate::store;
 
 /// A kept file as the instance page lists it.
@@ -38,26 +37,11 @@ pub(super) async fn lines(
                 || (f.step_index + 1).to_string(),
                 |s| s.title_in(ctx.lang).to_owned(),
             ),
-            size: size_in(ctx, f.size),
+            size: crate::domain::files::size_in(ctx.lang, f.size.max(0) as u64),
             kind: f.media_type,
             name: f.name,
         })
         .collect())
-}
-
-/// A size in the reader's words: bytes below a kilobyte, one decimal above.
-fn size_in(ctx: &PageContext, bytes: i64) -> String {
-    let (id, value) = match bytes {
-        b if b < 1 << 10 => ("file-size-bytes", b.to_string()),
-        b if b < 1 << 20 => ("file-size-kb", format!("{:.1}", b as f64 / 1024.0)),
-        b => ("file-size-mb", format!("{:.1}", b as f64 / 1_048_576.0)),
-    };
-    let value = if ctx.lang == Lang::Fr {
-        value.replace('.', ",")
-    } else {
-        value
-    };
-    ctx.msg(&Message::new(id).arg("size", value))
 }
 
 /// `GET /admin/instances/{id}/files/{file}`.
