@@ -909,3 +909,45 @@ async fn the_sites_largest_file_caps_every_field() {
     assert_eq!(refused.status, 422, "{}", refused.body);
     assert_eq!(rows(&app).await, (0, 0));
 }
+
+/// A process killed mid-upload leaves an arriving file; cron removes it once it is older than
+/// any body may take, and never a file an answer kept or one still arriving.
+#[tokio::test]
+async fn cron_sweeps_what_a_killed_upload_left_and_nothing_else() {
+    let app = spawn(Flood::Memory).await;
+    let id = started(&app, ONBOARDING).await;
+    let supplier = app.link(id, Some("supplier")).await;
+    let posted = upload(
+        &app,
+        &supplier,
+        &[("_step", "1"), ("company", "Acme")],
+        &[("certificate", "c.pdf", &pdf(5000))],
+    )
+    .await;
+    assert_eq!(posted.status, 303);
+    let now = orchestra::store::now();
+    let old = now - orchestra::domain::files::ARRIVING_SECS - 60;
+    for (at, chunks) in [(old, 3), (now, 1)] {
+        let file = orchestra::store::files::begin(&app.db, id, 0, "certificate", "half.pdf", at)
+            .await
+            .unwrap();
+        for seq in 0..chunks {
+            orchestra::store::files::put_chunk(&app.db, file, seq, b"%PDF-")
+                .await
+                .unwrap();
+        }
+    }
+    assert_eq!(rows(&app).await, (3, 5));
+    orchestra::run_cron(&app.db, &app.state.guard)
+        .await
+        .unwrap();
+    assert_eq!(
+        rows(&app).await,
+        (2, 2),
+        "the old arriving file went, with its chunks"
+    );
+    let kept = orchestra::store::files::of_instance(&app.db, id)
+        .await
+        .unwrap();
+    assert_eq!(kept.len(), 1, "the answered file stays");
+}
