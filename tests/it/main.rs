@@ -50,6 +50,7 @@ mod soak;
 mod soak_cluster;
 mod store;
 mod uploads;
+mod uploads_served;
 mod visitor;
 mod webhooks;
 mod workflows_api;

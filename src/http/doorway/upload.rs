@@ -6,9 +6,12 @@
 //! `body::Limit` counts a streamed body one frame at a time against the budget (`streams`), and
 //! its deadline follows the body's progress, so a slow line that keeps sending finishes.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use axum::body::Body;
 use axum::http::HeaderMap;
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use futures_util::StreamExt;
 
 use super::super::body;
 use super::super::error::AppError;
@@ -20,6 +23,9 @@ use crate::store::Db;
 
 /// Parts one answer may hold: its fields, its files, and the page's own hidden fields.
 const MAX_PARTS: usize = 100;
+/// What the multipart parser may hold at once beyond what it gave back: a part's head and a
+/// frame or two, never a file.
+const HELD: usize = 1 << 20;
 
 /// The most any streamed answer may declare, for the layer's check before routing: every file
 /// field at the largest cap a site may set, and the answer's fields.
@@ -160,7 +166,23 @@ async fn read_into(
     body: Body,
     boundary: String,
 ) -> Result<(), AppError> {
-    let mut multipart = multer::Multipart::new(body.into_data_stream(), boundary);
+    // What the parser was given and what it gave back as the parts' data: the difference is
+    // what it holds (heads, boundaries, a frame). A part's head that never ends would make it
+    // hold the whole body, so past `HELD` the body is refused as malformed.
+    let given = std::sync::Arc::new(AtomicUsize::new(0));
+    let taken = std::sync::Arc::new(AtomicUsize::new(0));
+    let stream = {
+        let (given, taken) = (given.clone(), taken.clone());
+        body.into_data_stream().map(move |frame| {
+            let data = frame?;
+            let held = given.fetch_add(data.len(), Ordering::Relaxed) + data.len();
+            if held.saturating_sub(taken.load(Ordering::Relaxed)) > HELD {
+                return Err(axum::Error::new(body::Refused::Broken));
+            }
+            Ok(data)
+        })
+    };
+    let mut multipart = multer::Multipart::new(stream, boundary);
     let (mut parts, mut text_bytes) = (0, 0);
     while let Some(mut part) = multipart.next_field().await.map_err(refusal)? {
         parts += 1;
@@ -177,7 +199,7 @@ async fn read_into(
         });
         let Some(sent_name) = sent_name else {
             let mut value = Vec::new();
-            while let Some(bytes) = part.chunk().await.map_err(refusal)? {
+            while let Some(bytes) = chunk(&mut part, &taken).await.map_err(refusal)? {
                 text_bytes += bytes.len();
                 if text_bytes > body::ANSWER {
                     return Err(AppError::TooLarge);
@@ -195,7 +217,7 @@ async fn read_into(
         let rule = target.and_then(|t| t.rule(&name).map(|r| (t, r)));
         let Some((target, rule)) = rule.filter(|_| !already) else {
             // Not a file field of this step, or its second file: read and dropped.
-            while part.chunk().await.map_err(refusal)?.is_some() {}
+            while chunk(&mut part, &taken).await.map_err(refusal)?.is_some() {}
             continue;
         };
         let mut incoming = Incoming::begin(
@@ -209,7 +231,7 @@ async fn read_into(
         )
         .await?;
         loop {
-            match part.chunk().await {
+            match chunk(&mut part, &taken).await {
                 Ok(Some(bytes)) => incoming.write(&bytes).await?,
                 Ok(None) => break,
                 Err(e) => {
@@ -221,6 +243,18 @@ async fn read_into(
         posted.files.push((name, incoming.finish().await?));
     }
     Ok(())
+}
+
+/// A part's next data, counted as given back by the parser.
+async fn chunk(
+    part: &mut multer::Field<'_>,
+    taken: &AtomicUsize,
+) -> Result<Option<axum::body::Bytes>, multer::Error> {
+    let data = part.chunk().await?;
+    if let Some(data) = &data {
+        taken.fetch_add(data.len(), Ordering::Relaxed);
+    }
+    Ok(data)
 }
 
 /// A multipart body that could not be read: the layer's refusal it carries (too large, too
