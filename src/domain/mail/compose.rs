@@ -198,7 +198,8 @@ pub fn mailbox(email: &str, name: &str) -> Option<Mailbox> {
 /// The Message-ID of the queued email `row`: `<hash@host>`, the same on each try of the row
 /// (a retry after a failure), so a receiver that got both keeps one. Its left part is a keyed
 /// hash of the row's id, which tells nothing and cannot be guessed for another row; its host
-/// is the site's (its base URL's), or the sender's domain should the base URL name none.
+/// is the site's (its base URL's; an IPv6 address keeps its brackets, a domain literal as RFC
+/// 5322 writes one), or the sender's domain should the base URL name none.
 pub fn message_id(keys: &SiteKeys, row: i64, base_url: &str, from: &Mailbox) -> String {
     let hash = keys.keyed_hash("message-id", &row.to_string());
     let host = url::Url::parse(base_url)
@@ -206,7 +207,6 @@ pub fn message_id(keys: &SiteKeys, row: i64, base_url: &str, from: &Mailbox) -> 
         .and_then(|u| u.host_str().map(str::to_owned))
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| from.email.domain().to_owned());
-    let host = host.trim_start_matches('[').trim_end_matches(']');
     format!("<{}@{host}>", &hash[..32])
 }
 
