@@ -25,6 +25,14 @@ pub fn format_iso(unix: i64) -> String {
     )
 }
 
+/// A moment's UTC calendar date and time of day: `[year, month, day, hour, minute]`, for
+/// words a language writes its own way (`domain::mail::compose::date_words`).
+pub fn civil_utc(unix: i64) -> [i64; 5] {
+    let secs = unix.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(unix.div_euclid(86_400));
+    [y, i64::from(m), i64::from(d), secs / 3600, secs % 3600 / 60]
+}
+
 /// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;

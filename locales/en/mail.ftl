@@ -96,3 +96,23 @@ mail-outcome-comment = The last comment
 mail-outcome-answers = What you submitted
 mail-kind-closed = Not needed
 mail-kind-outcome = Outcome
+# A moment in an email, in UTC: month, day, year, time (17:47).
+mail-date = { $month ->
+    [1] January
+    [2] February
+    [3] March
+    [4] April
+    [5] May
+    [6] June
+    [7] July
+    [8] August
+    [9] September
+    [10] October
+    [11] November
+   *[12] December
+} { $day }, { $year } at { $time } UTC
+# The colon after a label ("Open your step:").
+mail-colon = :
+# A start that gives addresses on a site with no SMTP server: its emails wait.
+instance-started-unsent = The instance was started. No SMTP server is set (ORCHESTRA_SMTP_URL, ORCHESTRA_MAIL_FROM): the participants' emails wait and will go once one is set.
+cli-mail-unsent = Warning: no SMTP server is set (ORCHESTRA_SMTP_URL, ORCHESTRA_MAIL_FROM); the participants' emails wait and will go once one is set.

@@ -22,6 +22,7 @@ pub(super) async fn instance_start(
     subject: Option<&str>,
     body: Option<&str>,
     contacts: &[crate::domain::mail::ContactInput],
+    mailer_set: bool,
 ) -> Result<i32, sqlx::Error> {
     let row = match workflow.parse::<i64>() {
         Ok(id) => store::workflows::by_id(db, id).await?,
@@ -43,6 +44,11 @@ pub(super) async fn instance_start(
     match crate::domain::instance::start(db, &order).await {
         Ok(id) => {
             println!("{id}");
+            // Without an SMTP server the emails would wait without a word: said, on stderr so
+            // that a script reading the id is not misled.
+            if !mailer_set && contacts.iter().any(|c| !c.email.trim().is_empty()) {
+                eprintln!("{}", Message::new("cli-mail-unsent").render(out.lang));
+            }
             Ok(0)
         }
         Err(crate::domain::instance::InstanceError::Failed(e)) => Ok(out.fail(e)),

@@ -142,6 +142,7 @@ pub async fn run(args: Vec<String>) -> i32 {
                     subject.as_deref(),
                     body.as_deref(),
                     &contacts,
+                    config.mailer.is_some(),
                 )
                 .await
             }

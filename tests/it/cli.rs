@@ -278,7 +278,12 @@ async fn instance_show_prints_the_instance_as_text_or_json() {
         "--contact",
         "legal=lee@legal.example",
     ])
-    .expect(0, "1\n", "");
+    .expect(
+        0,
+        "1\n",
+        "Warning: no SMTP server is set (ORCHESTRA_SMTP_URL, ORCHESTRA_MAIL_FROM); the \
+         participants' emails wait and will go once one is set.\n",
+    );
     let text = cli.run(&["instance", "show", "1"]);
     assert_eq!(text.code, 0, "{text:#?}");
     let lines: Vec<&str> = text.stdout.lines().collect();

@@ -31,6 +31,7 @@ mod labels;
 mod layout;
 mod lists;
 mod mail;
+mod mail_headers;
 mod memory;
 mod metrics;
 mod notices;

@@ -249,12 +249,15 @@ async fn the_requester_is_told_the_outcome_and_a_director_not_needed_that_the_st
                 received.iter().map(|m| m.subject()).collect::<Vec<_>>()
             )
         });
-    assert_eq!(outcome.subject(), "Approuvé : Trip to Lyon");
+    assert_eq!(outcome.subject(), "Approuvé\u{202f}: Trip to Lyon");
     let text = outcome.part("text/plain");
-    assert!(text.contains("est terminé"), "{text}");
+    assert!(
+        text.contains("La demande « Trip to Lyon » sur Orchestra est terminée"),
+        "{text}"
+    );
     assert!(text.contains("Bon voyage."), "the last comment: {text}");
     assert!(
-        text.contains("Amount: 1\u{202f}200"),
+        text.contains("Amount\u{202f}: 1\u{202f}200"),
         "a copy of what was filed, the number in the reader's writing: {text}"
     );
     assert!(!text.contains("/interaction/"), "no link: {text}");

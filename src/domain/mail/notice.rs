@@ -35,6 +35,7 @@ struct Words {
     comment_heading: String,
     answers_heading: String,
     footer: String,
+    colon: String,
 }
 
 #[derive(Template)]
@@ -76,11 +77,17 @@ impl Notice<'_> {
             comment_heading: tr(lang, "mail-outcome-comment", &[]),
             answers_heading: tr(lang, "mail-outcome-answers", &[]),
             footer: tr(lang, "mail-footer", &args),
+            colon: tr(lang, "mail-colon", &[]),
         }
     }
 
-    /// The message, from `from` to `to`: a text and an HTML part.
-    pub fn message(&self, from: Mailbox, to: Mailbox) -> Result<lettre::Message, &'static str> {
+    /// The message, from `from` to `to` under the Message-ID `id`: a text and an HTML part.
+    pub fn message(
+        &self,
+        from: Mailbox,
+        to: Mailbox,
+        id: &str,
+    ) -> Result<lettre::Message, &'static str> {
         let w = self.words();
         let (comment, answers) = (self.comment, self.answers.as_slice());
         let text = Text {
@@ -100,7 +107,7 @@ impl Notice<'_> {
             text.render().unwrap_or_default(),
             html.render().unwrap_or_default(),
         );
-        super::compose::message(from, to, subject, bodies)
+        super::compose::message(from, to, id, subject, bodies)
     }
 }
 

@@ -13,7 +13,7 @@ use std::time::Duration;
 use lettre::message::Mailbox;
 
 use super::Mailer;
-use super::compose::{About, Letter, mailbox};
+use super::compose::{About, Letter, mailbox, message_id};
 use super::notice::{Notice, Told};
 use crate::domain::capability::{self, Claims, Kind as ClaimKind};
 use crate::domain::instance::progress;
@@ -319,7 +319,8 @@ async fn send_one(
         url: &url,
         expires: claims.expires,
     };
-    let message = letter.message(from(mailer), to);
+    let id = message_id(&site.keys, m.id, &settings.base_url, &mailer.from);
+    let message = letter.message(from(mailer), to, &id);
     let link = store::links::record_unlisted(
         db,
         &store::links::NewLink {
@@ -439,7 +440,8 @@ async fn send_notice(
         comment: &comment,
         answers,
     };
-    let outcome = match notice.message(from(mailer), to) {
+    let id = message_id(&site.keys, m.id, &site.settings.base_url, &mailer.from);
+    let outcome = match notice.message(from(mailer), to, &id) {
         Ok(message) => tokio::time::timeout(LONGEST_SEND, mailer.send(message))
             .await
             .unwrap_or(Err("timeout")),

@@ -401,7 +401,9 @@ pub async fn start(
     match outcome {
         Ok(id) => {
             let emailed = form.contacts.iter().any(|c| !c.email.trim().is_empty());
-            let message = if emailed {
+            let message = if emailed && state.mailer.is_none() {
+                "instance-started-unsent"
+            } else if emailed {
                 "instance-started-emailed"
             } else {
                 "instance-started"

@@ -494,13 +494,22 @@ pub async fn spawn_with_bodies(flood: Flood, limits: orchestra::config::Connecti
 /// the store times by the system's clock (the email sender's due rows) and the doorway then
 /// checks by the app's (the links it signed).
 pub async fn spawn_now(flood: Flood) -> TestApp {
+    spawn_now_as(flood, |s| s).await
+}
+
+/// `spawn_now`, with the app sending through `mailer` (as `serve` with ORCHESTRA_SMTP_URL set).
+pub async fn spawn_now_mailing(flood: Flood, mailer: orchestra::domain::mail::Mailer) -> TestApp {
+    spawn_now_as(flood, move |s| s.with_mailer(Some(mailer))).await
+}
+
+async fn spawn_now_as(flood: Flood, adjust: impl FnOnce(AppState) -> AppState) -> TestApp {
     let now_ms = orchestra::store::now() * 1000;
     serve_from(
         fresh_database().await,
         move |db, clock| flood.store(db, clock),
         Default::default(),
         now_ms,
-        |s| s,
+        adjust,
     )
     .await
 }

@@ -81,8 +81,14 @@ impl Smtp {
     }
 
     /// Every message given so far, oldest first.
+    /// What was received; each checked to carry the headers mail systems expect of Orchestra's
+    /// emails (`Received::expected_headers`), whichever test made it.
     pub fn received(&self) -> Vec<Received> {
-        self.kept.lock().unwrap().clone()
+        let got = self.kept.lock().unwrap().clone();
+        for email in &got {
+            email.expected_headers();
+        }
+        got
     }
 }
 
@@ -95,6 +101,29 @@ impl Received {
             let (n, v) = line.split_once(':')?;
             n.eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
         })
+    }
+
+    /// Asserts the headers every email of Orchestra's carries: a `Message-ID` of a hash and a
+    /// host (no link, token or address), a `Date`, and `Auto-Submitted: auto-generated`.
+    pub fn expected_headers(&self) {
+        let id = self.header("Message-ID").expect("a Message-ID");
+        let (left, host) = id
+            .strip_prefix('<')
+            .and_then(|i| i.strip_suffix('>'))
+            .and_then(|i| i.split_once('@'))
+            .unwrap_or_else(|| panic!("Message-ID {id}"));
+        assert!(
+            left.len() == 32 && left.chars().all(|c| c.is_ascii_hexdigit()) && !host.is_empty(),
+            "Message-ID {id}"
+        );
+        assert!(
+            !self.header("Date").unwrap_or_default().is_empty(),
+            "a Date"
+        );
+        assert_eq!(
+            self.header("Auto-Submitted").as_deref(),
+            Some("auto-generated")
+        );
     }
 
     /// The decoded subject (RFC 2047 words, base64 or Q, joined).
