@@ -33,6 +33,7 @@ mod lists;
 mod mail;
 mod memory;
 mod metrics;
+mod metrics_business;
 mod notices;
 mod outbox;
 mod pages;
