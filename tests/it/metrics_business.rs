@@ -44,7 +44,7 @@ async fn scrape_clean(base: &str) -> Scrape {
     Scrape::parse(&text)
 }
 
-/// Two workflows: "lease" of two steps, "permit" of one.
+/// Three workflows: "lease" of two steps, "permit" of one, "board" of one step of two branches.
 async fn lease_and_permit(app: &TestApp) {
     for (name, text) in [
         (
@@ -52,6 +52,7 @@ async fn lease_and_permit(app: &TestApp) {
             "review@legal: Sign the lease\nreview@finance: Pay\n",
         ),
         ("permit", "review@legal: Grant\n"),
+        ("board", "review[alice,bob]: Sign off\n"),
     ] {
         let definition = orchestra::domain::workflow::Definition::parse(text).unwrap();
         store::workflows::create(&app.db, name, "A label, not a name", &definition.to_json())
@@ -174,7 +175,24 @@ async fn each_answer_observes_how_long_its_step_waited_since_it_was_asked() {
     let p = start(&app, "permit", &[]).await;
     answer(&app, p, &APPROVE).await;
 
+    // Two branches: each answer's wait runs from the step's start, not from the other's answer.
+    let b = start(&app, "board", &[]).await;
+    age(&app, b, 10_800).await;
+    answer(&app, b, &APPROVE).await;
+    age(&app, b, 10_800).await;
+    answer(&app, b, &APPROVE).await;
+    assert_eq!(state_of(&app, b).await.0, "complete");
+
     let s = scrape_clean(&base).await;
+    assert_eq!(count(&s, "board"), 2.0);
+    let sum = s.get(
+        &format!("{STEP_WAIT_SECONDS}_sum"),
+        &[("workflow", "board")],
+    );
+    assert!(
+        (32_400.0..32_400.0 + 60.0).contains(&sum),
+        "three hours, then six: {sum}"
+    );
     assert_eq!(count(&s, "lease"), 2.0, "one per answer");
     assert_eq!(count(&s, "permit"), 1.0);
     assert_eq!(bucket(&s, "14400"), 1.0);
@@ -221,15 +239,15 @@ async fn emails_are_counted_by_kind_and_outcome() {
     };
 
     start(&app, "lease", &contacts).await;
-    let now = store::now();
-    assert_eq!(run(&up, now).await.sent, 1);
+    // Each run at the moment it is made: an email queued after `now` is not due at `now`.
+    assert_eq!(run(&up, store::now()).await.sent, 1);
     assert_eq!(smtp.received().len(), 1);
     let second = start(&app, "lease", &contacts).await;
-    assert_eq!(run(&down, now).await.retried, 1);
+    assert_eq!(run(&down, store::now()).await.retried, 1);
     // Its last try: the schedule spent, the next failure is for good.
     let sql = "UPDATE mails SET attempts = $1 WHERE instance_id = $2";
     write(&app, sql, send::BACKOFF.len() as i64, second).await;
-    assert_eq!(run(&down, now + 86_400).await.failed, 1);
+    assert_eq!(run(&down, store::now() + 86_400).await.failed, 1);
 
     let s = scrape_clean(&base).await;
     assert_eq!(emails(&s, "link", "sent"), 1.0);
