@@ -37,7 +37,7 @@ pub(crate) async fn serve_on_loopback(metrics: Metrics) -> String {
 }
 
 /// The figures of one scrape: `name` and its labels, sorted, to the value.
-pub(crate) struct Scrape(BTreeMap<String, f64>);
+pub(crate) struct Scrape(pub(crate) BTreeMap<String, f64>);
 
 impl Scrape {
     pub(crate) fn parse(text: &str) -> Self {

@@ -261,3 +261,37 @@ async fn emails_are_counted_by_kind_and_outcome() {
         "the total by result is the same count"
     );
 }
+
+#[tokio::test]
+async fn a_payment_step_answered_by_the_providers_notice_is_observed_too() {
+    use crate::integrity::{notice, send_notice, start_payment};
+    let app = spawn(Flood::Memory).await;
+    let base = serve_on_loopback(business(&app)).await;
+    let id = app.start("order_payment", "Order").await;
+    start_payment(&app, id).await;
+    let figures = |s: &Scrape| {
+        let labels = [("workflow", "order_payment")];
+        let count = format!("{STEP_WAIT_SECONDS}_count");
+        let sum = format!("{STEP_WAIT_SECONDS}_sum");
+        let seen = s.0.keys().any(|k| k.starts_with(&count));
+        // Before the workflow's first observation, its series is not there yet.
+        if seen {
+            (s.get(&count, &labels), s.get(&sum, &labels))
+        } else {
+            (0.0, 0.0)
+        }
+    };
+    let (count, sum) = figures(&scrape(&base).await);
+    // The payment step was asked five hours ago.
+    age(&app, id, 18_000).await;
+    let (body, signature) = notice(&app, id, "paid", app.clock.now_secs()).await;
+    let answer = send_notice(&app, &body, &signature).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(state_of(&app, id).await.0, "complete");
+    let (after, after_sum) = figures(&scrape(&base).await);
+    assert_eq!(after, count + 1.0);
+    assert!(
+        (18_000.0..18_060.0).contains(&(after_sum - sum)),
+        "{after_sum} - {sum}"
+    );
+}
