@@ -408,7 +408,8 @@ impl Metrics {
     }
 
     /// Reads the instance counts again when the last read is older than [`INSTANCES_FRESH`];
-    /// a failed read keeps the last figures (and is logged).
+    /// a failed read keeps the last figures (and is logged), and is not tried again sooner:
+    /// a database in trouble is not read at the pace of the scrapes either.
     async fn count_instances(&self) {
         let Some(instances) = &self.instances else {
             return;
@@ -417,14 +418,15 @@ impl Metrics {
         if read.at.is_some_and(|at| at.elapsed() < INSTANCES_FRESH) {
             return;
         }
-        let rows = match crate::store::workflows::instance_counts(&instances.db).await {
+        let rows = crate::store::workflows::instance_counts(&instances.db).await;
+        read.at = Some(Instant::now());
+        let rows = match rows {
             Ok(rows) => rows,
             Err(e) => {
                 tracing::warn!(error = %e, "the metrics could not count the instances");
                 return;
             }
         };
-        read.at = Some(Instant::now());
         let mut now: BTreeSet<(String, &'static str)> = BTreeSet::new();
         for (workflow, _, _) in &rows {
             for state in InstanceState::ALL {

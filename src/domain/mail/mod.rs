@@ -320,7 +320,8 @@ pub struct Figures {
 /// The kinds of rows that are emails (a deadline is a chore, never sent).
 pub const EMAILED: [Kind; 4] = [Kind::Link, Kind::Reminder, Kind::Closed, Kind::Outcome];
 
-/// How one email's try ended, as the metrics count it.
+/// How one email's try ended, as the metrics count it (in [`Tried::ALL`]'s order: a try's
+/// place among a kind's counts is its discriminant).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tried {
     /// The server took it.

@@ -116,18 +116,8 @@ pub async fn run_until(
             Some(kind) => {
                 // Claimed only with a mailer (`claim`'s `with_mail`).
                 let Some(mailer) = mailer else { continue };
-                let (count, tried) = match send_one(
-                    db,
-                    site,
-                    mailer,
-                    &instance,
-                    &definition,
-                    &m,
-                    kind,
-                    now,
-                )
-                .await?
-                {
+                let sent = send_one(db, site, mailer, &instance, &definition, &m, kind, now);
+                let (count, tried) = match sent.await? {
                     Sent::Yes => (&mut run.sent, Some(Tried::Sent)),
                     Sent::Retry => (&mut run.retried, Some(Tried::Retried)),
                     Sent::No => (&mut run.failed, Some(Tried::Failed)),
