@@ -102,6 +102,7 @@ pub async fn build_state(
         )),
         mailer: None,
         webhook_figures: Default::default(),
+        step_waits: Default::default(),
     }))
 }
 
@@ -169,7 +170,9 @@ pub async fn serve(
         let recorder = Arc::new(
             http::metrics::Metrics::new(state.guard.clone())
                 .with_mail(state.mailer.as_ref().map(|m| m.figures.clone()))
-                .with_webhooks(state.webhook_figures.clone()),
+                .with_webhooks(state.webhook_figures.clone())
+                .with_instances(state.db.clone())
+                .with_step_waits(&state.step_waits),
         );
         tokio::spawn(async move {
             if let Err(e) = http::metrics::serve(listener, recorder, shutdown_signal()).await {

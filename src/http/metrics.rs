@@ -8,9 +8,18 @@
 //! scrape copies them into the recorder's counters before rendering. The one figure measured
 //! on the way is the guard's decision time, sampled (one decision in
 //! [`crate::limits::guard::DECISION_SAMPLE`]); the process figures are read from `/proc/self` at scrape
-//! time. See docs/operations.md, Metrics.
+//! time.
+//!
+//! The business figures: instances by workflow and state, counted by one grouped query at
+//! scrape time and kept [`INSTANCES_FRESH`] so a storm of scrapes costs one query; how long
+//! answered steps waited, observed as each answer is recorded ([`StepWaits`]); and emails by
+//! kind and outcome, counted by the sender ([`crate::domain::mail::Figures`]). Their labels
+//! are workflows' machine names and fixed words, never an address, a link or a title. See
+//! docs/operations.md, Metrics.
 
-use std::sync::Arc;
+use std::collections::BTreeSet;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use ::metrics::{Counter, Gauge, Key, KeyName, Label, Level, Metadata, Recorder, Unit};
 use axum::Router;
@@ -18,10 +27,16 @@ use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
 use axum::routing::get;
-use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use metrics_exporter_prometheus::{
+    Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
+};
 use tokio::net::TcpListener;
 
+use crate::domain::mail::{EMAILED, Tried};
+use crate::domain::workflow::InstanceState;
 use crate::limits::guard::{Address, FloodGuard};
+use crate::store::Db;
+use crate::store::instances::Asked;
 
 /// The path the figures are served on.
 pub const PATH: &str = "/metrics";
@@ -34,6 +49,36 @@ pub const DECISION_SECONDS: &str = "orchestra_guard_decision_seconds";
 pub const DECISION_BUCKETS: &[f64] = &[
     1e-7, 2.5e-7, 5e-7, 1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 1e-4, 1e-3, 1e-2,
 ];
+
+/// The gauge of instances by workflow and state.
+pub const INSTANCES: &str = "orchestra_instances";
+
+/// How long the instance counts are kept before a scrape reads them again.
+pub const INSTANCES_FRESH: Duration = Duration::from_secs(5);
+
+/// The histogram of how long answered steps waited, in seconds, by workflow.
+pub const STEP_WAIT_SECONDS: &str = "orchestra_step_wait_seconds";
+
+/// Its buckets: people answer in minutes, hours, days or weeks (1, 5, 15 and 30 minutes; 1,
+/// 4 and 12 hours; 1, 2 and 4 days; 1, 2 and 4 weeks).
+pub const STEP_WAIT_BUCKETS: &[f64] = &[
+    60.0,
+    300.0,
+    900.0,
+    1_800.0,
+    3_600.0,
+    14_400.0,
+    43_200.0,
+    86_400.0,
+    172_800.0,
+    345_600.0,
+    604_800.0,
+    1_209_600.0,
+    2_419_200.0,
+];
+
+/// The counter of emails by kind and outcome.
+pub const EMAILS: &str = "orchestra_emails_total";
 
 static METADATA: Metadata<'static> =
     Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
@@ -75,8 +120,51 @@ pub struct Metrics {
     hooks: [Counter; 3],
     hooks_waiting: Gauge,
     hook_figures: Option<Arc<crate::domain::delivery::send::Figures>>,
+    /// `orchestra_emails_total`, per kind of [`EMAILED`] and per [`Tried`].
+    emails: Vec<[Counter; 3]>,
+    /// Kept to register the series whose labels are only known later: workflows' names.
+    recorder: Arc<PrometheusRecorder>,
+    instances: Option<Instances>,
     #[cfg(target_os = "linux")]
     process: process::Figures,
+}
+
+/// Where the instance counts come from, and when they were last read.
+struct Instances {
+    db: Db,
+    /// Held across the query: scrapes at the same moment wait for one read and share it.
+    read: tokio::sync::Mutex<Read>,
+}
+
+#[derive(Default)]
+struct Read {
+    at: Option<Instant>,
+    /// Every (workflow, state) shown so far: one whose instances are gone goes to 0.
+    shown: BTreeSet<(String, &'static str)>,
+}
+
+/// Where answered steps' waits go (`orchestra_step_wait_seconds`): the server's answers are
+/// observed into it, and it into the metrics' recorder once the endpoint is served; before
+/// that, and without one, an observation is dropped.
+#[derive(Default)]
+pub struct StepWaits {
+    recorder: OnceLock<Arc<PrometheusRecorder>>,
+}
+
+impl StepWaits {
+    /// One answered step's wait, under its workflow's machine name.
+    pub fn observe(&self, asked: &Asked) {
+        if let Some(recorder) = self.recorder.get() {
+            let key = Key::from_parts(
+                STEP_WAIT_SECONDS,
+                vec![Label::new("workflow", asked.workflow.clone())],
+            );
+            // An answer is a person's act, seldom enough for a lookup of the series each time.
+            recorder
+                .register_histogram(&key, &METADATA)
+                .record(asked.waited as f64);
+        }
+    }
 }
 
 impl Metrics {
@@ -85,6 +173,12 @@ impl Metrics {
     pub fn new(guard: Arc<FloodGuard>) -> Self {
         let recorder = PrometheusBuilder::new()
             .set_buckets_for_metric(Matcher::Full(DECISION_SECONDS.to_owned()), DECISION_BUCKETS)
+            .and_then(|b| {
+                b.set_buckets_for_metric(
+                    Matcher::Full(STEP_WAIT_SECONDS.to_owned()),
+                    STEP_WAIT_BUCKETS,
+                )
+            })
             .expect("the buckets are not empty")
             .build_recorder();
         let counter = |name: &'static str, labels: &[(&'static str, &'static str)]| {
@@ -153,6 +247,22 @@ impl Metrics {
             KeyName::from_const_str("orchestra_mails_waiting"),
             None,
             "Emails due and not yet sent after the sender's last run (counted to 10,000).".into(),
+        );
+        describe(
+            EMAILS,
+            None,
+            "Participants' emails this process tried, by kind (link, reminder, closed, outcome) and outcome (sent, retried, failed).",
+        );
+        recorder.describe_gauge(
+            KeyName::from_const_str(INSTANCES),
+            None,
+            "Instances by workflow (its machine name) and state, read at most every 5 seconds."
+                .into(),
+        );
+        recorder.describe_histogram(
+            KeyName::from_const_str(STEP_WAIT_SECONDS),
+            Some(Unit::Seconds),
+            "How long answered steps had waited since they were asked, by workflow.".into(),
         );
         recorder.describe_histogram(
             KeyName::from_const_str(DECISION_SECONDS),
@@ -240,16 +350,26 @@ impl Metrics {
             ],
             hooks_waiting: gauge("orchestra_webhook_deliveries_waiting"),
             hook_figures: None,
+            emails: EMAILED
+                .iter()
+                .map(|kind| {
+                    Tried::ALL.map(|t| {
+                        counter(EMAILS, &[("kind", kind.as_str()), ("outcome", t.as_str())])
+                    })
+                })
+                .collect(),
+            instances: None,
             #[cfg(target_os = "linux")]
             process: process::Figures::new(&recorder),
             guard,
+            recorder: Arc::new(recorder),
         };
-        recorder.describe_gauge(
+        metrics.recorder.describe_gauge(
             KeyName::from_const_str("orchestra_build_info"),
             None,
             "Always 1, labelled with the version of the binary.".into(),
         );
-        let version = recorder.register_gauge(
+        let version = metrics.recorder.register_gauge(
             &key(
                 "orchestra_build_info",
                 &[("version", env!("CARGO_PKG_VERSION"))],
@@ -272,8 +392,69 @@ impl Metrics {
         self
     }
 
+    /// The instances of `db`, counted at scrape time (`orchestra_instances`).
+    pub fn with_instances(mut self, db: Db) -> Self {
+        self.instances = Some(Instances {
+            db,
+            read: Default::default(),
+        });
+        self
+    }
+
+    /// The answered steps' waits of the server `waits` belongs to (`orchestra_step_wait_seconds`).
+    pub fn with_step_waits(self, waits: &StepWaits) -> Self {
+        let _ = waits.recorder.set(self.recorder.clone());
+        self
+    }
+
+    /// Reads the instance counts again when the last read is older than [`INSTANCES_FRESH`];
+    /// a failed read keeps the last figures (and is logged), and is not tried again sooner:
+    /// a database in trouble is not read at the pace of the scrapes either.
+    async fn count_instances(&self) {
+        let Some(instances) = &self.instances else {
+            return;
+        };
+        let mut read = instances.read.lock().await;
+        if read.at.is_some_and(|at| at.elapsed() < INSTANCES_FRESH) {
+            return;
+        }
+        let rows = crate::store::workflows::instance_counts(&instances.db).await;
+        read.at = Some(Instant::now());
+        let rows = match rows {
+            Ok(rows) => rows,
+            Err(e) => {
+                tracing::warn!(error = %e, "the metrics could not count the instances");
+                return;
+            }
+        };
+        let mut now: BTreeSet<(String, &'static str)> = BTreeSet::new();
+        for (workflow, _, _) in &rows {
+            for state in InstanceState::ALL {
+                now.insert((workflow.clone(), state.as_str()));
+            }
+        }
+        let gauge = |workflow: &str, state: &'static str| {
+            let labels = vec![
+                Label::new("workflow", workflow.to_owned()),
+                Label::from_static_parts("state", state),
+            ];
+            self.recorder
+                .register_gauge(&Key::from_parts(INSTANCES, labels), &METADATA)
+        };
+        // Every state of a workflow that has instances, and 0 for what was shown and is gone.
+        for (workflow, state) in now.iter().chain(read.shown.iter()) {
+            let n = rows
+                .iter()
+                .find(|(w, s, _)| w == workflow && s == state)
+                .map_or(0, |r| r.2);
+            gauge(workflow, state).set(n as f64);
+        }
+        read.shown.extend(now);
+    }
+
     /// Copies the guard's figures and the process's into the recorder, then renders them all.
-    pub fn render(&self) -> String {
+    pub async fn render(&self) -> String {
+        self.count_instances().await;
         let decisions = self.guard.decisions();
         for a in &self.addresses {
             // A request of several decisions is counted apart (`Address::counts_requests`);
@@ -318,6 +499,15 @@ impl Metrics {
         self.mails[1].absolute(retried);
         self.mails[2].absolute(failed);
         self.mails_waiting.set(waiting as f64);
+        for (kind, counters) in EMAILED.iter().zip(&self.emails) {
+            for (tried, counter) in Tried::ALL.into_iter().zip(counters) {
+                let n = self
+                    .mail_figures
+                    .as_ref()
+                    .map_or(0, |f| f.tried(*kind, tried));
+                counter.absolute(n);
+            }
+        }
         let (delivered, retried, failed, waiting) = self
             .hook_figures
             .as_ref()
@@ -350,7 +540,7 @@ pub fn router(metrics: Arc<Metrics>) -> Router {
 async fn scrape(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
     (
         [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
-        metrics.render(),
+        metrics.render().await,
     )
 }
 

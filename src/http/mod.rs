@@ -101,6 +101,8 @@ pub struct Shared {
     pub mailer: Option<Arc<crate::domain::mail::Mailer>>,
     /// What this server's webhook sender did, for the metrics.
     pub webhook_figures: Arc<crate::domain::delivery::send::Figures>,
+    /// How long answered steps waited, for the metrics.
+    pub step_waits: Arc<metrics::StepWaits>,
 }
 
 impl AppState {

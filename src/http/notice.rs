@@ -140,7 +140,12 @@ pub async fn deliver(
     let received =
         payment::receive(&state.db, &state.versions, signed, state.clock.now_secs()).await?;
     Ok(match received {
-        Some(applied) => Received::Applied(applied),
+        Some(applied) => {
+            if let Some(asked) = &applied.asked {
+                state.step_waits.observe(asked);
+            }
+            Received::Applied(applied)
+        }
         None => {
             tracing::info!("refused a provider notice");
             Received::Refused

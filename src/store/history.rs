@@ -184,3 +184,44 @@ pub async fn forwards(db: &Db, instance: i64, participant: &str) -> Result<i64, 
     .fetch_one(&db.pool)
     .await
 }
+
+/// How long an answered step waited, for the metrics' `orchestra_step_wait_seconds`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Asked {
+    /// The instance's workflow, by its machine name (never a title: it is a metric's label).
+    pub workflow: String,
+    /// Seconds from the step's start to the answer.
+    pub waited: i64,
+}
+
+/// When the step an instance now waits at was asked, read in the answer's transaction after
+/// its instance row is taken and before the answer is written: the latest line of a move onto
+/// a step (the start, a closing answer, a deadline that went on, a step passed over, a move
+/// back), leaving out the answers already given at this step in this round, which came after
+/// it. `instances.updated_at` would not do: every answer and cancellation moves it. Through the
+/// history's `(instance_id, id)` index: an instance's lines, a few dozen.
+pub async fn step_asked(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    instance: i64,
+    step: i64,
+    round: i64,
+    now: i64,
+) -> Result<Option<Asked>, sqlx::Error> {
+    let row: Option<(String, Option<i64>)> = sqlx::query_as(
+        "SELECT w.name, (SELECT MAX(h.at) FROM history h WHERE h.instance_id = i.id \
+         AND h.event IN ('started', 'answered', 'step_expired', 'skipped', 'reopened') \
+         AND NOT (h.event = 'answered' AND h.step_index = $2 AND h.round = $3)) \
+         FROM instances i JOIN workflows w ON w.id = i.workflow_id WHERE i.id = $1",
+    )
+    .bind(instance)
+    .bind(step)
+    .bind(round)
+    .fetch_optional(&mut **tx)
+    .await?;
+    Ok(row.and_then(|(workflow, at)| {
+        Some(Asked {
+            workflow,
+            waited: (now - at?).max(0),
+        })
+    }))
+}

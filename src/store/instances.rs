@@ -3,8 +3,8 @@
 
 pub(crate) use super::history::insert_history;
 pub use super::history::{
-    AskedAgain, Entry, HistoryLine, HistoryRow, answered_branches, answers_between, asked_again,
-    forwards, history,
+    Asked, AskedAgain, Entry, HistoryLine, HistoryRow, answered_branches, answers_between,
+    asked_again, forwards, history,
 };
 use super::mails::{self, ContactRow};
 use super::outbox::{self, Message};
@@ -421,8 +421,22 @@ pub struct Answer<'a> {
     pub files: &'a [i64],
 }
 
+/// What recording an answer did, and how long its step had waited (`None` when stale).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Answered {
+    pub recorded: Recorded,
+    pub asked: Option<Asked>,
+}
+
+/// An answer is compared by what it did to its instance.
+impl PartialEq<Recorded> for Answered {
+    fn eq(&self, other: &Recorded) -> bool {
+        self.recorded == *other
+    }
+}
+
 /// Records an answer and moves the instance on when its step is complete, in one transaction.
-pub async fn record_answer(db: &Db, a: &Answer<'_>) -> Result<Recorded, sqlx::Error> {
+pub async fn record_answer(db: &Db, a: &Answer<'_>) -> Result<Answered, sqlx::Error> {
     let mut tx = db.write().await?;
     let outcome = record_answer_in(&mut tx, a).await?;
     if outcome != Recorded::Stale {
@@ -438,7 +452,7 @@ pub async fn record_answer(db: &Db, a: &Answer<'_>) -> Result<Recorded, sqlx::Er
 pub async fn record_answer_in(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     a: &Answer<'_>,
-) -> Result<Recorded, sqlx::Error> {
+) -> Result<Answered, sqlx::Error> {
     let now = super::now();
     let round: Option<i64> = sqlx::query_scalar(
         "UPDATE instances SET updated_at = $1 WHERE id = $2 AND step_index = $3 \
@@ -449,8 +463,12 @@ pub async fn record_answer_in(
     .bind(a.step)
     .fetch_optional(&mut **tx)
     .await?;
+    let stale = Answered {
+        recorded: Recorded::Stale,
+        asked: None,
+    };
     let Some(round) = round else {
-        return Ok(Recorded::Stale);
+        return Ok(stale);
     };
     let answered: Vec<(String, String)> = sqlx::query_as(
         "SELECT branch, answer FROM history WHERE instance_id = $1 AND step_index = $2 \
@@ -462,8 +480,9 @@ pub async fn record_answer_in(
     .fetch_all(&mut **tx)
     .await?;
     if answered.iter().any(|(b, _)| b == a.branch) {
-        return Ok(Recorded::Stale);
+        return Ok(stale);
     }
+    let asked = super::history::step_asked(tx, a.instance, a.step, round, now).await?;
     insert_history(
         tx,
         a.instance,
@@ -554,7 +573,10 @@ pub async fn record_answer_in(
         // The step is over: its reminders and deadline have nothing left to do.
         mails::settle_step_in(tx, a.instance, a.step).await?;
     }
-    Ok(outcome)
+    Ok(Answered {
+        recorded: outcome,
+        asked,
+    })
 }
 
 /// Whether a recorded answer is a review's rejection (its `decision`).

@@ -90,6 +90,17 @@ pub async fn name_and_label(db: &Db, id: i64) -> Result<Option<(String, String)>
         .await
 }
 
+/// Instances by workflow (its machine name) and state, for the metrics: counted per
+/// `(workflow_id, state)` over the `instances (workflow_id, state, id)` index alone, then
+/// named (see docs/plans/instance_counts_*.txt for the plans on a million instances).
+pub const INSTANCE_COUNTS: &str = "SELECT w.name, c.state, c.n FROM \
+     (SELECT workflow_id, state, COUNT(*) AS n FROM instances GROUP BY workflow_id, state) c \
+     JOIN workflows w ON w.id = c.workflow_id";
+
+pub async fn instance_counts(db: &Db) -> Result<Vec<(String, String, i64)>, sqlx::Error> {
+    sqlx::query_as(INSTANCE_COUNTS).fetch_all(db.reader()).await
+}
+
 pub async fn count(db: &Db) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar("SELECT COUNT(*) FROM workflows")
         .fetch_one(db.reader())

@@ -18,7 +18,7 @@ const SUPPLIER: [(&str, &str); 4] = [
     ("notes", ""),
 ];
 
-fn contact(participant: &str, email: &str, name: &str, lang: &str) -> ContactInput {
+pub(crate) fn contact(participant: &str, email: &str, name: &str, lang: &str) -> ContactInput {
     ContactInput {
         participant: participant.into(),
         email: email.into(),
@@ -28,7 +28,7 @@ fn contact(participant: &str, email: &str, name: &str, lang: &str) -> ContactInp
 }
 
 /// Starts an instance of a workflow (by name) with contacts, as an administrator would.
-async fn start_with(
+pub(crate) async fn start_with(
     app: &TestApp,
     workflow: &str,
     contacts: &[ContactInput],
@@ -1015,6 +1015,13 @@ async fn the_binary_emails_from_serve_and_from_cron_and_never_prints_the_smtp_pa
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     };
     assert!(figures.contains("orchestra_mails_waiting 0"), "{figures}");
+    // The business figures are wired into the binary's endpoint.
+    for series in [
+        "orchestra_emails_total{kind=\"link\",outcome=\"sent\"} 2",
+        "orchestra_instances{workflow=\"contract_review\",state=\"active\"} 1",
+    ] {
+        assert!(figures.contains(series), "{series} in {figures}");
+    }
     assert!(
         figures.contains("orchestra_webhook_deliveries_total{result=\"delivered\"} 0"),
         "{figures}"

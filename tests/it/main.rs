@@ -34,6 +34,7 @@ mod mail;
 mod mail_headers;
 mod memory;
 mod metrics;
+mod metrics_business;
 mod notices;
 mod outbox;
 mod pages;

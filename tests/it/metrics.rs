@@ -19,24 +19,28 @@ const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
 
 /// The metrics endpoint of a test app, on a loopback port of its own; its base URL.
 async fn serve_metrics(app: &TestApp) -> String {
-    let metrics = Arc::new(Metrics::new(app.state.guard.clone()));
+    serve_on_loopback(Metrics::new(app.state.guard.clone())).await
+}
+
+/// Serves `metrics` on a loopback port of its own; its base URL.
+pub(crate) async fn serve_on_loopback(metrics: Metrics) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(orchestra::http::metrics::serve(
         listener,
-        metrics,
+        Arc::new(metrics),
         std::future::pending(),
     ));
     base
 }
 
 /// The figures of one scrape: `name` and its labels, sorted, to the value.
-struct Scrape(BTreeMap<String, f64>);
+pub(crate) struct Scrape(pub(crate) BTreeMap<String, f64>);
 
 impl Scrape {
-    fn parse(text: &str) -> Self {
+    pub(crate) fn parse(text: &str) -> Self {
         let mut figures = BTreeMap::new();
         for line in text.lines() {
             if line.is_empty() || line.starts_with('#') {
@@ -67,7 +71,7 @@ impl Scrape {
     }
 
     /// One series, labels in any order: `get("orchestra_guard_refused_total", &[("tier", "total")])`.
-    fn get(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
+    pub(crate) fn get(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
         let series = if labels.is_empty() {
             name.to_owned()
         } else {
@@ -101,7 +105,7 @@ impl Scrape {
     }
 }
 
-async fn scrape(base: &str) -> Scrape {
+pub(crate) async fn scrape(base: &str) -> Scrape {
     let response = reqwest::get(format!("{base}/metrics"))
         .await
         .expect("the metrics endpoint answers");

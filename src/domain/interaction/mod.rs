@@ -20,7 +20,7 @@ use crate::domain::workflow::{
 };
 use crate::error::Error;
 use crate::i18n::{Lang, Message};
-use crate::store::instances::{Answer, InstanceRow, Recorded};
+use crate::store::instances::{Answer, InstanceRow};
 use crate::store::{self, Db};
 
 pub mod forward;
@@ -545,7 +545,7 @@ pub async fn record(
     step: &Step,
     branch: &str,
     given: &Given,
-) -> Result<Recorded, Error> {
+) -> Result<store::instances::Answered, Error> {
     let rejects = matches!(
         given,
         Given::Review {

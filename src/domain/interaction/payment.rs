@@ -146,11 +146,14 @@ fn mac(keys: &SiteKeys, body: &[u8]) -> Hmac<Sha256> {
 }
 
 /// What a notice did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Applied {
     /// Whether this notice made the change, or joined one already made.
     pub changed: bool,
     pub state: PaymentState,
+    /// How long the payment's step waited, when this notice answered it (for the metrics).
+    #[serde(skip)]
+    pub asked: Option<store::instances::Asked>,
 }
 
 /// A notice body whose signature verified under the provider key: only [`verify`] makes one.
@@ -197,6 +200,7 @@ pub async fn apply(db: &Db, versions: &Cache, notice: &Notice) -> Result<Option<
         return Ok(Some(Applied {
             changed: false,
             state,
+            asked: None,
         }));
     }
     let instance = store::instances::by_id(db, payment.instance_id)
@@ -220,8 +224,10 @@ pub async fn apply(db: &Db, versions: &Cache, notice: &Notice) -> Result<Option<
         return Ok(Some(Applied {
             changed: false,
             state: now,
+            asked: None,
         }));
     };
+    let mut asked = None;
     if new_state == PaymentState::Paid {
         let step = definition
             .steps
@@ -276,6 +282,7 @@ pub async fn apply(db: &Db, versions: &Cache, notice: &Notice) -> Result<Option<
             },
         )
         .await?;
+        asked = recorded.asked.clone();
         if recorded == Recorded::Stale {
             // The money moved; the step had already moved on (another branch rejected, or the
             // links were revoked and the step answered otherwise). The payment stays paid.
@@ -296,5 +303,6 @@ pub async fn apply(db: &Db, versions: &Cache, notice: &Notice) -> Result<Option<
     Ok(Some(Applied {
         changed: true,
         state: new_state,
+        asked,
     }))
 }

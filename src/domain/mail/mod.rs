@@ -18,7 +18,7 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 
 use crate::domain::workflow::{Definition, Participant};
 use crate::i18n::{Lang, Message};
-use crate::store::mails::{ContactRow, MailQuota};
+use crate::store::mails::{ContactRow, Kind, MailQuota};
 
 /// The longest address kept (RFC 5321's path limit).
 pub const MAX_EMAIL: usize = 254;
@@ -306,24 +306,50 @@ impl Mailer {
     }
 }
 
-/// A mailer's figures, for the metrics and the status report: sent, tried again, failed for
-/// good, how many were due and waiting after the sender's last run, and whether the server
-/// answered the last try.
+/// A mailer's figures, for the metrics and the status report: each email tried, by kind and
+/// by how its try ended, how many were due and waiting after the sender's last run, and
+/// whether the server answered the last try.
 #[derive(Debug, Default)]
 pub struct Figures {
-    sent: AtomicU64,
-    retried: AtomicU64,
-    failed: AtomicU64,
+    tried: [[AtomicU64; Tried::ALL.len()]; EMAILED.len()],
     waiting: AtomicU64,
     /// The last SMTP exchange failed to connect or timed out, and none has worked since.
     unreachable: std::sync::atomic::AtomicBool,
 }
 
+/// The kinds of rows that are emails (a deadline is a chore, never sent).
+pub const EMAILED: [Kind; 4] = [Kind::Link, Kind::Reminder, Kind::Closed, Kind::Outcome];
+
+/// How one email's try ended, as the metrics count it (in [`Tried::ALL`]'s order: a try's
+/// place among a kind's counts is its discriminant).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tried {
+    /// The server took it.
+    Sent,
+    /// Not taken (refused for now, deferred, unreachable, timed out): tried again later.
+    Retried,
+    /// Not taken, for good: the schedule of tries is spent, or the address cannot be written.
+    Failed,
+}
+
+impl Tried {
+    pub const ALL: [Tried; 3] = [Tried::Sent, Tried::Retried, Tried::Failed];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tried::Sent => "sent",
+            Tried::Retried => "retried",
+            Tried::Failed => "failed",
+        }
+    }
+}
+
 impl Figures {
-    fn add(&self, run: &send::Run) {
-        self.sent.fetch_add(run.sent, Ordering::Relaxed);
-        self.retried.fetch_add(run.retried, Ordering::Relaxed);
-        self.failed.fetch_add(run.failed, Ordering::Relaxed);
+    /// Counts one email's try, as soon as it ended.
+    fn count(&self, kind: Kind, tried: Tried) {
+        if let Some(k) = EMAILED.iter().position(|&e| e == kind) {
+            self.tried[k][tried as usize].fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     fn waiting(&self, n: i64) {
@@ -336,12 +362,21 @@ impl Figures {
         self.unreachable.load(Ordering::Relaxed)
     }
 
-    /// (sent, retried, failed, waiting).
+    /// The emails of `kind` whose try ended as `tried`.
+    pub fn tried(&self, kind: Kind, tried: Tried) -> u64 {
+        EMAILED
+            .iter()
+            .position(|&e| e == kind)
+            .map_or(0, |k| self.tried[k][tried as usize].load(Ordering::Relaxed))
+    }
+
+    /// (sent, retried, failed) of every kind, and waiting.
     pub fn read(&self) -> (u64, u64, u64, u64) {
+        let all = |t| EMAILED.iter().map(|&k| self.tried(k, t)).sum();
         (
-            self.sent.load(Ordering::Relaxed),
-            self.retried.load(Ordering::Relaxed),
-            self.failed.load(Ordering::Relaxed),
+            all(Tried::Sent),
+            all(Tried::Retried),
+            all(Tried::Failed),
             self.waiting.load(Ordering::Relaxed),
         )
     }

@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use lettre::message::Mailbox;
 
-use super::Mailer;
 use super::compose::{About, Letter, mailbox, message_id};
 use super::notice::{Notice, Told};
+use super::{Mailer, Tried};
 use crate::domain::capability::{self, Claims, Kind as ClaimKind};
 use crate::domain::instance::progress;
 use crate::domain::outbox::{Lease, Stop};
@@ -116,11 +116,16 @@ pub async fn run_until(
             Some(kind) => {
                 // Claimed only with a mailer (`claim`'s `with_mail`).
                 let Some(mailer) = mailer else { continue };
-                match send_one(db, site, mailer, &instance, &definition, &m, kind, now).await? {
-                    Sent::Yes => run.sent += 1,
-                    Sent::Retry => run.retried += 1,
-                    Sent::No => run.failed += 1,
-                    Sent::Skipped => run.skipped += 1,
+                let sent = send_one(db, site, mailer, &instance, &definition, &m, kind, now);
+                let (count, tried) = match sent.await? {
+                    Sent::Yes => (&mut run.sent, Some(Tried::Sent)),
+                    Sent::Retry => (&mut run.retried, Some(Tried::Retried)),
+                    Sent::No => (&mut run.failed, Some(Tried::Failed)),
+                    Sent::Skipped => (&mut run.skipped, None),
+                };
+                *count += 1;
+                if let Some(tried) = tried {
+                    mailer.figures.count(kind, tried);
                 }
             }
             None => {
@@ -129,7 +134,6 @@ pub async fn run_until(
         }
     }
     if let Some(mailer) = mailer {
-        mailer.figures.add(&run);
         mailer
             .figures
             .waiting(store::mails::due_count(db, now).await?);

@@ -378,13 +378,16 @@ async fn answer(
     if outcome != Recorded::Stale {
         unkept.kept();
     }
+    if let Some(asked) = &outcome.asked {
+        state.step_waits.observe(asked);
+    }
     tracing::info!(
         instance = resolved.instance.id,
         step = resolved.instance.step_index,
         participant = %resolved.participant,
         "step answered"
     );
-    Ok(after_recording(&resolved, &outcome, chosen))
+    Ok(after_recording(&resolved, &outcome.recorded, chosen))
 }
 
 /// Where an answer sends the browser once recorded (post/redirect/get, so a reload never posts
