@@ -98,6 +98,35 @@ async fn a_file_is_attached_in_a_real_browser_and_offered_to_the_reviewer() {
             b.screenshot(&format!("{name}-{lang}")).await;
         }
     }
+    // The typed fields, refused with each error beside its input, at both widths.
+    let typed = crate::uploads::started(
+        &app,
+        "form@supplier: Order | Amount* (number, 0..100000), Due* (date), Website (url), I accept the terms* (checkbox)\n\
+         \x20 fr: Commande | Montant, Échéance, Site web, J'accepte les conditions\n\
+         review@buyer: Check | show 1\n",
+    )
+    .await;
+    let supplier = app.link_for(typed, "supplier", 3 * 86_400).await;
+    for lang in ["en", "fr"] {
+        for (width, name) in [
+            (1280, "doorway-typed-refused"),
+            (390, "doorway-typed-refused-phone"),
+        ] {
+            b.resize(width, 900).await;
+            b.goto(&format!("{supplier}?lang={lang}")).await;
+            b.fill("#f-amount", "1.250,50x").await;
+            b.fill("#f-website", "javascript:alert(1)").await;
+            b.follow("form.stack button[type=submit]").await;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            assert!(b.count(".field-error").await >= 3, "{lang}");
+            assert!(
+                !b.scrolls_sideways().await,
+                "the typed fields ({lang}) at {width} px"
+            );
+            b.screenshot(&format!("{name}-{lang}")).await;
+        }
+    }
+
     // The instance page's Files section, where administrators download them.
     app.create_admin().await;
     crate::browser::sign_in(&mut b).await;
@@ -112,6 +141,25 @@ async fn a_file_is_attached_in_a_real_browser_and_offered_to_the_reviewer() {
                 "the Files section ({lang}) at {width} px"
             );
             b.script("document.querySelector('#files').scrollIntoView(); return true;")
+                .await;
+            b.screenshot(&format!("{name}-{lang}")).await;
+        }
+    }
+    // The Interaction settings page, with the largest file a form takes.
+    for lang in ["en", "fr"] {
+        for (width, name) in [
+            (1280, "settings-interaction"),
+            (390, "settings-interaction-phone"),
+        ] {
+            b.resize(width, 900).await;
+            b.goto(&format!("/admin/config/orchestra/interaction?lang={lang}"))
+                .await;
+            assert_eq!(b.count("#max_file_mb").await, 1);
+            assert!(
+                !b.scrolls_sideways().await,
+                "the settings ({lang}) at {width} px"
+            );
+            b.script("document.querySelector('#max_file_mb').scrollIntoView(); return true;")
                 .await;
             b.screenshot(&format!("{name}-{lang}")).await;
         }
