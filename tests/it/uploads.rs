@@ -259,6 +259,22 @@ async fn a_disguised_html_file_and_an_oversized_file_are_refused_with_what_was_t
     );
 }
 
+/// An onboarding whose supplier answered with a 5,000-byte certificate: its id and the
+/// supplier's link.
+async fn certificate_sent(app: &TestApp) -> (i64, String) {
+    let id = started(app, ONBOARDING).await;
+    let supplier = app.link(id, Some("supplier")).await;
+    let posted = upload(
+        app,
+        &supplier,
+        &[("_step", "1"), ("company", "Acme")],
+        &[("certificate", "c.pdf", &pdf(5000))],
+    )
+    .await;
+    assert_eq!(posted.status, 303, "{}", posted.body);
+    (id, supplier)
+}
+
 async fn wait_for_rows(app: &TestApp, want: (i64, i64)) {
     for _ in 0..100 {
         if rows(app).await == want {
@@ -272,16 +288,7 @@ async fn wait_for_rows(app: &TestApp, want: (i64, i64)) {
 #[tokio::test]
 async fn a_download_address_with_one_character_changed_is_refused() {
     let app = spawn(Flood::Memory).await;
-    let id = started(&app, ONBOARDING).await;
-    let supplier = app.link(id, Some("supplier")).await;
-    let posted = upload(
-        &app,
-        &supplier,
-        &[("_step", "1"), ("company", "Acme")],
-        &[("certificate", "c.pdf", &pdf(5000))],
-    )
-    .await;
-    assert_eq!(posted.status, 303);
+    let (id, supplier) = certificate_sent(&app).await;
     let buyer = app.link(id, Some("buyer")).await;
     let href = get(&app.client(), &app, &buyer)
         .await
@@ -698,16 +705,7 @@ async fn the_sites_largest_file_caps_every_field() {
 #[tokio::test]
 async fn cron_sweeps_what_a_killed_upload_left_and_nothing_else() {
     let app = spawn(Flood::Memory).await;
-    let id = started(&app, ONBOARDING).await;
-    let supplier = app.link(id, Some("supplier")).await;
-    let posted = upload(
-        &app,
-        &supplier,
-        &[("_step", "1"), ("company", "Acme")],
-        &[("certificate", "c.pdf", &pdf(5000))],
-    )
-    .await;
-    assert_eq!(posted.status, 303);
+    let (id, _) = certificate_sent(&app).await;
     let now = orchestra::store::now();
     let old = now - orchestra::domain::files::ARRIVING_SECS - 60;
     for (at, chunks) in [(old, 3), (now, 1)] {
