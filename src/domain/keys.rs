@@ -129,6 +129,10 @@ impl SiteKeys {
     }
 }
 
+/// The purpose a client's address is hashed under where a record keeps it (an answer's line of
+/// history): answers from one client can be told apart from another's, never traced to it.
+pub const CLIENT_PURPOSE: &str = "client";
+
 /// The purpose API tokens are hashed under (`SiteKeys::token_hasher`).
 pub const TOKEN_PURPOSE: &str = "api-token";
 

@@ -15,6 +15,20 @@ pub struct Entry<'a> {
     pub kind: &'a str,
     pub participant: &'a str,
     pub actor: &'a str,
+    /// For an answer: how it came (its link record, its client, how its holder was checked).
+    pub by: Option<&'a By<'a>>,
+}
+
+/// How an answer came, kept on its line of history for receipts and the evidence record.
+#[derive(Clone, Debug, Default)]
+pub struct By<'a> {
+    /// The link record it came through (`None`: a handle, the provider's notice, or a link
+    /// issued before links were recorded).
+    pub link: Option<i64>,
+    /// The client's address as a keyed hash (`SiteKeys::keyed_hash("client", …)`).
+    pub client: Option<&'a str>,
+    /// How the link's holder was checked before answering: `email` for an emailed code.
+    pub verified: Option<&'a str>,
 }
 
 impl Entry<'_> {
@@ -29,6 +43,7 @@ impl Entry<'_> {
             kind: "",
             participant: "",
             actor: "",
+            by: None,
         }
     }
 }
@@ -47,30 +62,46 @@ pub struct HistoryRow {
     pub actor: String,
 }
 
+/// Writes one line of history and gives its id. An answer's line keeps the SHA-256 of its
+/// answer as stored (`answer_sha256`).
 pub(crate) async fn insert_history(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     instance: i64,
     e: &Entry<'_>,
     at: i64,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
+) -> Result<i64, sqlx::Error> {
+    let answer = if e.answer.is_empty() { "{}" } else { e.answer };
+    let by = e.by.cloned().unwrap_or_default();
+    let sha256 = (e.event == Event::Answered).then(|| answer_sha256(answer));
+    sqlx::query_scalar(
         "INSERT INTO history (instance_id, step_index, branch, event, answer, at, step_title, \
-         kind, participant, actor, round) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
-         (SELECT round FROM instances WHERE id = $1))",
+         kind, participant, actor, round, answer_sha256, link_id, client, verified) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+         (SELECT round FROM instances WHERE id = $1), $11, $12, $13, $14) RETURNING id",
     )
     .bind(instance)
     .bind(e.step)
     .bind(e.branch)
     .bind(e.event.as_str())
-    .bind(if e.answer.is_empty() { "{}" } else { e.answer })
+    .bind(answer)
     .bind(at)
     .bind(e.step_title)
     .bind(e.kind)
     .bind(e.participant)
     .bind(e.actor)
-    .execute(&mut **tx)
+    .bind(sha256)
+    .bind(by.link)
+    .bind(by.client)
+    .bind(by.verified)
+    .fetch_one(&mut **tx)
     .await
-    .map(|_| ())
+}
+
+/// The SHA-256 of an answer as its history line stores it (its JSON text), in hex: what a
+/// receipt signs and the evidence record lists, so a copy of the answer can be checked.
+pub fn answer_sha256(answer: &str) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(answer.as_bytes()))
 }
 
 pub async fn history(db: &Db, instance: i64) -> Result<Vec<HistoryRow>, sqlx::Error> {

@@ -3,7 +3,7 @@
 
 pub(crate) use super::history::insert_history;
 pub use super::history::{
-    Asked, AskedAgain, Entry, HistoryLine, HistoryRow, answered_branches, answers_between,
+    Asked, AskedAgain, By, Entry, HistoryLine, HistoryRow, answered_branches, answers_between,
     asked_again, forwards, history,
 };
 use super::mails::{self, ContactRow};
@@ -205,6 +205,8 @@ pub struct ForLink {
     /// `None`: no record (a link issued before links were recorded); `Some(0)`: not revoked;
     /// else when it was revoked.
     pub revoked_at: Option<i64>,
+    /// The link's record.
+    pub link_id: Option<i64>,
     /// The branches that have answered the instance's current step ("" for a step without
     /// branches), in no particular order (no sort on the doorway's read).
     pub answered: Vec<String>,
@@ -217,6 +219,7 @@ struct ForLinkRow {
     #[sqlx(flatten)]
     instance: InstanceRow,
     revoked_at: Option<i64>,
+    link_id: Option<i64>,
     answered_branch: Option<String>,
 }
 
@@ -276,10 +279,10 @@ static FOR_LINK: std::sync::LazyLock<PerBackend> = std::sync::LazyLock::new(|| {
     PerBackend::new(|backend| {
         let (from, end) = named_or_before(backend);
         format!(
-            "SELECT {QUALIFIED}, (SELECT COALESCE(l.revoked_at, 0) FROM links l \
-             WHERE l.hash = $2 AND l.instance_id = instances.id) AS revoked_at, \
+            "SELECT {QUALIFIED}, l.revoked_at, l.id AS link_id, \
              h.branch AS answered_branch \
-             FROM {from} LEFT JOIN history h ON h.instance_id = instances.id \
+             FROM {from} LEFT JOIN links l ON l.hash = $2 AND l.instance_id = instances.id \
+             LEFT JOIN history h ON h.instance_id = instances.id \
              AND h.step_index = instances.step_index AND h.round = instances.round \
              AND h.event = 'answered'{end}"
         )
@@ -321,7 +324,9 @@ pub async fn for_link(db: &Db, id: i64, link_hash: &str) -> Result<Option<ForLin
         .collect();
     Ok(Some(ForLink {
         instance: first.instance,
-        revoked_at: first.revoked_at,
+        // A record's revocation time, 0 while it stands; none without a record.
+        revoked_at: first.link_id.map(|_| first.revoked_at.unwrap_or(0)),
+        link_id: first.link_id,
         answered,
     }))
 }
@@ -419,6 +424,8 @@ pub struct Answer<'a> {
     pub notify: &'a [String],
     /// Files that arrived with the answer, kept with it.
     pub files: &'a [i64],
+    /// How the answer came: its link record, client and check.
+    pub by: By<'a>,
 }
 
 /// What recording an answer did, and how long its step had waited (`None` when stale).
@@ -426,6 +433,8 @@ pub struct Answer<'a> {
 pub struct Answered {
     pub recorded: Recorded,
     pub asked: Option<Asked>,
+    /// The answer's line of history (`None` when stale).
+    pub line: Option<i64>,
 }
 
 /// An answer is compared by what it did to its instance.
@@ -466,6 +475,7 @@ pub async fn record_answer_in(
     let stale = Answered {
         recorded: Recorded::Stale,
         asked: None,
+        line: None,
     };
     let Some(round) = round else {
         return Ok(stale);
@@ -483,7 +493,7 @@ pub async fn record_answer_in(
         return Ok(stale);
     }
     let asked = super::history::step_asked(tx, a.instance, a.step, round, now).await?;
-    insert_history(
+    let line = insert_history(
         tx,
         a.instance,
         &Entry {
@@ -495,6 +505,7 @@ pub async fn record_answer_in(
             kind: a.kind,
             participant: a.participant,
             actor: "",
+            by: Some(&a.by),
         },
         now,
     )
@@ -576,6 +587,7 @@ pub async fn record_answer_in(
     Ok(Answered {
         recorded: outcome,
         asked,
+        line: Some(line),
     })
 }
 

@@ -436,6 +436,7 @@ async fn an_answer_that_rolls_back_queues_no_email() {
         rounds: 5,
         notify: &[],
         files: &[],
+        by: Default::default(),
     };
     let pool = sqlx::AnyPool::connect(&store::normalize_url(&app.database.url).unwrap().1)
         .await

@@ -502,6 +502,7 @@ fn answer<'a>(instance: i64, step: i64, branch: &'a str, branches: &'a [String])
         rounds: 5,
         notify: &[],
         files: &[],
+        by: Default::default(),
     }
 }
 

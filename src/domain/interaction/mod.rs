@@ -39,6 +39,8 @@ pub struct Resolved {
     /// For a link: the branches that had answered the current step when it was read (the same
     /// read as the instance's).
     pub answered: Vec<String>,
+    /// For a link: its record, when it has one.
+    pub link_id: Option<i64>,
 }
 
 /// The payment a handle returns to, as the resolving read found it.
@@ -101,7 +103,7 @@ pub async fn resolve_answer(
     let Some(participant) = Participant::from_claim(parsed.claims.branch.as_deref()) else {
         return Ok(Resolution::Refused);
     };
-    let (instance, usable, payment, answered) = match parsed.claims.kind {
+    let (instance, usable, payment, answered, link_id) = match parsed.claims.kind {
         Kind::Link => {
             let hash = keys.keyed_hash("link", link);
             // A missing instance reads a stand-in row (the store's `NAMED_OR_BEFORE`), so that
@@ -115,8 +117,9 @@ pub async fn resolve_answer(
                     row.revoked_at.unwrap_or(0) == 0,
                     None,
                     row.answered,
+                    row.link_id,
                 ),
-                _ => (None, false, None, Vec::new()),
+                _ => (None, false, None, Vec::new(), None),
             }
         }
         Kind::Handle => {
@@ -129,9 +132,15 @@ pub async fn resolve_answer(
                             state: payment::PaymentState::parse(&s)?,
                         })
                     });
-                    (Some(row.instance), payment.is_some(), payment, Vec::new())
+                    (
+                        Some(row.instance),
+                        payment.is_some(),
+                        payment,
+                        Vec::new(),
+                        None,
+                    )
                 }
-                _ => (None, false, None, Vec::new()),
+                _ => (None, false, None, Vec::new(), None),
             }
         }
     };
@@ -157,6 +166,7 @@ pub async fn resolve_answer(
         link: link.to_owned(),
         payment,
         answered,
+        link_id,
     };
     Ok(if verified {
         Resolution::Usable(resolved)
@@ -538,13 +548,16 @@ fn labelled(fields: &[Field], values: Vec<(String, String)>) -> Vec<FieldAnswer>
         .collect()
 }
 
-/// Records an answer to the current step for the link's participant.
+/// Records an answer to the current step for the link's participant, coming from `client` (the
+/// client's address as a keyed hash), its holder checked as `verified` says.
 pub async fn record(
     db: &Db,
     resolved: &Resolved,
     step: &Step,
     branch: &str,
     given: &Given,
+    client: &str,
+    verified: Option<&str>,
 ) -> Result<store::instances::Answered, Error> {
     let rejects = matches!(
         given,
@@ -578,6 +591,11 @@ pub async fn record(
             rounds: i64::from(crate::domain::workflow::route::rounds(&resolved.definition)),
             notify: &resolved.definition.notify_names(),
             files: &given.file_ids(),
+            by: store::instances::By {
+                link: resolved.link_id,
+                client: Some(client),
+                verified,
+            },
         },
     )
     .await?)

@@ -279,6 +279,7 @@ pub async fn apply(db: &Db, versions: &Cache, notice: &Notice) -> Result<Option<
                 rounds: i64::from(crate::domain::workflow::route::rounds(&definition)),
                 notify: &definition.notify_names(),
                 files: &[],
+                by: store::instances::By::default(),
             },
         )
         .await?;

@@ -19,10 +19,12 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 
 use super::AppState;
+use super::client::ClientAddr;
 use super::error::AppError;
 use super::form::{holds_nul, pairs};
 use crate::domain::capability::Kind;
 use crate::domain::interaction::{self, Invalid, Now, Resolution, Resolved, forward};
+use crate::domain::keys::CLIENT_PURPOSE;
 use crate::domain::site::Snapshot;
 use crate::domain::workflow::Interaction;
 use crate::i18n::Lang;
@@ -243,6 +245,7 @@ pub(crate) fn cross_site(headers: &HeaderMap, https: bool) -> bool {
 async fn answer(
     State(state): State<AppState>,
     lang: Lang,
+    ClientAddr(client): ClientAddr,
     request: Request,
 ) -> Result<Response, AppError> {
     let link = link_of(request.uri().path()).to_owned();
@@ -374,7 +377,12 @@ async fn answer(
             ));
         }
     };
-    let outcome = interaction::record(&state.db, &resolved, step, branch, &given).await?;
+    // The evidence record tells answers from one client apart from another's, never where from.
+    let client = snapshot
+        .keys
+        .keyed_hash(CLIENT_PURPOSE, &client.to_string());
+    let outcome =
+        interaction::record(&state.db, &resolved, step, branch, &given, &client, None).await?;
     if outcome != Recorded::Stale {
         unkept.kept();
     }
