@@ -14,6 +14,8 @@ pub struct ListArgs {
     pub search: Option<String>,
     pub limit: Option<String>,
     pub before: Option<String>,
+    /// `text` (the default) or `csv`.
+    pub format: Option<String>,
 }
 
 /// What `webhook delete|enable|disable|retry` does to an endpoint.
@@ -81,6 +83,11 @@ pub enum Parsed {
     },
     InstanceList(ListArgs),
     InstanceShow {
+        instance: String,
+        format: Option<String>,
+    },
+    /// `instance evidence ID [--format json|html]`.
+    InstanceEvidence {
         instance: String,
         format: Option<String>,
     },
@@ -335,12 +342,18 @@ pub fn grammar(lang: Lang) -> Command {
                         .arg(option(lang, "state", "STATE", "cli-arg-list-state"))
                         .arg(option(lang, "search", "TEXT", "cli-arg-list-search"))
                         .arg(option(lang, "limit", "N", "cli-arg-list-limit"))
-                        .arg(option(lang, "before", "ID", "cli-arg-list-before")),
+                        .arg(option(lang, "before", "ID", "cli-arg-list-before"))
+                        .arg(option(lang, "format", "FORMAT", "cli-arg-list-format")),
                 )
                 .subcommand(
                     command(lang, "show", "cli-about-instance-show")
                         .arg(positional(lang, "INSTANCE", "cli-arg-instance"))
                         .arg(option(lang, "format", "FORMAT", "cli-arg-format")),
+                )
+                .subcommand(
+                    command(lang, "evidence", "cli-about-instance-evidence")
+                        .arg(positional(lang, "INSTANCE", "cli-arg-instance"))
+                        .arg(option(lang, "format", "FORMAT", "cli-arg-evidence-format")),
                 )
                 .subcommand(
                     command(lang, "cancel", "cli-about-instance-cancel")
@@ -569,8 +582,13 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
             search: value(m, "search"),
             limit: value(m, "limit"),
             before: value(m, "before"),
+            format: value(m, "format"),
         }),
         ("instance", Some(("show", m))) => Parsed::InstanceShow {
+            instance: required(m, "INSTANCE"),
+            format: value(m, "format"),
+        },
+        ("instance", Some(("evidence", m))) => Parsed::InstanceEvidence {
             instance: required(m, "INSTANCE"),
             format: value(m, "format"),
         },

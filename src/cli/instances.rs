@@ -193,12 +193,53 @@ fn shell_word(word: &str) -> String {
 /// `orchestra instance list`: a page of instances newest first as a table on standard output;
 /// the total and the command for the next page on standard error, so the table stays readable
 /// by a script.
+/// `instance list --format csv`: every instance the filters hold from `from` on, a page at a
+/// time, to standard output.
+async fn instance_csv(
+    out: &Out,
+    db: &Db,
+    filter: &crate::domain::lists::Filter,
+    mut from: crate::domain::lists::From,
+) -> Result<i32, sqlx::Error> {
+    use crate::domain::lists::{self, csv};
+    use std::io::Write;
+    let versions = crate::domain::workflow::versions::Cache::default();
+    let mut stdout = std::io::stdout().lock();
+    let mut write = |text: &str| stdout.write_all(text.as_bytes()).is_ok();
+    if !write(csv::HEADER) {
+        return Ok(1);
+    }
+    loop {
+        let (text, more) = match csv::page(db, &versions, filter, from, out.lang).await {
+            Ok(page) => page,
+            Err(crate::error::Error::Db(e)) => return Err(e),
+            Err(e) => {
+                tracing::error!(error = %e, "the export stopped");
+                return Ok(1);
+            }
+        };
+        // A closed pipe (`| head`) ends the export quietly.
+        if !write(&text) {
+            return Ok(0);
+        }
+        match more {
+            Some(id) => from = lists::From::Before(id),
+            None => return Ok(0),
+        }
+    }
+}
+
 pub(super) async fn instance_list(
     out: &Out,
     db: &Db,
     args: &crate::cli::args::ListArgs,
 ) -> Result<i32, sqlx::Error> {
     use crate::domain::lists;
+    let csv = match args.format.as_deref().unwrap_or("text") {
+        "text" => false,
+        "csv" => true,
+        other => return Ok(out.err(Message::new("cli-bad-format").arg("format", other.to_owned()))),
+    };
     let state = match args.state.as_deref() {
         None => None,
         Some(word) => match lists::parse_state(word) {
@@ -242,6 +283,9 @@ pub(super) async fn instance_list(
             );
         };
         filter.workflows = Some(vec![row.id]);
+    }
+    if csv {
+        return instance_csv(out, db, &filter, from).await;
     }
     let listed = lists::page(db, &filter, from, limit).await?;
     let t = |id: &'static str| Message::new(id).render(out.lang);

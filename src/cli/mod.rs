@@ -170,6 +170,12 @@ pub async fn run(args: Vec<String>) -> i32 {
                 Err(e) => Ok(out.fail(e)),
             }
         }
+        Parsed::InstanceEvidence { instance, format } => {
+            match show::instance_evidence(&out, &db, &instance, format.as_deref()).await {
+                Ok(code) => Ok(code),
+                Err(e) => Ok(out.fail(e)),
+            }
+        }
         Parsed::LinkIssue {
             instance,
             participant,

@@ -43,6 +43,36 @@ pub async fn instance_show(
     Ok(0)
 }
 
+/// `orchestra instance evidence ID [--format json|html]`: the instance's evidence record, as the
+/// API gives it (`json`, the default) or as a printable document in the operator's language.
+pub async fn instance_evidence(
+    out: &Out,
+    db: &Db,
+    id: &str,
+    format: Option<&str>,
+) -> Result<i32, crate::error::Error> {
+    use crate::domain::instance::{evidence, evidence_page};
+    let format = format.unwrap_or("json");
+    if !matches!(format, "json" | "html") {
+        return Ok(out.err(Message::new("cli-bad-format").arg("format", format.to_owned())));
+    }
+    let unknown = || out.err(Message::new("link-instance-unknown").arg("id", id.to_owned()));
+    let Ok(n) = id.trim().parse::<i64>() else {
+        return Ok(unknown());
+    };
+    let settings = crate::domain::settings::Settings::load(db).await?;
+    let versions = crate::domain::workflow::versions::Cache::default();
+    let now = crate::store::now();
+    let Some(record) = evidence::read(db, &versions, &settings.base_url, n, now).await? else {
+        return Ok(unknown());
+    };
+    match format {
+        "html" => print!("{}", evidence_page::document(&record, out.lang)),
+        _ => println!("{}", record.to_json()),
+    }
+    Ok(0)
+}
+
 fn as_json(view: &View) -> Value {
     let row = &view.instance;
     let names = |ps: &[crate::domain::workflow::Participant]| -> Vec<String> {

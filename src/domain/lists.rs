@@ -2,9 +2,15 @@
 //! what was typed, a page newest first with where the next starts, a total that stays cheap at a
 //! million instances, and the opaque cursor the API hands out.
 
+pub mod csv;
+
+use std::collections::HashMap;
+
 use crate::domain::api::scope::{Reach, Scope};
 use crate::domain::workflow::InstanceState;
 use crate::domain::workflow::history::Actor;
+use crate::domain::workflow::versions::Cache;
+use crate::error::Error;
 use crate::i18n::Message;
 use crate::store::{self, Db};
 
@@ -130,6 +136,73 @@ pub async fn workflow_ids(db: &Db, name: &str) -> Result<Vec<i64>, sqlx::Error> 
 
 pub async fn page(db: &Db, filter: &Filter, from: From, limit: i64) -> Result<Listed, sqlx::Error> {
     store::lists::page(db, filter, from, limit.clamp(1, MAX_PAGE)).await
+}
+
+/// Who a running instance waits on, and since when: the participants of its current step who
+/// have not answered it in this round (by their name on file, with the role), and when the step
+/// was asked.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Waiting {
+    pub who: Vec<String>,
+    pub since: Option<i64>,
+}
+
+impl Waiting {
+    /// The people as one line: `Rosa Diaz (reviewer), finance`.
+    pub fn who_text(&self) -> String {
+        self.who.join(", ")
+    }
+}
+
+/// What each running instance of a page waits on (ended ones are left out): three reads for the
+/// whole page (`store::lists::waits`), the steps from the versions' cache.
+pub async fn waiting(
+    db: &Db,
+    versions: &Cache,
+    rows: &[ListRow],
+) -> Result<HashMap<i64, Waiting>, Error> {
+    let running: Vec<&ListRow> = rows.iter().filter(|r| !r.state.is_over()).collect();
+    let ids: Vec<i64> = running.iter().map(|r| r.id).collect();
+    let waits = store::lists::waits(db, &ids).await?;
+    let mut out = HashMap::with_capacity(running.len());
+    for row in running {
+        let definition = versions.get(db, row.version_id).await?;
+        let Some(step) = usize::try_from(row.step_index)
+            .ok()
+            .and_then(|i| definition.steps.get(i))
+        else {
+            continue;
+        };
+        let answered = |branch: &str| {
+            waits
+                .answered
+                .iter()
+                .any(|(id, b)| *id == row.id && b == branch)
+        };
+        let who = step
+            .participants()
+            .iter()
+            .filter(|p| !answered(step.branch_of(p).unwrap_or_default()))
+            .map(|p| {
+                let name = waits
+                    .names
+                    .iter()
+                    .find(|(id, who, name)| *id == row.id && who == p.as_str() && !name.is_empty())
+                    .map(|(_, _, name)| name.as_str());
+                match name {
+                    Some(name) => format!("{name} ({p})"),
+                    None => p.as_str().to_owned(),
+                }
+            })
+            .collect();
+        let since = waits
+            .since
+            .iter()
+            .find(|(id, _)| *id == row.id)
+            .map(|(_, at)| *at);
+        out.insert(row.id, Waiting { who, since });
+    }
+    Ok(out)
 }
 
 /// A page of an instance's history: up to `limit` lines older than `before` (the newest when

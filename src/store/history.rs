@@ -256,3 +256,36 @@ pub async fn step_asked(
         })
     }))
 }
+
+/// A line of history as the evidence record gives it: everything it stores.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct RecordLine {
+    pub id: i64,
+    pub step_index: i64,
+    pub round: i64,
+    pub branch: String,
+    pub event: String,
+    pub answer: String,
+    pub at: i64,
+    pub step_title: String,
+    pub kind: String,
+    pub participant: String,
+    pub actor: String,
+    pub answer_sha256: Option<String>,
+    pub link_id: Option<i64>,
+    pub client: Option<String>,
+    pub verified: Option<String>,
+}
+
+/// Every line of an instance's history, oldest first, through the history's index by instance:
+/// an instance has tens of lines, its links capped a day and its rounds capped (`| rounds N`).
+pub async fn record_lines(db: &Db, instance: i64) -> Result<Vec<RecordLine>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, step_index, round, branch, event, answer, at, step_title, kind, participant, \
+         actor, answer_sha256, link_id, client, verified FROM history WHERE instance_id = $1 \
+         ORDER BY id",
+    )
+    .bind(instance)
+    .fetch_all(db.reader())
+    .await
+}

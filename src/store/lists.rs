@@ -45,6 +45,8 @@ pub struct ListRow {
     pub started_by: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
+    pub version_id: i64,
+    pub step_index: i64,
     pub workflow_name: Option<String>,
     pub workflow_label: Option<String>,
     pub workflow_labels: Option<String>,
@@ -140,9 +142,10 @@ fn bind_all<'q, O>(
 }
 
 const ROW: &str = "i.id, i.workflow_id, i.subject_title, i.state, i.started_by, i.created_at, \
-     i.updated_at, w.name AS workflow_name, w.label AS workflow_label, \
-     w.labels AS workflow_labels";
-const INNER: &str = "id, workflow_id, subject_title, state, started_by, created_at, updated_at";
+     i.updated_at, i.version_id, i.step_index, w.name AS workflow_name, \
+     w.label AS workflow_label, w.labels AS workflow_labels";
+const INNER: &str = "id, workflow_id, subject_title, state, started_by, created_at, updated_at, \
+     version_id, step_index";
 
 /// One page of up to `limit` instances. Without a search, one range read of at most `limit` + 1
 /// rows. With one, the matches among the next `SEARCH_WINDOW` filtered rows; when fewer than a
@@ -296,6 +299,63 @@ pub async fn count(db: &Db, filter: &Filter, cap: i64) -> Result<(i64, i64), sql
     bind_all(sqlx::query_as(&sql), binds)
         .fetch_one(db.reader())
         .await
+}
+
+/// What a page's running instances wait on, read for the page's ids at once: when each was
+/// asked its current step (the latest move onto a step, as `history::step_asked` reads it), the
+/// branches that have answered that step in this round, and the participants' names on file.
+#[derive(Debug, Default)]
+pub struct Waits {
+    pub since: Vec<(i64, i64)>,
+    pub answered: Vec<(i64, String)>,
+    /// `(instance, participant, name)`.
+    pub names: Vec<(i64, String, String)>,
+}
+
+/// Three reads over the page's ids, each through an index by instance (the history's
+/// `(instance_id, step_index)`, the contacts' key): a page of 50 running instances reads their
+/// lines, a few dozen each, never the table.
+pub async fn waits(db: &Db, ids: &[i64]) -> Result<Waits, sqlx::Error> {
+    if ids.is_empty() {
+        return Ok(Waits::default());
+    }
+    let list = super::placeholders(1, ids.len(), 1);
+    let since = format!(
+        "SELECT h.instance_id, MAX(h.at) FROM history h \
+         JOIN instances i ON i.id = h.instance_id WHERE h.instance_id IN ({list}) \
+         AND h.event IN ('started', 'answered', 'step_expired', 'skipped', 'reopened') \
+         AND NOT (h.event = 'answered' AND h.step_index = i.step_index AND h.round = i.round) \
+         GROUP BY h.instance_id"
+    );
+    let answered = format!(
+        "SELECT h.instance_id, h.branch FROM history h \
+         JOIN instances i ON i.id = h.instance_id WHERE h.instance_id IN ({list}) \
+         AND h.step_index = i.step_index AND h.round = i.round AND h.event = 'answered'"
+    );
+    let names = format!(
+        "SELECT instance_id, participant, name FROM contacts WHERE instance_id IN ({list})"
+    );
+    let reader = db.reader();
+    let (since, answered, names) = tokio::try_join!(
+        for_ids(sqlx::query_as(&since), ids).fetch_all(reader),
+        for_ids(sqlx::query_as(&answered), ids).fetch_all(reader),
+        for_ids(sqlx::query_as(&names), ids).fetch_all(reader),
+    )?;
+    Ok(Waits {
+        since,
+        answered,
+        names,
+    })
+}
+
+fn for_ids<'q, O>(
+    mut q: sqlx::query::QueryAs<'q, sqlx::Any, O, sqlx::any::AnyArguments<'q>>,
+    ids: &[i64],
+) -> sqlx::query::QueryAs<'q, sqlx::Any, O, sqlx::any::AnyArguments<'q>> {
+    for id in ids {
+        q = q.bind(*id);
+    }
+    q
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ mod cli;
 mod connections;
 mod doorway;
 mod drawing;
+mod evidence;
 mod faults;
 mod fields;
 mod file_downloads;

@@ -5,6 +5,8 @@
 //! language) or failed.
 
 mod cancel;
+pub mod evidence;
+pub mod evidence_page;
 mod links;
 pub mod progress;
 mod reassign;

@@ -30,6 +30,9 @@ pub struct InstanceLine {
     pub workflow: String,
     pub state: String,
     pub updated: String,
+    /// Who it waits on (empty when it has ended) and since when.
+    pub waiting: String,
+    pub since: String,
 }
 
 /// What the list's form and links keep in the URL. Every part is read leniently: a value that
@@ -45,7 +48,7 @@ pub struct ListQuery {
 }
 
 /// The list's filters as understood.
-struct Chosen {
+pub(super) struct Chosen {
     workflow: Option<i64>,
     state: Option<crate::domain::workflow::InstanceState>,
     by: Option<lists::Starter>,
@@ -53,7 +56,7 @@ struct Chosen {
 }
 
 impl Chosen {
-    fn read(query: &ListQuery) -> Self {
+    pub(super) fn read(query: &ListQuery) -> Self {
         let word = |v: &Option<String>| v.as_deref().map(str::trim).unwrap_or_default().to_owned();
         Self {
             workflow: query
@@ -73,12 +76,17 @@ impl Chosen {
         }
     }
 
-    fn filter(&self) -> lists::Filter {
+    pub(super) fn filter(&self) -> lists::Filter {
         lists::filter(self.workflow, self.state, self.by, Some(&self.q))
     }
 
     /// `/admin/instances?…` with these filters and, when given, a cursor.
     fn url(&self, cursor: Option<(&str, i64)>) -> String {
+        self.url_of("/admin/instances", cursor)
+    }
+
+    /// `path?…` with these filters and, when given, a cursor.
+    fn url_of(&self, path: &str, cursor: Option<(&str, i64)>) -> String {
         let mut pairs: Vec<(&str, String)> = Vec::new();
         if let Some(w) = self.workflow {
             pairs.push(("workflow", w.to_string()));
@@ -97,9 +105,9 @@ impl Chosen {
         }
         let query = serde_urlencoded::to_string(&pairs).unwrap_or_default();
         if query.is_empty() {
-            "/admin/instances".to_owned()
+            path.to_owned()
         } else {
-            format!("/admin/instances?{query}")
+            format!("{path}?{query}")
         }
     }
 }
@@ -121,6 +129,8 @@ struct ListPage {
     total: String,
     newer_url: Option<String>,
     older_url: Option<String>,
+    /// The same filters as CSV.
+    csv_url: String,
     /// Set when a search page shows fewer than a page: how far it looked.
     window_note: Option<String>,
 }
@@ -177,20 +187,26 @@ pub async fn list(
                         .arg("count", lists::SEARCH_WINDOW.to_string()),
                 )
             });
+    let mut waiting = lists::waiting(&state.db, &state.versions, &listed.rows).await?;
     let instances = listed
         .rows
         .into_iter()
-        .map(|i| InstanceLine {
-            id: i.id,
-            workflow: maybe_label_in(
-                i.workflow_label.as_deref(),
-                i.workflow_labels.as_deref(),
-                ctx.lang,
-            )
-            .unwrap_or_default(),
-            state: ctx.t(i.state.message_id()),
-            updated: crate::time::format_utc(i.updated_at),
-            title: i.subject_title,
+        .map(|i| {
+            let w = waiting.remove(&i.id).unwrap_or_default();
+            InstanceLine {
+                id: i.id,
+                workflow: maybe_label_in(
+                    i.workflow_label.as_deref(),
+                    i.workflow_labels.as_deref(),
+                    ctx.lang,
+                )
+                .unwrap_or_default(),
+                state: ctx.t(i.state.message_id()),
+                updated: crate::time::format_utc(i.updated_at),
+                waiting: w.who_text(),
+                since: w.since.map(crate::time::format_utc).unwrap_or_default(),
+                title: i.subject_title,
+            }
         })
         .collect();
     let states = crate::domain::workflow::InstanceState::ALL
@@ -214,6 +230,7 @@ pub async fn list(
             || !chosen.q.is_empty(),
         older_url: older.map(|id| chosen.url(Some(("before", id)))),
         newer_url: newer.map(|id| chosen.url(Some(("after", id)))),
+        csv_url: chosen.url_of("/admin/instances.csv", None),
         q: chosen.q,
         total,
         window_note,

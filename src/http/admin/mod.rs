@@ -12,8 +12,10 @@ pub mod admins;
 pub mod auth;
 pub mod confirm;
 pub mod dashboard;
+pub mod evidence;
 pub mod handover;
 pub mod instance_cancel;
+pub mod instance_export;
 pub mod instance_files;
 pub mod instances;
 pub mod preview;
@@ -47,6 +49,7 @@ pub fn router(state: AppState) -> Router<AppState> {
             get(workflows::delete_version_form).post(workflows::delete_version),
         )
         .route("/admin/instances", get(instances::list))
+        .route("/admin/instances.csv", get(instance_export::download))
         .route(
             "/admin/instances/new",
             get(instances::new_form).post(instances::start),
@@ -58,6 +61,11 @@ pub fn router(state: AppState) -> Router<AppState> {
             get(instances::revoke_form).post(instances::revoke),
         )
         .route("/admin/instances/{id}/handover", post(handover::hand_over))
+        .route("/admin/instances/{id}/evidence", get(evidence::show))
+        .route(
+            "/admin/instances/{id}/evidence.json",
+            get(evidence::download),
+        )
         .route(
             "/admin/instances/{id}/files/{file}",
             get(instance_files::download),

@@ -27,6 +27,7 @@ use crate::i18n::Lang;
 
 mod doc;
 mod error;
+mod evidence;
 mod extract;
 mod fields;
 mod files;
@@ -61,6 +62,7 @@ static ROUTE_TABLE: &[Route] = &[
     Route::guarded::<instances::__path_cancel>(|m| on(m, instances::cancel), REASON),
     Route::guarded::<instances::__path_reassign>(|m| on(m, instances::reassign), SMALL),
     Route::guarded::<files::__path_download>(|m| on(m, files::download), SMALL),
+    Route::guarded::<evidence::__path_read>(|m| on(m, evidence::read), SMALL),
     Route::guarded::<links::__path_issue>(|m| on(m, links::issue), SMALL),
     Route::guarded::<links::__path_revoke>(|m| on(m, links::revoke), SMALL),
     Route::guarded::<webhooks::__path_create>(|m| on(m, webhooks::create), SMALL),

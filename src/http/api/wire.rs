@@ -302,6 +302,19 @@ pub struct CurrentStep {
     pub shows: Vec<i64>,
 }
 
+/// An instance's evidence record, its hash and when it was made.
+#[derive(Serialize, ToSchema)]
+pub struct Evidence {
+    /// The record: `format`, `site`, `instance`, `steps`, `history`, `links`, `emails`,
+    /// `contacts`, `files`.
+    #[schema(value_type = Object)]
+    pub record: serde_json::Value,
+    /// The SHA-256 of the record's canonical form (keys sorted, no spaces, UTF-8), in hex.
+    pub sha256: String,
+    /// When this copy was made (ISO 8601, UTC); outside the record, so not in its hash.
+    pub generated_at: String,
+}
+
 /// A file an answer brought: what it is, never its bytes (`download` reads them).
 #[derive(Serialize, ToSchema)]
 pub struct InstanceFile {

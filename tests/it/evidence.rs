@@ -1,0 +1,440 @@
+//! The evidence record and the instance list as CSV, over real TCP on SQLite and PostgreSQL: the
+//! record's hash is its canonical form's, as an outside reader (Python's own `json`) computes
+//! it; each answer's line names its SHA-256, its link record and its client as a keyed hash; the
+//! admin page, its JSON, the API and the CLI give the same record; the list's CSV parses with a
+//! standard CSV reader (Python's `csv`) and says who each running instance waits on.
+
+use std::process::Command;
+
+use sha2::{Digest, Sha256};
+
+use crate::api::{call, json, scoped};
+use crate::helpers::{Flood, TestApp, answer_step, get, spawn};
+use crate::mail::{contact, start_with};
+
+const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
+
+/// An onboarding whose supplier answered through their link; the instance and the link record.
+async fn answered(app: &TestApp) -> (i64, i64) {
+    let id = start_with(
+        app,
+        "supplier_onboarding",
+        &[
+            contact("supplier", "sam@supplier.example", "Sam Supplier", "en"),
+            contact("reviewer", "rosa@review.example", "Rosa Diaz", "fr"),
+        ],
+    )
+    .await
+    .unwrap();
+    let supplier = app.link(id, Some("supplier")).await;
+    let filed = answer_step(
+        &app.client(),
+        app,
+        &supplier,
+        &[
+            ("company", "Acme, \"the\" firm"),
+            ("contact_email", "buyer@acme.example"),
+            ("yearly_volume", "12"),
+            ("notes", "été"),
+        ],
+    )
+    .await;
+    assert_eq!(filed.status, 200, "{}", filed.body);
+    let link: i64 = orchestra::store::links::list(&app.db, id)
+        .await
+        .unwrap()
+        .iter()
+        .find(|l| l.participant == "supplier")
+        .expect("the supplier's link record")
+        .id;
+    (id, link)
+}
+
+/// `python3 -c script` with `input` on its standard input; its output, trimmed.
+fn python(script: &str, input: &str) -> String {
+    use std::io::Write;
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs (CI installs it)");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// The SHA-256 of a downloaded record as anyone would check it: Python's `json`, keys sorted,
+/// no spaces, UTF-8.
+const CHECK: &str = "import sys, json, hashlib\n\
+doc = json.load(sys.stdin)\n\
+canon = json.dumps(doc['record'], sort_keys=True, separators=(',', ':'), ensure_ascii=False)\n\
+print(hashlib.sha256(canon.encode('utf-8')).hexdigest())";
+
+fn sha256(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+#[tokio::test]
+async fn the_evidence_records_hash_is_its_content_and_each_answer_says_how_it_came() {
+    let app = spawn(Flood::Memory).await;
+    let (id, link) = answered(&app).await;
+    let admin = app.admin_client().await;
+
+    let response = admin
+        .get(app.url(&format!("/admin/instances/{id}/evidence.json")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(
+        response
+            .headers()
+            .get("content-disposition")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("attachment"))
+    );
+    let text = response.text().await.unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let stated = doc["sha256"].as_str().unwrap().to_owned();
+    assert_eq!(
+        python(CHECK, &text),
+        stated,
+        "the stated hash is the record's"
+    );
+
+    // The same instance, untouched, gives the same hash.
+    let again: serde_json::Value = admin
+        .get(app.url(&format!("/admin/instances/{id}/evidence.json")))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap();
+    assert_eq!(again["sha256"], doc["sha256"]);
+
+    // A copy with one character changed no longer matches.
+    let forged = text.replacen("Acme", "Acne", 1);
+    assert_ne!(python(CHECK, &forged), stated);
+
+    let record = &doc["record"];
+    assert_eq!(record["format"], "orchestra-evidence/1");
+    assert_eq!(record["instance"]["id"], id);
+    let lines = record["history"].as_array().unwrap();
+    let answer = lines
+        .iter()
+        .find(|l| l["event"] == "answered")
+        .expect("the answer's line");
+    let words = answer["answer"].as_str().unwrap();
+    assert!(words.contains("Acme"), "{words}");
+    assert_eq!(
+        answer["answer_sha256"],
+        sha256(words),
+        "the answer's own hash"
+    );
+    assert_eq!(answer["link"], link, "the link record it came through");
+    let client = answer["client"].as_str().unwrap();
+    assert_eq!(client.len(), 64, "a keyed hash: {client}");
+    assert!(
+        !record["history"].to_string().contains("127.0.0.1"),
+        "never the client's address"
+    );
+    let links = record["links"].as_array().unwrap();
+    let used = links.iter().find(|l| l["id"] == link).unwrap();
+    assert_eq!(used["used_by"], serde_json::json!([answer["id"]]));
+    assert!(used["issued_by"].as_str().is_some());
+    let steps = record["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    assert_eq!(steps[1]["participants"], serde_json::json!(["reviewer"]));
+    let emails = record["emails"].as_array().unwrap();
+    assert!(
+        emails.iter().any(|m| m["participant"] == "reviewer"),
+        "the reviewer's link email is listed: {emails:?}"
+    );
+    assert!(
+        record["contacts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["email"] == "rosa@review.example")
+    );
+    // The record holds no link, no token. (A new link is a new line of the record.)
+    let links_text = app.link(id, Some("reviewer")).await;
+    let token = links_text.rsplit('/').next().unwrap();
+    assert!(!text.contains(token));
+    let instance = orchestra::store::instances::by_id(&app.db, id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!text.contains(&instance.token));
+}
+
+#[tokio::test]
+async fn the_evidence_page_prints_the_record_in_the_readers_language_for_administrators_only() {
+    let app = spawn(Flood::Memory).await;
+    let (id, _) = answered(&app).await;
+    let admin = app.admin_client().await;
+    let record: serde_json::Value = admin
+        .get(app.url(&format!("/admin/instances/{id}/evidence.json")))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap();
+    let hash = record["sha256"].as_str().unwrap();
+
+    let instance = get(&admin, &app, &format!("/admin/instances/{id}")).await;
+    assert_eq!(
+        instance.attr("a#evidence", "href").as_deref(),
+        Some(format!("/admin/instances/{id}/evidence").as_str())
+    );
+    let en = get(
+        &admin,
+        &app,
+        &format!("/admin/instances/{id}/evidence?lang=en"),
+    )
+    .await;
+    assert_eq!(en.status, 200);
+    assert_eq!(en.first("#evidence-sha256"), hash);
+    assert!(en.body.contains("Evidence record of instance"));
+    assert!(en.body.contains("Acme"));
+    assert!(en.body.contains("rosa@review.example"));
+    let fr = get(
+        &admin,
+        &app,
+        &format!("/admin/instances/{id}/evidence?lang=fr"),
+    )
+    .await;
+    assert_eq!(fr.lang(), "fr");
+    assert!(fr.body.contains("Dossier de preuve"));
+    assert_eq!(fr.first("#evidence-sha256"), hash);
+
+    // An attacker: signed out, the sign-in; a made-up instance, the themed 404.
+    for path in [
+        format!("/admin/instances/{id}/evidence"),
+        format!("/admin/instances/{id}/evidence.json"),
+    ] {
+        let anonymous = app.client().get(app.url(&path)).send().await.unwrap();
+        assert_ne!(anonymous.status(), 200, "{path}");
+        assert!(!anonymous.text().await.unwrap().contains(hash), "{path}");
+    }
+    for path in [
+        format!("/admin/instances/{}/evidence", id + 1000),
+        format!("/admin/instances/{}/evidence.json", id + 1000),
+        "/admin/instances/abc/evidence".to_owned(),
+    ] {
+        let missing = get(&admin, &app, &path).await;
+        assert_eq!(missing.status, 404, "{path}");
+        assert!(
+            missing
+                .header("content-type")
+                .unwrap_or("")
+                .starts_with("text/html")
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_api_and_the_cli_give_the_same_record() {
+    let app = spawn(Flood::Memory).await;
+    let (id, _) = answered(&app).await;
+    let other = app.start("supplier_onboarding", "Another").await;
+    let reader = scoped(&app, "reader", Some(&["read"]), Some("all"), None).await;
+    let starter = scoped(&app, "starter", Some(&["start"]), Some("all"), None).await;
+    let path = format!("/api/v1/instances/{id}/evidence");
+
+    let read = call(&app, "GET", &path, &reader, None).await;
+    assert_eq!(read.status, 200, "{}", read.body);
+    let stated = json(&read)["sha256"].as_str().unwrap().to_owned();
+    assert_eq!(python(CHECK, &read.body), stated);
+    assert_eq!(call(&app, "GET", &path, &starter, None).await.status, 403);
+    assert_eq!(call(&app, "GET", &path, "", None).await.status, 401);
+    let missing = format!("/api/v1/instances/{}/evidence", other + 1000);
+    assert_eq!(call(&app, "GET", &missing, &reader, None).await.status, 404);
+
+    let json_out = crate::helpers::serve::cli(
+        BIN,
+        &app.database.url,
+        &["instance", "evidence", &id.to_string()],
+    );
+    let cli: serde_json::Value = serde_json::from_str(&json_out).unwrap();
+    assert_eq!(
+        cli["sha256"],
+        stated.as_str(),
+        "the CLI's record is the API's"
+    );
+    assert_eq!(python(CHECK, &json_out), stated);
+    let html = crate::helpers::serve::cli(
+        BIN,
+        &app.database.url,
+        &["instance", "evidence", &id.to_string(), "--format", "html"],
+    );
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+    assert!(html.contains(&stated) && html.contains("Acme"));
+    let bad = Command::new(BIN)
+        .args(["instance", "evidence", &id.to_string(), "--format", "pdf"])
+        .env("ORCHESTRA_DATABASE_URL", &app.database.url)
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("pdf"));
+}
+
+/// Rows of a CSV as Python's `csv` module reads them, as JSON.
+const READ_CSV: &str = "import sys, csv, json\n\
+print(json.dumps(list(csv.DictReader(sys.stdin))))";
+
+#[tokio::test]
+async fn the_list_downloads_as_csv_with_who_each_instance_waits_on_and_since_when() {
+    let app = spawn(Flood::Memory).await;
+    let (waiting, _) = answered(&app).await;
+    let formula = app
+        .start("supplier_onboarding", "=HYPERLINK(\"http://evil.example\")")
+        .await;
+    let cancelled = app.start("contract_review", "Old contract").await;
+    orchestra::domain::instance::cancel(
+        &app.db,
+        cancelled,
+        &orchestra::domain::instance::Actor::Admin("ada".into()),
+        "",
+    )
+    .await
+    .unwrap();
+    // Two reviewers in parallel, one has answered: it waits on the other alone.
+    let parallel =
+        crate::uploads::started(&app, "review[legal,finance]: Approve the contract\n").await;
+    let legal = app.link(parallel, Some("legal")).await;
+    let approved = answer_step(
+        &app.client(),
+        &app,
+        &legal,
+        &[("decision", "approve"), ("comment", "")],
+    )
+    .await;
+    assert_eq!(approved.status, 200, "{}", approved.body);
+    let admin = app.admin_client().await;
+
+    let list = get(&admin, &app, "/admin/instances?lang=en").await;
+    assert_eq!(
+        list.attr("a#instances-csv", "href").as_deref(),
+        Some("/admin/instances.csv")
+    );
+    let waits = list.text("td.waiting");
+    assert!(
+        waits
+            .iter()
+            .any(|w| w.contains("Rosa Diaz (reviewer)") && w.contains("since")),
+        "{waits:?}"
+    );
+
+    let response = admin
+        .get(app.url("/admin/instances.csv"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/csv")
+    );
+    let text = response.text().await.unwrap();
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&python(READ_CSV, &text)).unwrap();
+    assert_eq!(rows.len(), 4, "{text}");
+    let row = |id: i64| {
+        rows.iter()
+            .find(|r| r["id"] == id.to_string())
+            .unwrap_or_else(|| panic!("{id} in {text}"))
+    };
+    assert_eq!(row(waiting)["waiting_on"], "Rosa Diaz (reviewer)");
+    assert!(
+        row(waiting)["waiting_since"]
+            .as_str()
+            .unwrap()
+            .ends_with('Z')
+    );
+    assert_eq!(row(waiting)["state"], "active");
+    assert_eq!(row(formula)["waiting_on"], "supplier");
+    assert!(
+        row(formula)["subject"].as_str().unwrap().starts_with("'="),
+        "a formula is never one: {}",
+        row(formula)["subject"]
+    );
+    assert_eq!(row(parallel)["waiting_on"], "finance");
+    assert_eq!(row(cancelled)["waiting_on"], "");
+    assert_eq!(row(cancelled)["waiting_since"], "");
+
+    // The list's filters apply to the download.
+    let filtered = admin
+        .get(app.url("/admin/instances.csv?state=cancelled"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&python(READ_CSV, &filtered)).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["id"], cancelled.to_string());
+
+    // The command line gives the same rows.
+    let cli = crate::helpers::serve::cli(
+        BIN,
+        &app.database.url,
+        &["instance", "list", "--format", "csv"],
+    );
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&python(READ_CSV, &cli)).unwrap();
+    assert_eq!(rows.len(), 4);
+    assert!(
+        rows.iter()
+            .any(|r| r["waiting_on"] == "Rosa Diaz (reviewer)")
+    );
+
+    // Signed out: no rows.
+    let anonymous = app
+        .client()
+        .get(app.url("/admin/instances.csv"))
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(anonymous.status(), 200);
+    assert!(!anonymous.text().await.unwrap().contains("Rosa"));
+}
+
+#[tokio::test]
+async fn the_export_goes_on_past_one_page() {
+    let app = spawn(Flood::Memory).await;
+    let n = orchestra::domain::lists::csv::PAGE + 7;
+    for i in 0..n {
+        app.start("contract_review", &format!("Contract {i}")).await;
+    }
+    let cli = crate::helpers::serve::cli(
+        BIN,
+        &app.database.url,
+        &["instance", "list", "--format", "csv"],
+    );
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&python(READ_CSV, &cli)).unwrap();
+    assert_eq!(rows.len() as i64, n);
+    let mut ids: Vec<i64> = rows
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().parse().unwrap())
+        .collect();
+    ids.dedup();
+    assert_eq!(ids.len() as i64, n, "each instance once");
+}
