@@ -15,7 +15,7 @@ use crate::mail::{contact, start_with};
 const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
 
 /// An onboarding whose supplier answered through their link; the instance and the link record.
-async fn answered(app: &TestApp) -> (i64, i64) {
+pub(crate) async fn answered(app: &TestApp) -> (i64, i64) {
     let id = start_with(
         app,
         "supplier_onboarding",
@@ -359,7 +359,7 @@ async fn the_list_downloads_as_csv_with_who_each_instance_waits_on_and_since_whe
     assert_eq!(rows.len(), 4, "{text}");
     let row = |id: i64| {
         rows.iter()
-            .find(|r| r["id"] == id.to_string())
+            .find(|r| r["id"].as_str() == Some(id.to_string().as_str()))
             .unwrap_or_else(|| panic!("{id} in {text}"))
     };
     assert_eq!(row(waiting)["waiting_on"], "Rosa Diaz (reviewer)");

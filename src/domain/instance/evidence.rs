@@ -27,6 +27,8 @@ pub struct Evidence {
     pub record: Record,
     /// The instance's version, to show its answers in the reader's language.
     pub definition: std::sync::Arc<crate::domain::workflow::Definition>,
+    /// The workflow's labels in other languages, for the page.
+    pub workflow_labels: Option<String>,
     /// The record as JSON, whose canonical form `sha256` is the hash of.
     pub json: Value,
     pub sha256: String,
@@ -286,6 +288,7 @@ pub async fn read(
         json,
         record,
         definition: view.definition.clone(),
+        workflow_labels: view.workflow_labels.clone(),
         generated_at: iso(now),
     }))
 }

@@ -6,6 +6,7 @@ use askama::Template;
 
 use super::evidence::Evidence;
 use crate::domain::workflow::history::{self, Actor, Event};
+use crate::domain::workflow::labels::maybe_label_in;
 use crate::i18n::{Lang, Message, tr};
 
 /// The record as its reader reads it: every value already in words.
@@ -52,10 +53,13 @@ impl Page {
         let facts = vec![
             (
                 t("instance-workflow"),
-                i.workflow_label
-                    .clone()
-                    .or_else(|| i.workflow.clone())
-                    .unwrap_or_default(),
+                maybe_label_in(
+                    i.workflow_label.as_deref(),
+                    ev.workflow_labels.as_deref(),
+                    lang,
+                )
+                .or_else(|| i.workflow.clone())
+                .unwrap_or_default(),
             ),
             (t("evidence-version"), i.version.to_string()),
             (t("instance-state"), state),
@@ -66,8 +70,8 @@ impl Page {
                     .arg("round", (i.round + 1).to_string())
                     .render(lang),
             ),
-            (t("evidence-started"), i.started_at.clone()),
-            (t("instance-updated"), i.updated_at.clone()),
+            (t("evidence-started"), when(&i.started_at)),
+            (t("instance-updated"), when(&i.updated_at)),
             (t("evidence-site"), r.site.clone()),
         ];
         let who = |participant: &str, branch: &str| {
@@ -77,15 +81,24 @@ impl Page {
                 format!("{participant} ({branch})")
             }
         };
+        // A step's title in the reader's language when the version has its words and the line
+        // recorded that step's own title.
+        let title = |number: i64, recorded: &str| {
+            usize::try_from(number - 1)
+                .ok()
+                .and_then(|n| ev.definition.steps.get(n))
+                .filter(|s| recorded.is_empty() || s.title == recorded)
+                .map_or_else(|| recorded.to_owned(), |s| s.title_in(lang).to_owned())
+        };
         let lines = r
             .history
             .iter()
             .map(|h| Line {
                 id: h.id,
-                at: h.at.clone(),
+                at: when(&h.at),
                 step: Message::new("evidence-step-of-round")
                     .arg("step", h.step.to_string())
-                    .arg("title", h.step_title.clone())
+                    .arg("title", title(h.step, &h.step_title))
                     .arg("round", (h.round + 1).to_string())
                     .render(lang),
                 event: Event::try_from(h.event.clone())
@@ -136,14 +149,14 @@ impl Page {
                 .render(lang),
             facts,
             sha256: ev.sha256.clone(),
-            generated_at: ev.generated_at.clone(),
+            generated_at: when(&ev.generated_at),
             steps: r
                 .steps
                 .iter()
                 .map(|s| {
                     [
                         s.number.to_string(),
-                        s.title.clone(),
+                        title(s.number as i64, &s.title),
                         s.kind.to_owned(),
                         s.participants.join(", "),
                     ]
@@ -157,11 +170,11 @@ impl Page {
                     [
                         format!("#{}", l.id),
                         l.participant.clone(),
-                        format!("{} · {}", l.issued_at, actor(lang, &l.issued_by)),
-                        l.expires.clone(),
+                        format!("{} · {}", when(&l.issued_at), actor(lang, &l.issued_by)),
+                        when(&l.expires),
                         match (&l.revoked_at, &l.revoked_by) {
-                            (Some(at), Some(by)) => format!("{at} · {}", actor(lang, by)),
-                            (Some(at), None) => at.clone(),
+                            (Some(at), Some(by)) => format!("{} · {}", when(at), actor(lang, by)),
+                            (Some(at), None) => when(at),
                             _ => String::new(),
                         },
                         l.used_by
@@ -192,7 +205,7 @@ impl Page {
                             "skipped" => "mail-state-skipped",
                             _ => "mail-state-pending",
                         }),
-                        m.sent_at.clone().unwrap_or_else(|| m.queued_at.clone()),
+                        when(m.sent_at.as_ref().unwrap_or(&m.queued_at)),
                     ]
                 })
                 .collect(),
@@ -215,6 +228,14 @@ impl Page {
                 .map(|c| [c.participant.clone(), c.name.clone(), c.email.clone()])
                 .collect(),
         }
+    }
+}
+
+/// A time of the record (`2026-12-06T08:57:30Z`) as a reader reads it: `2026-12-06 08:57:30 UTC`.
+fn when(iso: &str) -> String {
+    match iso.strip_suffix('Z') {
+        Some(t) => format!("{} UTC", t.replacen('T', " ", 1)),
+        None => iso.to_owned(),
     }
 }
 
