@@ -438,3 +438,89 @@ async fn the_export_goes_on_past_one_page() {
     ids.dedup();
     assert_eq!(ids.len() as i64, n, "each instance once");
 }
+
+#[tokio::test]
+async fn a_database_made_before_answer_records_upgrades_and_its_instances_go_on() {
+    let definition = orchestra::domain::workflow::Definition::parse(
+        "form@supplier: Supplier details | Company*\nreview[legal,finance]: Approve | show 1\n",
+    )
+    .unwrap();
+    let database = crate::helpers::fresh_database().await;
+    let pool = crate::helpers::schema_before(&database.url, 24).await;
+    sqlx::query("INSERT INTO workflows (name, label, created_at, updated_at) VALUES ('old', 'Old', 1700000000, 1700000000)")
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query("INSERT INTO workflow_versions (workflow_id, number, definition, created_at) VALUES (1, 1, $1, 1700000000)")
+        .bind(definition.to_json())
+        .execute(&pool)
+        .await
+        .unwrap();
+    for sql in [
+        "INSERT INTO instances (workflow_id, version_id, subject_title, subject_body, token, step_index, state, created_at, updated_at) VALUES (1, 1, 'In flight', '', 'instance-token', 1, 'active', 1700000000, 1700000100)",
+        "INSERT INTO history (instance_id, step_index, branch, event, answer, at, participant) VALUES (1, 0, '', 'started', '{}', 1700000000, 'supplier')",
+        "INSERT INTO history (instance_id, step_index, branch, event, answer, at, participant, step_title, kind) VALUES (1, 0, '', 'answered', '{\"fields\":[{\"name\":\"company\",\"label\":\"Company\",\"value\":\"Old Co\"}]}', 1700000100, 'supplier', 'Supplier details', 'form')",
+        "INSERT INTO contacts (instance_id, participant, email, name, lang) VALUES (1, 'finance', 'fin@old.example', 'Fay Finance', 'en')",
+    ] {
+        sqlx::query(sql).execute(&pool).await.unwrap();
+    }
+    pool.close().await;
+    let app = crate::helpers::spawn_on(database, |_, clock| {
+        std::sync::Arc::new(orchestra::limits::flood::MemoryFlood::new(4096, clock))
+    })
+    .await;
+
+    // The list says who it waits on, since the answer before the upgrade.
+    let listed = orchestra::domain::lists::page(
+        &app.db,
+        &orchestra::domain::lists::Filter::default(),
+        orchestra::domain::lists::From::Newest,
+        10,
+    )
+    .await
+    .unwrap();
+    let waiting = orchestra::domain::lists::waiting(&app.db, &app.state.versions, &listed.rows)
+        .await
+        .unwrap();
+    assert_eq!(
+        waiting[&1],
+        orchestra::domain::lists::Waiting {
+            who: vec!["legal".into(), "Fay Finance (finance)".into()],
+            since: Some(1_700_000_100),
+        }
+    );
+
+    // A branch answers after the upgrade: its line keeps how it came; the old one has nothing.
+    let legal = app.link(1, Some("legal")).await;
+    let approved = answer_step(
+        &app.client(),
+        &app,
+        &legal,
+        &[("decision", "approve"), ("comment", "")],
+    )
+    .await;
+    assert_eq!(approved.status, 200, "{}", approved.body);
+    let record = orchestra::domain::instance::evidence::read(
+        &app.db,
+        &app.state.versions,
+        "http://example.org",
+        1,
+        1_800_000_000,
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let answers: Vec<&serde_json::Value> = record.json["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["event"] == "answered")
+        .collect();
+    assert_eq!(answers.len(), 2);
+    assert!(answers[0]["answer_sha256"].is_null() && answers[0]["link"].is_null());
+    assert_eq!(
+        answers[1]["answer_sha256"],
+        sha256(answers[1]["answer"].as_str().unwrap())
+    );
+    assert!(answers[1]["link"].is_i64());
+}
