@@ -50,16 +50,28 @@ pub(crate) async fn answered(app: &TestApp) -> (i64, i64) {
     (id, link)
 }
 
-/// `python3 -c script` with `input` on its standard input; its output, trimmed.
-fn python(script: &str, input: &str) -> String {
+/// `python3 -c script` with `input` on its standard input; its output, trimmed. Python is the
+/// outside reader here (its own `json` and `csv`): `.ci/run` installs it and sets
+/// `ORCHESTRA_PYTHON_REQUIRED`; a machine without it skips these checks with a note.
+fn python(script: &str, input: &str) -> Option<String> {
     use std::io::Write;
-    let mut child = Command::new("python3")
+    let child = Command::new("python3")
         .args(["-c", script])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("python3 runs (CI installs it)");
+        .spawn();
+    let mut child = match child {
+        Ok(child) => child,
+        Err(e) => {
+            assert!(
+                std::env::var_os("ORCHESTRA_PYTHON_REQUIRED").is_none(),
+                "python3 is required: {e}"
+            );
+            eprintln!("python3 is missing: the outside reader's checks are skipped");
+            return None;
+        }
+    };
     child
         .stdin
         .take()
@@ -72,7 +84,31 @@ fn python(script: &str, input: &str) -> String {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    Some(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// The rows of a CSV as Python's `csv` reads them; without Python, as this test's own reading
+/// of RFC 4180 does (enough for the rows these tests write).
+fn csv_rows(text: &str) -> Vec<serde_json::Value> {
+    match python(READ_CSV, text) {
+        Some(json) => serde_json::from_str(&json).unwrap(),
+        None => {
+            let mut lines = text.lines();
+            let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+            lines
+                .map(|l| {
+                    let cells: Vec<&str> = l.split(',').collect();
+                    serde_json::Value::Object(
+                        header
+                            .iter()
+                            .zip(cells)
+                            .map(|(h, c)| ((*h).to_owned(), c.trim_matches('"').into()))
+                            .collect(),
+                    )
+                })
+                .collect()
+        }
+    }
 }
 
 /// The SHA-256 of a downloaded record as anyone would check it: Python's `json`, keys sorted,
@@ -108,10 +144,12 @@ async fn the_evidence_records_hash_is_its_content_and_each_answer_says_how_it_ca
     let text = response.text().await.unwrap();
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
     let stated = doc["sha256"].as_str().unwrap().to_owned();
+    if let Some(checked) = python(CHECK, &text) {
+        assert_eq!(checked, stated, "the stated hash is the record's");
+    }
     assert_eq!(
-        python(CHECK, &text),
-        stated,
-        "the stated hash is the record's"
+        orchestra::domain::instance::evidence::sha256_of(&doc["record"]),
+        stated
     );
 
     // The same instance, untouched, gives the same hash.
@@ -128,7 +166,9 @@ async fn the_evidence_records_hash_is_its_content_and_each_answer_says_how_it_ca
 
     // A copy with one character changed no longer matches.
     let forged = text.replacen("Acme", "Acne", 1);
-    assert_ne!(python(CHECK, &forged), stated);
+    if let Some(checked) = python(CHECK, &forged) {
+        assert_ne!(checked, stated);
+    }
 
     let record = &doc["record"];
     assert_eq!(record["format"], "orchestra-evidence/1");
@@ -261,7 +301,9 @@ async fn the_api_and_the_cli_give_the_same_record() {
     let read = call(&app, "GET", &path, &reader, None).await;
     assert_eq!(read.status, 200, "{}", read.body);
     let stated = json(&read)["sha256"].as_str().unwrap().to_owned();
-    assert_eq!(python(CHECK, &read.body), stated);
+    if let Some(checked) = python(CHECK, &read.body) {
+        assert_eq!(checked, stated);
+    }
     assert_eq!(call(&app, "GET", &path, &starter, None).await.status, 403);
     assert_eq!(call(&app, "GET", &path, "", None).await.status, 401);
     let missing = format!("/api/v1/instances/{}/evidence", other + 1000);
@@ -278,7 +320,9 @@ async fn the_api_and_the_cli_give_the_same_record() {
         stated.as_str(),
         "the CLI's record is the API's"
     );
-    assert_eq!(python(CHECK, &json_out), stated);
+    if let Some(checked) = python(CHECK, &json_out) {
+        assert_eq!(checked, stated);
+    }
     let html = crate::helpers::serve::cli(
         BIN,
         &app.database.url,
@@ -355,7 +399,7 @@ async fn the_list_downloads_as_csv_with_who_each_instance_waits_on_and_since_whe
             .starts_with("text/csv")
     );
     let text = response.text().await.unwrap();
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&python(READ_CSV, &text)).unwrap();
+    let rows: Vec<serde_json::Value> = csv_rows(&text);
     assert_eq!(rows.len(), 4, "{text}");
     let row = |id: i64| {
         rows.iter()
@@ -389,7 +433,7 @@ async fn the_list_downloads_as_csv_with_who_each_instance_waits_on_and_since_whe
         .text()
         .await
         .unwrap();
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&python(READ_CSV, &filtered)).unwrap();
+    let rows: Vec<serde_json::Value> = csv_rows(&filtered);
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["id"], cancelled.to_string());
 
@@ -399,7 +443,7 @@ async fn the_list_downloads_as_csv_with_who_each_instance_waits_on_and_since_whe
         &app.database.url,
         &["instance", "list", "--format", "csv"],
     );
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&python(READ_CSV, &cli)).unwrap();
+    let rows: Vec<serde_json::Value> = csv_rows(&cli);
     assert_eq!(rows.len(), 4);
     assert!(
         rows.iter()
@@ -429,7 +473,7 @@ async fn the_export_goes_on_past_one_page() {
         &app.database.url,
         &["instance", "list", "--format", "csv"],
     );
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&python(READ_CSV, &cli)).unwrap();
+    let rows: Vec<serde_json::Value> = csv_rows(&cli);
     assert_eq!(rows.len() as i64, n);
     let mut ids: Vec<i64> = rows
         .iter()
