@@ -691,3 +691,19 @@ type-checkbox-help = one box to tick, stored as yes (or empty when not ticked); 
 type-url-help = a web address starting with http:// or https://, at most 2000 characters; later steps show it as a link
 type-choice-help = one of the options, 2 to 30, separated by slashes
 type-file-help = a file up to 10 MB by default, or the size named, of the kinds named (pdf, image, text, office, zip) or documents by default; checked by its content
+link-state-void = Void (site keys rotated)
+status-voided-links = Links voided by a key rotation
+status-voided-links-value = { $count ->
+    [one] 1 running instance has no working link left
+   *[other] { $count } running instances have no working link left
+  }
+status-voided-links-description = The site keys were rotated and these participants' links no longer open. Send fresh links from Rotate keys on this page, or run: orchestra keys resend
+status-form-keys = Rotate keys
+keys-rotate-title = Rotate keys
+keys-rotate-what = New site keys: every link and continuation handle issued so far stops working (its page says so, and its holder can ask for a fresh one), and every administrator signs in again, you too. API tokens and webhook endpoints keep working.
+keys-rotate-resend = Email a fresh link to every participant a running instance waits on (to their address on file)
+keys-rotate-confirm = Rotate keys
+keys-resend-title = Send fresh links
+keys-resend-what = Without rotating: a fresh link email to every participant a running instance waits on and who has an address.
+keys-resend-confirm = Send fresh links
+keys-resent = Fresh link emails are queued for every participant a running instance waits on.

@@ -929,7 +929,7 @@ async fn rotating_the_site_keys_voids_every_outstanding_link() {
     let paid = step.replace("/test-provider/", "/interaction/");
     let refusal = get(&client, &app, "/interaction/not-a-link").await;
 
-    orchestra::store::keys::rotate(&app.db, orchestra::domain::delivery::endpoints::reseal)
+    orchestra::domain::rotation::rotate_keys(&app.db)
         .await
         .unwrap();
     app.state.site.refresh().await;
