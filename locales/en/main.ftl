@@ -301,7 +301,6 @@ month-12 = December
 cli-arg-keys-resend = Also queue a fresh link email to every participant a running instance waits on
 cli-about-keys-resend = Queue a fresh link email to every participant a running instance waits on (after a rotation)
 cli-keys-without-link = { $count ->
-    [0] No running instance is left without a working link.
     [one] 1 running instance has no working link left. Send fresh links with: orchestra keys resend
    *[other] { $count } running instances have no working link left. Send fresh links with: orchestra keys resend
   }

@@ -305,7 +305,6 @@ month-12 = décembre
 cli-arg-keys-resend = Mettre aussi en file un e-mail avec un nouveau lien pour chaque participant qu'une instance en cours attend
 cli-about-keys-resend = Mettre en file un e-mail avec un nouveau lien pour chaque participant qu'une instance en cours attend (après un changement de clés)
 cli-keys-without-link = { $count ->
-    [0] Aucune instance en cours n'est restée sans lien valide.
     [one] 1 instance en cours n'a plus de lien valide. Envoyez de nouveaux liens avec : orchestra keys resend
    *[other] { $count } instances en cours n'ont plus de lien valide. Envoyez de nouveaux liens avec : orchestra keys resend
   }

@@ -236,7 +236,11 @@ pub(super) async fn keys_rotate(
     if resend {
         return keys_resend(out, db).await;
     }
+    // Said only when there is something to do about it.
     let left = crate::domain::rotation::without_working_link(db, store::now()).await?;
+    if left == 0 {
+        return Ok(0);
+    }
     println!(
         "{}",
         Message::new("cli-keys-without-link")

@@ -27,6 +27,7 @@ mod file_downloads;
 mod guard;
 mod handover;
 mod integrity;
+mod key_rotation;
 mod labels;
 mod layout;
 mod lists;
