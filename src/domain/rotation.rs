@@ -60,7 +60,7 @@ pub async fn resend(db: &Db, versions: &Cache) -> Result<Resent, Error> {
     let mut resent = Resent::default();
     let mut after = 0;
     loop {
-        let batch = store::instances::running_after(db, after, RESEND_BATCH).await?;
+        let batch = store::lists::running_after(db, after, RESEND_BATCH).await?;
         let Some(last) = batch.last() else {
             break;
         };

@@ -351,23 +351,6 @@ pub async fn for_handle(
         .await
 }
 
-/// Up to `limit` running instances with an id above `after`, by id: a walk over all of them
-/// a batch at a time.
-pub async fn running_after(
-    db: &Db,
-    after: i64,
-    limit: i64,
-) -> Result<Vec<InstanceRow>, sqlx::Error> {
-    let query = format!(
-        "SELECT {COLUMNS} FROM instances WHERE state = 'active' AND id > $1 ORDER BY id LIMIT $2"
-    );
-    sqlx::query_as(&query)
-        .bind(after)
-        .bind(limit)
-        .fetch_all(db.reader())
-        .await
-}
-
 pub async fn recent(db: &Db, limit: i64) -> Result<Vec<InstanceRow>, sqlx::Error> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM instances ORDER BY id DESC LIMIT $1"

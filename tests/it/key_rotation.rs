@@ -502,3 +502,41 @@ async fn a_database_made_before_key_generations_upgrades_and_its_running_links_k
     assert!(voided.has("form.fresh-link"), "recognised as voided");
     assert_eq!(api_states(&app, instance).await, ["void"]);
 }
+
+/// The admin's Rotate keys page asks first; rotating from it with "Email a fresh link" ticked
+/// voids the links, queues the fresh ones, and signs the administrator out with everyone else.
+#[tokio::test]
+async fn the_admins_rotate_keys_page_rotates_and_queues_fresh_links() {
+    let (app, id) = review_with_legal_on_file().await;
+    let old = app.link(id, Some("legal")).await;
+    let admin = {
+        app.create_admin().await;
+        sign_in(&app).await
+    };
+    let status = get(&admin, &app, "/admin/reports/status").await;
+    assert_eq!(
+        status.attr("#rotate-keys-link", "href").as_deref(),
+        Some("/admin/reports/status/keys")
+    );
+    let page = get(&admin, &app, "/admin/reports/status/keys?lang=fr").await;
+    assert_eq!(page.first("h1"), "Changer les clés");
+    let page = get(&admin, &app, "/admin/reports/status/keys").await;
+    let before = pending_link_mails(&app).await;
+    let csrf = page.csrf();
+    let done = post(
+        &admin,
+        &app,
+        "/admin/reports/status/keys",
+        &[("csrf", csrf.as_str()), ("resend", "1")],
+    )
+    .await;
+    assert_eq!((done.status, done.location()), (303, "/admin/login".into()));
+    assert_eq!(store::keys::generation(&app.db).await.unwrap(), 1);
+    assert_eq!(
+        pending_link_mails(&app).await,
+        before + 1,
+        "legal's fresh link"
+    );
+    assert_eq!(get(&app.client(), &app, &old).await.status, 404);
+    assert_eq!(get(&admin, &app, "/admin").await.status, 303, "signed out");
+}
