@@ -343,6 +343,27 @@ async fn a_voided_or_expired_links_refused_page_offers_a_fresh_link_and_a_made_u
     let current = app.link_for(id, "legal", 60).await;
     app.clock.advance(Duration::from_secs(120));
     assert!(get(&client, &app, &current).await.has("form.fresh-link"));
+    // Once no link signed under the retired keys can be unexpired, cron deletes them: the
+    // voided link gets the plain refusal.
+    let url = store::normalize_url(&app.database.url).unwrap().1;
+    let pool = sqlx::AnyPool::connect(&url).await.unwrap();
+    sqlx::query("UPDATE retired_link_keys SET keep_until = 1")
+        .execute(&pool)
+        .await
+        .unwrap();
+    orchestra::run_cron(&app.db, &app.state.guard)
+        .await
+        .unwrap();
+    let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM retired_link_keys")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    assert_eq!(left, 0, "pruned");
+    app.state.site.refresh().await;
+    let plain = get(&client, &app, &link).await;
+    assert!(plain.has("p.refused") && !plain.has("form.fresh-link"));
+
     // The app's own lines hold none of the links.
     let logs = crate::doorway::app_lines(&app);
     assert!(
