@@ -118,6 +118,8 @@ pub async fn run_cron(db: &Db, guard: &FloodGuard) -> Result<(u64, u64, u64), sq
     let idempotency = domain::api::idempotency::clean(db, now).await?;
     let outbox = domain::delivery::clean(db, now).await?;
     store::mails::clean_quota(db, now).await?;
+    // Retired link keys, once no link signed under them can be unexpired.
+    store::keys::prune_retired(db, now).await?;
     // Uploads cut off by a kill, or whose answer was never recorded.
     let uploads = store::files::sweep(db, now - domain::files::ARRIVING_SECS, 100).await?;
     // No sync here: the server's upkeep writes its counts (and only while something counts),

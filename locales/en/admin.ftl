@@ -737,3 +737,19 @@ evidence-col-type = Type
 evidence-col-address = Address
 evidence-download-json = Download JSON
 evidence-back = Back to the instance
+link-state-void = Void (site keys rotated)
+status-voided-links = Links voided by a key rotation
+status-voided-links-value = { $count ->
+    [one] 1 running instance has no working link left
+   *[other] { $count } running instances have no working link left
+  }
+status-voided-links-description = The site keys were rotated and these participants' links no longer open. Send fresh links from Rotate keys on this page, or run: orchestra keys resend
+status-form-keys = Rotate keys
+keys-rotate-title = Rotate keys
+keys-rotate-what = New site keys: every link and continuation handle issued so far stops working (its page says so, and its holder can ask for a fresh one), and every administrator signs in again, you too. API tokens and webhook endpoints keep working.
+keys-rotate-resend = Email a fresh link to every participant a running instance waits on (to their address on file)
+keys-rotate-confirm = Rotate keys
+keys-resend-title = Send fresh links
+keys-resend-what = Without rotating: a fresh link email to every participant a running instance waits on and who has an address.
+keys-resend-confirm = Send fresh links
+keys-resent = Fresh link emails are queued for every participant a running instance waits on.

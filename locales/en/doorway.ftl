@@ -92,3 +92,7 @@ file-size = { $size } { $unit ->
    *[MB] MB
 }
 decimal-separator = .
+doorway-fresh-offer = If this link was sent to you by email, you can ask for a fresh one. It goes to the address on file, never to another.
+doorway-fresh-button = Email me a fresh link
+doorway-fresh-title = A fresh link
+doorway-fresh-sent = If this link was yours, a fresh one is on its way to the address on file.

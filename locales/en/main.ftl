@@ -301,3 +301,16 @@ month-9 = September
 month-10 = October
 month-11 = November
 month-12 = December
+cli-arg-keys-resend = Also queue a fresh link email to every participant a running instance waits on
+cli-about-keys-resend = Queue a fresh link email to every participant a running instance waits on (after a rotation)
+cli-keys-without-link = { $count ->
+    [one] 1 running instance has no working link left. Send fresh links with: orchestra keys resend
+   *[other] { $count } running instances have no working link left. Send fresh links with: orchestra keys resend
+  }
+cli-keys-resent = { $emails ->
+    [one] 1 fresh link email queued
+   *[other] { $emails } fresh link emails queued
+  } over { $instances ->
+    [one] 1 running instance.
+   *[other] { $instances } running instances.
+  }

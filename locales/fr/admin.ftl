@@ -737,3 +737,19 @@ evidence-col-type = Type
 evidence-col-address = Adresse
 evidence-download-json = Télécharger le JSON
 evidence-back = Retour à l'instance
+link-state-void = Annulé (clés du site changées)
+status-voided-links = Liens annulés par un changement de clés
+status-voided-links-value = { $count ->
+    [one] 1 instance en cours n'a plus de lien valide
+   *[other] { $count } instances en cours n'ont plus de lien valide
+  }
+status-voided-links-description = Les clés du site ont été changées et les liens de ces participants ne s'ouvrent plus. Envoyez de nouveaux liens depuis Changer les clés sur cette page, ou lancez : orchestra keys resend
+status-form-keys = Changer les clés
+keys-rotate-title = Changer les clés
+keys-rotate-what = De nouvelles clés du site : tous les liens et jetons de retour émis jusqu'ici cessent de fonctionner (leur page le dit, et leur détenteur peut en demander un nouveau), et chaque administrateur se reconnecte, vous aussi. Les jetons d'API et les points de réception des webhooks continuent de fonctionner.
+keys-rotate-resend = Envoyer un nouveau lien par e-mail à chaque participant qu'une instance en cours attend (à son adresse enregistrée)
+keys-rotate-confirm = Changer les clés
+keys-resend-title = Envoyer de nouveaux liens
+keys-resend-what = Sans changer les clés : un e-mail avec un nouveau lien pour chaque participant qu'une instance en cours attend et qui a une adresse.
+keys-resend-confirm = Envoyer de nouveaux liens
+keys-resent = Les e-mails avec un nouveau lien sont en file pour chaque participant qu'une instance en cours attend.

@@ -92,3 +92,7 @@ file-size = { $size } { $unit ->
    *[MB] Mo
 }
 decimal-separator = ,
+doorway-fresh-offer = Si ce lien vous a été envoyé par e-mail, vous pouvez en demander un nouveau. Il part à l'adresse enregistrée, jamais à une autre.
+doorway-fresh-button = M'envoyer un nouveau lien
+doorway-fresh-title = Un nouveau lien
+doorway-fresh-sent = Si ce lien était le vôtre, un nouveau est en route vers l'adresse enregistrée.

@@ -305,3 +305,16 @@ month-9 = septembre
 month-10 = octobre
 month-11 = novembre
 month-12 = décembre
+cli-arg-keys-resend = Mettre aussi en file un e-mail avec un nouveau lien pour chaque participant qu'une instance en cours attend
+cli-about-keys-resend = Mettre en file un e-mail avec un nouveau lien pour chaque participant qu'une instance en cours attend (après un changement de clés)
+cli-keys-without-link = { $count ->
+    [one] 1 instance en cours n'a plus de lien valide. Envoyez de nouveaux liens avec : orchestra keys resend
+   *[other] { $count } instances en cours n'ont plus de lien valide. Envoyez de nouveaux liens avec : orchestra keys resend
+  }
+cli-keys-resent = { $emails ->
+    [one] 1 e-mail avec un nouveau lien mis en file
+   *[other] { $emails } e-mails avec un nouveau lien mis en file
+  } pour { $instances ->
+    [one] 1 instance en cours.
+   *[other] { $instances } instances en cours.
+  }

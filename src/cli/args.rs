@@ -107,7 +107,10 @@ pub enum Parsed {
     Cron,
     KeysRotate {
         yes: bool,
+        /// Also queue a fresh link email to every participant still asked.
+        resend: bool,
     },
+    KeysResend,
     TokenCreate {
         name: String,
         rate: Option<String>,
@@ -415,7 +418,18 @@ pub fn grammar(lang: Lang) -> Command {
         .subcommand(
             command(lang, "keys", "cli-about-keys")
                 .subcommand_required(true)
-                .subcommand(command(lang, "rotate", "cli-about-keys-rotate").arg(yes(lang))),
+                .subcommand(
+                    command(lang, "rotate", "cli-about-keys-rotate")
+                        .arg(yes(lang))
+                        .arg(
+                            Arg::new("resend")
+                                .long("resend")
+                                .action(ArgAction::SetTrue)
+                                .help(t(lang, "cli-arg-keys-resend"))
+                                .help_heading(t(lang, "cli-heading-options")),
+                        ),
+                )
+                .subcommand(command(lang, "resend", "cli-about-keys-resend")),
         )
         .subcommand(
             command(lang, "token", "cli-about-token")
@@ -629,7 +643,9 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
         ("cron", _) => Parsed::Cron,
         ("keys", Some(("rotate", m))) => Parsed::KeysRotate {
             yes: m.get_flag("yes"),
+            resend: m.get_flag("resend"),
         },
+        ("keys", Some(("resend", _))) => Parsed::KeysResend,
         ("token", Some(("create", m))) => Parsed::TokenCreate {
             name: required(m, "NAME"),
             rate: value(m, "rate"),

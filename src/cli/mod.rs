@@ -198,7 +198,16 @@ pub async fn run(args: Vec<String>) -> i32 {
         }
         Parsed::ConfigList => config::config_list(&db).await,
         Parsed::Cron => site::cron(&config, &db).await,
-        Parsed::KeysRotate { yes } => site::keys_rotate(&out, &db, yes).await,
+        Parsed::KeysRotate { yes, resend } => {
+            match site::keys_rotate(&out, &db, yes, resend).await {
+                Ok(code) => Ok(code),
+                Err(e) => Ok(out.fail(e)),
+            }
+        }
+        Parsed::KeysResend => match site::keys_resend(&out, &db).await {
+            Ok(code) => Ok(code),
+            Err(e) => Ok(out.fail(e)),
+        },
         Parsed::TokenCreate {
             name,
             rate,

@@ -222,11 +222,44 @@ pub(super) async fn cron(config: &Config, db: &Db) -> Result<i32, sqlx::Error> {
 /// Rotates the site keys, once the operator has agreed to what that voids: `--yes`, or `yes`
 /// typed at a terminal. Without either, nothing changes (exit 2), so a script never rotates by
 /// accident.
-pub(super) async fn keys_rotate(out: &Out, db: &Db, yes: bool) -> Result<i32, sqlx::Error> {
+pub(super) async fn keys_rotate(
+    out: &Out,
+    db: &Db,
+    yes: bool,
+    resend: bool,
+) -> Result<i32, crate::error::Error> {
     if let Err(code) = agreed(out, yes, "cli-keys-rotate-voids", "keys rotate --yes") {
         return Ok(code);
     }
-    store::keys::rotate(db, crate::domain::delivery::endpoints::reseal).await?;
+    crate::domain::rotation::rotate_keys(db).await?;
     eprintln!("{}", Message::new("cli-keys-rotated").render(out.lang));
+    if resend {
+        return keys_resend(out, db).await;
+    }
+    // Said only when there is something to do about it.
+    let left = crate::domain::rotation::without_working_link(db, store::now()).await?;
+    if left == 0 {
+        return Ok(0);
+    }
+    println!(
+        "{}",
+        Message::new("cli-keys-without-link")
+            .arg("count", left.to_string())
+            .render(out.lang)
+    );
+    Ok(0)
+}
+
+/// `orchestra keys resend`: a fresh link email to every participant still asked.
+pub(super) async fn keys_resend(out: &Out, db: &Db) -> Result<i32, crate::error::Error> {
+    let versions = crate::domain::workflow::versions::Cache::default();
+    let resent = crate::domain::rotation::resend(db, &versions).await?;
+    println!(
+        "{}",
+        Message::new("cli-keys-resent")
+            .arg("emails", resent.emails.to_string())
+            .arg("instances", resent.instances.to_string())
+            .render(out.lang)
+    );
     Ok(0)
 }

@@ -18,6 +18,9 @@ pub struct SiteKeys {
     /// rotating those does not void every token. A site made before this key existed has it
     /// equal to its hash salt, so its tokens' stored hashes stay right.
     token_key: [u8; 32],
+    /// Which link keys these are: moved on by each rotation, recorded with every link signed
+    /// under them, so a link signed under older ones reads as void (`LinkState::Void`).
+    generation: i64,
 }
 
 impl fmt::Debug for SiteKeys {
@@ -34,7 +37,18 @@ impl SiteKeys {
             provider_key: [0; 32],
             // As before the token key was a key of its own: tokens hashed under the salt.
             token_key: hash_salt,
+            generation: 0,
         }
+    }
+
+    pub fn with_generation(mut self, generation: i64) -> Self {
+        self.generation = generation;
+        self
+    }
+
+    /// The generation of the link keys (`with_generation`).
+    pub fn generation(&self) -> i64 {
+        self.generation
     }
 
     /// Fresh keys from the operating system's random source.

@@ -21,6 +21,9 @@ pub const CACHE_TTL: Duration = Duration::from_secs(5);
 pub struct Snapshot {
     pub settings: Settings,
     pub keys: SiteKeys,
+    /// The link keys retired by rotations and still kept, newest first: they only recognise a
+    /// voided link (`domain::rotation::genuine`), never accept one.
+    pub retired: Vec<SiteKeys>,
     /// The keyed hash that names a doorway caller, keyed once per snapshot so that each
     /// request only pays for hashing its own link.
     caller_hasher: Hmac<Sha256>,
@@ -61,6 +64,7 @@ impl Snapshot {
         Self {
             settings,
             keys,
+            retired: Vec::new(),
             caller_hasher,
             token_hasher,
             hashed: Arc::default(),
@@ -242,6 +246,7 @@ impl Site {
         // Read only: the keys are made once, by `crate::open`, not on every refresh.
         let keys = store::keys::load(db).await?;
         let mut snapshot = Snapshot::new(settings, keys);
+        snapshot.retired = store::keys::retired(db, store::now()).await?;
         snapshot.hashed = hashed.clone();
         Ok(snapshot)
     }

@@ -410,6 +410,22 @@ pub async fn database_check(db: &Db) -> Check {
     }
 }
 
+/// Only after a rotation left running instances with no working link: how many, and how to
+/// send them fresh ones.
+async fn voided_links_check(db: &Db) -> Option<Check> {
+    match crate::domain::rotation::without_working_link(db, store::now()).await {
+        Ok(0) => None,
+        Ok(count) => Some(Check {
+            id: "voided_links",
+            title: Message::new("status-voided-links"),
+            value: Message::new("status-voided-links-value").arg("count", count.to_string()),
+            severity: Severity::Warning,
+            description: Some(Message::new("status-voided-links-description")),
+        }),
+        Err(_) => Some(check_failed("voided_links", "status-voided-links")),
+    }
+}
+
 pub async fn build_with(db: &Db, flood_backend: &str, env: Environment) -> Report {
     let mut checks = vec![database_check(db).await];
     let keys = store::keys::created_at(db).await;
@@ -429,6 +445,7 @@ pub async fn build_with(db: &Db, flood_backend: &str, env: Environment) -> Repor
             description: Some(Message::new("status-keys-missing-description")),
         },
     });
+    checks.extend(voided_links_check(db).await);
     let last_cron = store::settings::get(db, CRON_LAST_RUN)
         .await
         .map(|v| v.and_then(|v| v.parse::<i64>().ok()));

@@ -13,6 +13,8 @@ pub struct LinkRow {
     pub issued_at: i64,
     pub revoked_at: Option<i64>,
     pub revoked_by: Option<String>,
+    /// The generation of the site keys it was signed under (`SiteKeys::generation`).
+    pub generation: i64,
 }
 
 /// A link about to be recorded, by the keyed hash of its text.
@@ -24,6 +26,8 @@ pub struct NewLink<'a> {
     pub participant: &'a str,
     pub expires: i64,
     pub issued_by: &'a str,
+    /// The generation of the keys that signed it.
+    pub generation: i64,
 }
 
 /// Records an issued link and notes it in the history, in one transaction; returns the
@@ -55,8 +59,9 @@ pub async fn record(
         }
     }
     sqlx::query(
-        "INSERT INTO links (instance_id, hash, participant, expires, issued_by, issued_at) \
-         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (hash) DO NOTHING",
+        "INSERT INTO links (instance_id, hash, participant, expires, issued_by, issued_at, \
+         generation) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (hash) DO NOTHING",
     )
     .bind(link.instance)
     .bind(link.hash)
@@ -64,6 +69,7 @@ pub async fn record(
     .bind(link.expires)
     .bind(link.issued_by)
     .bind(now)
+    .bind(link.generation)
     .execute(&mut *tx)
     .await?;
     let id: i64 = sqlx::query_scalar("SELECT id FROM links WHERE hash = $1")
@@ -91,8 +97,9 @@ pub async fn record(
 /// record's id; a link the server did not take is deleted again (`forget`).
 pub async fn record_unlisted(db: &Db, link: &NewLink<'_>) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar(
-        "INSERT INTO links (instance_id, hash, participant, expires, issued_by, issued_at) \
-         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+        "INSERT INTO links (instance_id, hash, participant, expires, issued_by, issued_at, \
+         generation) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
     )
     .bind(link.instance)
     .bind(link.hash)
@@ -100,6 +107,7 @@ pub async fn record_unlisted(db: &Db, link: &NewLink<'_>) -> Result<i64, sqlx::E
     .bind(link.expires)
     .bind(link.issued_by)
     .bind(super::now())
+    .bind(link.generation)
     .fetch_one(&db.pool)
     .await
 }
@@ -115,8 +123,8 @@ pub async fn forget(db: &Db, id: i64) -> Result<(), sqlx::Error> {
 
 pub async fn list(db: &Db, instance: i64) -> Result<Vec<LinkRow>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT id, participant, expires, issued_by, issued_at, revoked_at, revoked_by \
-         FROM links WHERE instance_id = $1 ORDER BY id DESC",
+        "SELECT id, participant, expires, issued_by, issued_at, revoked_at, revoked_by, \
+         generation FROM links WHERE instance_id = $1 ORDER BY id DESC",
     )
     .bind(instance)
     .fetch_all(db.reader())
@@ -126,7 +134,7 @@ pub async fn list(db: &Db, instance: i64) -> Result<Vec<LinkRow>, sqlx::Error> {
 super::of_instance!(
     LinkRow,
     "links",
-    "id, participant, expires, issued_by, issued_at, revoked_at, revoked_by"
+    "id, participant, expires, issued_by, issued_at, revoked_at, revoked_by, generation"
 );
 
 /// Revokes one link of an instance; `false` when there is no such live record.
@@ -303,4 +311,62 @@ pub enum Reassigned {
     NotRunning,
     /// The API token's hourly quota of link emails is spent: nothing was changed.
     QuotaSpent(super::mails::QuotaSpent),
+}
+
+/// A live (unrevoked) record of a link by its keyed hash, with its instance's current token to
+/// check the link's signature against: what recognises a link signed under retired keys.
+pub async fn live_record(
+    db: &Db,
+    instance: i64,
+    hash: &str,
+) -> Result<Option<(String, String)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT i.token, l.participant FROM links l JOIN instances i ON i.id = l.instance_id \
+         WHERE l.hash = $1 AND l.instance_id = $2 AND l.revoked_at IS NULL",
+    )
+    .bind(hash)
+    .bind(instance)
+    .fetch_optional(db.reader())
+    .await
+}
+
+/// Counts one more request for a fresh link from the holder of the link recorded under
+/// `hash`, while it has asked fewer than `most` times: its instance and participant, or `None`
+/// past that (or with no record).
+pub async fn ask_fresh(
+    db: &Db,
+    hash: &str,
+    most: i64,
+) -> Result<Option<(i64, String)>, sqlx::Error> {
+    sqlx::query_as(
+        "UPDATE links SET fresh_asked = fresh_asked + 1 WHERE hash = $1 AND fresh_asked < $2 \
+         RETURNING instance_id, participant",
+    )
+    .bind(hash)
+    .bind(most)
+    .fetch_optional(&db.pool)
+    .await
+}
+
+/// How many running instances had a link that a key rotation voided (unrevoked, unexpired, of
+/// a generation below `generation`) and have no working link left: none of this generation
+/// live and no link email waiting to go.
+pub async fn running_without_working_link(
+    db: &Db,
+    generation: i64,
+    now: i64,
+) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM instances i WHERE i.state = 'active' \
+         AND EXISTS (SELECT 1 FROM links l WHERE l.instance_id = i.id AND l.generation < $1 \
+         AND l.revoked_at IS NULL AND l.expires > $2) \
+         AND NOT EXISTS (SELECT 1 FROM links l WHERE l.instance_id = i.id \
+         AND l.generation = $1 AND l.revoked_at IS NULL AND l.expires > $2) \
+         AND NOT EXISTS (SELECT 1 FROM mails m WHERE m.instance_id = i.id AND m.kind = 'link' \
+         AND m.state = 'pending')",
+    )
+    .bind(generation)
+    .bind(now)
+    .fetch_one(db.reader())
+    .await
 }

@@ -358,6 +358,24 @@ fn for_ids<'q, O>(
     q
 }
 
+/// Up to `limit` running instances with an id above `after`, by id: a walk over all of them a
+/// batch at a time (the `instances_state_id` index).
+pub async fn running_after(
+    db: &Db,
+    after: i64,
+    limit: i64,
+) -> Result<Vec<super::instances::InstanceRow>, sqlx::Error> {
+    let query = format!(
+        "SELECT {} FROM instances WHERE state = 'active' AND id > $1 ORDER BY id LIMIT $2",
+        super::instances::COLUMNS
+    );
+    sqlx::query_as(&query)
+        .bind(after)
+        .bind(limit)
+        .fetch_all(db.reader())
+        .await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -340,6 +340,33 @@ pub async fn queue_link(
     Ok(Queued::Yes)
 }
 
+/// Queues a link email, in the site's lane, for each (instance, step, participant) that has an
+/// address: one transaction for the whole batch. Returns how many were queued.
+pub async fn queue_links(
+    db: &Db,
+    batch: &[(i64, i64, Participant)],
+    now: i64,
+) -> Result<u64, sqlx::Error> {
+    let mut tx = db.write().await?;
+    let mut queued = 0;
+    for (instance, step, who) in batch {
+        let who = std::slice::from_ref(who);
+        queued += queue_in(
+            &mut tx,
+            *instance,
+            *step,
+            who,
+            Kind::Link,
+            Lane::Site,
+            now,
+            now,
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(queued)
+}
+
 /// An instance's contacts, by participant.
 pub async fn contacts_of(db: &Db, instance: i64) -> Result<Vec<ContactRow>, sqlx::Error> {
     sqlx::query_as(

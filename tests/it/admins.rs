@@ -117,19 +117,7 @@ async fn waiting_links(app: &TestApp) -> i64 {
 
 /// The app's own log lines: the test's client and HTML parser log what they read.
 fn app_logs(app: &TestApp) -> String {
-    let client_side = [
-        "html5ever",
-        "selectors",
-        "scraper",
-        "markup5ever",
-        "reqwest",
-        "cookie_store",
-    ];
-    app.logs()
-        .lines()
-        .filter(|l| !client_side.iter().any(|c| l.contains(&format!(" {c}"))))
-        .collect::<Vec<_>>()
-        .join("\n")
+    crate::doorway::app_lines(app).join("\n")
 }
 
 fn row(page: &Page, name: &str, cell: &str) -> String {

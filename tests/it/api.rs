@@ -2123,7 +2123,7 @@ async fn a_token_made_before_the_token_key_survives_the_upgrade_and_a_rotation_o
         }
     };
     assert_eq!(status(&app).await, 200, "the upgrade keeps the token");
-    store::keys::rotate(&app.db, orchestra::domain::delivery::endpoints::reseal)
+    orchestra::domain::rotation::rotate_keys(&app.db)
         .await
         .unwrap();
     app.state.site.refresh().await;

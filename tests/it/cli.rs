@@ -1178,8 +1178,9 @@ async fn keys_rotate_voids_every_link_issued_before() {
         200,
         "still works"
     );
+    // Its running instance is left with no working link: the command says so.
     cli.run(&["keys", "rotate", "--yes"])
-        .expect(0, "", "New site keys are in place. Every link and handle issued before now no longer works, and every administrator signs in again. API tokens and webhook endpoints keep working.\n");
+        .expect(0, "1 running instance has no working link left. Send fresh links with: orchestra keys resend\n", "New site keys are in place. Every link and handle issued before now no longer works, and every administrator signs in again. API tokens and webhook endpoints keep working.\n");
 
     let keys = store::keys::load_or_create(&db).await.unwrap();
     assert!(!orchestra::domain::capability::verify(
@@ -1226,7 +1227,7 @@ async fn keys_rotate_voids_every_link_issued_before() {
     );
     cli.run_fr(&["keys", "rotate", "--yes"]).expect(
         0,
-        "",
+        "1 instance en cours n'a plus de lien valide. Envoyez de nouveaux liens avec\u{202f}: orchestra keys resend\n",
         "De nouvelles clés du site sont en place. Aucun lien ni jeton de retour émis avant maintenant ne fonctionne plus, et chaque administrateur se reconnecte. Les jetons d'API et les points de réception des webhooks continuent de fonctionner.\n",
     );
 }

@@ -327,7 +327,7 @@ async fn rotating_the_site_keys_signs_every_administrator_out() {
     let app = spawn(Flood::Memory).await;
     let (admin, session) = signed_in(&app).await;
     assert_eq!(get(&admin, &app, "/admin").await.status, 200);
-    orchestra::store::keys::rotate(&app.db, orchestra::domain::delivery::endpoints::reseal)
+    orchestra::domain::rotation::rotate_keys(&app.db)
         .await
         .unwrap();
     app.state.site.refresh().await;

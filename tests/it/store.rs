@@ -442,6 +442,7 @@ async fn an_instance_keeps_its_subject_and_history() {
             participant: "legal",
             expires: 1_900_000_000,
             issued_by: "cli",
+            generation: 0,
         },
         None,
     )
@@ -672,6 +673,7 @@ async fn revoking_all_links_replaces_the_token_and_marks_every_record() {
             participant: "legal",
             expires: 1_900_000_000,
             issued_by: "cli",
+            generation: 0,
         },
         None,
     )
@@ -687,6 +689,7 @@ async fn revoking_all_links_replaces_the_token_and_marks_every_record() {
             participant: "finance",
             expires: 1_900_000_000,
             issued_by: "cli",
+            generation: 0,
         },
         None,
     )
@@ -703,6 +706,7 @@ async fn revoking_all_links_replaces_the_token_and_marks_every_record() {
             participant: "finance",
             expires: 1_900_000_000,
             issued_by: "cli",
+            generation: 0,
         },
         None,
     )
@@ -859,9 +863,7 @@ async fn the_site_keys_are_made_once_and_rotated() {
         "made once"
     );
     assert!(store::keys::created_at(&db).await.unwrap().is_some());
-    let rotated = store::keys::rotate(&db, orchestra::domain::delivery::endpoints::reseal)
-        .await
-        .unwrap();
+    let rotated = orchestra::domain::rotation::rotate_keys(&db).await.unwrap();
     assert_ne!(first.keyed_hash("t", "x"), rotated.keyed_hash("t", "x"));
     let loaded = store::keys::load_or_create(&db).await.unwrap();
     assert_eq!(loaded.keyed_hash("t", "x"), rotated.keyed_hash("t", "x"));

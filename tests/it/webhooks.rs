@@ -462,10 +462,9 @@ async fn an_endpoint_keeps_its_secret_through_a_rotation_of_the_site_keys() {
         .unwrap()
         .unwrap()
         .secret;
-    let new_keys =
-        orchestra::store::keys::rotate(&app.db, orchestra::domain::delivery::endpoints::reseal)
-            .await
-            .unwrap();
+    let new_keys = orchestra::domain::rotation::rotate_keys(&app.db)
+        .await
+        .unwrap();
     let row = orchestra::store::webhooks::by_id(&app.db, endpoint)
         .await
         .unwrap()

@@ -69,6 +69,8 @@ pub async fn issue_on(
         branch: who.claim(),
         expires: order.now + order.ttl as i64,
     };
+    let current = current_keys(db, keys).await?;
+    let keys = current.as_ref().unwrap_or(keys);
     let token = capability::sign(keys, &claims, &instance.token);
     let recorded = store::links::record(
         db,
@@ -79,6 +81,7 @@ pub async fn issue_on(
             participant: who.as_str(),
             expires: claims.expires,
             issued_by: &order.by.stored(),
+            generation: keys.generation(),
         },
         order.daily_cap,
     )
@@ -92,6 +95,16 @@ pub async fn issue_on(
         id,
         expires: claims.expires,
     })
+}
+
+/// The site's keys read again when `keys` (a snapshot's, held a few seconds) are older than a
+/// rotation made since, so no link is signed under keys already retired; `None` when they are
+/// the current ones (one read of the generation).
+pub async fn current_keys(db: &Db, keys: &SiteKeys) -> Result<Option<SiteKeys>, sqlx::Error> {
+    if store::keys::generation(db).await? == keys.generation() {
+        return Ok(None);
+    }
+    store::keys::load(db).await.map(Some)
 }
 
 /// Queues an email with a participant's link, as "Issue a link" would show it: the sender signs
@@ -156,6 +169,8 @@ pub enum LinkState {
     Revoked,
     /// Its participant has nothing left to answer.
     UsedUp,
+    /// Signed under site keys a rotation has since replaced: it opens nothing.
+    Void,
 }
 
 impl LinkState {
@@ -165,8 +180,28 @@ impl LinkState {
             LinkState::Expired => "link-state-expired",
             LinkState::Revoked => "link-state-revoked",
             LinkState::UsedUp => "link-state-used-up",
+            LinkState::Void => "link-state-void",
         }
     }
+
+    /// The state as the API names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LinkState::Active => "active",
+            LinkState::Expired => "expired",
+            LinkState::Revoked => "revoked",
+            LinkState::UsedUp => "used_up",
+            LinkState::Void => "void",
+        }
+    }
+
+    pub const ALL: [LinkState; 5] = [
+        LinkState::Active,
+        LinkState::Expired,
+        LinkState::Revoked,
+        LinkState::UsedUp,
+        LinkState::Void,
+    ];
 }
 
 /// A page of an instance's links, newest first: up to `limit` older than `before` (from the
@@ -188,6 +223,7 @@ pub async fn list(
     limit: i64,
 ) -> Result<LinkPage, sqlx::Error> {
     let left = participants_left(db, instance, definition).await?;
+    let generation = store::keys::generation(db).await?;
     let page: store::InstancePage<LinkRow> =
         store::page_of_instance(db, instance.id, before, limit).await?;
     let links = page
@@ -196,6 +232,8 @@ pub async fn list(
         .map(|l| {
             let state = if l.revoked_at.is_some() {
                 LinkState::Revoked
+            } else if l.generation < generation {
+                LinkState::Void
             } else if l.expires <= now {
                 LinkState::Expired
             } else if !left.iter().any(|p| p.as_str() == l.participant) {

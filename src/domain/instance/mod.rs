@@ -15,7 +15,8 @@ mod view;
 
 pub use cancel::cancel;
 pub use links::{
-    Issued, LinkPage, LinkState, Order, issue, issue_on, list, revoke, revoke_one, send,
+    Issued, LinkPage, LinkState, Order, current_keys, issue, issue_on, list, revoke, revoke_one,
+    send,
 };
 pub use progress::participants_left;
 pub use reassign::{reassign, reassign_for};

@@ -303,7 +303,9 @@ async fn send_one(
         branch: who.claim(),
         expires,
     };
-    let token = capability::sign(&site.keys, &claims, &instance.token);
+    let current = crate::domain::instance::current_keys(db, &site.keys).await?;
+    let keys = current.as_ref().unwrap_or(&site.keys);
+    let token = capability::sign(keys, &claims, &instance.token);
     let url = format!(
         "{}/interaction/{token}",
         settings.base_url.trim_end_matches('/')
@@ -330,10 +332,11 @@ async fn send_one(
         &store::links::NewLink {
             instance: instance.id,
             step: m.step_index,
-            hash: &site.keys.keyed_hash("link", &token),
+            hash: &keys.keyed_hash("link", &token),
             participant: who.as_str(),
             expires: claims.expires,
             issued_by: "mail",
+            generation: keys.generation(),
         },
     )
     .await?;

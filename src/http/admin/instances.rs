@@ -629,7 +629,10 @@ pub(super) async fn show_page(
             state: ctx.t(s.message_id()),
             state_class: s.message_id(),
             // An ended instance's links open nothing: no button to revoke them either.
-            revocable: l.revoked_at.is_none() && l.expires > now && !instance.state.is_over(),
+            revocable: l.revoked_at.is_none()
+                && l.expires > now
+                && s != instance::LinkState::Void
+                && !instance.state.is_over(),
             participant: l.participant,
         })
         .collect();

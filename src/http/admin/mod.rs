@@ -18,6 +18,7 @@ pub mod instance_cancel;
 pub mod instance_export;
 pub mod instance_files;
 pub mod instances;
+pub mod keys;
 pub mod preview;
 pub mod settings;
 pub mod sizing;
@@ -87,6 +88,8 @@ pub fn router(state: AppState) -> Router<AppState> {
             get(settings::interaction_show).post(settings::interaction_save),
         )
         .route("/admin/reports/status", get(status::show))
+        .route(keys::PATH, get(keys::show).post(keys::rotate))
+        .route("/admin/reports/status/keys/resend", post(keys::resend))
         .route("/admin/config/api", get(tokens::list).post(tokens::create))
         .route(
             "/admin/config/api/{name}/revoke",

@@ -40,6 +40,7 @@ fn form_of(id: &str) -> Option<(&'static str, &'static str)> {
             "status-form-interaction",
         )),
         "login_limits" => Some(("/admin/config/orchestra#login-limits", "status-form-login")),
+        "voided_links" => Some((super::keys::PATH, "status-form-keys")),
         "payment_provider" => Some((
             "/admin/config/orchestra/interaction#payment-notices",
             "status-form-interaction",

@@ -1,4 +1,5 @@
-//! `/api/v1/instances/{id}/links`: issue a participant's link (or send it by email), revoke one.
+//! `/api/v1/instances/{id}/links`: list an instance's links with their states, issue a
+//! participant's link (or send it by email), revoke one.
 
 use std::sync::Arc;
 
@@ -171,4 +172,50 @@ pub async fn revoke(
         return Err(ApiError::not_found(lang));
     }
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/instances/{id}/links",
+    operation_id = "listLinks",
+    summary = "An instance's links, newest first, each with its state now (never its URL)",
+    description = "Needs the read ability; an instance beyond the token's reach is 404, as a missing one is. A link's state is active, expired, revoked, used_up (its participant has nothing left to answer) or void (signed under site keys a rotation has since replaced).",
+    params(("id" = i64, Path, description = "the instance")),
+    responses(
+        (status = 200, description = "the newest 100 links at most", body = wire::Links),
+        (status = 403, description = "the token's scope lacks read (error: forbidden_scope)", body = wire::Error),
+        (status = 404, description = "no such instance, or one beyond the token's reach (error: not_found)", body = wire::Error),
+    )
+)]
+pub async fn list(
+    State(state): State<AppState>,
+    lang: Lang,
+    who: Who,
+    Id(id): Id<i64>,
+) -> ApiResult {
+    let token = caller(&who)?;
+    needs(&token, Ability::Read, lang)?;
+    let reached = reached(&state, &token, id, lang).await?;
+    let definition = state
+        .versions
+        .get(&state.db, reached.instance.version_id)
+        .await?;
+    let now = state.clock.now_secs();
+    let page = instance::list(&state.db, &reached.instance, &definition, now, None, 100).await?;
+    let links = page
+        .links
+        .into_iter()
+        .map(|(l, s)| wire::IssuedLink {
+            id: l.id,
+            participant: l.participant,
+            issued_at: l.issued_at,
+            expires: l.expires,
+            state: s.as_str(),
+        })
+        .collect();
+    Ok(axum::Json(wire::Links {
+        links,
+        total: page.total,
+    })
+    .into_response())
 }

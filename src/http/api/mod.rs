@@ -64,6 +64,7 @@ static ROUTE_TABLE: &[Route] = &[
     Route::guarded::<files::__path_download>(|m| on(m, files::download), SMALL),
     Route::guarded::<evidence::__path_read>(|m| on(m, evidence::read), SMALL),
     Route::guarded::<links::__path_issue>(|m| on(m, links::issue), SMALL),
+    Route::guarded::<links::__path_list>(|m| on(m, links::list), SMALL),
     Route::guarded::<links::__path_revoke>(|m| on(m, links::revoke), SMALL),
     Route::guarded::<webhooks::__path_create>(|m| on(m, webhooks::create), SMALL),
     Route::guarded::<webhooks::__path_list>(|m| on(m, webhooks::list), SMALL),

@@ -157,6 +157,29 @@ pub struct Link {
     pub expires: i64,
 }
 
+/// `GET /api/v1/instances/{id}/links`: the instance's newest links (never their URLs).
+#[derive(Serialize, ToSchema)]
+pub struct Links {
+    /// The newest 100 at most, newest first.
+    pub links: Vec<IssuedLink>,
+    /// How many links the instance has in all.
+    pub total: i64,
+}
+
+/// A link as recorded, with its state now.
+#[derive(Serialize, ToSchema)]
+pub struct IssuedLink {
+    pub id: i64,
+    pub participant: String,
+    /// Unix seconds.
+    pub issued_at: i64,
+    /// Unix seconds.
+    pub expires: i64,
+    /// `void`: signed under site keys a rotation has since replaced; it opens nothing.
+    #[schema(schema_with = link_states)]
+    pub state: &'static str,
+}
+
 /// `GET /api/v1/workflows`: those the token's scope covers.
 #[derive(Serialize, ToSchema)]
 pub struct Workflows {
@@ -434,6 +457,15 @@ pub struct RateLimited {
 /// The states as the API names them, from the domain's own list.
 fn instance_states() -> Object {
     string_of(InstanceState::ALL.iter().map(|s| s.as_str()))
+}
+
+/// A link's states as the API names them, from the domain's own list.
+fn link_states() -> Object {
+    string_of(
+        crate::domain::instance::LinkState::ALL
+            .iter()
+            .map(|s| s.as_str()),
+    )
 }
 
 /// The history's events as the API names them, from the domain's own list.

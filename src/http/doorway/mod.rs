@@ -25,6 +25,7 @@ use super::form::{holds_nul, pairs};
 use crate::domain::capability::Kind;
 use crate::domain::interaction::{self, Invalid, Now, Resolution, Resolved, forward};
 use crate::domain::keys::CLIENT_PURPOSE;
+use crate::domain::rotation;
 use crate::domain::site::Snapshot;
 use crate::domain::workflow::Interaction;
 use crate::i18n::Lang;
@@ -107,8 +108,27 @@ async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Res
         .query()
         .is_some_and(|q| q.split('&').any(|kv| kv == THANKS_QUERY));
     let snapshot = state.site.get().await;
-    let Some(resolved) = resolve(&state, &snapshot, link).await? else {
-        return Ok(views::refused(lang));
+    let now = state.clock.now_secs();
+    let grace = interaction::ANSWER_GRACE_SECS;
+    let resolution =
+        interaction::resolve_answer(&state.db, &state.versions, &snapshot.keys, link, now, grace);
+    // A genuine link that expired or was voided by a key rotation is refused like any other,
+    // with a form its holder may ask a fresh link with.
+    let resolved = match resolution.await? {
+        Resolution::Usable(resolved) => resolved,
+        Resolution::ExpiredRecently(resolved) => {
+            return Ok(match rotation::expired(&snapshot, &resolved) {
+                Some(_) => views::refused_with_fresh(lang, link),
+                None => views::refused(lang),
+            });
+        }
+        Resolution::Refused => {
+            let voided = rotation::voided(&state.db, &snapshot.retired, link, now).await?;
+            return Ok(match voided {
+                Some(_) => views::refused_with_fresh(lang, link),
+                None => views::refused(lang),
+            });
+        }
     };
     let ctx = views::ctx_for(&snapshot, lang);
     if resolved.claims.kind == Kind::Handle {
@@ -191,6 +211,37 @@ async fn download(
 /// The path segment before a file's id in a download address under a link.
 pub const FILE_SEGMENT: &str = "file/";
 
+/// The path segment after a link where its holder asks for a fresh one (a POST).
+pub const FRESH_SEGMENT: &str = "fresh";
+
+/// The holder of a genuine link that expired or was voided asks for a fresh one to the address
+/// on file. The guard counted the request under the link (its path is under it); a link asks at
+/// most `rotation::MOST_FRESH_ASKS` times, then gets the guard's refusal. A link that is not
+/// genuine gets the one refusal; a genuine one the same words whatever came of it.
+async fn fresh(
+    state: &AppState,
+    lang: Lang,
+    headers: &HeaderMap,
+    link: &str,
+) -> Result<Response, AppError> {
+    let snapshot = state.site.get().await;
+    if cross_site(headers, snapshot.settings.base_url.starts_with("https://")) {
+        tracing::info!("refused a cross-site post to the doorway");
+        return Err(AppError::Forbidden);
+    }
+    let now = state.clock.now_secs();
+    let genuine = rotation::genuine(&state.db, &state.versions, &snapshot, link, now).await?;
+    let Some(genuine) = genuine else {
+        return Ok(views::refused(lang));
+    };
+    Ok(
+        match rotation::ask_fresh(&state.db, &state.versions, &genuine).await? {
+            rotation::Fresh::Asked => views::fresh_asked(lang),
+            rotation::Fresh::TooMany => refusal(lang),
+        },
+    )
+}
+
 /// What the step needs from the history (`interaction::earlier`), with each shown file's
 /// download address under this link.
 async fn earlier(
@@ -249,6 +300,12 @@ async fn answer(
     request: Request,
 ) -> Result<Response, AppError> {
     let link = link_of(request.uri().path()).to_owned();
+    if let Some(link) = link
+        .strip_suffix(FRESH_SEGMENT)
+        .and_then(|l| l.strip_suffix('/'))
+    {
+        return fresh(&state, lang, request.headers(), link).await;
+    }
     // A language chosen in the URL goes on in the redirect after the answer, for clients that
     // keep no cookie.
     let chosen = super::lang::pick(request.uri(), request.headers()).1;

@@ -14,6 +14,11 @@ use crate::i18n::{Lang, Message};
 #[template(path = "doorway/refused.html")]
 struct RefusedPage {
     ctx: PageContext,
+    /// For a genuine link that expired or was voided by a key rotation: where its holder asks
+    /// for a fresh one.
+    fresh: Option<String>,
+    /// The answer to that request: the same words whatever came of it.
+    asked: bool,
 }
 
 #[derive(askama::Template)]
@@ -105,9 +110,32 @@ struct DonePage<'a> {
 pub fn refused(lang: Lang) -> Response {
     let mut response = html(&RefusedPage {
         ctx: PageContext::plain(lang),
+        fresh: None,
+        asked: false,
     });
     *response.status_mut() = StatusCode::NOT_FOUND;
     response
+}
+
+/// The refusal of a genuine link that expired or was voided by a key rotation: the same words,
+/// and a form its holder sends to ask for a fresh link.
+pub fn refused_with_fresh(lang: Lang, link: &str) -> Response {
+    let mut response = html(&RefusedPage {
+        ctx: PageContext::plain(lang),
+        fresh: Some(format!("{}{link}/{}", super::PREFIX, super::FRESH_SEGMENT)),
+        asked: false,
+    });
+    *response.status_mut() = StatusCode::NOT_FOUND;
+    response
+}
+
+/// What the holder of a genuine link sees once they asked for a fresh one, whatever came of it.
+pub fn fresh_asked(lang: Lang) -> Response {
+    html(&RefusedPage {
+        ctx: PageContext::plain(lang),
+        fresh: None,
+        asked: true,
+    })
 }
 
 /// A doorway page's context, from the snapshot the request already holds.
