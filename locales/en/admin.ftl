@@ -691,3 +691,4 @@ type-checkbox-help = one box to tick, stored as yes (or empty when not ticked); 
 type-url-help = a web address starting with http:// or https://, at most 2000 characters; later steps show it as a link
 type-choice-help = one of the options, 2 to 30, separated by slashes
 type-file-help = a file up to 10 MB by default, or the size named, of the kinds named (pdf, image, text, office, zip) or documents by default; checked by its content
+option-verify-email-help = the link's page shows nothing of the step until its holder types a six-digit code emailed to the participant's address (10 minutes, 5 tries, 3 codes an hour)

@@ -691,3 +691,4 @@ type-checkbox-help = une case à cocher, enregistrée yes (ou vide si elle ne l'
 type-url-help = une adresse web commençant par http:// ou https://, 2000 caractères au plus ; les étapes suivantes la montrent comme un lien
 type-choice-help = l'une des options, de 2 à 30, séparées par des barres obliques
 type-file-help = un fichier de 10 Mo au plus par défaut, ou de la taille indiquée, des sortes indiquées (pdf, image, text, office, zip) ou des documents par défaut ; vérifié d'après son contenu
+option-verify-email-help = la page du lien ne montre rien de l'étape tant que son détenteur n'a pas saisi un code à six chiffres envoyé à l'adresse du participant (10 minutes, 5 essais, 3 codes par heure)

@@ -21,6 +21,7 @@ mod cli;
 mod connections;
 mod doorway;
 mod drawing;
+mod email_codes;
 mod faults;
 mod fields;
 mod file_downloads;
