@@ -24,14 +24,14 @@ const SECRET_IBAN: &str = "FR7630006000011234567890189";
 
 /// The app, its SMTP server and mailer, and an instance whose first step is answered: its
 /// second step (`verify email`) waits for the reviewer, who has an address.
-struct Case {
-    app: TestApp,
+pub(crate) struct Case {
+    pub(crate) app: TestApp,
     smtp: Smtp,
     mailer: Mailer,
-    id: i64,
+    pub(crate) id: i64,
 }
 
-async fn case() -> Case {
+pub(crate) async fn case() -> Case {
     let app = spawn_now(Flood::Memory).await;
     let smtp = Smtp::start();
     let mailer = Mailer::new(&smtp.url(), FROM).unwrap();
@@ -94,7 +94,7 @@ impl Case {
             .expect("a code's email")
     }
 
-    async fn newest_code(&self) -> String {
+    pub(crate) async fn newest_code(&self) -> String {
         self.newest().await.1
     }
 
@@ -404,4 +404,37 @@ async fn dump(url: &str) -> String {
     }
     pool.close().await;
     out
+}
+
+#[tokio::test]
+async fn a_file_an_earlier_step_brought_is_not_downloaded_before_the_code() {
+    let app = crate::helpers::spawn(Flood::Memory).await;
+    let id = crate::uploads::started(
+        &app,
+        "form@supplier: Supplier details | Company*, Certificate* (file, pdf)\n\
+         review@buyer: Check the certificate | show 1 | verify email",
+    )
+    .await;
+    let supplier = app.link(id, Some("supplier")).await;
+    let certificate = crate::uploads::pdf(4 << 10);
+    let posted = crate::uploads::upload(
+        &app,
+        &supplier,
+        &[("_step", "1"), ("company", "Acme")],
+        &[("certificate", "certificate.pdf", &certificate)],
+    )
+    .await;
+    assert_eq!(posted.status, 303, "{}", posted.body);
+    let (pool, _) = crate::helpers::tables_at(&app.database.url).await;
+    let file: i64 = sqlx::query_scalar("SELECT id FROM files")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let buyer = app.link(id, Some("buyer")).await;
+    let keys = store::keys::load_or_create(&app.db).await.unwrap();
+    let token = buyer.trim_start_matches(orchestra::http::doorway::PREFIX);
+    let href = orchestra::http::doorway::download_path(&keys, token, file);
+    let refused = get(&app.client(), &app, &href).await;
+    assert_eq!(refused.status, 404, "the one refusal, before the code");
+    assert!(!refused.body.contains("%PDF"));
 }

@@ -14,6 +14,7 @@ mod api;
 mod api_contract;
 mod api_idempotency;
 mod browser;
+mod browser_codes;
 mod browser_files;
 mod browser_rounds;
 mod chores;
