@@ -438,3 +438,105 @@ async fn a_file_an_earlier_step_brought_is_not_downloaded_before_the_code() {
     assert_eq!(refused.status, 404, "the one refusal, before the code");
     assert!(!refused.body.contains("%PDF"));
 }
+
+#[tokio::test]
+async fn a_start_that_leaves_a_code_step_without_an_address_warns() {
+    use crate::helpers::serve;
+    use crate::mail::binary;
+    let database = crate::helpers::fresh_database().await;
+    let db = &database.url;
+    serve::cli(env!("CARGO_BIN_EXE_orchestra"), db, &["init"]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bank_check.txt");
+    std::fs::write(&file, DEFINITION).unwrap();
+    let file = file.display().to_string();
+    let (code, _, err) = binary(
+        db,
+        &[
+            "workflow",
+            "create",
+            "bank_check",
+            "--label",
+            "Bank check",
+            "--file",
+            &file,
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    let start = [
+        "instance",
+        "start",
+        "bank_check",
+        "--contact",
+        "supplier=sam@supplier.example",
+    ];
+    for (lang, words) in [
+        (
+            "en",
+            "Warning: reviewer must type a code emailed to their address before step 2",
+        ),
+        (
+            "fr",
+            "Attention\u{202F}: reviewer doit saisir un code envoyé à son adresse avant l'étape 2",
+        ),
+    ] {
+        let (code, out, err) = binary(db, &start, &[("ORCHESTRA_LANG", lang)]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.trim().parse::<i64>().is_ok(), "the id alone: {out:?}");
+        assert!(err.contains(words), "{lang}: {err:?}");
+    }
+    let both = [
+        "instance",
+        "start",
+        "bank_check",
+        "--contact",
+        "supplier=sam@supplier.example",
+        "--contact",
+        "reviewer=rosa@review.example",
+    ];
+    let (code, _, err) = binary(db, &both, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("code emailed"), "{err:?}");
+
+    // The admin form's page after the start says it too.
+    let app = spawn_now(Flood::Memory).await;
+    let definition = orchestra::domain::workflow::Definition::parse(DEFINITION).unwrap();
+    let workflow =
+        store::workflows::create(&app.db, "bank_check", "Bank check", &definition.to_json())
+            .await
+            .unwrap()
+            .unwrap()
+            .to_string();
+    let client = app.admin_client().await;
+    let form = get(
+        &client,
+        &app,
+        &format!("/admin/instances/new?workflow={workflow}"),
+    )
+    .await;
+    let started = post(
+        &client,
+        &app,
+        "/admin/instances/new",
+        &[
+            ("csrf", &form.csrf()),
+            ("workflow", &workflow),
+            ("title", "Acme"),
+            ("email.supplier", "sam@supplier.example"),
+            ("lang.supplier", "en"),
+            ("email.reviewer", ""),
+            ("lang.reviewer", "en"),
+        ],
+    )
+    .await;
+    assert_eq!(started.status, 303, "{}", started.body);
+    let landed = get(&client, &app, &started.location()).await;
+    assert!(
+        landed
+            .body
+            .contains("someone it asks has none: they cannot answer it"),
+        "{}",
+        landed.body
+    );
+}
