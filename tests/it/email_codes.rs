@@ -32,7 +32,11 @@ pub(crate) struct Case {
 }
 
 pub(crate) async fn case() -> Case {
-    let app = spawn_now(Flood::Memory).await;
+    case_on(Flood::Memory).await
+}
+
+async fn case_on(flood: Flood) -> Case {
+    let app = spawn_now(flood).await;
     let smtp = Smtp::start();
     let mailer = Mailer::new(&smtp.url(), FROM).unwrap();
     let definition = orchestra::domain::workflow::Definition::parse(DEFINITION).unwrap();
@@ -235,7 +239,14 @@ async fn a_verify_email_step_shows_and_records_nothing_before_its_emailed_code()
 
 #[tokio::test]
 async fn five_wrong_codes_lock_even_the_right_one_until_a_new_code_is_sent() {
-    let case = case().await;
+    for flood in [Flood::Memory, Flood::Sql] {
+        five_wrong_codes_lock(flood).await;
+    }
+}
+
+/// The lock over either flood store: the guard's count in memory, or in the database.
+async fn five_wrong_codes_lock(flood: Flood) {
+    let case = case_on(flood).await;
     let app = &case.app;
     let (link, client, code) = case.asked().await;
     for left in (1..5).rev() {
