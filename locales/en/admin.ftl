@@ -753,3 +753,4 @@ keys-resend-title = Send fresh links
 keys-resend-what = Without rotating: a fresh link email to every participant a running instance waits on and who has an address.
 keys-resend-confirm = Send fresh links
 keys-resent = Fresh link emails are queued for every participant a running instance waits on.
+option-verify-email-help = the link's page shows nothing of the step until its holder types a six-digit code emailed to the participant's address (10 minutes, 5 tries, 3 codes an hour)

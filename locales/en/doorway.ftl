@@ -96,3 +96,33 @@ doorway-fresh-offer = If this link was sent to you by email, you can ask for a f
 doorway-fresh-button = Email me a fresh link
 doorway-fresh-title = A fresh link
 doorway-fresh-sent = If this link was yours, a fresh one is on its way to the address on file.
+
+# The emailed code before a `| verify email` step.
+doorway-code-title = Check it is you
+doorway-code-intro = This step opens once you type a six-digit code emailed to your address.
+doorway-code-send = Email me a code
+doorway-code-send-again = Email me a new code
+doorway-code-sent = A code was emailed to { $address }. It works for { $minutes ->
+    [one] one minute
+   *[other] { $minutes } minutes
+}; look in your spam folder if it is not there after a minute.
+doorway-code-label = Code (6 digits)
+doorway-code-submit = Continue
+doorway-code-wrong = That code is not right. { $left ->
+    [one] One more wrong code locks it.
+   *[other] { $left } more wrong codes lock it.
+}
+doorway-code-locked = Too many wrong codes: this code no longer works, even the right one. Ask for a new code.
+doorway-code-none = No code is waiting: it expired after { $minutes ->
+    [one] one minute
+   *[other] { $minutes } minutes
+}, was used, or none was asked. Ask for a new one.
+doorway-code-sends-left = { $count ->
+    [one] One more code can be sent this hour.
+   *[other] { $count } more codes can be sent this hour.
+}
+doorway-code-too-many = { $max } codes were sent in the last hour: you can ask for another in { $minutes ->
+    [one] one minute
+   *[other] { $minutes } minutes
+}.
+doorway-code-no-address = This step asks for a code emailed to you, and no address is on file for you here. Ask whoever sent you this link.

@@ -116,3 +116,15 @@ mail-colon = :
 # A start that gives addresses on a site with no SMTP server: its emails wait.
 instance-started-unsent = The instance was started. No SMTP server is set (ORCHESTRA_SMTP_URL, ORCHESTRA_MAIL_FROM): the participants' emails wait and will go once one is set.
 cli-mail-unsent = Warning: no SMTP server is set (ORCHESTRA_SMTP_URL, ORCHESTRA_MAIL_FROM); the participants' emails wait and will go once one is set.
+
+# The emailed code before a `| verify email` step: the code is in the body, never the subject.
+mail-code-subject = Your code for { $site }
+mail-code-intro = Here is your code to open your step of "{ $subject }" ({ $step }):
+mail-code-expires = It works for { $minutes ->
+    [one] one minute
+   *[other] { $minutes } minutes
+}. Type it on the page that asked for it.
+mail-code-ignore = If you did not ask for it, ignore this email: nobody can open your step without it.
+mail-kind-code = Code
+instance-started-unverifiable = The instance was started. A step asks its participant for a code emailed to their address, and someone it asks has none: they cannot answer it until an administrator hands the step to a contact with an address.
+cli-code-unverifiable = Warning: { $participant } must type a code emailed to their address before step { $step }, and has no address in this instance: they cannot answer it.

@@ -753,3 +753,4 @@ keys-resend-title = Envoyer de nouveaux liens
 keys-resend-what = Sans changer les clés : un e-mail avec un nouveau lien pour chaque participant qu'une instance en cours attend et qui a une adresse.
 keys-resend-confirm = Envoyer de nouveaux liens
 keys-resent = Les e-mails avec un nouveau lien sont en file pour chaque participant qu'une instance en cours attend.
+option-verify-email-help = la page du lien ne montre rien de l'étape tant que son détenteur n'a pas saisi un code à six chiffres envoyé à l'adresse du participant (10 minutes, 5 essais, 3 codes par heure)

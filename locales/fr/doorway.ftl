@@ -96,3 +96,33 @@ doorway-fresh-offer = Si ce lien vous a été envoyé par e-mail, vous pouvez en
 doorway-fresh-button = M'envoyer un nouveau lien
 doorway-fresh-title = Un nouveau lien
 doorway-fresh-sent = Si ce lien était le vôtre, un nouveau est en route vers l'adresse enregistrée.
+
+# Le code envoyé par e-mail avant une étape « | verify email ».
+doorway-code-title = Vérifions que c'est vous
+doorway-code-intro = Cette étape s'ouvre une fois saisi un code à six chiffres envoyé à votre adresse e-mail.
+doorway-code-send = M'envoyer un code par e-mail
+doorway-code-send-again = M'envoyer un nouveau code
+doorway-code-sent = Un code a été envoyé à { $address }. Il est valable { $minutes ->
+    [one] une minute
+   *[other] { $minutes } minutes
+} ; regardez dans vos courriers indésirables s'il n'est pas arrivé au bout d'une minute.
+doorway-code-label = Code (6 chiffres)
+doorway-code-submit = Continuer
+doorway-code-wrong = Ce code n'est pas le bon. { $left ->
+    [one] Encore un code erroné, et il sera bloqué.
+   *[other] Encore { $left } codes erronés, et il sera bloqué.
+}
+doorway-code-locked = Trop de codes erronés : ce code ne fonctionne plus, même le bon. Demandez un nouveau code.
+doorway-code-none = Aucun code n'attend : il a expiré au bout de { $minutes ->
+    [one] une minute
+   *[other] { $minutes } minutes
+}, a déjà servi, ou aucun n'a été demandé. Demandez-en un nouveau.
+doorway-code-sends-left = { $count ->
+    [one] Encore un code peut être envoyé cette heure-ci.
+   *[other] Encore { $count } codes peuvent être envoyés cette heure-ci.
+}
+doorway-code-too-many = { $max } codes ont été envoyés dans la dernière heure : vous pourrez en demander un autre dans { $minutes ->
+    [one] une minute
+   *[other] { $minutes } minutes
+}.
+doorway-code-no-address = Cette étape demande un code envoyé par e-mail, et aucune adresse n'est connue pour vous ici. Demandez à la personne qui vous a envoyé ce lien.

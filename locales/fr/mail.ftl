@@ -119,3 +119,15 @@ mail-colon = { "\u202F:" }
 # A start that gives addresses on a site with no SMTP server: its emails wait.
 instance-started-unsent = L'instance a été démarrée. Aucun serveur SMTP n'est défini (ORCHESTRA_SMTP_URL, ORCHESTRA_MAIL_FROM) : les courriels des participants attendent et partiront dès qu'il le sera.
 cli-mail-unsent = Attention : aucun serveur SMTP n'est défini (ORCHESTRA_SMTP_URL, ORCHESTRA_MAIL_FROM) ; les courriels des participants attendent et partiront dès qu'il le sera.
+
+# Le code envoyé avant une étape « | verify email » : dans le corps, jamais dans l'objet.
+mail-code-subject = Votre code pour { $site }
+mail-code-intro = Voici votre code pour ouvrir votre étape de la demande « { $subject } » ({ $step }) :
+mail-code-expires = Il est valable { $minutes ->
+    [one] une minute
+   *[other] { $minutes } minutes
+}. Saisissez-le sur la page qui vous l'a demandé.
+mail-code-ignore = Si vous ne l'avez pas demandé, ignorez ce courriel : personne ne peut ouvrir votre étape sans lui.
+mail-kind-code = Code
+instance-started-unverifiable = L'instance a été démarrée. Une étape demande à son participant un code envoyé à son adresse, et une personne qu'elle interroge n'en a pas : elle ne pourra pas y répondre tant qu'un administrateur n'aura pas confié l'étape à un contact avec une adresse.
+cli-code-unverifiable = Attention : { $participant } doit saisir un code envoyé à son adresse avant l'étape { $step }, et n'a pas d'adresse dans cette instance : il ne pourra pas y répondre.

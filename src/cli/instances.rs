@@ -49,6 +49,15 @@ pub(super) async fn instance_start(
             if !mailer_set && contacts.iter().any(|c| !c.email.trim().is_empty()) {
                 eprintln!("{}", Message::new("cli-mail-unsent").render(out.lang));
             }
+            // A step asking for an emailed code of someone with no address cannot be answered.
+            let versions = crate::domain::workflow::versions::Cache::default();
+            let unverifiable = crate::domain::interaction::code::without_address(db, &versions, id);
+            for (who, step) in unverifiable.await.unwrap_or_default() {
+                let warning = Message::new("cli-code-unverifiable")
+                    .arg("participant", who)
+                    .arg("step", step.to_string());
+                eprintln!("{}", warning.render(out.lang));
+            }
             Ok(0)
         }
         Err(crate::domain::instance::InstanceError::Failed(e)) => Ok(out.fail(e)),

@@ -435,6 +435,7 @@ impl Settings {
             Address::Notice => self.notice_limits(),
             Address::SignInAddress | Address::ApiAuthFailure => self.login_limits().0,
             Address::SignInAccount => self.login_limits().1,
+            Address::EmailCode => crate::domain::interaction::code::LIMITS,
         }
     }
 
@@ -446,6 +447,8 @@ impl Settings {
             Address::SignInAddress | Address::SignInAccount | Address::ApiAuthFailure => {
                 self.login_mode()
             }
+            // A lock on guessing a code is never only reported.
+            Address::EmailCode => Mode::Enforce,
         }
     }
 
@@ -457,10 +460,12 @@ impl Settings {
     /// Whether any address behind the guard counts anything (the doorway, the notices, the
     /// sign-in and the API's failed tokens, which count under the sign-in's per-address limit).
     /// While none does, the flood store is not touched: not read at start, not synced, not
-    /// pinged (`FloodGuard::upkeep`).
+    /// pinged (`FloodGuard::upkeep`). The emailed codes' wrong tries always count, and are not
+    /// asked here: while nothing else counts, they count in this process alone.
     pub fn anything_counts(&self) -> bool {
         Address::ALL
             .iter()
+            .filter(|&&address| address != Address::EmailCode)
             .any(|&address| FloodGuard::is_counting(&self.limits_of(address)))
     }
 

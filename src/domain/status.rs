@@ -613,7 +613,10 @@ fn lines_of(address: Address) -> Option<&'static LimitsLines> {
     match address {
         Address::Doorway => Some(&DOORWAY),
         Address::Notice => Some(&NOTICE),
-        Address::SignInAddress | Address::SignInAccount | Address::ApiAuthFailure => None,
+        Address::SignInAddress
+        | Address::SignInAccount
+        | Address::ApiAuthFailure
+        | Address::EmailCode => None,
     }
 }
 

@@ -26,16 +26,20 @@ pub enum Address {
     SignInAccount,
     /// Failed API authentications per client address (under the sign-in's per-address limit).
     ApiAuthFailure,
+    /// Wrong emailed codes per code of a link (`| verify email`); no total, so nobody can lock
+    /// another's link.
+    EmailCode,
 }
 
 impl Address {
     /// Every guarded address, in [`Address::index`] order.
-    pub const ALL: [Address; 5] = [
+    pub const ALL: [Address; 6] = [
         Address::Doorway,
         Address::Notice,
         Address::SignInAddress,
         Address::SignInAccount,
         Address::ApiAuthFailure,
+        Address::EmailCode,
     ];
 
     /// The addresses the status report draws a sizing chart of, in its order. The API's
@@ -65,6 +69,7 @@ impl Address {
             Address::SignInAddress => "login.address",
             Address::SignInAccount => "login.account",
             Address::ApiAuthFailure => "api.auth_failure",
+            Address::EmailCode => "email_code",
         }
     }
 
@@ -76,6 +81,7 @@ impl Address {
             Address::Notice => ["per_payment", "total"],
             Address::SignInAddress | Address::ApiAuthFailure => ["per_address", "total"],
             Address::SignInAccount => ["per_account", "total"],
+            Address::EmailCode => ["per_code", "total"],
         }
     }
 
@@ -87,6 +93,7 @@ impl Address {
             Address::SignInAddress => "sign-in",
             Address::SignInAccount => "sign-in to the account",
             Address::ApiAuthFailure => "API authentication",
+            Address::EmailCode => "emailed code",
         }
     }
 
@@ -98,6 +105,7 @@ impl Address {
             Address::Notice => "notice",
             Address::SignInAddress | Address::SignInAccount => "login",
             Address::ApiAuthFailure => "api_auth",
+            Address::EmailCode => "email_code",
         }
     }
 
@@ -115,6 +123,7 @@ impl Address {
             Address::SignInAddress => "login-address",
             Address::SignInAccount => "login-account",
             Address::ApiAuthFailure => "api-auth",
+            Address::EmailCode => "email-code",
         }
     }
 }

@@ -39,6 +39,9 @@ pub enum Kind {
     /// The instance ended: its outcome, told to whoever filed it (its first step's
     /// participants). No link.
     Outcome,
+    /// The code a `| verify email` step asks for, derived when it is sent
+    /// (`store::email_codes`). No link.
+    Code,
 }
 
 impl Kind {
@@ -49,6 +52,7 @@ impl Kind {
             Kind::Deadline => "deadline",
             Kind::Closed => "closed",
             Kind::Outcome => "outcome",
+            Kind::Code => "code",
         }
     }
 
@@ -64,6 +68,7 @@ impl Kind {
             Kind::Deadline,
             Kind::Closed,
             Kind::Outcome,
+            Kind::Code,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)

@@ -980,31 +980,7 @@ async fn three_hundred_concurrent_wrong_passwords_leave_memory_bounded_and_the_d
 // --- 2. No anonymous writes ---------------------------------------------------------------
 
 async fn row_counts(url: &str) -> Vec<(String, i64)> {
-    use sqlx::Row;
-    sqlx::any::install_default_drivers();
-    let url = orchestra::store::normalize_url(url).unwrap().1;
-    let pool = sqlx::AnyPool::connect(&url).await.unwrap();
-    // By the URL, not the test pass: a real server of these tests runs on its own SQLite file
-    // whichever database the pass is on.
-    let tables: Vec<String> = if url.starts_with("postgres") {
-        sqlx::query(
-            "SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public'",
-        )
-        .fetch_all(&pool)
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get::<String, _>(0))
-        .collect()
-    } else {
-        sqlx::query("SELECT name FROM sqlite_master WHERE type = 'table'")
-            .fetch_all(&pool)
-            .await
-            .unwrap()
-            .iter()
-            .map(|r| r.get::<String, _>(0))
-            .collect()
-    };
+    let (pool, tables) = helpers::tables_at(url).await;
     let mut counts = Vec::new();
     for table in tables {
         // Names from the catalogue, not input.

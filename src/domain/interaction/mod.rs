@@ -23,6 +23,7 @@ use crate::i18n::{Lang, Message};
 use crate::store::instances::{Answer, InstanceRow};
 use crate::store::{self, Db};
 
+pub mod code;
 pub mod forward;
 pub mod payment;
 

@@ -5,6 +5,7 @@
 //! An address is personal data: it is shown to administrators and to the API token that gave
 //! it, and never written to a log line (rows and errors that hold one print without it).
 
+mod code;
 pub mod compose;
 pub mod notice;
 pub mod send;
@@ -318,7 +319,13 @@ pub struct Figures {
 }
 
 /// The kinds of rows that are emails (a deadline is a chore, never sent).
-pub const EMAILED: [Kind; 4] = [Kind::Link, Kind::Reminder, Kind::Closed, Kind::Outcome];
+pub const EMAILED: [Kind; 5] = [
+    Kind::Link,
+    Kind::Reminder,
+    Kind::Closed,
+    Kind::Outcome,
+    Kind::Code,
+];
 
 /// How one email's try ended, as the metrics count it (in [`Tried::ALL`]'s order: a try's
 /// place among a kind's counts is its discriminant).

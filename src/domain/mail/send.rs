@@ -116,8 +116,12 @@ pub async fn run_until(
             Some(kind) => {
                 // Claimed only with a mailer (`claim`'s `with_mail`).
                 let Some(mailer) = mailer else { continue };
-                let sent = send_one(db, site, mailer, &instance, &definition, &m, kind, now);
-                let (count, tried) = match sent.await? {
+                let sent = if kind == Kind::Code {
+                    send_code(db, site, mailer, &instance, &definition, &m, now).await?
+                } else {
+                    send_one(db, site, mailer, &instance, &definition, &m, kind, now).await?
+                };
+                let (count, tried) = match sent {
                     Sent::Yes => (&mut run.sent, Some(Tried::Sent)),
                     Sent::Retry => (&mut run.retried, Some(Tried::Retried)),
                     Sent::No => (&mut run.failed, Some(Tried::Failed)),
@@ -282,8 +286,7 @@ async fn send_one(
         mails::finish(db, m, Outcome::Skipped, now).await?;
         return Ok(Sent::Skipped);
     }
-    let Some(to) = mailbox(&contact.email, &contact.name) else {
-        mails::finish(db, m, Outcome::Failed("address"), now).await?;
+    let Some(to) = reader(db, m, &contact, now).await? else {
         return Ok(Sent::No);
     };
     let who = Participant::parse(&m.participant).unwrap_or_default();
@@ -401,8 +404,7 @@ async fn send_notice(
     m: &Claimed,
     now: i64,
 ) -> Result<Sent, Error> {
-    let Some(to) = mailbox(&contact.email, &contact.name) else {
-        mails::finish(db, m, Outcome::Failed("address"), now).await?;
+    let Some(to) = reader(db, m, contact, now).await? else {
         return Ok(Sent::No);
     };
     let lang = Lang::from_code(&contact.lang).unwrap_or_default();
@@ -448,7 +450,61 @@ async fn send_notice(
         answers,
     };
     let id = message_id(&site.keys, m.id, &site.settings.base_url, &mailer.from);
-    let outcome = match notice.message(from(mailer), to, &id) {
+    deliver(db, mailer, m, notice.message(from(mailer), to, &id), now).await
+}
+
+/// Sends a `| verify email` step's code (`interaction::code`), derived here from the site keys
+/// and its row, while it is the link's current code and lives: an email a newer code replaced,
+/// or one whose code expired while it waited, is set aside.
+async fn send_code(
+    db: &Db,
+    site: &Snapshot,
+    mailer: &Mailer,
+    instance: &InstanceRow,
+    definition: &Definition,
+    m: &Claimed,
+    now: i64,
+) -> Result<Sent, Error> {
+    let row = store::email_codes::of_mail(db, m.id)
+        .await?
+        .filter(|r| !r.code_hash.is_empty() && r.expires_at > now);
+    let contact = store::mails::contact(db, instance.id, &m.participant).await?;
+    let step = definition
+        .steps
+        .get(usize::try_from(m.step_index).unwrap_or(usize::MAX));
+    let (Some(row), Some(contact), Some(step)) = (row, contact, step) else {
+        mails::finish(db, m, Outcome::Skipped, now).await?;
+        return Ok(Sent::Skipped);
+    };
+    let Some(to) = reader(db, m, &contact, now).await? else {
+        return Ok(Sent::No);
+    };
+    let lang = Lang::from_code(&contact.lang).unwrap_or_default();
+    let workflow = workflow_label(db, instance, lang).await?;
+    let about = About {
+        lang,
+        site: &site.settings.site_name,
+        subject: &instance.subject_title,
+        workflow: &workflow,
+        step: step.title_in(lang),
+        name: &contact.name,
+    };
+    let code = crate::domain::interaction::code::derive(&site.keys, row.link_id, &row.nonce);
+    let id = message_id(&site.keys, m.id, &site.settings.base_url, &mailer.from);
+    let message = super::code::message(&about, &code, from(mailer), to, &id);
+    deliver(db, mailer, m, message, now).await
+}
+
+/// Sends a message that carries no link and records how it went: sent, or tried again on the
+/// schedule (`retry_at`), or failed for good.
+async fn deliver(
+    db: &Db,
+    mailer: &Mailer,
+    m: &Claimed,
+    message: Result<lettre::Message, &'static str>,
+    now: i64,
+) -> Result<Sent, Error> {
+    let outcome = match message {
         Ok(message) => tokio::time::timeout(LONGEST_SEND, mailer.send(message))
             .await
             .unwrap_or(Err("timeout")),
@@ -458,7 +514,7 @@ async fn send_notice(
     match outcome {
         Ok(()) => {
             mails::finish(db, m, Outcome::Done, now).await?;
-            tracing::info!(instance = instance.id, participant = %m.participant, kind, "an email was sent");
+            tracing::info!(instance = m.instance_id, participant = %m.participant, kind, "an email was sent");
             Ok(Sent::Yes)
         }
         Err(error) => {
@@ -468,10 +524,25 @@ async fn send_notice(
                 None => (Outcome::Failed(error), Sent::No),
             };
             mails::finish(db, m, outcome, now).await?;
-            tracing::info!(instance = instance.id, participant = %m.participant, kind, error, "an email was not sent");
+            tracing::info!(instance = m.instance_id, participant = %m.participant, kind, error, "an email was not sent");
             Ok(sent)
         }
     }
+}
+
+/// The reader's mailbox; `None` once the row failed for good, their address being one an
+/// email cannot be written to.
+async fn reader(
+    db: &Db,
+    m: &Claimed,
+    contact: &store::mails::ContactRow,
+    now: i64,
+) -> Result<Option<Mailbox>, Error> {
+    let to = mailbox(&contact.email, &contact.name);
+    if to.is_none() {
+        mails::finish(db, m, Outcome::Failed("address"), now).await?;
+    }
+    Ok(to)
 }
 
 fn from(mailer: &Mailer) -> Mailbox {

@@ -97,6 +97,11 @@ impl Definition {
                 }
                 // A download of each file the step shows is a request on the link too.
                 let mut once = step.interaction.requests_on_link() + self.files_shown_by(step);
+                // `| verify email`: the code page, *Email me a code*, the page saying where it
+                // went, and the code typed.
+                if step.verify_email {
+                    once += CODE_REQUESTS;
+                }
                 let goes_on = self
                     .steps
                     .get(i + 1)
@@ -145,6 +150,9 @@ impl Definition {
     }
 }
 
+/// The requests a link's holder makes to pass a `| verify email` step's code page, once.
+pub const CODE_REQUESTS: u64 = 4;
+
 #[cfg(test)]
 mod requests_tests {
     use super::*;
@@ -171,5 +179,15 @@ mod requests_tests {
         let once =
             Definition::parse(&claim.replace(" | on reject back to 1 | rounds 3", "")).unwrap();
         assert_eq!(once.requests_per_link(), 3);
+    }
+
+    #[test]
+    fn a_step_behind_an_emailed_code_counts_the_code_pages_requests() {
+        let d = Definition::parse(
+            "review@legal: Approve | verify email
+",
+        )
+        .unwrap();
+        assert_eq!(d.requests_per_link(), 3 + CODE_REQUESTS);
     }
 }

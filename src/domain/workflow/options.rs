@@ -107,6 +107,10 @@ pub const OPTIONS: &[Documented] = &[
         help: "option-forward-help",
     },
     Documented {
+        example: "| verify email",
+        help: "option-verify-email-help",
+    },
+    Documented {
         example: "| on reject back to 1",
         help: "option-reject-back-help",
     },

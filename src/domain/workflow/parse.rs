@@ -102,6 +102,7 @@ impl Definition {
                         quorum: None,
                         routes: route::Routes::default(),
                         forward: false,
+                        verify_email: false,
                     });
                     last_ok = false;
                 }
@@ -206,6 +207,9 @@ impl Definition {
             }
             if step.forward {
                 out.push_str(" | forward");
+            }
+            if step.verify_email {
+                out.push_str(" | verify email");
             }
             match step.quorum {
                 Some(1) => out.push_str(" | any"),
@@ -423,6 +427,7 @@ fn parse_step(line_number: usize, line: &str, earlier_steps: &[Step]) -> Result<
     let mut quorum_said = false;
     let mut routes = route::Routes::default();
     let mut forward = false;
+    let mut verify_email = false;
     // An `if` may name the step's own fields: read once they are.
     let mut ifs = Vec::new();
     for segment in segments {
@@ -435,6 +440,13 @@ fn parse_step(line_number: usize, line: &str, earlier_steps: &[Step]) -> Result<
                 return Err(at("definition-segments"));
             }
             forward = true;
+            continue;
+        }
+        if segment == "verify email" {
+            if verify_email {
+                return Err(at("definition-segments"));
+            }
+            verify_email = true;
             continue;
         }
         if route::parse_segment(segment, earlier, earlier_steps, &mut routes)
@@ -523,6 +535,7 @@ fn parse_step(line_number: usize, line: &str, earlier_steps: &[Step]) -> Result<
         quorum,
         routes: route::Routes::default(),
         forward,
+        verify_email,
     };
     if !ifs.is_empty() {
         let mut with_this = earlier_steps.to_vec();

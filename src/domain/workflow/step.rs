@@ -53,6 +53,10 @@ pub struct Step {
     /// `| forward`: its participant may hand the step to a colleague from the link's page.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub forward: bool,
+    /// `| verify email`: the link's page shows the step only once its holder typed a code
+    /// emailed to the participant's address (`interaction::code`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub verify_email: bool,
 }
 
 /// What a step's start queues: its participants' links (for those with an address), their

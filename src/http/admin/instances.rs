@@ -418,14 +418,24 @@ pub async fn start(
     match outcome {
         Ok(id) => {
             let emailed = form.contacts.iter().any(|c| !c.email.trim().is_empty());
-            let message = if emailed && state.mailer.is_none() {
+            let unverifiable =
+                !crate::domain::interaction::code::without_address(&state.db, &state.versions, id)
+                    .await?
+                    .is_empty();
+            let message = if unverifiable {
+                "instance-started-unverifiable"
+            } else if emailed && state.mailer.is_none() {
                 "instance-started-unsent"
             } else if emailed {
                 "instance-started-emailed"
             } else {
                 "instance-started"
             };
-            flash(&session, message).await?;
+            if unverifiable {
+                flash_as(&session, FlashKind::Warning, message).await?;
+            } else {
+                flash(&session, message).await?;
+            }
             Ok(Redirect::to(&format!("/admin/instances/{id}")).into_response())
         }
         Err(errors) => {
@@ -689,6 +699,7 @@ pub(super) async fn show_page(
                 "reminder" => "mail-kind-reminder",
                 "closed" => "mail-kind-closed",
                 "outcome" => "mail-kind-outcome",
+                "code" => "mail-kind-code",
                 _ => "mail-kind-link",
             }),
             state: ctx.t(match m.state.as_str() {

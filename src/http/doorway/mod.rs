@@ -31,6 +31,7 @@ use crate::domain::workflow::Interaction;
 use crate::i18n::Lang;
 use crate::store::instances::Recorded;
 
+mod code;
 mod guard;
 mod payment;
 mod upload;
@@ -97,10 +98,15 @@ async fn resolve(
     .await?)
 }
 
-async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Response, AppError> {
+async fn show(
+    State(state): State<AppState>,
+    lang: Lang,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
     let link = link_of(uri.path());
     if let Some((link, file)) = link.split_once('/') {
-        return download(&state, lang, link, file).await;
+        return download(&state, lang, link, file, &headers).await;
     }
     // The query is read for the thank-you wording alone: a return trip's `?outcome=` is no
     // proof of anything.
@@ -140,6 +146,21 @@ async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Res
         }
         return Ok(views::nothing(ctx, &resolved));
     };
+    let now = state.clock.now_secs();
+    // Before its code, a `verify email` step shows nothing of itself, not even whether it
+    // was answered.
+    if code::asks(step, &resolved, &headers, &snapshot.keys, now) {
+        return code::page(
+            &state,
+            &snapshot.keys,
+            ctx,
+            &resolved,
+            None,
+            StatusCode::OK,
+            now,
+        )
+        .await;
+    }
     // One read: the branches that answered this step, and the earlier answers it shows.
     let earlier = earlier(&state, &snapshot, &resolved, step, branch, lang).await?;
     // A branch that has answered is not offered the form again: its answer would not count.
@@ -181,6 +202,7 @@ async fn download(
     lang: Lang,
     link: &str,
     rest: &str,
+    headers: &HeaderMap,
 ) -> Result<Response, AppError> {
     let snapshot = state.site.get().await;
     let Some((id, mac)) = rest
@@ -199,6 +221,15 @@ async fn download(
     let Now::Answer { step, .. } = resolved.now() else {
         return Ok(views::refused(lang));
     };
+    if code::asks(
+        step,
+        &resolved,
+        headers,
+        &snapshot.keys,
+        state.clock.now_secs(),
+    ) {
+        return Ok(views::refused(lang));
+    }
     let file = crate::store::files::kept(&state.db, resolved.instance.id, id).await?;
     match file {
         Some(file) if step.shows.contains(&(file.step_index as usize)) => {
@@ -318,6 +349,8 @@ async fn answer(
         return Err(AppError::Forbidden);
     }
     let now = state.clock.now_secs();
+    // The code's mark travels in a cookie; the body is read below.
+    let headers = request.headers().clone();
     let resolve = || {
         interaction::resolve_answer(
             &state.db,
@@ -353,7 +386,10 @@ async fn answer(
         Resolution::ExpiredRecently(resolved) => {
             let ctx = views::ctx_for(&snapshot, lang);
             return Ok(match resolved.now() {
-                Now::Answer { step, .. } if resolved.claims.kind == Kind::Link => {
+                Now::Answer { step, .. }
+                    if resolved.claims.kind == Kind::Link
+                        && !code::asks(step, &resolved, &headers, &snapshot.keys, now) =>
+                {
                     tracing::info!(
                         instance = resolved.instance.id,
                         "an answer came on a link that had just expired; given back, not recorded"
@@ -378,6 +414,24 @@ async fn answer(
     let Now::Answer { step, branch } = resolved.now() else {
         return Ok(views::nothing(ctx, &resolved));
     };
+    if resolved.claims.kind == Kind::Link {
+        if code::asks(step, &resolved, &headers, &snapshot.keys, now) {
+            return code::answer(
+                &state,
+                &snapshot.keys,
+                ctx,
+                &resolved,
+                &submitted,
+                chosen,
+                now,
+            )
+            .await;
+        }
+        // A code form posted again after its code was typed: the step is open.
+        if submitted.iter().any(|(k, _)| k == code::ACTION) {
+            return Ok(Redirect::to(&format!("{PREFIX}{}", resolved.link)).into_response());
+        }
+    }
     if submitted.iter().any(|(k, _)| k == forward::ACTION) {
         return Ok(
             match forward::forward(&state.db, &resolved, step, &submitted).await? {
@@ -438,8 +492,12 @@ async fn answer(
     let client = snapshot
         .keys
         .keyed_hash(CLIENT_PURPOSE, &client.to_string());
-    let outcome =
-        interaction::record(&state.db, &resolved, step, branch, &given, &client, None).await?;
+    // A step opened by an emailed code says so on its answer's line of history.
+    let verified = step.verify_email.then_some(interaction::code::VERIFIED_BY);
+    let outcome = interaction::record(
+        &state.db, &resolved, step, branch, &given, &client, verified,
+    )
+    .await?;
     if outcome != Recorded::Stale {
         unkept.kept();
     }

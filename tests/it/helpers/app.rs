@@ -599,3 +599,26 @@ async fn each_app_reads_back_only_its_own_log_lines() {
     assert!(!first_logs.contains(&span_of(&second)), "{first_logs}");
     assert!(!second_logs.contains(&span_of(&first)), "{second_logs}");
 }
+
+/// A pool on the database at `url` and its tables' names, read from its catalogue. By the URL,
+/// not the test pass: a real server of these tests runs on its own SQLite file whichever
+/// database the pass is on.
+pub async fn tables_at(url: &str) -> (sqlx::AnyPool, Vec<String>) {
+    use sqlx::Row;
+    sqlx::any::install_default_drivers();
+    let url = orchestra::store::normalize_url(url).unwrap().1;
+    let pool = sqlx::AnyPool::connect(&url).await.unwrap();
+    let catalogue = if url.starts_with("postgres") {
+        "SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public'"
+    } else {
+        "SELECT name FROM sqlite_master WHERE type = 'table'"
+    };
+    let tables = sqlx::query(catalogue)
+        .fetch_all(&pool)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get::<String, _>(0))
+        .collect();
+    (pool, tables)
+}
