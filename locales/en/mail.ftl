@@ -116,3 +116,4 @@ mail-colon = :
 # A start that gives addresses on a site with no SMTP server: its emails wait.
 instance-started-unsent = The instance was started. No SMTP server is set (ORCHESTRA_SMTP_URL, ORCHESTRA_MAIL_FROM): the participants' emails wait and will go once one is set.
 cli-mail-unsent = Warning: no SMTP server is set (ORCHESTRA_SMTP_URL, ORCHESTRA_MAIL_FROM); the participants' emails wait and will go once one is set.
+mail-outcome-receipts = Your receipts are attached (receipt-….jws): each is signed by this site and says what you answered and when. Anyone can check one with a JOSE library against this site's public keys at /.well-known/jwks.json. They hold no link.

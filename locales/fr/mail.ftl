@@ -119,3 +119,4 @@ mail-colon = { "\u202F:" }
 # A start that gives addresses on a site with no SMTP server: its emails wait.
 instance-started-unsent = L'instance a été démarrée. Aucun serveur SMTP n'est défini (ORCHESTRA_SMTP_URL, ORCHESTRA_MAIL_FROM) : les courriels des participants attendent et partiront dès qu'il le sera.
 cli-mail-unsent = Attention : aucun serveur SMTP n'est défini (ORCHESTRA_SMTP_URL, ORCHESTRA_MAIL_FROM) ; les courriels des participants attendent et partiront dès qu'il le sera.
+mail-outcome-receipts = Vos reçus sont joints (receipt-….jws) : chacun est signé par ce site et dit ce que vous avez répondu et quand. Tout le monde peut en vérifier un avec une bibliothèque JOSE et les clés publiques de ce site, à l’adresse /.well-known/jwks.json. Ils ne contiennent aucun lien.

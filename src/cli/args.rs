@@ -101,6 +101,8 @@ pub enum Parsed {
     KeysRotate {
         yes: bool,
     },
+    /// `receipt verify FILE` (`-`: standard input).
+    ReceiptVerify(String),
     TokenCreate {
         name: String,
         rate: Option<String>,
@@ -405,6 +407,17 @@ pub fn grammar(lang: Lang) -> Command {
                 .subcommand(command(lang, "rotate", "cli-about-keys-rotate").arg(yes(lang))),
         )
         .subcommand(
+            command(lang, "receipt", "cli-about-receipt")
+                .subcommand_required(true)
+                .subcommand(
+                    command(lang, "verify", "cli-about-receipt-verify").arg(positional(
+                        lang,
+                        "FILE",
+                        "cli-arg-receipt-file",
+                    )),
+                ),
+        )
+        .subcommand(
             command(lang, "token", "cli-about-token")
                 .subcommand_required(true)
                 .subcommand(scope_options(
@@ -612,6 +625,7 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
         ("keys", Some(("rotate", m))) => Parsed::KeysRotate {
             yes: m.get_flag("yes"),
         },
+        ("receipt", Some(("verify", m))) => Parsed::ReceiptVerify(required(m, "FILE")),
         ("token", Some(("create", m))) => Parsed::TokenCreate {
             name: required(m, "NAME"),
             rate: value(m, "rate"),

@@ -6,6 +6,7 @@ mod admins;
 pub mod args;
 mod config;
 mod instances;
+mod receipts;
 mod show;
 mod site;
 mod status;
@@ -193,6 +194,7 @@ pub async fn run(args: Vec<String>) -> i32 {
         Parsed::ConfigList => config::config_list(&db).await,
         Parsed::Cron => site::cron(&config, &db).await,
         Parsed::KeysRotate { yes } => site::keys_rotate(&out, &db, yes).await,
+        Parsed::ReceiptVerify(file) => receipts::verify(&out, &db, &file).await,
         Parsed::TokenCreate {
             name,
             rate,

@@ -226,7 +226,10 @@ pub(super) async fn keys_rotate(out: &Out, db: &Db, yes: bool) -> Result<i32, sq
     if let Err(code) = agreed(out, yes, "cli-keys-rotate-voids", "keys rotate --yes") {
         return Ok(code);
     }
-    store::keys::rotate(db, crate::domain::delivery::endpoints::reseal).await?;
+    let new = store::keys::rotate(db, crate::domain::delivery::endpoints::reseal).await?;
+    // Receipts signed from now on verify under the new key; the old ones stay published.
+    let signer = crate::domain::receipts::Signer::of(&new);
+    store::receipts::publish(db, &signer.kid, &signer.x, store::now()).await?;
     eprintln!("{}", Message::new("cli-keys-rotated").render(out.lang));
     Ok(0)
 }

@@ -404,7 +404,20 @@ async fn send_notice(
     };
     let lang = Lang::from_code(&contact.lang).unwrap_or_default();
     let workflow = workflow_label(db, instance, lang).await?;
+    let mut receipts = Vec::new();
     let (told, comment, answers) = if m.kind() == Some(Kind::Outcome) {
+        // The receipts of what the reader answered, the ones the doorway offers.
+        receipts = crate::domain::receipts::of_participant(
+            db,
+            &site.keys,
+            &site.settings.base_url,
+            instance.id,
+            &m.participant,
+        )
+        .await?
+        .into_iter()
+        .map(|r| (r.file_name(), r.token))
+        .collect();
         let history = store::instances::history(db, instance.id).await?;
         let said = |h: &&store::instances::HistoryRow, key: &str| {
             serde_json::from_str::<serde_json::Value>(&h.answer)
@@ -443,6 +456,7 @@ async fn send_notice(
         told,
         comment: &comment,
         answers,
+        receipts,
     };
     let id = message_id(&site.keys, m.id, &site.settings.base_url, &mailer.from);
     let outcome = match notice.message(from(mailer), to, &id) {
@@ -455,6 +469,11 @@ async fn send_notice(
     match outcome {
         Ok(()) => {
             mails::finish(db, m, Outcome::Done, now).await?;
+            let attached = notice.receipts.len() as u64;
+            mailer
+                .figures
+                .receipts
+                .count(crate::domain::receipts::Outcome::Emailed, attached);
             tracing::info!(instance = instance.id, participant = %m.participant, kind, "an email was sent");
             Ok(Sent::Yes)
         }

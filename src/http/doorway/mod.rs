@@ -32,6 +32,7 @@ use crate::store::instances::Recorded;
 
 mod guard;
 mod payment;
+mod receipt;
 mod upload;
 mod views;
 
@@ -98,8 +99,11 @@ async fn resolve(
 
 async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Response, AppError> {
     let link = link_of(uri.path());
-    if let Some((link, file)) = link.split_once('/') {
-        return download(&state, lang, link, file).await;
+    if let Some((link, rest)) = link.split_once('/') {
+        if let Some(line) = rest.strip_prefix(RECEIPT_SEGMENT) {
+            return receipt::download(&state, lang, link, line).await;
+        }
+        return download(&state, lang, link, rest).await;
     }
     // The query is read for the thank-you wording alone: a return trip's `?outcome=` is no
     // proof of anything.
@@ -116,7 +120,8 @@ async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Res
     }
     let Now::Answer { step, branch } = resolved.now() else {
         if thanks {
-            return Ok(views::thanked(ctx, &resolved, false));
+            let offers = receipt::offers(&state, &resolved, &ctx).await?;
+            return Ok(views::thanked(ctx, &resolved, false, offers));
         }
         return Ok(views::nothing(ctx, &resolved));
     };
@@ -124,14 +129,16 @@ async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Res
     let earlier = earlier(&state, &snapshot, &resolved, step, branch, lang).await?;
     // A branch that has answered is not offered the form again: its answer would not count.
     if earlier.answered.iter().any(|b| b == branch) {
+        let offers = receipt::offers(&state, &resolved, &ctx).await?;
         if thanks {
-            return Ok(views::thanked(ctx, &resolved, true));
+            return Ok(views::thanked(ctx, &resolved, true, offers));
         }
-        return Ok(views::done(
+        return Ok(views::done_with(
             ctx,
             &resolved,
             "doorway-nothing-title",
             "doorway-already-answered",
+            offers,
         ));
     }
     // A step sent back for changes: its form holds what was answered before, and the page
@@ -190,6 +197,8 @@ async fn download(
 
 /// The path segment before a file's id in a download address under a link.
 pub const FILE_SEGMENT: &str = "file/";
+/// The path segment before an answer's line id in a receipt's address under a link.
+pub const RECEIPT_SEGMENT: &str = "receipt/";
 
 /// What the step needs from the history (`interaction::earlier`), with each shown file's
 /// download address under this link.
