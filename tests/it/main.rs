@@ -15,6 +15,7 @@ mod api_contract;
 mod api_idempotency;
 mod browser;
 mod browser_files;
+mod browser_receipts;
 mod browser_rounds;
 mod chores;
 mod cli;
