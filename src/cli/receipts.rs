@@ -15,11 +15,11 @@ use crate::store::{self, Db};
 const MOST: u64 = 1 << 20;
 
 pub(super) async fn verify(out: &Out, db: &Db, file: &str) -> Result<i32, sqlx::Error> {
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     let read = if file == "-" {
-        std::io::stdin().take(MOST).read_to_string(&mut text)
+        std::io::stdin().take(MOST).read_to_end(&mut bytes)
     } else {
-        std::fs::File::open(file).and_then(|f| f.take(MOST).read_to_string(&mut text))
+        std::fs::File::open(file).and_then(|f| f.take(MOST).read_to_end(&mut bytes))
     };
     if read.is_err() {
         eprintln!(
@@ -30,6 +30,8 @@ pub(super) async fn verify(out: &Out, db: &Db, file: &str) -> Result<i32, sqlx::
         );
         return Ok(1);
     }
+    // Bytes that are not text are no receipt: said as such, not as a file that cannot be read.
+    let text = String::from_utf8_lossy(&bytes);
     let keys = store::receipts::public_keys(db).await?;
     let (claims, kid) = match receipts::verify(&text, &keys) {
         Ok(verified) => verified,
