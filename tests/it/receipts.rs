@@ -421,12 +421,9 @@ async fn the_outcome_email_carries_the_receipt() {
     )
     .await
     .unwrap();
-    let token = download(
-        &app,
-        &answered(&app, &app.link(id, Some("employee")).await).await,
-        id,
-    )
-    .await;
+    let employee = app.link(id, Some("employee")).await;
+    let href = answered(&app, &employee).await;
+    let token = download(&app, &href, id).await;
     let decided = answer_step(
         &app.client(),
         &app,
@@ -435,6 +432,15 @@ async fn the_outcome_email_carries_the_receipt() {
     )
     .await;
     assert_eq!(decided.status, 200, "{}", decided.body);
+    // The employee's link, opened again once all is over, still offers the receipt.
+    let again = get(&app.client(), &app, &employee).await;
+    assert_eq!(
+        again.first("h1"),
+        "Nothing left to answer",
+        "{}",
+        again.body
+    );
+    assert_eq!(again.attr(".receipt a.button", "href"), Some(href));
     crate::mail::run(&app, Some(&mailer), store::now()).await;
 
     let received = smtp.received();

@@ -119,11 +119,12 @@ async fn show(State(state): State<AppState>, lang: Lang, uri: Uri) -> Result<Res
         return payment::returned(ctx, state.clock.now_secs(), &resolved);
     }
     let Now::Answer { step, branch } = resolved.now() else {
+        // A link that answered offers its receipts whenever it is opened again.
+        let offers = receipt::offers(&state, &resolved, &ctx).await?;
         if thanks {
-            let offers = receipt::offers(&state, &resolved, &ctx).await?;
             return Ok(views::thanked(ctx, &resolved, false, offers));
         }
-        return Ok(views::nothing(ctx, &resolved));
+        return Ok(views::nothing_offering(ctx, &resolved, offers));
     };
     // One read: the branches that answered this step, and the earlier answers it shows.
     let earlier = earlier(&state, &snapshot, &resolved, step, branch, lang).await?;

@@ -162,20 +162,19 @@ pub fn waiting(ctx: PageContext, resolved: &Resolved) -> Response {
 
 /// The page for a link with nothing to answer now, or whose instance is over.
 pub fn nothing(ctx: PageContext, resolved: &Resolved) -> Response {
-    match resolved.instance.state {
-        InstanceState::Rejected => done(ctx, resolved, "doorway-closed-title", "doorway-rejected"),
-        InstanceState::Complete => done(ctx, resolved, "doorway-closed-title", "doorway-complete"),
-        InstanceState::Cancelled => {
-            done(ctx, resolved, "doorway-closed-title", "doorway-cancelled")
-        }
-        InstanceState::Expired => done(ctx, resolved, "doorway-closed-title", "doorway-expired"),
-        InstanceState::Active => done(
-            ctx,
-            resolved,
-            "doorway-nothing-title",
-            "doorway-nothing-here",
-        ),
-    }
+    nothing_offering(ctx, resolved, Vec::new())
+}
+
+/// `nothing`, offering the receipts of what the link answered.
+pub fn nothing_offering(ctx: PageContext, resolved: &Resolved, receipts: Vec<Offer>) -> Response {
+    let (title, message) = match resolved.instance.state {
+        InstanceState::Rejected => ("doorway-closed-title", "doorway-rejected"),
+        InstanceState::Complete => ("doorway-closed-title", "doorway-complete"),
+        InstanceState::Cancelled => ("doorway-closed-title", "doorway-cancelled"),
+        InstanceState::Expired => ("doorway-closed-title", "doorway-expired"),
+        InstanceState::Active => ("doorway-nothing-title", "doorway-nothing-here"),
+    };
+    done_with(ctx, resolved, title, message, receipts)
 }
 
 /// A note shown above a step.
