@@ -76,6 +76,9 @@ pub async fn build_state(
 ) -> Result<AppState, sqlx::Error> {
     let site = Arc::new(Site::load(db.clone()).await?);
     let guard = Arc::new(FloodGuard::with_clock(flood, clock.clone()));
+    // The receipts' current public key, published before the first receipt or JWKS request.
+    let signer = domain::receipts::Signer::of(&site.get().await.keys);
+    store::receipts::publish(&db, &signer.kid, &signer.x, store::now()).await?;
     // Before the first request: the counts of the current periods, so a restart keeps them.
     // Only when something counts: with nothing counting the flood store is not touched at all
     // (the server's upkeep reads them once something starts counting).
@@ -103,6 +106,7 @@ pub async fn build_state(
         mailer: None,
         webhook_figures: Default::default(),
         step_waits: Default::default(),
+        receipts: Default::default(),
     }))
 }
 
@@ -174,7 +178,8 @@ pub async fn serve(
                 .with_mail(state.mailer.as_ref().map(|m| m.figures.clone()))
                 .with_webhooks(state.webhook_figures.clone())
                 .with_instances(state.db.clone())
-                .with_step_waits(&state.step_waits),
+                .with_step_waits(&state.step_waits)
+                .with_receipts(state.receipts.clone()),
         );
         tokio::spawn(async move {
             if let Err(e) = http::metrics::serve(listener, recorder, shutdown_signal()).await {

@@ -126,3 +126,10 @@ doorway-code-too-many = { $max } codes were sent in the last hour: you can ask f
    *[other] { $minutes } minutes
 }.
 doorway-code-no-address = This step asks for a code emailed to you, and no address is on file for you here. Ask whoever sent you this link.
+
+## Receipts (domain::receipts)
+doorway-receipt-title = Your receipt
+doorway-receipt-help = A receipt is a small file signed by this site that says what you answered and when. Keep it: it proves your answer even if you no longer have this link. It holds no link.
+doorway-receipt-download = Download your receipt
+doorway-receipt-download-step = Download your receipt for “{ $step }”
+doorway-receipt-check = Anyone can check it: it is a signed JSON Web Token (JWS, EdDSA) that any JOSE library verifies against this site's public keys at /.well-known/jwks.json.

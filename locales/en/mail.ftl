@@ -128,3 +128,4 @@ mail-code-ignore = If you did not ask for it, ignore this email: nobody can open
 mail-kind-code = Code
 instance-started-unverifiable = The instance was started. A step asks its participant for a code emailed to their address, and someone it asks has none: they cannot answer it until an administrator hands the step to a contact with an address.
 cli-code-unverifiable = Warning: { $participant } must type a code emailed to their address before step { $step }, and has no address in this instance: they cannot answer it.
+mail-outcome-receipts = Your receipts are attached (receipt-….jws): each is signed by this site and says what you answered and when. Anyone can check one with a JOSE library against this site's public keys at /.well-known/jwks.json. They hold no link.

@@ -314,3 +314,33 @@ cli-keys-resent = { $emails ->
     [one] 1 running instance.
    *[other] { $instances } running instances.
   }
+
+## orchestra receipt verify (cli::receipts)
+cli-about-receipt = Receipts given to participants: receipt verify
+cli-about-receipt-verify = Check a receipt's signature against this site's keys and print what it says (exit 0: valid, 1: not)
+cli-arg-receipt-file = The receipt file (a compact JWS), or - for standard input
+cli-receipt-unreadable = Cannot read { $file }.
+cli-receipt-malformed = Not a valid receipt: this is not a compact JWS (three base64url parts of JSON).
+cli-receipt-algorithm = Not a valid receipt: it is not signed with EdDSA.
+cli-receipt-unknown-key = Not a valid receipt: it is signed with a key this site never published (another site's, or forged).
+cli-receipt-signature = Not a valid receipt: the signature does not match, so it was changed after it was signed.
+cli-receipt-claims = Not a valid receipt: the signature is good but what it holds is not a receipt.
+cli-receipt-valid = Valid receipt, signed by this site (key { $kid }).
+cli-receipt-line = { $label }: { $value }
+cli-receipt-id = Receipt
+cli-receipt-issuer = Site
+cli-receipt-issued = Issued
+cli-receipt-instance = Instance
+cli-receipt-step = Step
+cli-receipt-round = Round
+cli-receipt-participant = Participant
+cli-receipt-answered = Answered
+cli-receipt-link = Link record
+cli-receipt-link-none = none
+cli-receipt-sha256 = Answer's SHA-256
+cli-receipt-fields = Fields
+cli-receipt-file = file { $name }, SHA-256 { $sha256 }
+cli-receipt-matches = The instance's history still holds this answer, with the same SHA-256.
+cli-receipt-erased = The answer's words were erased from the history; the SHA-256 kept there is this receipt's.
+cli-receipt-differs = The instance's history holds a different SHA-256 for this answer.
+cli-receipt-absent = The history holds no such receipt (its instance may have been deleted).

@@ -126,3 +126,10 @@ doorway-code-too-many = { $max } codes ont été envoyés dans la dernière heur
    *[other] { $minutes } minutes
 }.
 doorway-code-no-address = Cette étape demande un code envoyé par e-mail, et aucune adresse n'est connue pour vous ici. Demandez à la personne qui vous a envoyé ce lien.
+
+## Reçus (domain::receipts)
+doorway-receipt-title = Votre reçu
+doorway-receipt-help = Un reçu est un petit fichier signé par ce site qui dit ce que vous avez répondu et quand. Gardez-le : il prouve votre réponse même si vous n’avez plus ce lien. Il ne contient aucun lien.
+doorway-receipt-download = Télécharger votre reçu
+doorway-receipt-download-step = Télécharger votre reçu pour « { $step } »
+doorway-receipt-check = Tout le monde peut le vérifier : c’est un jeton JSON signé (JWS, EdDSA) que toute bibliothèque JOSE vérifie avec les clés publiques de ce site, à l’adresse /.well-known/jwks.json.

@@ -131,3 +131,4 @@ mail-code-ignore = Si vous ne l'avez pas demandé, ignorez ce courriel : perso
 mail-kind-code = Code
 instance-started-unverifiable = L'instance a été démarrée. Une étape demande à son participant un code envoyé à son adresse, et une personne qu'elle interroge n'en a pas : elle ne pourra pas y répondre tant qu'un administrateur n'aura pas confié l'étape à un contact avec une adresse.
 cli-code-unverifiable = Attention : { $participant } doit saisir un code envoyé à son adresse avant l'étape { $step }, et n'a pas d'adresse dans cette instance : il ne pourra pas y répondre.
+mail-outcome-receipts = Vos reçus sont joints (receipt-….jws) : chacun est signé par ce site et dit ce que vous avez répondu et quand. Tout le monde peut en vérifier un avec une bibliothèque JOSE et les clés publiques de ce site, à l’adresse /.well-known/jwks.json. Ils ne contiennent aucun lien.

@@ -318,3 +318,33 @@ cli-keys-resent = { $emails ->
     [one] 1 instance en cours.
    *[other] { $instances } instances en cours.
   }
+
+## orchestra receipt verify (cli::receipts)
+cli-about-receipt = Reçus remis aux participants : receipt verify
+cli-about-receipt-verify = Vérifier la signature d’un reçu avec les clés de ce site et afficher ce qu’il dit (code 0 : valide, 1 : non)
+cli-arg-receipt-file = Le fichier du reçu (un JWS compact), ou - pour l’entrée standard
+cli-receipt-unreadable = Impossible de lire { $file }.
+cli-receipt-malformed = Reçu non valide : ce n’est pas un JWS compact (trois parties base64url de JSON).
+cli-receipt-algorithm = Reçu non valide : il n’est pas signé avec EdDSA.
+cli-receipt-unknown-key = Reçu non valide : il est signé avec une clé que ce site n’a jamais publiée (celle d’un autre site, ou une contrefaçon).
+cli-receipt-signature = Reçu non valide : la signature ne correspond pas, il a donc été modifié après sa signature.
+cli-receipt-claims = Reçu non valide : la signature est bonne mais son contenu n’est pas celui d’un reçu.
+cli-receipt-valid = Reçu valide, signé par ce site (clé { $kid }).
+cli-receipt-line = { $label } : { $value }
+cli-receipt-id = Reçu
+cli-receipt-issuer = Site
+cli-receipt-issued = Date d’émission
+cli-receipt-instance = Instance
+cli-receipt-step = Étape
+cli-receipt-round = Tour
+cli-receipt-participant = Participant
+cli-receipt-answered = Date de la réponse
+cli-receipt-link = Fiche du lien
+cli-receipt-link-none = aucune
+cli-receipt-sha256 = SHA-256 de la réponse
+cli-receipt-fields = Champs
+cli-receipt-file = fichier { $name }, SHA-256 { $sha256 }
+cli-receipt-matches = L’historique de l’instance contient toujours cette réponse, avec le même SHA-256.
+cli-receipt-erased = Les mots de la réponse ont été effacés de l’historique ; le SHA-256 qui y est gardé est celui de ce reçu.
+cli-receipt-differs = L’historique de l’instance contient un autre SHA-256 pour cette réponse.
+cli-receipt-absent = L’historique ne contient pas ce reçu (son instance a peut-être été supprimée).

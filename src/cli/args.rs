@@ -111,6 +111,8 @@ pub enum Parsed {
         resend: bool,
     },
     KeysResend,
+    /// `receipt verify FILE` (`-`: standard input).
+    ReceiptVerify(String),
     TokenCreate {
         name: String,
         rate: Option<String>,
@@ -432,6 +434,17 @@ pub fn grammar(lang: Lang) -> Command {
                 .subcommand(command(lang, "resend", "cli-about-keys-resend")),
         )
         .subcommand(
+            command(lang, "receipt", "cli-about-receipt")
+                .subcommand_required(true)
+                .subcommand(
+                    command(lang, "verify", "cli-about-receipt-verify").arg(positional(
+                        lang,
+                        "FILE",
+                        "cli-arg-receipt-file",
+                    )),
+                ),
+        )
+        .subcommand(
             command(lang, "token", "cli-about-token")
                 .subcommand_required(true)
                 .subcommand(scope_options(
@@ -646,6 +659,7 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
             resend: m.get_flag("resend"),
         },
         ("keys", Some(("resend", _))) => Parsed::KeysResend,
+        ("receipt", Some(("verify", m))) => Parsed::ReceiptVerify(required(m, "FILE")),
         ("token", Some(("create", m))) => Parsed::TokenCreate {
             name: required(m, "NAME"),
             rate: value(m, "rate"),

@@ -6,6 +6,7 @@ mod admins;
 pub mod args;
 mod config;
 mod instances;
+mod receipts;
 mod show;
 mod site;
 mod status;
@@ -208,6 +209,7 @@ pub async fn run(args: Vec<String>) -> i32 {
             Ok(code) => Ok(code),
             Err(e) => Ok(out.fail(e)),
         },
+        Parsed::ReceiptVerify(file) => receipts::verify(&out, &db, &file).await,
         Parsed::TokenCreate {
             name,
             rate,

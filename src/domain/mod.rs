@@ -17,6 +17,7 @@ pub mod login;
 pub mod mail;
 pub mod outbox;
 pub mod password;
+pub mod receipts;
 pub mod rotation;
 pub mod settings;
 pub mod site;

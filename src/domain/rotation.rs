@@ -35,12 +35,16 @@ pub fn keep_until(now: i64) -> i64 {
 /// Rotates the link keys (`store::keys::rotate`), keeping the retired ones for `keep_until`.
 pub async fn rotate_keys(db: &Db) -> Result<SiteKeys, sqlx::Error> {
     let now = store::now();
-    store::keys::rotate(
+    let new = store::keys::rotate(
         db,
         crate::domain::delivery::endpoints::reseal,
         keep_until(now),
     )
-    .await
+    .await?;
+    // Receipts signed from now on verify under the new key; the old ones stay published.
+    let signer = crate::domain::receipts::Signer::of(&new);
+    store::receipts::publish(db, &signer.kid, &signer.x, now).await?;
+    Ok(new)
 }
 
 /// What a resend did.

@@ -33,6 +33,7 @@ use metrics_exporter_prometheus::{
 use tokio::net::TcpListener;
 
 use crate::domain::mail::{EMAILED, Tried};
+use crate::domain::receipts::Outcome as ReceiptOutcome;
 use crate::domain::workflow::InstanceState;
 use crate::limits::guard::{Address, FloodGuard};
 use crate::store::Db;
@@ -80,6 +81,9 @@ pub const STEP_WAIT_BUCKETS: &[f64] = &[
 /// The counter of emails by kind and outcome.
 pub const EMAILS: &str = "orchestra_emails_total";
 
+/// The counter of receipts by outcome (`domain::receipts::Outcome`).
+pub const RECEIPTS: &str = "orchestra_receipts_total";
+
 static METADATA: Metadata<'static> =
     Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
 
@@ -122,6 +126,10 @@ pub struct Metrics {
     hook_figures: Option<Arc<crate::domain::delivery::send::Figures>>,
     /// `orchestra_emails_total`, per kind of [`EMAILED`] and per [`Tried`].
     emails: Vec<[Counter; 3]>,
+    /// `orchestra_receipts_total`, per `receipts::Outcome`: the doorway's figures and the
+    /// mailer's added.
+    receipts: [Counter; ReceiptOutcome::ALL.len()],
+    receipt_figures: Option<Arc<crate::domain::receipts::Figures>>,
     /// Kept to register the series whose labels are only known later: workflows' names.
     recorder: Arc<PrometheusRecorder>,
     instances: Option<Instances>,
@@ -253,6 +261,11 @@ impl Metrics {
             None,
             "Participants' emails this process tried, by kind (link, reminder, closed, outcome) and outcome (sent, retried, failed).",
         );
+        describe(
+            RECEIPTS,
+            None,
+            "Receipts this process gave, by outcome (downloaded under a link, emailed with an outcome, refused).",
+        );
         recorder.describe_gauge(
             KeyName::from_const_str(INSTANCES),
             None,
@@ -358,6 +371,8 @@ impl Metrics {
                     })
                 })
                 .collect(),
+            receipts: ReceiptOutcome::ALL.map(|o| counter(RECEIPTS, &[("outcome", o.as_str())])),
+            receipt_figures: None,
             instances: None,
             #[cfg(target_os = "linux")]
             process: process::Figures::new(&recorder),
@@ -389,6 +404,12 @@ impl Metrics {
     /// The figures of this server's webhook sender, for `orchestra_webhook_deliveries_*`.
     pub fn with_webhooks(mut self, figures: Arc<crate::domain::delivery::send::Figures>) -> Self {
         self.hook_figures = Some(figures);
+        self
+    }
+
+    /// The figures of this server's receipts (`orchestra_receipts_total`).
+    pub fn with_receipts(mut self, figures: Arc<crate::domain::receipts::Figures>) -> Self {
+        self.receipt_figures = Some(figures);
         self
     }
 
@@ -507,6 +528,14 @@ impl Metrics {
                     .map_or(0, |f| f.tried(*kind, tried));
                 counter.absolute(n);
             }
+        }
+        for (outcome, counter) in ReceiptOutcome::ALL.into_iter().zip(&self.receipts) {
+            let here = self.receipt_figures.as_ref().map_or(0, |f| f.read(outcome));
+            let mailed = self
+                .mail_figures
+                .as_ref()
+                .map_or(0, |f| f.receipts.read(outcome));
+            counter.absolute(here + mailed);
         }
         let (delivered, retried, failed, waiting) = self
             .hook_figures

@@ -30,6 +30,7 @@ pub mod files;
 pub mod form;
 pub mod front;
 pub mod headers;
+pub mod jwks;
 pub mod lang;
 pub mod metrics;
 pub mod notice;
@@ -103,6 +104,9 @@ pub struct Shared {
     pub webhook_figures: Arc<crate::domain::delivery::send::Figures>,
     /// How long answered steps waited, for the metrics.
     pub step_waits: Arc<metrics::StepWaits>,
+    /// How receipts went (downloaded, refused; the mailer counts those it emails), for the
+    /// metrics.
+    pub receipts: Arc<crate::domain::receipts::Figures>,
 }
 
 impl AppState {
@@ -188,6 +192,7 @@ fn router(state: AppState, secure_cookies: bool) -> Router {
         )
         .merge(setup::router(state.clone()).layer(sessions).layer(nonce))
         .merge(statics::router())
+        .merge(jwks::router())
         .fallback(error::not_found);
     let security = headers::Security {
         https: secure_cookies,

@@ -26,6 +26,7 @@ pub mod mails;
 pub mod outbox;
 pub mod payments;
 pub mod queue;
+pub mod receipts;
 pub mod sessions;
 pub mod settings;
 pub mod webhooks;

@@ -49,7 +49,7 @@ pub(crate) async fn start_with(
 }
 
 /// One run of the sender at `now` through `mailer`.
-async fn run(app: &TestApp, mailer: Option<&Mailer>, now: i64) -> send::Run {
+pub(crate) async fn run(app: &TestApp, mailer: Option<&Mailer>, now: i64) -> send::Run {
     let site = app.state.site.get().await;
     send::run_once(&app.db, &app.state.versions, &site, mailer, now)
         .await

@@ -2,8 +2,9 @@
 //! from Fluent's words and askama's templates (`templates/mail/`), as every page is made.
 
 use askama::Template;
+use lettre::message::header::ContentType;
 use lettre::message::header::{HeaderName, HeaderValue};
-use lettre::message::{Mailbox, MultiPart};
+use lettre::message::{Attachment, Mailbox, MultiPart};
 
 use crate::domain::keys::SiteKeys;
 use crate::i18n::{Lang, tr};
@@ -153,8 +154,33 @@ pub fn message(
     to: Mailbox,
     id: &str,
     subject: String,
-    (text, html): (String, String),
+    bodies: (String, String),
 ) -> Result<lettre::Message, &'static str> {
+    message_with(from, to, id, subject, bodies, &[])
+}
+
+/// `message` with text files attached after its two parts (`multipart/mixed`): an outcome's
+/// receipts, as (file name, text).
+pub fn message_with(
+    from: Mailbox,
+    to: Mailbox,
+    id: &str,
+    subject: String,
+    (text, html): (String, String),
+    attached: &[(String, String)],
+) -> Result<lettre::Message, &'static str> {
+    let parts = MultiPart::alternative_plain_html(text, html);
+    let body = if attached.is_empty() {
+        parts
+    } else {
+        // RFC 7515's media type of a compact JWS.
+        let jose = ContentType::parse("application/jose").map_err(|_| "message")?;
+        attached
+            .iter()
+            .fold(MultiPart::mixed().multipart(parts), |m, (name, text)| {
+                m.singlepart(Attachment::new(name.clone()).body(text.clone(), jose.clone()))
+            })
+    };
     lettre::Message::builder()
         .from(from)
         .to(to)
@@ -164,7 +190,7 @@ pub fn message(
             HeaderName::new_from_ascii_str("Auto-Submitted"),
             "auto-generated".to_owned(),
         ))
-        .multipart(MultiPart::alternative_plain_html(text, html))
+        .multipart(body)
         .map_err(|_| "message")
 }
 

@@ -316,6 +316,8 @@ pub struct Figures {
     waiting: AtomicU64,
     /// The last SMTP exchange failed to connect or timed out, and none has worked since.
     unreachable: std::sync::atomic::AtomicBool,
+    /// Receipts carried by the outcome emails sent.
+    pub receipts: crate::domain::receipts::Figures,
 }
 
 /// The kinds of rows that are emails (a deadline is a chore, never sent).

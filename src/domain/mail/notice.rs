@@ -27,6 +27,8 @@ pub struct Notice<'a> {
     pub comment: &'a str,
     /// What the reader submitted, as label and value lines.
     pub answers: Vec<(String, String)>,
+    /// The receipts of the reader's answers, attached: (file name, compact JWS).
+    pub receipts: Vec<(String, String)>,
 }
 
 struct Words {
@@ -36,6 +38,8 @@ struct Words {
     answers_heading: String,
     footer: String,
     colon: String,
+    /// What the attached receipts are ("" when none is attached).
+    receipts: String,
 }
 
 #[derive(Template)]
@@ -78,6 +82,11 @@ impl Notice<'_> {
             answers_heading: tr(lang, "mail-outcome-answers", &[]),
             footer: tr(lang, "mail-footer", &args),
             colon: tr(lang, "mail-colon", &[]),
+            receipts: if self.receipts.is_empty() {
+                String::new()
+            } else {
+                tr(lang, "mail-outcome-receipts", &[])
+            },
         }
     }
 
@@ -107,7 +116,7 @@ impl Notice<'_> {
             text.render().unwrap_or_default(),
             html.render().unwrap_or_default(),
         );
-        super::compose::message(from, to, id, subject, bodies)
+        super::compose::message_with(from, to, id, subject, bodies, &self.receipts)
     }
 }
 

@@ -409,7 +409,20 @@ async fn send_notice(
     };
     let lang = Lang::from_code(&contact.lang).unwrap_or_default();
     let workflow = workflow_label(db, instance, lang).await?;
+    let mut receipts = Vec::new();
     let (told, comment, answers) = if m.kind() == Some(Kind::Outcome) {
+        // The receipts of what the reader answered, the ones the doorway offers.
+        receipts = crate::domain::receipts::of_participant(
+            db,
+            &site.keys,
+            &site.settings.base_url,
+            instance.id,
+            &m.participant,
+        )
+        .await?
+        .into_iter()
+        .map(|r| (r.file_name(), r.token))
+        .collect();
         let history = store::instances::history(db, instance.id).await?;
         let said = |h: &&store::instances::HistoryRow, key: &str| {
             serde_json::from_str::<serde_json::Value>(&h.answer)
@@ -448,9 +461,19 @@ async fn send_notice(
         told,
         comment: &comment,
         answers,
+        receipts,
     };
     let id = message_id(&site.keys, m.id, &site.settings.base_url, &mailer.from);
-    deliver(db, mailer, m, notice.message(from(mailer), to, &id), now).await
+    let attached = notice.receipts.len() as u64;
+    deliver(
+        db,
+        mailer,
+        m,
+        notice.message(from(mailer), to, &id),
+        attached,
+        now,
+    )
+    .await
 }
 
 /// Sends a `| verify email` step's code (`interaction::code`), derived here from the site keys
@@ -492,16 +515,17 @@ async fn send_code(
     let code = crate::domain::interaction::code::derive(&site.keys, row.link_id, &row.nonce);
     let id = message_id(&site.keys, m.id, &site.settings.base_url, &mailer.from);
     let message = super::code::message(&about, &code, from(mailer), to, &id);
-    deliver(db, mailer, m, message, now).await
+    deliver(db, mailer, m, message, 0, now).await
 }
 
-/// Sends a message that carries no link and records how it went: sent, or tried again on the
-/// schedule (`retry_at`), or failed for good.
+/// Sends a message that carries no link (with `receipts` receipts attached) and records how it
+/// went: sent, or tried again on the schedule (`retry_at`), or failed for good.
 async fn deliver(
     db: &Db,
     mailer: &Mailer,
     m: &Claimed,
     message: Result<lettre::Message, &'static str>,
+    receipts: u64,
     now: i64,
 ) -> Result<Sent, Error> {
     let outcome = match message {
@@ -514,6 +538,10 @@ async fn deliver(
     match outcome {
         Ok(()) => {
             mails::finish(db, m, Outcome::Done, now).await?;
+            mailer
+                .figures
+                .receipts
+                .count(crate::domain::receipts::Outcome::Emailed, receipts);
             tracing::info!(instance = m.instance_id, participant = %m.participant, kind, "an email was sent");
             Ok(Sent::Yes)
         }

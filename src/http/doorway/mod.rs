@@ -34,6 +34,7 @@ use crate::store::instances::Recorded;
 mod code;
 mod guard;
 mod payment;
+mod receipt;
 mod upload;
 mod views;
 
@@ -105,8 +106,11 @@ async fn show(
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
     let link = link_of(uri.path());
-    if let Some((link, file)) = link.split_once('/') {
-        return download(&state, lang, link, file, &headers).await;
+    if let Some((link, rest)) = link.split_once('/') {
+        if let Some(line) = rest.strip_prefix(RECEIPT_SEGMENT) {
+            return receipt::download(&state, lang, link, line, &headers).await;
+        }
+        return download(&state, lang, link, rest, &headers).await;
     }
     // The query is read for the thank-you wording alone: a return trip's `?outcome=` is no
     // proof of anything.
@@ -141,10 +145,12 @@ async fn show(
         return payment::returned(ctx, state.clock.now_secs(), &resolved);
     }
     let Now::Answer { step, branch } = resolved.now() else {
+        // A link that answered offers its receipts whenever it is opened again.
+        let offers = receipt::offers(&state, &resolved, &ctx).await?;
         if thanks {
-            return Ok(views::thanked(ctx, &resolved, false));
+            return Ok(views::thanked(ctx, &resolved, false, offers));
         }
-        return Ok(views::nothing(ctx, &resolved));
+        return Ok(views::nothing_offering(ctx, &resolved, offers));
     };
     let now = state.clock.now_secs();
     // Before its code, a `verify email` step shows nothing of itself, not even whether it
@@ -165,14 +171,16 @@ async fn show(
     let earlier = earlier(&state, &snapshot, &resolved, step, branch, lang).await?;
     // A branch that has answered is not offered the form again: its answer would not count.
     if earlier.answered.iter().any(|b| b == branch) {
+        let offers = receipt::offers(&state, &resolved, &ctx).await?;
         if thanks {
-            return Ok(views::thanked(ctx, &resolved, true));
+            return Ok(views::thanked(ctx, &resolved, true, offers));
         }
-        return Ok(views::done(
+        return Ok(views::done_with(
             ctx,
             &resolved,
             "doorway-nothing-title",
             "doorway-already-answered",
+            offers,
         ));
     }
     // A step sent back for changes: its form holds what was answered before, and the page
@@ -241,6 +249,8 @@ async fn download(
 
 /// The path segment before a file's id in a download address under a link.
 pub const FILE_SEGMENT: &str = "file/";
+/// The path segment before an answer's line id in a receipt's address under a link.
+pub const RECEIPT_SEGMENT: &str = "receipt/";
 
 /// The path segment after a link where its holder asks for a fresh one (a POST).
 pub const FRESH_SEGMENT: &str = "fresh";

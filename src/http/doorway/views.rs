@@ -104,6 +104,14 @@ struct DonePage<'a> {
     message: String,
     /// Seconds after which the page asks again (waiting for a provider's notice).
     refresh: Option<u32>,
+    /// The receipts of the link's answers, offered for download.
+    receipts: Vec<Offer>,
+}
+
+/// A receipt offered on a link's page: where it is downloaded, and what it is of.
+pub struct Offer {
+    pub href: String,
+    pub label: String,
 }
 
 /// The one refusal every bad, expired, revoked or unknown link gets.
@@ -146,11 +154,23 @@ pub fn ctx_for(snapshot: &Snapshot, lang: Lang) -> PageContext {
 }
 
 pub fn done(ctx: PageContext, resolved: &Resolved, title: &str, message: &str) -> Response {
+    done_with(ctx, resolved, title, message, Vec::new())
+}
+
+/// `done`, offering the receipts of the link's answers.
+pub fn done_with(
+    ctx: PageContext,
+    resolved: &Resolved,
+    title: &str,
+    message: &str,
+    receipts: Vec<Offer>,
+) -> Response {
     html(&DonePage {
         title: ctx.t(title),
         message: ctx.t(message),
         subject_title: &resolved.instance.subject_title,
         refresh: None,
+        receipts,
         ctx,
     })
 }
@@ -163,26 +183,26 @@ pub fn waiting(ctx: PageContext, resolved: &Resolved) -> Response {
         message: ctx.t("doorway-payment-waiting"),
         subject_title: &resolved.instance.subject_title,
         refresh: Some(3),
+        receipts: Vec::new(),
         ctx,
     })
 }
 
 /// The page for a link with nothing to answer now, or whose instance is over.
 pub fn nothing(ctx: PageContext, resolved: &Resolved) -> Response {
-    match resolved.instance.state {
-        InstanceState::Rejected => done(ctx, resolved, "doorway-closed-title", "doorway-rejected"),
-        InstanceState::Complete => done(ctx, resolved, "doorway-closed-title", "doorway-complete"),
-        InstanceState::Cancelled => {
-            done(ctx, resolved, "doorway-closed-title", "doorway-cancelled")
-        }
-        InstanceState::Expired => done(ctx, resolved, "doorway-closed-title", "doorway-expired"),
-        InstanceState::Active => done(
-            ctx,
-            resolved,
-            "doorway-nothing-title",
-            "doorway-nothing-here",
-        ),
-    }
+    nothing_offering(ctx, resolved, Vec::new())
+}
+
+/// `nothing`, offering the receipts of what the link answered.
+pub fn nothing_offering(ctx: PageContext, resolved: &Resolved, receipts: Vec<Offer>) -> Response {
+    let (title, message) = match resolved.instance.state {
+        InstanceState::Rejected => ("doorway-closed-title", "doorway-rejected"),
+        InstanceState::Complete => ("doorway-closed-title", "doorway-complete"),
+        InstanceState::Cancelled => ("doorway-closed-title", "doorway-cancelled"),
+        InstanceState::Expired => ("doorway-closed-title", "doorway-expired"),
+        InstanceState::Active => ("doorway-nothing-title", "doorway-nothing-here"),
+    };
+    done_with(ctx, resolved, title, message, receipts)
 }
 
 /// A note shown above a step.
@@ -439,13 +459,19 @@ pub fn forwarded(ctx: PageContext, resolved: &Resolved, to: &str) -> Response {
         message: ctx.msg(&Message::new("doorway-forwarded").arg("to", to)),
         subject_title: &resolved.instance.subject_title,
         refresh: None,
+        receipts: Vec::new(),
         ctx,
     })
 }
 
 /// The page a successful answer redirects to (`?thanks`), once it says there is nothing more
 /// for this link now: the thanks, and what happens next.
-pub fn thanked(ctx: PageContext, resolved: &Resolved, waiting: bool) -> Response {
+pub fn thanked(
+    ctx: PageContext,
+    resolved: &Resolved,
+    waiting: bool,
+    receipts: Vec<Offer>,
+) -> Response {
     let message = match resolved.instance.state {
         InstanceState::Rejected => "doorway-rejected",
         InstanceState::Complete => "doorway-thanks-complete",
@@ -454,5 +480,5 @@ pub fn thanked(ctx: PageContext, resolved: &Resolved, waiting: bool) -> Response
         InstanceState::Active if waiting => "doorway-thanks-waiting",
         InstanceState::Active => "doorway-thanks-next",
     };
-    done(ctx, resolved, "doorway-thanks-title", message)
+    done_with(ctx, resolved, "doorway-thanks-title", message, receipts)
 }

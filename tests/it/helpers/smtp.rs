@@ -131,37 +131,29 @@ impl Received {
         decode_words(&self.header("Subject").unwrap_or_default())
     }
 
-    /// The decoded part of this content type (`text/plain`, `text/html`).
+    /// The decoded part of this content type (`text/plain`, `text/html`), looked for inside
+    /// nested multiparts too (an outcome's receipts make the message `multipart/mixed`).
     pub fn part(&self, content_type: &str) -> String {
-        // Split on the message's boundary: a text part may hold a "--" line of its own (the
-        // signature's separator).
-        let boundary = self.header("Content-Type").and_then(|t| {
-            let (_, after) = t.split_once("boundary=")?;
-            Some(after.trim_matches('"').split('"').next()?.to_owned())
-        });
-        let separator = format!("\r\n--{}", boundary.unwrap_or_default());
-        for part in self.raw.split(separator.as_str()) {
-            let Some((head, body)) = part.split_once("\r\n\r\n") else {
-                continue;
-            };
-            let head_lower = head.to_ascii_lowercase();
-            if !head_lower.contains(&format!("content-type: {content_type}")) {
-                continue;
-            }
-            let body = body.trim_end_matches("--").trim_end();
-            if head_lower.contains("content-transfer-encoding: base64") {
-                let joined: String = body.split_whitespace().collect();
-                let bytes = base64::engine::general_purpose::STANDARD
-                    .decode(joined)
-                    .unwrap();
-                return String::from_utf8(bytes).unwrap();
-            }
-            if head_lower.contains("content-transfer-encoding: quoted-printable") {
-                return quoted_printable(body);
-            }
-            return body.replace("\r\n", "\n");
-        }
-        panic!("no {content_type} part in the message");
+        parts(&self.raw)
+            .into_iter()
+            .find(|(head, _)| head.contains(&format!("content-type: {content_type}")))
+            .map(|(_, body)| body)
+            .unwrap_or_else(|| panic!("no {content_type} part in the message"))
+    }
+
+    /// The attached files: (file name, decoded text).
+    pub fn attachments(&self) -> Vec<(String, String)> {
+        parts(&self.raw)
+            .into_iter()
+            .filter_map(|(head, body)| {
+                let (_, after) = head.split_once("filename=")?;
+                let name = after
+                    .trim_start_matches('"')
+                    .split(['"', ';', '\r'])
+                    .next()?;
+                Some((name.to_owned(), body))
+            })
+            .collect()
     }
 
     /// The doorway link the text part carries, as a path (`/interaction/…`).
@@ -170,6 +162,49 @@ impl Received {
         let start = text.find("/interaction/").expect("a link in the email");
         text[start..].split_whitespace().next().unwrap().to_owned()
     }
+}
+
+/// The leaf parts of a MIME entity (its head and body as sent): each part's lowercased head and
+/// decoded body, multiparts opened on their own boundary, depth first.
+fn parts(entity: &str) -> Vec<(String, String)> {
+    let Some((head, body)) = entity.split_once("\r\n\r\n") else {
+        return Vec::new();
+    };
+    let unfolded = head.replace("\r\n ", " ").replace("\r\n\t", " ");
+    let lower = unfolded.to_ascii_lowercase();
+    if lower.contains("content-type: multipart/") {
+        let boundary = unfolded.split_once("boundary=").and_then(|(_, after)| {
+            Some(
+                after
+                    .trim_start_matches('"')
+                    .split(['"', ';', '\r', '\n'])
+                    .next()?
+                    .to_owned(),
+            )
+        });
+        // Split on the boundary after a line's end: a text part may hold a "--" line of its own
+        // (the signature's separator).
+        let separator = format!("\r\n--{}", boundary.unwrap_or_default());
+        let body = format!("\r\n{body}");
+        return body
+            .split(separator.as_str())
+            .skip(1)
+            .flat_map(|part| parts(part.trim_start_matches("\r\n")))
+            .collect();
+    }
+    let body = body.trim_end_matches("--").trim_end();
+    let decoded = if lower.contains("content-transfer-encoding: base64") {
+        let joined: String = body.split_whitespace().collect();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(joined)
+            .unwrap();
+        String::from_utf8(bytes).unwrap()
+    } else if lower.contains("content-transfer-encoding: quoted-printable") {
+        quoted_printable(body)
+    } else {
+        body.replace("\r\n", "\n")
+    };
+    vec![(lower, decoded)]
 }
 
 fn quoted_printable(body: &str) -> String {
