@@ -5,6 +5,7 @@
 mod admins;
 pub mod args;
 mod config;
+mod contacts;
 mod instances;
 mod show;
 mod site;
@@ -193,6 +194,18 @@ pub async fn run(args: Vec<String>) -> i32 {
         Parsed::ConfigList => config::config_list(&db).await,
         Parsed::Cron => site::cron(&config, &db).await,
         Parsed::KeysRotate { yes } => site::keys_rotate(&out, &db, yes).await,
+        Parsed::ContactErase { email, yes } => {
+            // The command named back holds no address: what is typed is said nowhere.
+            if let Err(code) = agreed(
+                &out,
+                yes,
+                "cli-contact-erase-voids",
+                "contact erase EMAIL --yes",
+            ) {
+                return code;
+            }
+            contacts::contact_erase(&out, &db, &email).await
+        }
         Parsed::TokenCreate {
             name,
             rate,

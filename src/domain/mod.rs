@@ -17,6 +17,7 @@ pub mod login;
 pub mod mail;
 pub mod outbox;
 pub mod password;
+pub mod retention;
 pub mod settings;
 pub mod site;
 pub mod status;
