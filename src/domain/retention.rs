@@ -17,6 +17,11 @@ pub const LAST_ERASED: &str = "state.retention_last_erased";
 
 const DAY: i64 = 24 * 3600;
 
+/// When an erasure last rewrote the SQLite file (`Db::vacuum`), and how often it may: erased
+/// rows' leftovers in live pages are gone from the file within a day of their erasure.
+pub const LAST_VACUUM: &str = "state.retention_last_vacuum";
+const VACUUM_EVERY: i64 = DAY;
+
 /// The days an instance of a workflow defined as `definition` keeps its records once ended:
 /// its `keep:` line, else the site's setting; 0 is forever.
 pub fn period_days(definition: Option<&Definition>, site_days: u64) -> u64 {
@@ -56,17 +61,22 @@ pub async fn run(db: &Db, now: i64, site_days: u64) -> Result<u64, sqlx::Error> 
             store::expired::between_batches(db, started).await?;
         }
     }
+    let mut ran = vec![
+        (LAST_RUN, now.to_string()),
+        (LAST_ERASED, total.to_string()),
+    ];
     if total > 0 {
-        db.truncate_wal().await?;
+        let vacuumed = store::settings::get(db, LAST_VACUUM)
+            .await?
+            .and_then(|v| v.parse::<i64>().ok());
+        if vacuumed.is_none_or(|at| now - at >= VACUUM_EVERY) {
+            db.vacuum().await?;
+            ran.push((LAST_VACUUM, now.to_string()));
+        } else {
+            db.truncate_wal().await?;
+        }
     }
-    store::settings::put_all(
-        db,
-        &[
-            (LAST_RUN, now.to_string()),
-            (LAST_ERASED, total.to_string()),
-        ],
-    )
-    .await?;
+    store::settings::put_all(db, &ran).await?;
     Ok(total)
 }
 
@@ -83,7 +93,8 @@ async fn erase_batch(db: &Db, instances: &[i64], now: i64) -> Result<u64, sqlx::
 pub struct NotAnAddress;
 
 /// Removes `address` from every row that holds it, now, whatever the instances' states
-/// (`store::retention::erase_address`), and the WAL's copies of the pages that held it.
+/// (`store::retention::erase_address`), then rewrites the SQLite file (`Db::vacuum`) so no
+/// leftover of it stays in the file's unused space.
 pub async fn erase_contact(
     db: &Db,
     address: &str,
@@ -93,7 +104,8 @@ pub async fn erase_contact(
         return Ok(Err(NotAnAddress));
     }
     let done = store::retention::erase_address(db, &address).await?;
-    db.truncate_wal().await?;
+    // An operator's erasure is done now, whatever it costs: the file too.
+    db.vacuum().await?;
     Ok(Ok(done))
 }
 

@@ -722,6 +722,19 @@ impl Db {
         Ok(())
     }
 
+    /// SQLite: rewrites the file with only what is live, then cuts the WAL. B-tree rebalancing
+    /// leaves copies of moved rows in the unused space of live pages, which `secure_delete`
+    /// never reaches; only a rewrite takes them away. Holds the write lock for as long as it
+    /// takes (about a second per 100 MB), so erasures call it at most daily. Nothing on
+    /// PostgreSQL, whose dumps and readers see only live rows.
+    pub async fn vacuum(&self) -> Result<(), sqlx::Error> {
+        if self.backend == Backend::Sqlite {
+            sqlx::query("VACUUM").execute(&self.pool).await?;
+            self.truncate_wal().await?;
+        }
+        Ok(())
+    }
+
     /// Refreshes the query planner's statistics (cron and the stop run it), so that, say, the
     /// flood sync's statement keeps its index once the table has grown. SQLite: `PRAGMA
     /// optimize`, bounded by `analysis_limit` so it reads a sample of each table, not all of it,

@@ -42,6 +42,7 @@ mod preview;
 mod processes;
 mod reads;
 mod reassign;
+mod retention;
 mod rounds;
 mod routing;
 mod security;
