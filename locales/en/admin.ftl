@@ -173,16 +173,17 @@ status-retention-days = Erased { $days ->
     [one] { $days } day
    *[other] { $days } days
   } after an instance ends
-status-retention-description = { $ran ->
-    [yes] Cron last ran the erasure on { $date } and erased { $count ->
-        [one] { $count } instance
-       *[other] { $count } instances
-    } then.
-   *[no] Cron has not run the erasure yet.
-} { $workflows ->
+status-retention-description = { $workflows ->
     [none] No workflow has a keep: line of its own.
    *[other] Workflows with a keep: line of their own (days, 0 for forever): { $workflows }.
-}
+  }
+  { $ran ->
+    [yes] Cron's last erasure erased { $count ->
+        [one] { $count } instance
+       *[other] { $count } instances
+    } on { $date }
+   *[no] Cron has not run the erasure yet.
+  }
 status-cron-stale-description = Cron removes expired sessions, handles and counts. The server runs it every ten minutes; without a server running, schedule "orchestra cron".
 status-version = Version
 status-version-value = Orchestra { $version }

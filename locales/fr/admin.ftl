@@ -173,16 +173,17 @@ status-retention-days = Effacées { $days ->
     [one] { $days } jour
    *[other] { $days } jours
   } après la fin d'une instance
-status-retention-description = { $ran ->
-    [yes] Cron a lancé l'effacement pour la dernière fois le { $date } et a alors effacé { $count ->
-        [one] { $count } instance
-       *[other] { $count } instances
-    }.
-   *[no] Cron n'a pas encore lancé l'effacement.
-} { $workflows ->
+status-retention-description = { $workflows ->
     [none] Aucun workflow n'a sa propre ligne keep:.
    *[other] Workflows ayant leur propre ligne keep: (jours, 0 pour toujours) : { $workflows }.
-}
+  }
+  { $ran ->
+    [yes] Le dernier effacement du cron a effacé { $count ->
+        [one] { $count } instance
+       *[other] { $count } instances
+    } le { $date }
+   *[no] Cron n'a pas encore lancé l'effacement.
+  }
 status-cron-stale-description = Le cron supprime les sessions, jetons et compteurs expirés. Le serveur le lance toutes les dix minutes ; sans serveur, planifiez « orchestra cron ».
 status-version = Version
 status-version-value = Orchestra { $version }

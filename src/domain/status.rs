@@ -502,9 +502,6 @@ pub async fn build_with(db: &Db, flood_backend: &str, env: Environment) -> Repor
     });
     checks.push(version_check());
     let loaded = Settings::load(db).await;
-    if let Ok(settings) = &loaded {
-        checks.push(retention_check(db, settings.retention_days).await);
-    }
     if let Some(view) = env.flood_store {
         checks.push(flood_store_check(view, loaded.as_ref().ok(), flood_backend));
     }
@@ -542,6 +539,10 @@ pub async fn build_with(db: &Db, flood_backend: &str, env: Environment) -> Repor
         Err(_) => checks.push(check_failed("webhooks", "status-webhooks")),
     }
     checks.extend(mail_check(db, &env.mail, store::now()).await);
+    match Settings::load(db).await {
+        Ok(settings) => checks.push(retention_check(db, settings.retention_days).await),
+        Err(_) => checks.push(check_failed("retention", "status-retention")),
+    }
     Report { checks }
 }
 
