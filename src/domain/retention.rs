@@ -5,6 +5,7 @@
 use std::time::Instant;
 
 use crate::domain::workflow::Definition;
+use crate::i18n::Message;
 use crate::store::{self, Db};
 
 /// Instances one batch erases, each batch its own transaction: a few milliseconds of the write
@@ -119,6 +120,42 @@ pub struct Report {
     /// When cron last ran the erasure, and how many instances it erased then.
     pub last_run: Option<i64>,
     pub last_erased: u64,
+}
+
+impl Report {
+    /// The period in force, in the status report's words.
+    pub fn value(&self) -> Message {
+        match self.site_days {
+            0 => Message::new("status-retention-forever"),
+            days => Message::new("status-retention-days").arg("days", days.to_string()),
+        }
+    }
+
+    /// The workflows' own periods and cron's last erasure, in the status report's words.
+    pub fn description(&self) -> Message {
+        let own: Vec<String> = self
+            .workflows
+            .iter()
+            .map(|(name, days)| format!("{name} ({days})"))
+            .collect();
+        Message::new("status-retention-description")
+            .arg("ran", if self.last_run.is_some() { "yes" } else { "no" })
+            .arg("count", self.last_erased.to_string())
+            .arg(
+                "date",
+                self.last_run
+                    .map(crate::time::format_utc)
+                    .unwrap_or_default(),
+            )
+            .arg(
+                "workflows",
+                if own.is_empty() {
+                    "none".to_owned()
+                } else {
+                    own.join(", ")
+                },
+            )
+    }
 }
 
 /// Reads the report's figures.

@@ -412,45 +412,15 @@ pub async fn database_check(db: &Db) -> Check {
 
 /// The retention in force (the site's period, the workflows' own) and cron's last erasure.
 async fn retention_check(db: &Db, site_days: u64) -> Check {
-    let Ok(report) = crate::domain::retention::report(db, site_days).await else {
-        return check_failed("retention", "status-retention");
-    };
-    let value = match report.site_days {
-        0 => Message::new("status-retention-forever"),
-        days => Message::new("status-retention-days").arg("days", days.to_string()),
-    };
-    let workflows: Vec<String> = report
-        .workflows
-        .iter()
-        .map(|(name, days)| format!("{name} ({days})"))
-        .collect();
-    let mut description = Message::new("status-retention-description")
-        .arg(
-            "ran",
-            if report.last_run.is_some() {
-                "yes"
-            } else {
-                "no"
-            },
-        )
-        .arg("count", report.last_erased.to_string())
-        .arg(
-            "workflows",
-            if workflows.is_empty() {
-                "none".to_owned()
-            } else {
-                workflows.join(", ")
-            },
-        );
-    if let Some(at) = report.last_run {
-        description = description.arg("date", crate::time::format_utc(at));
-    }
-    Check {
-        id: "retention",
-        title: Message::new("status-retention"),
-        value,
-        severity: Severity::Ok,
-        description: Some(description),
+    match crate::domain::retention::report(db, site_days).await {
+        Ok(report) => Check {
+            id: "retention",
+            title: Message::new("status-retention"),
+            value: report.value(),
+            severity: Severity::Ok,
+            description: Some(report.description()),
+        },
+        Err(_) => check_failed("retention", "status-retention"),
     }
 }
 
