@@ -111,7 +111,9 @@ pub async fn build_state(
 }
 
 /// Periodic maintenance: expired sessions, handles, API signatures, idempotency records, old
-/// outbox rows (`domain::delivery::clean`), uploads no answer kept, and flood events, each deleted in short batches (`store::expired`) so that no visitor's write
+/// outbox rows (`domain::delivery::clean`), uploads no answer kept, the records of ended instances
+/// past their retention (`domain::retention`), and flood events, each deleted in short batches
+/// (`store::expired`) so that no visitor's write
 /// waits behind it, whatever the backlog; then the planner's statistics (`Db::optimize`).
 /// Records its run for the status report. Returns how many records went, by kind.
 pub async fn run_cron(db: &Db, guard: &FloodGuard) -> Result<(u64, u64, u64), sqlx::Error> {
@@ -126,6 +128,8 @@ pub async fn run_cron(db: &Db, guard: &FloodGuard) -> Result<(u64, u64, u64), sq
     store::keys::prune_retired(db, now).await?;
     // Uploads cut off by a kill, or whose answer was never recorded.
     let uploads = store::files::sweep(db, now - domain::files::ARRIVING_SECS, 100).await?;
+    let retention = domain::settings::Settings::load(db).await?.retention_days;
+    let erased = domain::retention::run(db, now, retention).await?;
     // No sync here: the server's upkeep writes its counts (and only while something counts),
     // and `orchestra cron`'s own store has counted nothing.
     let events = guard.collect_garbage().await.unwrap_or_else(|e| {
@@ -143,6 +147,7 @@ pub async fn run_cron(db: &Db, guard: &FloodGuard) -> Result<(u64, u64, u64), sq
         idempotency,
         outbox,
         uploads,
+        erased,
         flood_events = events,
         "cron ran"
     );

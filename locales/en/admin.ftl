@@ -70,6 +70,7 @@ instance-subject-title = Subject title
 instance-subject-body = Subject text (the document to review, the order to pay…)
 instance-workflow = Workflow
 instance-state = State
+instance-erased = Erased on { $at }: the answers, files and contacts are no longer kept; the steps, times and answer hashes are.
 instance-updated = Last change
 instance-current-step = Current step
 instance-title-invalid = Enter a title of 1 to { $max } characters.
@@ -98,6 +99,7 @@ instance-cancel-reason = Reason (optional; kept in the history)
 instance-cancel-ended = This instance has already ended; there is nothing to cancel.
 instance-cancel-reason-long = The reason is at most { $max } characters.
 history-reason = Reason
+history-erased = Erased (retention or an erasure request): the words are no longer kept; the answer's hash is.
 history-to = Handed to
 # The colon after a label ("Decision: Approved"); French puts a narrow no-break space before it.
 label-colon = :
@@ -130,6 +132,8 @@ settings-base-url = Base URL
 settings-base-url-help = The address people reach this site on; every link is built on it.
 settings-link-ttl = Default link lifetime (seconds)
 settings-link-ttl-help = From 60 seconds to a year, in seconds or as 30m, 12h, 7d. 604800 (7d) is a week.
+settings-retention-days = Keep ended instances' answers (days)
+settings-retention-days-help = Days after an instance ends before cron erases its answers, files and contacts (its steps, times and answer hashes stay). 0 keeps them forever. A workflow's keep: line overrides it.
 settings-request-limits = Request limits
 settings-request-limits-help = Caps how many requests public addresses such as the interaction doorway answer in a rolling period. The limits themselves are set per address.
 settings-limits-enabled = Count and limit requests
@@ -163,6 +167,23 @@ status-keys-missing-description = Links cannot be signed or checked. Restart the
 status-cron = Last cron run
 status-cron-ran = { $date }
 status-cron-never = Never
+status-retention = Retention of ended instances' records
+status-retention-forever = Kept forever (records.retention_days is 0)
+status-retention-days = Erased { $days ->
+    [one] { $days } day
+   *[other] { $days } days
+  } after an instance ends
+status-retention-description = { $workflows ->
+    [none] No workflow has a keep: line of its own.
+   *[other] Workflows with a keep: line of their own (days, 0 for forever): { $workflows }.
+  }
+  { $ran ->
+    [yes] Cron's last erasure erased { $count ->
+        [one] { $count } instance
+       *[other] { $count } instances
+    } on { $date }
+   *[no] Cron has not run the erasure yet.
+  }
 status-cron-stale-description = Cron removes expired sessions, handles and counts. The server runs it every ten minutes; without a server running, schedule "orchestra cron".
 status-version = Version
 status-version-value = Orchestra { $version }
@@ -600,6 +621,7 @@ definition-route-twice = Line { $line }: a step has at most one "on reject" and 
 definition-rounds = Line { $line }: "rounds N" says how many times an instance may go round, from 1 to { $max }, as in "rounds 3".
 definition-expires-to = Line { $line }: "expires … then to { $participant }" hands the step to another participant of this workflow when the deadline passes: name one that answers another step, for a step with one participant.
 definition-notify = Line { $line }: "notify:" names, once, the participants of this workflow emailed the outcome besides the requester, as in "notify: finance, manager".
+definition-keep = Line { $line }: "keep:" says, once, how long an ended instance keeps its answers, files and contacts, as in "keep: 365 days" (1 to 36500) or "keep: forever".
 definition-segments = Line { $line }: this step has one bar too many; only a form's fields, a payment's amount and "show" go after bars.
 definition-translation-first = Line { $line }: a translation line goes under the step it translates.
 definition-translation-twice = Line { $line }: this step already has words in this language.
@@ -636,6 +658,7 @@ option-approve-go-help = once approved (a form: answered), goes to that step ("e
 option-if-go-help = goes to that step ("end": completes) when the conditions hold, as "only if" reads them
 option-rounds-help = how many rounds an instance may go through when routes send it back (5 unless said); past them it ends as rejected
 option-notify-help = a line of its own: these participants are emailed the outcome too, besides whoever answered the first step (when they have an address)
+option-keep-help = a line of its own: days an ended instance keeps its answers, files and contacts before cron erases them (its steps, times and answer hashes stay); "keep: forever" keeps them; overrides the site's records.retention_days
 # Lists that page (issue 21).
 instances-filter-any = Any
 instances-started-by = Started by

@@ -70,6 +70,7 @@ instance-subject-title = Titre de l'objet
 instance-subject-body = Texte de l'objet (le document à relire, la commande à payer…)
 instance-workflow = Processus
 instance-state = État
+instance-erased = Effacée le { $at } : les réponses, les fichiers et les contacts ne sont plus gardés ; les étapes, les dates et les empreintes des réponses, si.
 instance-updated = Dernier changement
 instance-current-step = Étape en cours
 instance-title-invalid = Saisissez un titre de 1 à { $max } caractères.
@@ -98,6 +99,7 @@ instance-cancel-reason = Motif (facultatif ; gardé dans l'historique)
 instance-cancel-ended = Cette instance est déjà terminée ; il n'y a rien à annuler.
 instance-cancel-reason-long = Le motif fait au plus { $max } caractères.
 history-reason = Motif
+history-erased = Effacée (durée de conservation ou demande d'effacement) : les mots ne sont plus gardés ; l'empreinte de la réponse, si.
 history-to = Confié à
 # Le deux-points après un libellé (« Décision : Approuvé »), précédé d'une espace fine insécable.
 label-colon = {"\u202F"}:
@@ -130,6 +132,8 @@ settings-base-url = URL de base
 settings-base-url-help = L'adresse par laquelle on atteint ce site ; chaque lien est construit dessus.
 settings-link-ttl = Durée de vie par défaut des liens (secondes)
 settings-link-ttl-help = De 60 secondes à un an, en secondes ou sous la forme 30m, 12h, 7d. 604800 (7d) fait une semaine.
+settings-retention-days = Conserver les réponses des instances terminées (jours)
+settings-retention-days-help = Jours après la fin d’une instance avant que cron n’efface ses réponses, ses fichiers et ses contacts (ses étapes, ses dates et les empreintes des réponses restent). 0 les garde pour toujours. La ligne keep: d’un workflow l’emporte.
 settings-request-limits = Limites de requêtes
 settings-request-limits-help = Plafonne le nombre de requêtes auxquelles les adresses publiques, comme la porte d'interaction, répondent sur une période glissante. Les limites elles-mêmes se règlent par adresse.
 settings-limits-enabled = Compter et limiter les requêtes
@@ -163,6 +167,23 @@ status-keys-missing-description = Les liens ne peuvent être ni signés ni véri
 status-cron = Dernière exécution du cron
 status-cron-ran = { $date }
 status-cron-never = Jamais
+status-retention = Conservation des données des instances terminées
+status-retention-forever = Gardées pour toujours (records.retention_days vaut 0)
+status-retention-days = Effacées { $days ->
+    [one] { $days } jour
+   *[other] { $days } jours
+  } après la fin d'une instance
+status-retention-description = { $workflows ->
+    [none] Aucun workflow n'a sa propre ligne keep:.
+   *[other] Workflows ayant leur propre ligne keep: (jours, 0 pour toujours) : { $workflows }.
+  }
+  { $ran ->
+    [yes] Le dernier effacement du cron a effacé { $count ->
+        [one] { $count } instance
+       *[other] { $count } instances
+    } le { $date }
+   *[no] Cron n'a pas encore lancé l'effacement.
+  }
 status-cron-stale-description = Le cron supprime les sessions, jetons et compteurs expirés. Le serveur le lance toutes les dix minutes ; sans serveur, planifiez « orchestra cron ».
 status-version = Version
 status-version-value = Orchestra { $version }
@@ -600,6 +621,7 @@ definition-route-twice = Ligne { $line } : une étape a au plus un « on reject 
 definition-rounds = Ligne { $line } : « rounds N » dit combien de tours une instance peut faire, de 1 à { $max }, comme dans « rounds 3 ».
 definition-expires-to = Ligne { $line } : « expires … then to { $participant } » confie l'étape à un autre participant de ce workflow à l'échéance : nommez-en un qui répond à une autre étape, pour une étape à un seul participant.
 definition-notify = Ligne { $line } : « notify: » nomme, une fois, les participants de ce workflow qui reçoivent l'issue par e-mail en plus du demandeur, comme dans « notify: finance, manager ».
+definition-keep = Ligne { $line } : « keep: » dit, une fois, combien de temps une instance terminée garde ses réponses, ses fichiers et ses contacts, comme dans « keep: 365 days » (de 1 à 36500) ou « keep: forever ».
 definition-segments = Ligne { $line } : cette étape a une barre de trop ; seuls les champs d'un formulaire, le montant d'un paiement et « show » viennent après des barres.
 definition-translation-first = Ligne { $line } : une ligne de traduction se place sous l'étape qu'elle traduit.
 definition-translation-twice = Ligne { $line } : cette étape a déjà ses mots dans cette langue.
@@ -636,6 +658,7 @@ option-approve-go-help = une fois approuvée (un formulaire : rempli), mène à 
 option-if-go-help = mène à cette étape (« end » : terminée) quand les conditions sont remplies, lues comme pour « only if »
 option-rounds-help = combien de tours une instance peut faire quand des routes la renvoient en arrière (5 sauf mention) ; au-delà, elle se termine comme refusée
 option-notify-help = une ligne à part : ces participants reçoivent aussi l'issue par e-mail, en plus de qui a répondu à la première étape (s'ils ont une adresse)
+option-keep-help = une ligne à part : les jours pendant lesquels une instance terminée garde ses réponses, ses fichiers et ses contacts avant que cron ne les efface (ses étapes, ses dates et les empreintes des réponses restent) ; « keep: forever » les garde ; l'emporte sur records.retention_days du site
 # Listes paginées (ticket 21).
 instances-filter-any = Tous
 instances-started-by = Démarrée par

@@ -105,6 +105,11 @@ pub enum Parsed {
         format: Option<String>,
     },
     Cron,
+    /// `contact erase EMAIL [--yes]`: removes an address from every row that holds it.
+    ContactErase {
+        email: String,
+        yes: bool,
+    },
     KeysRotate {
         yes: bool,
         /// Also queue a fresh link email to every participant still asked.
@@ -418,6 +423,15 @@ pub fn grammar(lang: Lang) -> Command {
         )))
         .subcommand(command(lang, "cron", "cli-about-cron"))
         .subcommand(
+            command(lang, "contact", "cli-about-contact")
+                .subcommand_required(true)
+                .subcommand(
+                    command(lang, "erase", "cli-about-contact-erase")
+                        .arg(positional(lang, "EMAIL", "cli-arg-contact-email"))
+                        .arg(yes(lang)),
+                ),
+        )
+        .subcommand(
             command(lang, "keys", "cli-about-keys")
                 .subcommand_required(true)
                 .subcommand(
@@ -654,6 +668,10 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
             format: value(sub, "format"),
         },
         ("cron", _) => Parsed::Cron,
+        ("contact", Some(("erase", m))) => Parsed::ContactErase {
+            email: required(m, "EMAIL"),
+            yes: m.get_flag("yes"),
+        },
         ("keys", Some(("rotate", m))) => Parsed::KeysRotate {
             yes: m.get_flag("yes"),
             resend: m.get_flag("resend"),

@@ -5,6 +5,7 @@
 mod admins;
 pub mod args;
 mod config;
+mod contacts;
 mod instances;
 mod receipts;
 mod show;
@@ -210,6 +211,18 @@ pub async fn run(args: Vec<String>) -> i32 {
             Err(e) => Ok(out.fail(e)),
         },
         Parsed::ReceiptVerify(file) => receipts::verify(&out, &db, &file).await,
+        Parsed::ContactErase { email, yes } => {
+            // The command named back holds no address: what is typed is said nowhere.
+            if let Err(code) = agreed(
+                &out,
+                yes,
+                "cli-contact-erase-voids",
+                "contact erase EMAIL --yes",
+            ) {
+                return code;
+            }
+            contacts::contact_erase(&out, &db, &email).await
+        }
         Parsed::TokenCreate {
             name,
             rate,

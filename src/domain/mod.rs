@@ -18,6 +18,7 @@ pub mod mail;
 pub mod outbox;
 pub mod password;
 pub mod receipts;
+pub mod retention;
 pub mod rotation;
 pub mod settings;
 pub mod site;

@@ -56,6 +56,9 @@ pub struct Settings {
     pub login_account_total: u64,
     pub login_account_period: u64,
     pub login_report_only: bool,
+    /// Days an ended instance keeps its answers, files and contacts before cron erases them;
+    /// 0 keeps them forever. A workflow's `keep:` line overrides it.
+    pub retention_days: u64,
     /// Not a setting: where `serve` last said it listens (`record_listening`), to build links
     /// on before a base URL is saved, and to say when a saved one points elsewhere.
     pub listening_url: Option<String>,
@@ -101,6 +104,8 @@ impl Default for Settings {
             login_account_total: 100,
             login_account_period: 6 * 3600,
             login_report_only: false,
+            // Shipped off: what a site must keep, and for how long, is its own decision.
+            retention_days: 0,
             listening_url: None,
         }
     }
@@ -285,6 +290,7 @@ pub const REGISTRY: &[Setting] = &[
     number!("login.limits.account_total", "login_account_total", login_account_total, 0, MAX_LOGIN_ATTEMPTS),
     number!("login.limits.account_period", "login_account_period", login_account_period, MIN_LOGIN_PERIOD, MAX_PERIOD),
     switch!("login.limits.report_only", "login_report_only", login_report_only),
+    number!("records.retention_days", "retention_days", retention_days, 0, MAX_RETENTION_DAYS),
 ];
 
 /// The setting named `key`, if there is one.
@@ -306,6 +312,8 @@ pub const MAX_LOGIN_ATTEMPTS: u64 = 100_000;
 pub const MIN_LOGIN_PERIOD: u64 = 60;
 pub const MIN_TTL: u64 = 60;
 pub const MAX_TTL: u64 = 365 * 24 * 3600;
+/// A hundred years: longer is forever, which 0 says.
+pub const MAX_RETENTION_DAYS: u64 = 36_500;
 
 /// A refused value: which key, and why, in words for the person who typed it.
 #[derive(Clone, Debug, PartialEq)]

@@ -426,6 +426,20 @@ async fn voided_links_check(db: &Db) -> Option<Check> {
     }
 }
 
+/// The retention in force (the site's period, the workflows' own) and cron's last erasure.
+async fn retention_check(db: &Db, site_days: u64) -> Check {
+    match crate::domain::retention::report(db, site_days).await {
+        Ok(report) => Check {
+            id: "retention",
+            title: Message::new("status-retention"),
+            value: report.value(),
+            severity: Severity::Ok,
+            description: Some(report.description()),
+        },
+        Err(_) => check_failed("retention", "status-retention"),
+    }
+}
+
 pub async fn build_with(db: &Db, flood_backend: &str, env: Environment) -> Report {
     let mut checks = vec![database_check(db).await];
     let keys = store::keys::created_at(db).await;
@@ -512,6 +526,10 @@ pub async fn build_with(db: &Db, flood_backend: &str, env: Environment) -> Repor
         Err(_) => checks.push(check_failed("webhooks", "status-webhooks")),
     }
     checks.extend(mail_check(db, &env.mail, store::now()).await);
+    match Settings::load(db).await {
+        Ok(settings) => checks.push(retention_check(db, settings.retention_days).await),
+        Err(_) => checks.push(check_failed("retention", "status-retention")),
+    }
     Report { checks }
 }
 

@@ -142,7 +142,7 @@ where
 /// After a batch: the WAL's pages go to the file (SQLite: passive, so no writer waits on it;
 /// thus the WAL never grows to the automatic checkpoint's size on a visitor's commit, which
 /// would copy and sync the chore's pages on that visitor's time), then the pause.
-async fn between_batches(db: &Db, started: Instant) -> Result<(), sqlx::Error> {
+pub(crate) async fn between_batches(db: &Db, started: Instant) -> Result<(), sqlx::Error> {
     db.checkpoint().await?;
     tokio::time::sleep(started.elapsed().clamp(PAUSE.0, PAUSE.1)).await;
     Ok(())

@@ -94,6 +94,18 @@ pub async fn finish(
 /// Removes a file that no answer keeps: its chunks, then its row (a kill in between leaves an
 /// arriving row, which `sweep` finds).
 pub async fn discard(db: &Db, file: i64) -> Result<(), sqlx::Error> {
+    erase_bytes(db, file).await?;
+    sqlx::query("DELETE FROM files WHERE id = $1 AND kept = 0")
+        .bind(file)
+        .execute(&db.pool)
+        .await
+        .map(|_| ())
+}
+
+/// Erases the bytes of a kept file (retention): from the files directory when one is set, and
+/// its chunks, one statement of its own so the write lock is held for one file's rows. Its row
+/// goes with its instance's erasure (`retention::erase`).
+pub async fn erase_bytes(db: &Db, file: i64) -> Result<(), sqlx::Error> {
     if let Some(dir) = db.files_dir() {
         for path in [arriving(dir, file), whole(dir, file)] {
             match tokio::fs::remove_file(path).await {
@@ -103,10 +115,6 @@ pub async fn discard(db: &Db, file: i64) -> Result<(), sqlx::Error> {
         }
     }
     sqlx::query("DELETE FROM file_chunks WHERE file_id = $1")
-        .bind(file)
-        .execute(&db.pool)
-        .await?;
-    sqlx::query("DELETE FROM files WHERE id = $1 AND kept = 0")
         .bind(file)
         .execute(&db.pool)
         .await

@@ -29,14 +29,18 @@ pub struct InstanceRow {
     pub updated_at: i64,
     /// How many times a route sent the instance back to an earlier step.
     pub round: i64,
+    /// When its answers, files and contacts were erased (retention or `contact erase`).
+    #[sqlx(default)]
+    pub erased_at: Option<i64>,
 }
 
 pub(crate) const COLUMNS: &str = "id, workflow_id, version_id, subject_title, subject_body, token, \
-     step_index, state, created_at, updated_at, round";
+     step_index, state, created_at, updated_at, round, erased_at";
 /// The same columns, named through the table, for reads that join others.
 const QUALIFIED: &str = "instances.id, instances.workflow_id, instances.version_id, \
      instances.subject_title, instances.subject_body, instances.token, instances.step_index, \
-     instances.state, instances.created_at, instances.updated_at, instances.round";
+     instances.state, instances.created_at, instances.updated_at, instances.round, \
+     instances.erased_at";
 
 /// Queues what a step's start sends, inside the transaction that starts it.
 async fn open_step(
@@ -756,9 +760,10 @@ async fn set_state(
     notify: &[String],
     now: i64,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE instances SET state = $1, step_index = $2 WHERE id = $3")
+    sqlx::query("UPDATE instances SET state = $1, step_index = $2, ended_at = $3 WHERE id = $4")
         .bind(state.as_str())
         .bind(step)
+        .bind(now)
         .bind(instance)
         .execute(&mut **tx)
         .await?;
@@ -803,7 +808,7 @@ pub async fn cancel(
     let now = super::now();
     let mut tx = db.write().await?;
     let step: Option<i64> = sqlx::query_scalar(
-        "UPDATE instances SET state = $1, token = $2, updated_at = $3 \
+        "UPDATE instances SET state = $1, token = $2, updated_at = $3, ended_at = $3 \
          WHERE id = $4 AND state = 'active' RETURNING step_index",
     )
     .bind(InstanceState::Cancelled.as_str())

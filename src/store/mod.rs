@@ -27,6 +27,7 @@ pub mod outbox;
 pub mod payments;
 pub mod queue;
 pub mod receipts;
+pub mod retention;
 pub mod sessions;
 pub mod settings;
 pub mod webhooks;
@@ -175,11 +176,14 @@ fn writer_pool(
                     // but no longer than a request waits for a connection: a lock held
                     // by another process fails a write fast (a 503), it does not hang.
                     // After each checkpoint the WAL is cut back to 4 MiB, so a burst of
-                    // writes does not leave a file that never shrinks.
+                    // writes does not leave a file that never shrinks. `secure_delete`: what
+                    // a delete or an update frees is overwritten with zeros, so erased answers,
+                    // files and addresses are not left in free pages or free space of a page
+                    // (docs/operations.md, retention and erasure).
                     conn.execute(&*format!(
                         "PRAGMA journal_mode = WAL; PRAGMA busy_timeout = {busy}; \
                          PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; \
-                         PRAGMA journal_size_limit = 4194304;{pragmas}"
+                         PRAGMA journal_size_limit = 4194304; PRAGMA secure_delete = ON;{pragmas}"
                     ))
                     .await?;
                 }
@@ -703,6 +707,32 @@ impl Db {
             sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
                 .execute(&self.pool)
                 .await?;
+        }
+        Ok(())
+    }
+
+    /// After an erasure: the WAL's pages go to the file and the WAL is cut to nothing, so the
+    /// frames that held the erased rows' old pages are gone from disk too (a passive checkpoint
+    /// leaves them in the file until later frames overwrite them). Waits, as long as the busy
+    /// timeout, for readers of an older snapshot; if they outlast it, the next erasure's cut does it.
+    pub async fn truncate_wal(&self) -> Result<(), sqlx::Error> {
+        if self.backend == Backend::Sqlite {
+            sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+                .execute(&self.pool)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// SQLite: rewrites the file with only what is live, then cuts the WAL. B-tree rebalancing
+    /// leaves copies of moved rows in the unused space of live pages, which `secure_delete`
+    /// never reaches; only a rewrite takes them away. Holds the write lock for as long as it
+    /// takes (about a second per 100 MB), so erasures call it at most daily. Nothing on
+    /// PostgreSQL, whose dumps and readers see only live rows.
+    pub async fn vacuum(&self) -> Result<(), sqlx::Error> {
+        if self.backend == Backend::Sqlite {
+            sqlx::query("VACUUM").execute(&self.pool).await?;
+            self.truncate_wal().await?;
         }
         Ok(())
     }

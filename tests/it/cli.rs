@@ -521,6 +521,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("login.limits.account_total", "100"),
     ("login.limits.account_period", "21600"),
     ("login.limits.report_only", "false"),
+    ("records.retention_days", "0"),
 ];
 
 #[tokio::test]
@@ -791,6 +792,12 @@ fn database_line(lang_fr: bool) -> String {
     }
 }
 
+/// The retention check as shipped (kept forever), before and after cron's first erasure run.
+const RETENTION_EN: &str = "[OK] Retention of ended instances' records: Kept forever (records.retention_days is 0)\n    No workflow has a keep: line of its own.\n    Cron has not run the erasure yet.\n";
+const RETENTION_RAN_EN: &str = "[OK] Retention of ended instances' records: Kept forever (records.retention_days is 0)\n    No workflow has a keep: line of its own.\n    Cron's last erasure erased 0 instances on DATE\n";
+const RETENTION_RAN_FR: &str = "[OK] Conservation des données des instances terminées : Gardées pour toujours (records.retention_days vaut 0)\n    Aucun workflow n'a sa propre ligne keep:.\n    Le dernier effacement du cron a effacé 0 instance le DATE\n";
+const RETENTION_FR: &str = "[OK] Conservation des données des instances terminées : Gardées pour toujours (records.retention_days vaut 0)\n    Aucun workflow n'a sa propre ligne keep:.\n    Cron n'a pas encore lancé l'effacement.\n";
+
 /// The report's text with the dates (which change) replaced by `DATE`.
 fn undated(text: &str) -> String {
     text.lines()
@@ -811,7 +818,7 @@ async fn status_warns_while_the_doorway_is_uncapped_as_shipped() {
     assert_eq!(
         undated(&run.stdout),
         format!(
-            "{}[OK] Site keys: Present, made DATE\n{cron}[OK] Version: Orchestra {}\n{PROVIDER_EN}{NOTICES_SWITCH_EN}{DOORWAY_OFF_EN}{TAIL_EN}",
+            "{}[OK] Site keys: Present, made DATE\n{cron}[OK] Version: Orchestra {}\n{PROVIDER_EN}{NOTICES_SWITCH_EN}{DOORWAY_OFF_EN}{TAIL_EN}{RETENTION_EN}",
             database_line(false),
             env!("CARGO_PKG_VERSION")
         )
@@ -823,7 +830,7 @@ async fn status_warns_while_the_doorway_is_uncapped_as_shipped() {
     assert_eq!(
         undated(&run.stdout),
         format!(
-            "{}[OK] Clés du site : Présentes, créées le DATE\n{cron}[OK] Version : Orchestra {}\n{PROVIDER_FR}{NOTICES_SWITCH_FR}{DOORWAY_OFF_FR}{TAIL_FR}",
+            "{}[OK] Clés du site : Présentes, créées le DATE\n{cron}[OK] Version : Orchestra {}\n{PROVIDER_FR}{NOTICES_SWITCH_FR}{DOORWAY_OFF_FR}{TAIL_FR}{RETENTION_FR}",
             database_line(true),
             env!("CARGO_PKG_VERSION")
         )
@@ -857,14 +864,14 @@ async fn status_says_why_when_both_limits_are_zero() {
     let run = cli.run(&["status"]);
     assert_eq!(run.code, 1, "{run:#?}");
     assert!(
-        run.stdout.ends_with(&format!("{DOORWAY_ZERO_EN}{TAIL_EN}")),
+        undated(&run.stdout).ends_with(&format!("{DOORWAY_ZERO_EN}{TAIL_EN}{RETENTION_RAN_EN}")),
         "{}",
         run.stdout
     );
     let run = cli.run_fr(&["status"]);
     assert_eq!(run.code, 1, "{run:#?}");
     assert!(
-        run.stdout.ends_with(&format!("{DOORWAY_ZERO_FR}{TAIL_FR}")),
+        undated(&run.stdout).ends_with(&format!("{DOORWAY_ZERO_FR}{TAIL_FR}{RETENTION_RAN_FR}")),
         "{}",
         run.stdout
     );
@@ -889,7 +896,7 @@ async fn status_is_ok_once_the_limits_are_on_and_cron_has_run() {
     assert!(
         before_cron
             .stdout
-            .ends_with(&format!("{DOORWAY_ON_EN}{TAIL_EN}")),
+            .ends_with(&format!("{DOORWAY_ON_EN}{TAIL_EN}{RETENTION_EN}")),
         "{}",
         before_cron.stdout
     );
@@ -900,7 +907,7 @@ async fn status_is_ok_once_the_limits_are_on_and_cron_has_run() {
     assert_eq!(
         undated(&run.stdout),
         format!(
-            "{}[OK] Site keys: Present, made DATE\n[OK] Last cron run: DATE\n[OK] Version: Orchestra {}\n{PROVIDER_EN}{NOTICES_ZERO_EN}{DOORWAY_ON_EN}{TAIL_EN}",
+            "{}[OK] Site keys: Present, made DATE\n[OK] Last cron run: DATE\n[OK] Version: Orchestra {}\n{PROVIDER_EN}{NOTICES_ZERO_EN}{DOORWAY_ON_EN}{TAIL_EN}{RETENTION_RAN_EN}",
             database_line(false),
             env!("CARGO_PKG_VERSION")
         )
@@ -941,7 +948,8 @@ async fn status_as_json_carries_the_same_checks_and_exit_status() {
             "notice_limits",
             "doorway_limits",
             "login_limits",
-            "proxies"
+            "proxies",
+            "retention"
         ]
     );
     assert_eq!(

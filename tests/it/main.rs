@@ -50,6 +50,7 @@ mod processes;
 mod reads;
 mod reassign;
 mod receipts;
+mod retention;
 mod rounds;
 mod routing;
 mod security;

@@ -190,6 +190,10 @@ pub fn answer_items(lang: Lang, json: &str, step: Option<&Step>) -> Vec<(String,
         return Vec::new();
     };
     let text = |v: &serde_json::Value| v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+    // Retention or an erasure took the words: said where they were.
+    if map.get("erased") == Some(&serde_json::Value::Bool(true)) {
+        return vec![(t("history-answer"), Shown::text(t("history-erased")))];
+    }
     let mut out = Vec::new();
     match map.get("fields") {
         Some(serde_json::Value::Array(fields)) => {

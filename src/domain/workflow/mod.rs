@@ -46,6 +46,10 @@ pub struct Definition {
     /// when they have an address.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notify: Vec<Participant>,
+    /// Days an ended instance keeps its answers, files and contacts (`keep: 365 days`), over
+    /// the site's `records.retention_days`; `Some(0)` keeps them forever (`keep: forever`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_days: Option<u32>,
 }
 
 pub const MAX_STEPS: usize = 20;

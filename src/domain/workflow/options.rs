@@ -135,6 +135,10 @@ pub const OPTIONS: &[Documented] = &[
         help: "option-notify-help",
     },
     Documented {
+        example: "keep: 365 days",
+        help: "option-keep-help",
+    },
+    Documented {
         example: "  fr: Vérifier le fournisseur | Société",
         help: "workflow-translation-help",
     },
@@ -184,7 +188,7 @@ mod tests {
             } else {
                 "review@manager: Check"
             };
-            let text = if line.example.starts_with("notify:") {
+            let text = if line.example.starts_with("notify:") || line.example.starts_with("keep:") {
                 format!("{base}{}\n", line.example)
             } else if line.example.starts_with("  ") {
                 format!(

@@ -41,12 +41,21 @@ impl Definition {
         let mut lines: Vec<usize> = Vec::new();
         let mut notify: Vec<Participant> = Vec::new();
         let mut notify_line = 0;
+        let mut keep: Option<u32> = None;
         let mut errors = Vec::new();
         // Whether the last step line parsed: a translation under a bad step is not judged.
         let mut last_ok = false;
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if let Some(period) = line.strip_prefix("keep:") {
+                match keep_days(period) {
+                    Some(days) if keep.is_none() => keep = Some(days),
+                    _ => errors
+                        .push(Message::new("definition-keep").arg("line", (n + 1).to_string())),
+                }
                 continue;
             }
             if let Some(list) = line.strip_prefix("notify:") {
@@ -147,7 +156,11 @@ impl Definition {
                 Message::new("definition-too-long").arg("max", MAX_STEPS.to_string()),
             ]);
         }
-        Ok(Self { steps, notify })
+        Ok(Self {
+            steps,
+            notify,
+            keep_days: keep,
+        })
     }
 
     /// The line format of this definition; `parse(to_text())` gives it back.
@@ -257,8 +270,25 @@ impl Definition {
             let names: Vec<&str> = self.notify.iter().map(Participant::as_str).collect();
             out.push_str(&format!("notify: {}\n", names.join(", ")));
         }
+        match self.keep_days {
+            Some(0) => out.push_str("keep: forever\n"),
+            Some(days) => out.push_str(&format!("keep: {days} days\n")),
+            None => {}
+        }
         out
     }
+}
+
+/// A `keep:` line's period: `365 days` (1 to 36500, `1 day` too), or `forever` (0).
+fn keep_days(period: &str) -> Option<u32> {
+    let period = period.trim();
+    if period == "forever" {
+        return Some(0);
+    }
+    let (number, unit) = period.split_once(char::is_whitespace)?;
+    let days: u32 = number.parse().ok()?;
+    let max = crate::domain::settings::MAX_RETENTION_DAYS as u32;
+    (matches!(unit.trim(), "days" | "day") && (1..=max).contains(&days)).then_some(days)
 }
 
 /// A form's fields, or what is wrong with them (the caller adds the line).

@@ -497,6 +497,8 @@ pub(super) struct ShowPage {
     workflow: String,
     version: i64,
     state_label: String,
+    /// "Erased on …" once retention or an erasure took its answers, files and contacts.
+    erased: Option<String>,
     current_step: String,
     /// Its version's flow, drawn with where it stands (an inline SVG, its user text escaped).
     flow: String,
@@ -731,6 +733,9 @@ pub(super) async fn show_page(
         emails_more,
         handover: Typed::default(),
         state_label: ctx.t(instance.state.message_id()),
+        erased: instance.erased_at.map(|at| {
+            ctx.msg(&Message::new("instance-erased").arg("at", crate::time::format_utc(at)))
+        }),
         workflow,
         version,
         current_step,

@@ -41,6 +41,7 @@ const SETTINGS_PAGE: &[Section] = &[
             "orchestra.site_name",
             "orchestra.base_url",
             "orchestra.default_link_ttl",
+            "records.retention_days",
             "orchestra.request_limits.enabled",
             "orchestra.request_limits.period",
             "orchestra.request_limits.on_store_fault",

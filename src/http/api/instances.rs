@@ -217,6 +217,7 @@ async fn instance_of(
         history,
         history_total: view.history.total,
         history_cursor: view.history.older.map(lists::cursor),
+        erased_at: row.erased_at,
     })
 }
 

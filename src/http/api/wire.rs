@@ -238,6 +238,9 @@ pub struct Instance {
     pub history_cursor: Option<String>,
     /// The files its answers brought, in the order they came.
     pub files: Vec<InstanceFile>,
+    /// Unix seconds when retention or an erasure took its answers (each then reads
+    /// `{"erased": true}`), files and contacts; null while they are kept.
+    pub erased_at: Option<i64>,
     /// The participants' contacts given at the start; only to the token that started the
     /// instance (left out otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
