@@ -235,6 +235,26 @@ async fn a_verify_email_step_shows_and_records_nothing_before_its_emailed_code()
     .map(|r| (r.get(0), r.get(1)))
     .collect();
     assert_eq!(verified, [(0, None), (1, Some("email".to_owned()))]);
+    // The evidence record says so, in its JSON and on its page.
+    let record = orchestra::domain::instance::evidence::read(
+        &app.db,
+        &app.state.versions,
+        "http://example.org",
+        case.id,
+        0,
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let page =
+        orchestra::domain::instance::evidence_page::document(&record, orchestra::i18n::Lang::En);
+    assert!(page.contains("verified by an emailed code"));
+    let lines = record.json["history"].as_array().unwrap();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["event"] == "answered" && l["verified"] == "email")
+    );
 }
 
 #[tokio::test]

@@ -568,3 +568,51 @@ async fn a_database_made_before_answer_records_upgrades_and_its_instances_go_on(
     );
     assert!(answers[1]["link"].is_i64());
 }
+
+#[tokio::test]
+async fn the_evidence_record_lists_the_receipts_given_and_whose_answer_was_checked_by_code() {
+    use base64::Engine;
+    let app = spawn(Flood::Memory).await;
+    let id = crate::uploads::started(
+        &app,
+        "form@supplier: Supplier details | Company*\nreview@buyer: Check | show 1\n",
+    )
+    .await;
+    let supplier = app.link(id, Some("supplier")).await;
+    let thanks = answer_step(&app.client(), &app, &supplier, &[("company", "Acme")]).await;
+    assert_eq!(thanks.status, 200, "{}", thanks.body);
+    let href = thanks
+        .attr(".receipt a.button", "href")
+        .expect("the thank-you page offers a receipt");
+    let token = get(&app.client(), &app, &href).await.body;
+    let payload = token.split('.').nth(1).unwrap();
+    let claims: serde_json::Value = serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(payload)
+            .unwrap(),
+    )
+    .unwrap();
+
+    let record = orchestra::domain::instance::evidence::read(
+        &app.db,
+        &app.state.versions,
+        "http://example.org",
+        id,
+        0,
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let receipts = record.json["receipts"].as_array().unwrap();
+    assert_eq!(receipts.len(), 1, "{receipts:?}");
+    assert_eq!(receipts[0]["id"], claims["jti"]);
+    let line = record.json["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["event"] == "answered")
+        .unwrap();
+    assert_eq!(receipts[0]["line"], line["id"]);
+    assert_eq!(line["answer_sha256"], claims["answer_sha256"]);
+    assert!(line["verified"].is_null(), "no code was asked");
+}

@@ -271,6 +271,42 @@ async fn cron_erases_an_ended_instance_past_its_period_and_nothing_else() {
             "role names stay"
         );
     }
+    // The evidence record says when, keeps each answer's hash, and its own hash still checks.
+    let evidence = call(
+        &app,
+        "GET",
+        &format!("/api/v1/instances/{due_id}/evidence"),
+        &reader,
+        None,
+    )
+    .await;
+    let evidence = json(&evidence);
+    assert!(
+        evidence["record"]["instance"]["erased_at"].is_string(),
+        "{evidence}"
+    );
+    let answers: Vec<&serde_json::Value> = evidence["record"]["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["event"] == "answered")
+        .collect();
+    assert!(
+        answers.iter().all(|a| a["answer"] == r#"{"erased":true}"#
+            && a["answer_sha256"].as_str().is_some_and(|h| h.len() == 64)),
+        "{evidence}"
+    );
+    assert_eq!(
+        orchestra::domain::instance::evidence::sha256_of(&evidence["record"]),
+        evidence["sha256"].as_str().unwrap()
+    );
+    let page = get(
+        &admin,
+        &app,
+        &format!("/admin/instances/{due_id}/evidence?lang=fr"),
+    )
+    .await;
+    assert!(page.body.contains("Effacée le"), "{}", page.body);
     let kept = call(
         &app,
         "GET",

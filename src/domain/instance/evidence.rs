@@ -1,7 +1,8 @@
 //! An instance's whole record, as an auditor asks for it: every step and round, every answer
 //! with its SHA-256, which link record each came through and from which client (a keyed hash),
-//! who issued and revoked each link, each email, each file, each receipt; and the SHA-256 of the
-//! record itself, so a copy can be checked.
+//! whether its holder was checked by an emailed code, who issued and revoked each link, each
+//! email, each file, each receipt (by its id), and when retention erased it; and the SHA-256 of
+//! the record itself, so a copy can be checked.
 //!
 //! The record is JSON. Its hash is over its canonical form: keys sorted, no spaces, UTF-8 as
 //! is (RFC 8785's form for a record that holds only strings, integers, booleans and nulls,
@@ -58,6 +59,16 @@ pub struct Record {
     pub emails: Vec<EmailPart>,
     pub contacts: Vec<ContactPart>,
     pub files: Vec<FilePart>,
+    pub receipts: Vec<ReceiptPart>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ReceiptPart {
+    /// The receipt's `jti`.
+    pub id: String,
+    /// The history line of the answer it is for.
+    pub line: i64,
+    pub issued_at: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -73,6 +84,8 @@ pub struct InstancePart {
     pub round: i64,
     pub started_at: String,
     pub updated_at: String,
+    /// When retention or an erasure took its answers, files and contacts.
+    pub erased_at: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -166,11 +179,12 @@ pub async fn read(
     let Some(view) = View::read(db, versions, id, options).await? else {
         return Ok(None);
     };
-    let (lines, links, mut emails, files) = tokio::try_join!(
+    let (lines, links, mut emails, files, receipts) = tokio::try_join!(
         store::history::record_lines(db, id),
         store::links::list(db, id),
         store::mails::of_instance(db, id, EMAILS),
         store::files::of_instance(db, id),
+        store::receipts::of_instance(db, id),
     )?;
     emails.reverse();
     let iso = crate::time::format_iso;
@@ -190,6 +204,7 @@ pub async fn read(
             round: i.round,
             started_at: iso(i.created_at),
             updated_at: iso(i.updated_at),
+            erased_at: i.erased_at.map(iso),
         },
         steps: view
             .definition
@@ -279,6 +294,14 @@ pub async fn read(
                 size: f.size,
                 media_type: f.media_type,
                 sha256: f.sha256,
+            })
+            .collect(),
+        receipts: receipts
+            .into_iter()
+            .map(|(id, line, issued_at)| ReceiptPart {
+                id,
+                line,
+                issued_at: iso(issued_at),
             })
             .collect(),
     };

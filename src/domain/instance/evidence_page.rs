@@ -22,6 +22,7 @@ pub struct Page {
     pub emails: Vec<[String; 6]>,
     pub files: Vec<[String; 5]>,
     pub contacts: Vec<[String; 3]>,
+    pub receipts: Vec<[String; 3]>,
 }
 
 pub struct Line {
@@ -50,7 +51,7 @@ impl Page {
             .into_iter()
             .find(|s| s.as_str() == i.state)
             .map_or_else(|| i.state.to_owned(), |s| t(s.message_id()));
-        let facts = vec![
+        let mut facts = vec![
             (
                 t("instance-workflow"),
                 maybe_label_in(
@@ -74,6 +75,9 @@ impl Page {
             (t("instance-updated"), when(&i.updated_at)),
             (t("evidence-site"), r.site.clone()),
         ];
+        if let Some(at) = &i.erased_at {
+            facts.push((t("evidence-erased"), when(at)));
+        }
         let who = |participant: &str, branch: &str| {
             if branch.is_empty() || branch == participant {
                 participant.to_owned()
@@ -221,6 +225,11 @@ impl Page {
                         f.sha256.clone(),
                     ]
                 })
+                .collect(),
+            receipts: r
+                .receipts
+                .iter()
+                .map(|x| [x.id.clone(), format!("#{}", x.line), when(&x.issued_at)])
                 .collect(),
             contacts: r
                 .contacts
