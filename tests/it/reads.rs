@@ -144,3 +144,23 @@ async fn a_refused_doorway_request_reads_nothing() {
     let read = by_requests(mark);
     assert!(read.is_empty(), "{} statements: {read:#?}", read.len());
 }
+
+/// Anyone may fetch the receipts' key set: a flood of fetches reads the keys once in a few
+/// seconds, not once each.
+#[tokio::test]
+async fn the_key_set_is_read_once_for_many_fetches() {
+    let app = spawn(Flood::Memory).await;
+    let client = app.client();
+    let first = get(&client, &app, "/.well-known/jwks.json").await;
+    assert_eq!(first.status, 200);
+    let mark = app.logs().len();
+    for _ in 0..50 {
+        let again = get(&client, &app, "/.well-known/jwks.json").await;
+        assert_eq!(again.body, first.body);
+    }
+    let read = statements_since(&app, mark);
+    assert!(
+        read.iter().filter(|l| l.contains("receipt_keys")).count() <= 1,
+        "{read:#?}"
+    );
+}
