@@ -381,3 +381,13 @@ pub const NAMING: &str = "(SELECT number FROM workflow_versions v WHERE v.id = i
      (SELECT name FROM workflows w WHERE w.id = instances.workflow_id) AS workflow_name, \
      (SELECT label FROM workflows w WHERE w.id = instances.workflow_id) AS workflow_label, \
      (SELECT labels FROM workflows w WHERE w.id = instances.workflow_id) AS workflow_labels";
+
+/// Whether any workflow has been saved since it was added (the dashboard's first steps).
+pub async fn any_edited(db: &Db) -> Result<bool, sqlx::Error> {
+    let edited: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM workflows WHERE updated_at > created_at AND deleted_at IS NULL",
+    )
+    .fetch_one(db.reader())
+    .await?;
+    Ok(edited > 0)
+}

@@ -30,6 +30,7 @@ mod evidence;
 mod faults;
 mod fields;
 mod file_downloads;
+mod first_day;
 mod guard;
 mod handover;
 mod integrity;

@@ -1,4 +1,6 @@
-//! The dashboard: what needs attention, and the way to everything else.
+//! The dashboard: what needs attention, and the way to everything else. Until a first instance
+//! has started, a site's warnings are the set-up any new site has ahead of it, so the first box
+//! lists those steps in order instead, unless a check reports an error.
 
 use axum::extract::State;
 use axum::response::Response;
@@ -25,6 +27,52 @@ struct Dashboard {
     summary: String,
     /// Each check that is not OK, worst first: (anchor in the report, title, value, link text).
     attention: Vec<(String, String, String, String)>,
+    /// The first steps, while no instance has started and nothing is in error; else empty.
+    steps: Vec<Step>,
+}
+
+/// One of a new site's first steps: where it is done, its words, and whether it is done.
+pub struct Step {
+    pub href: &'static str,
+    pub title: String,
+    pub help: String,
+    pub done: bool,
+}
+
+/// A new site's first steps, in the order they are best taken.
+async fn first_steps(state: &AppState, ctx: &PageContext) -> Result<Vec<Step>> {
+    let snapshot = state.site.get().await;
+    let settings = &snapshot.settings;
+    let shipped = crate::domain::settings::Settings::default();
+    let addressed = settings.base_url != shipped.base_url;
+    let steps = [
+        ("/admin/config/orchestra", "first-step-site", addressed),
+        (
+            "/admin/config/orchestra",
+            "first-step-mail",
+            state.mailer.is_some(),
+        ),
+        (
+            "/admin/workflows",
+            "first-step-workflow",
+            store::workflows::any_edited(&state.db).await?,
+        ),
+        ("/admin/instances/new", "first-step-instance", false),
+        (
+            "/admin/admins",
+            "first-step-admin",
+            store::admins::count(&state.db).await? > 1,
+        ),
+    ];
+    Ok(steps
+        .into_iter()
+        .map(|(href, id, done)| Step {
+            href,
+            title: ctx.t(id),
+            help: ctx.t(&format!("{id}-help")),
+            done,
+        })
+        .collect())
 }
 
 pub async fn show(State(state): State<AppState>, ctx: PageContext) -> Result<Response> {
@@ -54,8 +102,14 @@ pub async fn show(State(state): State<AppState>, ctx: PageContext) -> Result<Res
             title: i.subject_title,
             state: ctx.t(i.state.message_id()),
         })
-        .collect();
+        .collect::<Vec<_>>();
+    let steps = if recent.is_empty() && report.worst() < Severity::Error {
+        first_steps(&state, &ctx).await?
+    } else {
+        Vec::new()
+    };
     Ok(html(&Dashboard {
+        steps,
         workflows: store::workflows::count(&state.db).await?,
         recent,
         summary,
