@@ -1,5 +1,6 @@
 //! A new site's dashboard: until a first instance has started, it lists the first steps in
-//! order, each marked done or not, instead of a box of warnings any new site has.
+//! order, each marked done or not, instead of a box of warnings any new site has; an error still
+//! shows the box.
 
 use crate::helpers::{Flood, Page, TestApp, get, spawn};
 
@@ -113,4 +114,24 @@ async fn the_first_steps_fit_a_phone_in_a_real_browser() {
         }
     }
     b.check_console().await;
+}
+
+/// An error is never hidden behind the first steps: with the site's keys gone, a new site's
+/// dashboard opens on the box that says so.
+#[tokio::test]
+async fn an_error_on_a_new_site_still_shows_the_box_that_needs_attention() {
+    let app = spawn(Flood::Memory).await;
+    let admin = app.admin_client().await;
+    let url = orchestra::store::normalize_url(&app.database.url)
+        .unwrap()
+        .1;
+    let pool = sqlx::AnyPool::connect(&url).await.unwrap();
+    sqlx::query("DELETE FROM site_keys")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let page = get(&admin, &app, "/admin").await;
+    assert_eq!(page.status, 200);
+    assert!(!page.has("#first-steps"));
+    assert_eq!(page.first("#dashboard-status h2"), "Needs attention");
 }
