@@ -96,3 +96,38 @@ pub fn issue(
         .ok_or_else(|| AppError::internal("device cookie not sealed", NAME))?;
     super::once::set(response, sealed)
 }
+
+#[cfg(test)]
+mod tests {
+    use axum::http::header::{COOKIE, SET_COOKIE};
+
+    use super::*;
+
+    /// The cookie `issue` sets, and the request headers of a browser sending it back.
+    fn issued(keys: &SiteKeys, secure: bool, now: i64) -> (String, HeaderMap) {
+        let mut response = Response::default();
+        issue(&mut response, keys, secure, now, 7, 2).unwrap();
+        let set = response.headers()[SET_COOKIE].to_str().unwrap().to_owned();
+        let pair = set.split(';').next().unwrap().to_owned();
+        let mut headers = HeaderMap::new();
+        headers.insert(COOKIE, pair.parse().unwrap());
+        (set, headers)
+    }
+
+    #[test]
+    fn a_device_opens_for_its_administrator_and_epoch_until_it_expires() {
+        let keys = SiteKeys::generate();
+        let (set, headers) = issued(&keys, true, 1000);
+        for part in ["HttpOnly", "Secure", "SameSite=Strict", "Path=/admin/login"] {
+            assert!(set.contains(part), "{part} in {set}");
+        }
+        let device = sent(&headers, &keys, 1000).unwrap();
+        assert!(device.nonce_for(7, 2).is_some());
+        assert!(device.nonce_for(8, 2).is_none(), "another administrator");
+        assert!(device.nonce_for(7, 3).is_none(), "a later password epoch");
+        assert!(sent(&headers, &keys, 1000 + MAX_AGE_SECS + 1).is_none());
+        assert!(sent(&headers, &SiteKeys::generate(), 1000).is_none());
+        let (plain, _) = issued(&keys, false, 1000);
+        assert!(!plain.contains("Secure"));
+    }
+}
