@@ -16,6 +16,13 @@
 //! table cannot forget one key without forgetting those sharing its cells, so the guard never
 //! clears; an owner's own mistakes count for their period, `per_account` of them per address.
 //! Unlocking an administrator (`domain::admins::unlock`) gives the account new keys instead.
+//!
+//! A browser that signed in to an account carries a device cookie for it (OWASP's "device
+//! cookies", `crate::http::device`). An attempt presenting one is counted on that device's own
+//! key instead of the account's: strangers' failures from every address, which hold the
+//! account, do not hold its owner's browser, and the device's own failures are held at the
+//! per-account limit (or the total, when that is off), so a stolen cookie guesses no more than
+//! one address could. The per-address limit applies to every attempt.
 
 use std::net::IpAddr;
 
@@ -35,6 +42,42 @@ pub fn address_key(keys: &SiteKeys, ip: IpAddr) -> String {
 pub struct AccountKeys {
     pub account: String,
     pub pair: String,
+    /// The device cookie's key, when the attempt presents a valid one for this account
+    /// ([`device_key`]): its failures are counted there alone.
+    pub device: Option<String>,
+}
+
+impl AccountKeys {
+    /// The keys of an attempt through a device cookie for this account.
+    pub fn through_device(self, device: String) -> Self {
+        Self {
+            device: Some(device),
+            ..self
+        }
+    }
+
+    /// The identifier a failure is counted under, the one its total is, and the limits: the
+    /// device's own when there is one, with no total (the account's total is what strangers
+    /// spend, and a device's failures must not hold the account for its other devices).
+    fn counted(&self, settings: &Settings) -> (&str, &str, crate::limits::guard::Limits) {
+        let limits = settings.limits_of(Address::SignInAccount);
+        match &self.device {
+            Some(device) => {
+                let per_device = if limits.per_caller > 0 {
+                    limits.per_caller
+                } else {
+                    limits.total
+                };
+                let limits = crate::limits::guard::Limits {
+                    per_caller: per_device,
+                    total: 0,
+                    ..limits
+                };
+                (device, device, limits)
+            }
+            None => (&self.pair, &self.account, limits),
+        }
+    }
 }
 
 /// `epoch` is the account's `login_epoch`: unlocking it moves it to the next one, whose keys
@@ -48,7 +91,17 @@ pub fn account_keys(keys: &SiteKeys, account: i64, epoch: i64, ip: IpAddr) -> Ac
             "login-pair",
             &format!("{id} from:{}", crate::proxy::counted_group(ip)),
         ),
+        device: None,
     }
+}
+
+/// The flood identifier of a device cookie's `nonce` for an account: a keyed hash, never the
+/// nonce. Under the account's `login_epoch`, so unlocking the account frees its devices too.
+pub fn device_key(keys: &SiteKeys, account: i64, epoch: i64, nonce: &str) -> String {
+    keys.keyed_hash(
+        "login-device",
+        &format!("{} device:{nonce}", account_id(account, epoch)),
+    )
 }
 
 fn account_id(account: i64, epoch: i64) -> String {
@@ -103,6 +156,8 @@ pub enum Refused {
     AccountFromAddress,
     /// The account's failures from all addresses.
     Account,
+    /// The failures made through one device cookie.
+    Device,
 }
 
 /// An attempt let through to its password check; whether its failure is counted (in
@@ -130,18 +185,14 @@ pub fn admit(
         guard.decisions().count_request(Address::SignInAddress);
     }
     if let Some(keys) = account {
-        let decision = guard.allows_as(
-            Address::SignInAccount,
-            &keys.pair,
-            &keys.account,
-            &per_account,
-            policy,
-        );
-        let refused = |tier| match tier {
-            crate::limits::guard::Refusal::PerCaller => Refused::AccountFromAddress,
-            crate::limits::guard::Refusal::Total => Refused::Account,
+        let (caller, total, limits) = keys.counted(settings);
+        let decision = guard.allows_as(Address::SignInAccount, caller, total, &limits, policy);
+        let refused = |tier| match (tier, keys.device.is_some()) {
+            (_, true) => Refused::Device,
+            (crate::limits::guard::Refusal::PerCaller, false) => Refused::AccountFromAddress,
+            (crate::limits::guard::Refusal::Total, false) => Refused::Account,
         };
-        match decision.logged(Address::SignInAccount, &keys.pair) {
+        match decision.logged(Address::SignInAccount, caller) {
             Decision::Allowed => {}
             Decision::Refused { tier, .. } => return Err(refused(tier)),
             Decision::WouldRefuse { .. } => {
@@ -168,16 +219,12 @@ pub fn admit(
 }
 
 /// A wrong password for an existing account, after [`admit`] let it be checked: one failure
-/// for the account from this address, and one for the account.
+/// for the account from this address, and one for the account; or, through a device cookie,
+/// one for that device alone.
 pub fn failed(guard: &FloodGuard, settings: &Settings, account: &AccountKeys, admitted: Admitted) {
     if admitted.counts_failure {
-        let per_account = settings.limits_of(Address::SignInAccount);
-        guard.failed(
-            Address::SignInAccount,
-            &account.pair,
-            &account.account,
-            &per_account,
-        );
+        let (caller, total, limits) = account.counted(settings);
+        guard.failed(Address::SignInAccount, caller, total, &limits);
     }
 }
 
@@ -312,6 +359,7 @@ mod tests {
             let keys = AccountKeys {
                 pair: format!("pair {from}"),
                 account: "account 1".into(),
+                device: None,
             };
             let admitted = admit(&guard, &settings, from, Some(&keys)).unwrap();
             failed(&guard, &settings, &keys, admitted);
@@ -319,6 +367,7 @@ mod tests {
         let clean = AccountKeys {
             pair: "pair 198.51.100.9".into(),
             account: "account 1".into(),
+            device: None,
         };
         assert_eq!(
             admit(&guard, &settings, "198.51.100.9", Some(&clean)),
@@ -328,7 +377,38 @@ mod tests {
         let other = AccountKeys {
             pair: "pair 198.51.100.9 of 2".into(),
             account: "account 2".into(),
+            device: None,
         };
+        assert!(admit(&guard, &settings, "198.51.100.9", Some(&other)).is_ok());
+    }
+
+    #[test]
+    fn a_device_is_not_held_by_the_account_and_is_held_by_its_own_failures() {
+        let (guard, settings) = setup(50, 2, 4);
+        let site = SiteKeys::generate();
+        for from in ["203.0.113.1", "203.0.113.2"] {
+            let keys = account_keys(&site, 1, 0, from.parse().unwrap());
+            for _ in 0..2 {
+                let admitted = admit(&guard, &settings, from, Some(&keys)).unwrap();
+                failed(&guard, &settings, &keys, admitted);
+            }
+        }
+        let stranger = account_keys(&site, 1, 0, "198.51.100.9".parse().unwrap());
+        assert_eq!(
+            admit(&guard, &settings, "198.51.100.9", Some(&stranger)),
+            Err(Refused::Account)
+        );
+        let device = stranger.through_device(device_key(&site, 1, 0, "nonce"));
+        for _ in 0..2 {
+            let admitted = admit(&guard, &settings, "198.51.100.9", Some(&device)).unwrap();
+            failed(&guard, &settings, &device, admitted);
+        }
+        assert_eq!(
+            admit(&guard, &settings, "198.51.100.9", Some(&device)),
+            Err(Refused::Device)
+        );
+        let other = account_keys(&site, 1, 0, "198.51.100.9".parse().unwrap())
+            .through_device(device_key(&site, 1, 0, "another nonce"));
         assert!(admit(&guard, &settings, "198.51.100.9", Some(&other)).is_ok());
     }
 

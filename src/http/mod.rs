@@ -23,6 +23,7 @@ pub mod client;
 pub mod common;
 pub mod context;
 pub mod csrf;
+pub mod device;
 pub mod doorway;
 pub mod error;
 pub mod extract;

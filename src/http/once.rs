@@ -81,8 +81,13 @@ pub struct Once {
 /// The cookies' key: the site keys' keyed hash for this purpose, expanded by HKDF. Rotating
 /// the site keys makes every value still waiting unreadable (it is then not shown).
 fn key(keys: &SiteKeys) -> Key {
+    cookie_key(keys, "one-time-cookie")
+}
+
+/// A private jar's key for one `purpose` (each kind of sealed cookie has its own).
+pub(super) fn cookie_key(keys: &SiteKeys, purpose: &str) -> Key {
     use hmac::Mac;
-    Key::derive_from(&keys.keyed_hasher("one-time-cookie").finalize().into_bytes())
+    Key::derive_from(&keys.keyed_hasher(purpose).finalize().into_bytes())
 }
 
 fn sent(headers: &HeaderMap) -> Vec<Cookie<'static>> {
@@ -159,7 +164,7 @@ impl Once {
     }
 }
 
-fn set(response: &mut Response, cookie: &Cookie<'_>) -> Result<(), AppError> {
+pub(super) fn set(response: &mut Response, cookie: &Cookie<'_>) -> Result<(), AppError> {
     let value = HeaderValue::from_str(&cookie.to_string())
         .map_err(|e| AppError::internal("one-time cookie not a header", e))?;
     response.headers_mut().append(SET_COOKIE, value);

@@ -23,6 +23,7 @@ mod browser_rounds;
 mod chores;
 mod cli;
 mod connections;
+mod device_cookies;
 mod doorway;
 mod drawing;
 mod email_codes;

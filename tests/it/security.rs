@@ -33,7 +33,8 @@ async fn attempt_from(app: &TestApp, from: &str, name: &str, password: &str) -> 
     attempt_in(&app.client(), app, from, name, password, "").await
 }
 
-async fn attempt_in(
+/// `attempt_from` in `client`'s cookies, on the login page with `lang` (its query, or "").
+pub(crate) async fn attempt_in(
     client: &reqwest::Client,
     app: &TestApp,
     from: &str,

@@ -142,6 +142,7 @@ pub async fn login(
     ctx: PageContext,
     ClientAddr(client): ClientAddr,
     session: Session,
+    headers: axum::http::HeaderMap,
     Form(form): Form<Credentials>,
 ) -> Result<Response> {
     let name = form.name.trim().to_owned();
@@ -168,7 +169,15 @@ pub async fn login(
         state.passwords.as_long_as_a_check().await;
         return Ok(failed(ctx, name, destination));
     };
-    let account = login::account_keys(&snapshot.keys, admin.id, admin.login_epoch, client);
+    let now = state.clock.now_secs();
+    let mut account = login::account_keys(&snapshot.keys, admin.id, admin.login_epoch, client);
+    // The owner's browser, by its device cookie for this account, is counted on its own.
+    if let Some(device) = crate::http::device::sent(&headers, &snapshot.keys, now) {
+        if let Some(nonce) = device.nonce_for(admin.id, admin.auth_epoch) {
+            let key = login::device_key(&snapshot.keys, admin.id, admin.login_epoch, nonce);
+            account = account.through_device(key);
+        }
+    }
     // A place in the pool before anything is counted: a full pool's 503 counts nowhere. Then
     // the limits; a refused attempt never checks the password.
     let place = state.passwords.admit().map_err(pool_error)?;
@@ -193,6 +202,14 @@ pub async fn login(
     tracing::info!(admin = admin.id, "administrator signed in");
     let mut response = Redirect::to(&destination).into_response();
     response.extensions_mut().insert(csrf::Rotate);
+    crate::http::device::issue(
+        &mut response,
+        &snapshot.keys,
+        state.secure_cookies,
+        now,
+        admin.id,
+        admin.auth_epoch,
+    )?;
     Ok(response)
 }
 
