@@ -38,6 +38,7 @@ mod parse;
 mod participant;
 mod state;
 mod step;
+mod translations;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Definition {
