@@ -433,6 +433,18 @@ fn looks_like_email(s: &str) -> bool {
     }
 }
 
+/// `Small / Medium / Large`: 2 to `MAX_OPTIONS` distinct options of at most 100 characters.
+pub(super) fn parse_options(list: &str) -> Option<Vec<String>> {
+    let options: Vec<String> = list.split('/').map(|o| o.trim().to_owned()).collect();
+    let mut slugs: Vec<String> = options.iter().map(|o| slug(o)).collect();
+    let ok = (2..=MAX_OPTIONS).contains(&options.len())
+        && options.iter().all(|o| o.chars().count() <= 100)
+        && slugs.iter().all(|s| !s.is_empty());
+    slugs.sort();
+    slugs.dedup();
+    (ok && slugs.len() == options.len()).then_some(options)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

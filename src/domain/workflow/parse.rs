@@ -3,13 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use super::fields::{FileRule, MAX_FILE_FIELDS, slug, split_outside_parens};
+use super::fields::{FileRule, MAX_FILE_FIELDS, parse_options, slug, split_outside_parens};
 use super::translations::{translate, translation_line};
 use super::values;
 use super::{
     Definition, Expires, Field, FieldKind, Interaction, MAX_DEFINITION_CHARS, MAX_DELAY,
-    MAX_FIELDS, MAX_OPTIONS, MAX_REMINDERS, MAX_STEPS, MIN_EXPIRES_AFTER, MIN_REMIND_AFTER,
-    Participant, Remind, Step, format_amount,
+    MAX_FIELDS, MAX_REMINDERS, MAX_STEPS, MIN_EXPIRES_AFTER, MIN_REMIND_AFTER, Participant, Remind,
+    Step, format_amount,
 };
 use super::{condition, route};
 use crate::i18n::Message;
@@ -375,18 +375,6 @@ fn parse_fields(details: &str) -> Result<Vec<Field>, Message> {
     Ok(fields)
 }
 
-/// `Small / Medium / Large`: 2 to `MAX_OPTIONS` distinct options of at most 100 characters.
-pub(super) fn parse_options(list: &str) -> Option<Vec<String>> {
-    let options: Vec<String> = list.split('/').map(|o| o.trim().to_owned()).collect();
-    let mut slugs: Vec<String> = options.iter().map(|o| slug(o)).collect();
-    let ok = (2..=MAX_OPTIONS).contains(&options.len())
-        && options.iter().all(|o| o.chars().count() <= 100)
-        && slugs.iter().all(|s| !s.is_empty());
-    slugs.sort();
-    slugs.dedup();
-    (ok && slugs.len() == options.len()).then_some(options)
-}
-
 fn parse_amount(details: &str) -> Option<(i64, String)> {
     let (amount, currency) = details.split_once(' ')?;
     let currency = currency.trim();
@@ -656,8 +644,8 @@ fn parse_shows(list: &str, earlier: usize) -> Option<Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::i18n::Lang;
     use crate::domain::workflow::check_form;
+    use crate::i18n::Lang;
 
     const SAMPLE: &str = "form: Supplier details | Company*, Email* (email), Quantity (number), Notes (long)\n\
                           review[legal,finance]: Approve the contract\n\

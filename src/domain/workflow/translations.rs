@@ -1,8 +1,7 @@
 //! A step's words in another language: the translation lines under a step of a definition
 //! (`fr: Titre | Libellé, …`), read into the step's `translations`.
 
-use super::fields::split_outside_parens;
-use super::parse::parse_options;
+use super::fields::{parse_options, split_outside_parens};
 use super::{FieldKind, Interaction, Step, StepText};
 use crate::i18n::{Lang, Message};
 

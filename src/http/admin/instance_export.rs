@@ -7,7 +7,7 @@ use axum::http::HeaderValue;
 use axum::http::header::{CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
 
-use super::instances::{Chosen, ListQuery};
+use super::instance_list::{Chosen, ListQuery};
 use crate::domain::lists::{self, csv};
 use crate::http::AppState;
 use crate::http::context::PageContext;

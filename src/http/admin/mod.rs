@@ -17,6 +17,7 @@ pub mod handover;
 pub mod instance_cancel;
 pub mod instance_export;
 pub mod instance_files;
+pub mod instance_list;
 pub mod instances;
 pub mod keys;
 pub mod preview;
@@ -49,7 +50,7 @@ pub fn router(state: AppState) -> Router<AppState> {
             "/admin/workflows/{id}/versions/{number}/delete",
             get(workflows::delete_version_form).post(workflows::delete_version),
         )
-        .route("/admin/instances", get(instances::list))
+        .route("/admin/instances", get(instance_list::list))
         .route("/admin/instances.csv", get(instance_export::download))
         .route(
             "/admin/instances/new",
