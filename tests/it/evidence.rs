@@ -50,6 +50,19 @@ pub(crate) async fn answered(app: &TestApp) -> (i64, i64) {
     (id, link)
 }
 
+/// The record's JSON download, as an administrator gets it.
+async fn evidence_json(admin: &reqwest::Client, app: &TestApp, id: i64) -> serde_json::Value {
+    let text = admin
+        .get(app.url(&format!("/admin/instances/{id}/evidence.json")))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
 /// `python3 -c script` with `input` on its standard input; its output, trimmed. Python is the
 /// outside reader here (its own `json` and `csv`): `.ci/run` installs it and sets
 /// `ORCHESTRA_PYTHON_REQUIRED`; a machine without it skips these checks with a note.
@@ -153,15 +166,7 @@ async fn the_evidence_records_hash_is_its_content_and_each_answer_says_how_it_ca
     );
 
     // The same instance, untouched, gives the same hash.
-    let again: serde_json::Value = admin
-        .get(app.url(&format!("/admin/instances/{id}/evidence.json")))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .map(|t| serde_json::from_str(&t).unwrap())
-        .unwrap();
+    let again = evidence_json(&admin, &app, id).await;
     assert_eq!(again["sha256"], doc["sha256"]);
 
     // A copy with one character changed no longer matches.
@@ -227,15 +232,7 @@ async fn the_evidence_page_prints_the_record_in_the_readers_language_for_adminis
     let app = spawn(Flood::Memory).await;
     let (id, _) = answered(&app).await;
     let admin = app.admin_client().await;
-    let record: serde_json::Value = admin
-        .get(app.url(&format!("/admin/instances/{id}/evidence.json")))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .map(|t| serde_json::from_str(&t).unwrap())
-        .unwrap();
+    let record = evidence_json(&admin, &app, id).await;
     let hash = record["sha256"].as_str().unwrap();
 
     let instance = get(&admin, &app, &format!("/admin/instances/{id}")).await;
