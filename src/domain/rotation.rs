@@ -111,6 +111,10 @@ async fn waiting_now(
 /// fresh one live or on its way).
 pub async fn without_working_link(db: &Db, now: i64) -> Result<i64, sqlx::Error> {
     let generation = store::keys::generation(db).await?;
+    // Before any rotation no link can be void: the walk over running instances is skipped.
+    if generation == 0 {
+        return Ok(0);
+    }
     store::links::running_without_working_link(db, generation, now).await
 }
 
