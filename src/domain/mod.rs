@@ -19,6 +19,7 @@ pub mod outbox;
 pub mod password;
 pub mod receipts;
 pub mod retention;
+pub mod roles;
 pub mod rotation;
 pub mod settings;
 pub mod site;

@@ -16,10 +16,14 @@ pub struct Admin {
     pub auth_epoch: i64,
     /// Part of the sign-in limits' per-account keys (`domain::login::account_keys`).
     pub login_epoch: i64,
+    /// Lowercased; at most one administrator has a given address.
+    pub email: Option<String>,
+    /// `owner`, `editor` or `viewer` (`domain::roles`).
+    pub role: String,
 }
 
 const COLUMNS: &str = "id, name, password_hash, created_at, disabled_at, last_sign_in_at, \
-                       auth_epoch, login_epoch";
+                       auth_epoch, login_epoch, email, role";
 
 /// What a one-time link is for, as its row's `purpose` says.
 pub const SETUP: &str = "setup";
@@ -42,6 +46,14 @@ pub async fn list(db: &Db) -> Result<Vec<Admin>, sqlx::Error> {
 pub async fn by_name(db: &Db, name: &str) -> Result<Option<Admin>, sqlx::Error> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM admins WHERE name = $1"))
         .bind(name)
+        .fetch_optional(db.reader())
+        .await
+}
+
+/// The administrator with this address, given lowercased.
+pub async fn by_email(db: &Db, email: &str) -> Result<Option<Admin>, sqlx::Error> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM admins WHERE email = $1"))
+        .bind(email)
         .fetch_optional(db.reader())
         .await
 }

@@ -74,7 +74,7 @@ pub struct Destination {
 
 /// Only paths inside the admin area: never another site, and nothing a header cannot carry
 /// (a control character would make the redirect itself fail).
-fn safe_destination(d: Option<&str>) -> &str {
+pub fn safe_destination(d: Option<&str>) -> &str {
     match d {
         Some(d)
             if d.starts_with("/admin")
@@ -194,17 +194,31 @@ pub async fn login(
         login::failed(&state.guard, settings, &account, admitted);
         return Ok(failed(ctx, name, destination));
     }
+    finish(&state, &session, &admin, &destination, now).await
+}
+
+/// Signs `admin` in once every check has passed (the password, and whatever else a way of
+/// signing in asks): a new session, the sign-in recorded, the device cookie, on to
+/// `destination` (already made safe).
+pub async fn finish(
+    state: &AppState,
+    session: &Session,
+    admin: &store::admins::Admin,
+    destination: &str,
+    now: i64,
+) -> Result<Response> {
     // A new session id at sign-in: an id planted before it is worth nothing after.
     session.cycle_id().await?;
     session.insert(ADMIN_KEY, admin.id).await?;
     session.insert(EPOCH_KEY, admin.auth_epoch).await?;
     store::admins::signed_in(&state.db, admin.id, store::now()).await?;
     tracing::info!(admin = admin.id, "administrator signed in");
-    let mut response = Redirect::to(&destination).into_response();
+    let mut response = Redirect::to(destination).into_response();
     response.extensions_mut().insert(csrf::Rotate);
+    let keys = &state.site.get().await.keys;
     crate::http::device::issue(
         &mut response,
-        &snapshot.keys,
+        keys,
         state.secure_cookies,
         now,
         admin.id,
