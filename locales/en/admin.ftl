@@ -454,11 +454,11 @@ status-login-would-refuse = Would have been refused, per address: { $first_now }
 status-would-refuse-elsewhere = Only a running server knows how many requests would have been refused: see its status report (/admin/reports/status).
 
 ## Store faults (issue 10)
-settings-on-store-fault = While the flood store fails
+settings-on-store-fault = While the shared counts cannot be reached
 settings-on-store-fault-count = Count in this server until it is back (as shipped)
 settings-on-store-fault-allow = Let every request through
 settings-on-store-fault-refuse = Refuse every counted request
-settings-on-store-fault-help = The flood store keeps the counts in the database. While it cannot be reached, each server can count on its own, answer everyone, or refuse everyone. Sign-ins follow this choice too.
+settings-on-store-fault-help = The counts are kept in the database, shared by every server. While it cannot be reached, each server can count on its own, answer everyone, or refuse everyone. Sign-ins follow this choice too.
 status-flood-store = Flood store
 status-flood-store-ok = Syncing ({ $backend }); while it fails: { $on_fault ->
     [allow] let every request through
@@ -475,7 +475,7 @@ status-flood-store-failing-description = { $decisions ->
    *[count] count in this server
 }". Counting through the store resumes, and what was counted meanwhile is written, once the database answers again.
 settings-api-limits = The integrator API
-settings-api-limits-help = Each API token's bucket, unless the token has its own: requests refilled per minute, and the most at once. A request signed by a trusted integrator gets a bigger bucket (docs/api.md). Buckets are taken only while Count and limit requests (above) is on; the hard caps on running instances and links hold whatever it says.
+settings-api-limits-help = How many requests each API token may make, unless the token has its own: so many per minute, and at most so many at once. A request signed by a trusted integrator gets more (docs/api.md). These hold only while Count and limit requests (above) is on; the caps on running instances and links hold whatever it says.
 
 ## Sizing chart (issue 10, part 2)
 sizing-title = { $address ->
@@ -796,3 +796,8 @@ keys-resend-what = Without rotating: a fresh link email to every participant a r
 keys-resend-confirm = Send fresh links
 keys-resent = Fresh link emails are queued for every participant a running instance waits on.
 option-verify-email-help = the link's page shows nothing of the step until its holder types a six-digit code emailed to the participant's address (10 minutes, 5 tries, 3 codes an hour)
+settings-advanced = Advanced: request limits
+settings-advanced-intro = Limits keep a flood of requests, or someone guessing passwords, from slowing the site down for everyone. The defaults suit most offices; come back here when the status report suggests a change.
+interaction-advanced-intro = How many requests one link, and all links together, may make before the site answers "too many requests". The defaults suit most workflows.
+settings-advanced-sizing = Advanced: how busy each limit has been
+settings-operator-note = For operators: each limit is a counter over a rolling period, kept in the flood store (ORCHESTRA_FLOOD: sql or memory); API tokens draw from a bucket with a rate and a burst; the charts show each limit's busiest caller and the 99th percentile. The same settings are set with "orchestra config set" (docs/interaction.md).

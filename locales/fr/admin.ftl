@@ -454,11 +454,11 @@ status-login-would-refuse = Auraient été refusées, par adresse : { $first_now
 status-would-refuse-elsewhere = Seul un serveur en marche sait combien de requêtes auraient été refusées : voyez son rapport d'état (/admin/reports/status).
 
 ## Store faults (issue 10)
-settings-on-store-fault = Pendant une panne du stockage des compteurs
+settings-on-store-fault = Tant que les compteurs partagés sont injoignables
 settings-on-store-fault-count = Compter dans ce serveur jusqu'à son retour (par défaut)
 settings-on-store-fault-allow = Laisser passer toutes les requêtes
 settings-on-store-fault-refuse = Refuser toute requête comptée
-settings-on-store-fault-help = Le stockage des compteurs garde les compteurs dans la base de données. Tant qu'il est injoignable, chaque serveur peut compter seul, répondre à tous, ou refuser tout le monde. Les connexions suivent aussi ce choix.
+settings-on-store-fault-help = Les compteurs sont gardés dans la base de données, partagés par tous les serveurs. Tant qu’elle est injoignable, chaque serveur peut compter seul, répondre à tous, ou refuser tout le monde. Les connexions suivent aussi ce choix.
 status-flood-store = Stockage des compteurs
 status-flood-store-ok = Synchronisé ({ $backend }) ; en cas de panne : { $on_fault ->
     [allow] laisser passer toutes les requêtes
@@ -475,7 +475,7 @@ status-flood-store-failing-description = { $decisions ->
    *[count] compter dans ce serveur
 } ». Le comptage reprend par le stockage, et ce qui a été compté entre-temps est écrit, dès que la base de données répond à nouveau.
 settings-api-limits = L'API des intégrateurs
-settings-api-limits-help = Le seau de chaque jeton d'API, sauf s'il a le sien : requêtes rechargées par minute, et le plus à la fois. Une requête signée par un intégrateur de confiance obtient un seau plus grand (docs/api.md). Les seaux ne servent que si « Compter et limiter les requêtes » (ci-dessus) est coché ; les plafonds d'instances en cours et de liens valent quel que soit l'interrupteur.
+settings-api-limits-help = Combien de requêtes chaque jeton d’API peut faire, sauf s’il a ses propres limites : tant par minute, et au plus tant à la fois. Une requête signée par un intégrateur de confiance en obtient davantage (docs/api.md). Ces limites ne valent que si « Compter et limiter les requêtes » (ci-dessus) est coché ; les plafonds d’instances en cours et de liens valent quel que soit l’interrupteur.
 
 ## Sizing chart (issue 10, part 2)
 sizing-title = { $address ->
@@ -796,3 +796,8 @@ keys-resend-what = Sans changer les clés : un e-mail avec un nouveau lien pou
 keys-resend-confirm = Envoyer de nouveaux liens
 keys-resent = Les e-mails avec un nouveau lien sont en file pour chaque participant qu'une instance en cours attend.
 option-verify-email-help = la page du lien ne montre rien de l'étape tant que son détenteur n'a pas saisi un code à six chiffres envoyé à l'adresse du participant (10 minutes, 5 essais, 3 codes par heure)
+settings-advanced = Avancé : limites de requêtes
+settings-advanced-intro = Les limites empêchent un afflux de requêtes, ou quelqu’un qui devine des mots de passe, de ralentir le site pour tout le monde. Les valeurs par défaut conviennent à la plupart des bureaux ; revenez ici quand le rapport d’état suggère un changement.
+interaction-advanced-intro = Combien de requêtes un lien, et tous les liens ensemble, peuvent faire avant que le site réponde « trop de requêtes ». Les valeurs par défaut conviennent à la plupart des workflows.
+settings-advanced-sizing = Avancé : l’activité de chaque limite
+settings-operator-note = Pour les exploitants : chaque limite est un compteur sur une période glissante, gardé dans le stockage des compteurs (flood store, ORCHESTRA_FLOOD : sql ou memory) ; les jetons d’API puisent dans un seau (bucket) avec un débit et une rafale (burst) ; les graphiques montrent l’appelant le plus actif de chaque limite et le 99e centile. Les mêmes réglages se font avec « orchestra config set » (docs/interaction.md).

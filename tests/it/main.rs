@@ -57,6 +57,7 @@ mod rounds;
 mod routing;
 mod security;
 mod sessions;
+mod settings_split;
 mod siege;
 mod sizing;
 mod soak;

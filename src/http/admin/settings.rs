@@ -83,6 +83,20 @@ const INTERACTION_PAGE: &[Section] = &[
     },
 ];
 
+/// The settings everyone sets, above each page's *Advanced* part (the limits).
+const SETTINGS_BASICS: &[&str] = &[
+    "orchestra.site_name",
+    "orchestra.base_url",
+    "orchestra.default_link_ttl",
+    "records.retention_days",
+];
+const INTERACTION_BASICS: &[&str] = &["interaction.files.max_mb"];
+
+/// Whether a refused value lies in the *Advanced* part, outside `basics`.
+fn errors_beyond(errors: &[FieldError], basics: &[&str]) -> bool {
+    errors.iter().any(|e| !basics.contains(&e.key))
+}
+
 /// What a settings page posted, by field name.
 type Posted = Form<Vec<(String, String)>>;
 
@@ -181,6 +195,9 @@ struct SettingsPage {
     errors: FieldErrors,
     /// The sign-in's attempts per period against its two limits (`admin/sizing.html`).
     sizings: Vec<SizingView>,
+    /// The *Advanced* part opens by itself when it needs a look: a refused value in it, or a
+    /// doorway nothing caps fully.
+    advanced_open: bool,
 }
 
 impl SettingsPage {
@@ -191,9 +208,13 @@ impl SettingsPage {
         errors: Vec<FieldError>,
         saved: &Settings,
     ) -> Self {
+        let limits_state = LimitsState::of(&saved.interaction_limits());
+        let advanced_open =
+            limits_state != LimitsState::Both || errors_beyond(&errors, SETTINGS_BASICS);
         Self {
             fields,
-            limits_state: LimitsState::of(&saved.interaction_limits()),
+            limits_state,
+            advanced_open,
             fix: crate::domain::status::doorway_fix(saved),
             requests_help: ctx.msg(&Message::new("limits-requests-help").arg(
                 "suggested",
@@ -264,6 +285,9 @@ struct InteractionPage {
     /// The doorway's and the notices' requests per period against their limits
     /// (`admin/sizing.html`).
     sizings: Vec<SizingView>,
+    /// As on the settings page: open when a limit was refused or the doorway is not fully
+    /// capped.
+    advanced_open: bool,
 }
 
 /// What the notices' limits do, in the notices' own words: the doorway's state sentences name
@@ -291,13 +315,15 @@ impl InteractionPage {
         errors: Vec<FieldError>,
         s: &Settings,
     ) -> Self {
+        let refusing = FloodGuard::is_refusing(&s.interaction_limits(), s.interaction_mode());
         Self {
+            advanced_open: !refusing || errors_beyond(&errors, INTERACTION_BASICS),
             sizings: sizing::views(state, s, &INTERACTION_CHARTS, &ctx),
             fields,
             enabled: s.request_limits_enabled,
             period: s.request_limits_period,
             counting: FloodGuard::is_counting(&s.interaction_limits()),
-            refusing: FloodGuard::is_refusing(&s.interaction_limits(), s.interaction_mode()),
+            refusing,
             notices_refusing: FloodGuard::is_refusing(&s.notice_limits(), s.notice_mode()),
             notices_state: notices_state(s),
             errors: field_errors(&ctx, errors),
