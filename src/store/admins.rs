@@ -178,15 +178,15 @@ pub enum Outcome {
 pub async fn disable(db: &Db, id: i64, at: i64) -> Result<Outcome, sqlx::Error> {
     let mut tx = db.write().await?;
     lock_owners(db, &mut tx).await?;
-    let current: Option<(Option<i64>, String)> =
-        sqlx::query_as("SELECT disabled_at, role FROM admins WHERE id = $1")
+    let current: Option<Option<i64>> =
+        sqlx::query_scalar("SELECT disabled_at FROM admins WHERE id = $1")
             .bind(id)
             .fetch_optional(&mut *tx)
             .await?;
     let outcome = match current {
         None => Outcome::Unknown,
-        Some((Some(_), _)) => Outcome::Unchanged,
-        Some((None, role)) => {
+        Some(Some(_)) => Outcome::Unchanged,
+        Some(None) => {
             let done = sqlx::query(&format!(
                 "UPDATE admins SET disabled_at = $2, auth_epoch = auth_epoch + 1 \
                  WHERE id = $1 AND disabled_at IS NULL AND {ANOTHER_ACTIVE} AND {OWNER_REMAINS}"
@@ -199,7 +199,7 @@ pub async fn disable(db: &Db, id: i64, at: i64) -> Result<Outcome, sqlx::Error> 
             if done > 0 {
                 Outcome::Done
             } else {
-                last_of(&role)
+                last_of(&mut tx, id).await?
             }
         }
     };
@@ -207,14 +207,22 @@ pub async fn disable(db: &Db, id: i64, at: i64) -> Result<Outcome, sqlx::Error> 
     Ok(outcome)
 }
 
-/// Why a statement taking an administrator out of the active ones changed nothing: an owner is
-/// the last active owner; anyone else, the last active administrator.
-fn last_of(role: &str) -> Outcome {
-    if role == "owner" {
+/// Why a statement taking an administrator out of the active ones changed nothing: the last
+/// active administrator, else the last active owner.
+async fn last_of(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    id: i64,
+) -> Result<Outcome, sqlx::Error> {
+    let others: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM admins WHERE disabled_at IS NULL AND id <> $1")
+            .bind(id)
+            .fetch_one(&mut **tx)
+            .await?;
+    Ok(if others > 0 {
         Outcome::LastOwner
     } else {
         Outcome::LastActive
-    }
+    })
 }
 
 /// Gives an administrator a role (`owner`, `editor` or `viewer`), unless it would take away the
@@ -270,13 +278,13 @@ pub async fn enable(db: &Db, id: i64) -> Result<Outcome, sqlx::Error> {
 pub async fn remove(db: &Db, id: i64) -> Result<Outcome, sqlx::Error> {
     let mut tx = db.write().await?;
     lock_owners(db, &mut tx).await?;
-    let role: Option<String> = sqlx::query_scalar("SELECT role FROM admins WHERE id = $1")
+    let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM admins WHERE id = $1")
         .bind(id)
         .fetch_optional(&mut *tx)
         .await?;
-    let Some(role) = role else {
+    if exists.is_none() {
         return Ok(Outcome::Unknown);
-    };
+    }
     let done = sqlx::query(&format!(
         "DELETE FROM admins WHERE id = $1 \
          AND (disabled_at IS NOT NULL OR {ANOTHER_ACTIVE}) AND {OWNER_REMAINS}"
@@ -286,7 +294,7 @@ pub async fn remove(db: &Db, id: i64) -> Result<Outcome, sqlx::Error> {
     .await?
     .rows_affected();
     if done == 0 {
-        return Ok(last_of(&role));
+        return last_of(&mut tx, id).await;
     }
     sqlx::query("DELETE FROM setup_tokens WHERE admin_id = $1")
         .bind(id)
