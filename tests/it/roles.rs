@@ -71,9 +71,18 @@ fn every_post_route_is_classed_and_the_table_names_only_real_routes() {
             "roles::POSTS names {path}, which the router does not post to"
         );
     }
-    // The pages every role may use are few, and named.
-    let open: Vec<&&String> = posts.iter().filter(|p| roles::is_own_account(p)).collect();
-    assert_eq!(open, [&"/admin/logout", &"/admin/admins/password"]);
+    // The forms every role may use are one's own: signing out, one's password, one's account.
+    for path in posts.iter().filter(|p| roles::is_own_account(p)) {
+        assert!(
+            ["/admin/logout", "/admin/admins/password"].contains(&path.as_str())
+                || path.starts_with("/admin/account"),
+            "{path} is open to every role"
+        );
+    }
+    assert!(roles::is_own_account("/admin/account/sessions"));
+    assert!(!roles::is_own_account("/admin/accounts"));
+    assert!(!roles::is_own_account("/admin/admins/password-of-another"));
+    assert_eq!(roles::needed("/admin/a-form-nobody-classed"), Role::Owner);
 }
 
 /// The ids a walk puts in the routes' paths: every kind of thing one exists of.
@@ -314,6 +323,7 @@ async fn a_viewer_reads_the_pages_without_their_forms_or_secrets() {
             "select[name=participant]",
         ),
         ("/admin/reports/status/keys", "#rotate-keys"),
+        ("/admin/reports/status", "#rotate-keys-link"),
     ] {
         let seen = get(&viewer, &app, path).await;
         assert_eq!(seen.status, 200, "a viewer reads {path}");

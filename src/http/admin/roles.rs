@@ -58,7 +58,11 @@ pub const POSTS: &[(&str, Role)] = &[
 
 /// Whether a route is one's own account's, open to every role.
 pub fn is_own_account(route: &str) -> bool {
-    OWN_ACCOUNT.iter().any(|p| route.starts_with(p))
+    OWN_ACCOUNT.iter().any(|p| {
+        route
+            .strip_prefix(p)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    })
 }
 
 /// The least role that may post to a route (its path as the router matched it).
