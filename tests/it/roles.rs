@@ -285,6 +285,13 @@ async fn a_viewer_posting_to_any_admin_route_is_refused_and_changes_nothing() {
         before,
         "a viewer's posts changed something"
     );
+    let in_french = post_as(&viewer, &app, "/admin/webhooks?lang=fr").await;
+    assert_eq!(in_french.status, 403);
+    assert!(
+        in_french.body.contains("Votre rôle ne le permet pas."),
+        "{}",
+        in_french.body
+    );
     // Their own account stays theirs: a new password, and signing out.
     let changed = post_as_with(
         &viewer,
