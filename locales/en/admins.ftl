@@ -79,3 +79,23 @@ cli-admin-removed = Administrator { $name } removed.
 cli-admin-unlocked = Administrator { $name } unlocked: their failed sign-ins count afresh.
 cli-admin-remove-voids = Removing an administrator deletes the account for good and signs out its sessions.
 cli-admin-never = never
+
+# Roles: what each administrator may do.
+role-owner = Owner
+role-editor = Editor
+role-viewer = Viewer
+admins-role = Role
+admins-role-change = Change role
+admins-roles-help = An owner can do everything, administrators, keys, settings and API tokens included. An editor works on workflows, instances, links and webhooks. A viewer reads everything but secrets and changes nothing. Everyone can change their own password.
+admins-role-changed-flash = Role changed.
+admins-last-owner-flash = That is the last active owner: it cannot be disabled, removed or given another role.
+admins-last-owner = { $name } is the last active owner: the site would have no one left to manage its administrators and keys. Make another administrator an owner first.
+role-owner-only = Only an owner can change this.
+role-editor-only = Only an editor or an owner can change this.
+error-role-title = Not allowed for your role
+error-role = Your role does not allow this. An owner can give you another role on the Administrators page.
+cli-about-admin-role = Give an administrator a role: owner, editor or viewer
+cli-arg-admin-role = owner (everything), editor (workflows, instances, links, webhooks) or viewer (reads only)
+cli-arg-admin-create-role = The new administrator's role: owner (the default), editor or viewer
+cli-admin-role-set = Administrator { $name } is now { $role }.
+cli-admin-role-invalid = Unknown role { $role }: give owner, editor or viewer.

@@ -79,3 +79,23 @@ cli-admin-removed = Administrateur { $name } supprimé.
 cli-admin-unlocked = Administrateur { $name } débloqué : ses connexions échouées repartent de zéro.
 cli-admin-remove-voids = Supprimer un administrateur efface définitivement le compte et déconnecte ses sessions.
 cli-admin-never = jamais
+
+# Rôles : ce que chaque administrateur peut faire.
+role-owner = Propriétaire
+role-editor = Éditeur
+role-viewer = Lecteur
+admins-role = Rôle
+admins-role-change = Changer de rôle
+admins-roles-help = Un propriétaire peut tout faire, y compris gérer les administrateurs, les clés, les réglages et les jetons d’API. Un éditeur travaille sur les processus, les instances, les liens et les webhooks. Un lecteur lit tout sauf les secrets et ne modifie rien. Chacun peut changer son propre mot de passe.
+admins-role-changed-flash = Rôle modifié.
+admins-last-owner-flash = C’est le dernier propriétaire actif : il ne peut être ni désactivé, ni supprimé, ni changer de rôle.
+admins-last-owner = { $name } est le dernier propriétaire actif : plus personne ne pourrait gérer les administrateurs et les clés du site. Faites d’abord d’un autre administrateur un propriétaire.
+role-owner-only = Seul un propriétaire peut modifier ceci.
+role-editor-only = Seul un éditeur ou un propriétaire peut modifier ceci.
+error-role-title = Non autorisé pour votre rôle
+error-role = Votre rôle ne le permet pas. Un propriétaire peut vous donner un autre rôle sur la page Administrateurs.
+cli-about-admin-role = Donner un rôle à un administrateur : owner, editor ou viewer
+cli-arg-admin-role = owner (tout), editor (processus, instances, liens, webhooks) ou viewer (lecture seule)
+cli-arg-admin-create-role = Le rôle du nouvel administrateur : owner (par défaut), editor ou viewer
+cli-admin-role-set = L’administrateur { $name } est maintenant { $role }.
+cli-admin-role-invalid = Rôle inconnu { $role } : indiquez owner, editor ou viewer.

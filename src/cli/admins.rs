@@ -1,6 +1,7 @@
 //! The `admin` commands: administrators made, listed, changed, unlocked from the shell.
 
 use super::Out;
+use crate::domain::roles::Role;
 use crate::domain::settings::Settings;
 use crate::i18n::Message;
 use crate::store::{self, Db};
@@ -29,7 +30,24 @@ fn new_password(out: &Out) -> Result<String, i32> {
     Ok(input.trim_end_matches(['\r', '\n']).to_owned())
 }
 
-pub(super) async fn admin_create(out: &Out, db: &Db, name: &str) -> Result<i32, sqlx::Error> {
+/// A role given on the command line, or exit 2 saying which are known.
+fn role_given(out: &Out, given: &str) -> Result<Role, i32> {
+    Role::parse(given.trim()).ok_or_else(|| {
+        out.err(Message::new("cli-admin-role-invalid").arg("role", given.to_owned()))
+    })
+}
+
+/// `orchestra admin create NAME [--role ROLE]`: an owner unless `--role` says otherwise.
+pub(super) async fn admin_create(
+    out: &Out,
+    db: &Db,
+    name: &str,
+    role: Option<&str>,
+) -> Result<i32, sqlx::Error> {
+    let role = match role.map(|r| role_given(out, r)).transpose() {
+        Ok(r) => r.unwrap_or(Role::Owner),
+        Err(code) => return Ok(code),
+    };
     let password = match new_password(out) {
         Ok(p) => p,
         Err(code) => return Ok(code),
@@ -42,7 +60,7 @@ pub(super) async fn admin_create(out: &Out, db: &Db, name: &str) -> Result<i32, 
         Ok(h) => h,
         Err(e) => return Ok(out.fail(e)),
     };
-    match store::admins::create(db, name, &hash).await? {
+    match store::admins::create_as(db, name, &hash, role.as_str()).await? {
         Some(id) => {
             eprintln!(
                 "{}",
@@ -71,7 +89,8 @@ async fn admin_named(
 /// One line per administrator, tab-separated: id, name, `active` or `disabled`, created, last
 /// sign-in, failed sign-ins this period from all addresses (as the flood table holds them:
 /// the smaller of the account's two cells, read for `flood_cells` cells a row as the servers
-/// count), and `locked` when the per-account limit holds the account.
+/// count), the role (`owner`, `editor` or `viewer`), and `locked` when the per-account limit
+/// holds the account.
 pub(super) async fn admin_list(out: &Out, db: &Db, flood_cells: usize) -> Result<i32, sqlx::Error> {
     let settings = Settings::load(db).await?;
     let keys = store::keys::load_or_create(db).await?;
@@ -84,7 +103,7 @@ pub(super) async fn admin_list(out: &Out, db: &Db, flood_cells: usize) -> Result
         let cells = crate::limits::flood::stored_cells(flood_cells, event, &key);
         let failures = store::flood::live_count_of_cells(db, event, &key, &cells, now_ms).await?;
         println!(
-            "{}\t{}\t{}\t{}\t{}\t{}{}",
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}{}",
             a.id,
             a.name,
             if a.disabled_at.is_some() {
@@ -96,6 +115,7 @@ pub(super) async fn admin_list(out: &Out, db: &Db, flood_cells: usize) -> Result
             a.last_sign_in_at
                 .map_or_else(|| never.clone(), crate::time::format_utc),
             failures,
+            Role::of(&a.role).as_str(),
             if crate::domain::login::is_held(&limits, failures) {
                 "\tlocked"
             } else {
@@ -205,6 +225,38 @@ pub(super) async fn admin_change(
         "{}",
         Message::new(said)
             .arg("name", name.to_owned())
+            .render(out.lang)
+    );
+    Ok(0)
+}
+
+/// `orchestra admin role NAME ROLE`: gives an administrator a role; never takes away the last
+/// active owner (exit 2).
+pub(super) async fn admin_role(
+    out: &Out,
+    db: &Db,
+    name: &str,
+    role: &str,
+) -> Result<i32, sqlx::Error> {
+    let role = match role_given(out, role) {
+        Ok(r) => r,
+        Err(code) => return Ok(code),
+    };
+    let admin = match admin_named(out, db, name).await? {
+        Ok(a) => a,
+        Err(code) => return Ok(code),
+    };
+    if let Err(e) = crate::domain::admins::set_role(db, &admin, role).await {
+        return Ok(match e.refusal() {
+            Ok(refusal) => out.err(refusal.message()),
+            Err(failure) => out.fail(failure),
+        });
+    }
+    eprintln!(
+        "{}",
+        Message::new("cli-admin-role-set")
+            .arg("name", name.to_owned())
+            .arg("role", role.as_str())
             .render(out.lang)
     );
     Ok(0)

@@ -37,7 +37,10 @@ pub enum Parsed {
         bind: Option<String>,
     },
     Init,
-    AdminCreate(String),
+    AdminCreate {
+        name: String,
+        role: Option<String>,
+    },
     AdminList,
     AdminPassword(String),
     AdminReset(String),
@@ -48,6 +51,10 @@ pub enum Parsed {
         yes: bool,
     },
     AdminUnlock(String),
+    AdminRole {
+        name: String,
+        role: String,
+    },
     WorkflowList,
     /// `workflow create NAME --label LABEL [--label-in LANG=LABEL]… [--file FILE]` (`create`),
     /// or `workflow save NAME [--label LABEL] [--label-in LANG=LABEL]… [--file FILE]`: the
@@ -267,11 +274,9 @@ pub fn grammar(lang: Lang) -> Command {
                 .subcommand_required(true)
                 .subcommand(command(lang, "list", "cli-about-admin-list"))
                 .subcommand(
-                    command(lang, "create", "cli-about-admin-create").arg(positional(
-                        lang,
-                        "NAME",
-                        "cli-arg-admin-name",
-                    )),
+                    command(lang, "create", "cli-about-admin-create")
+                        .arg(positional(lang, "NAME", "cli-arg-admin-name"))
+                        .arg(option(lang, "role", "ROLE", "cli-arg-admin-create-role")),
                 )
                 .subcommands(
                     [
@@ -293,6 +298,11 @@ pub fn grammar(lang: Lang) -> Command {
                     command(lang, "remove", "cli-about-admin-remove")
                         .arg(positional(lang, "NAME", "cli-arg-admin-name"))
                         .arg(yes(lang).help(t(lang, "cli-arg-remove-yes"))),
+                )
+                .subcommand(
+                    command(lang, "role", "cli-about-admin-role")
+                        .arg(positional(lang, "NAME", "cli-arg-admin-name"))
+                        .arg(positional(lang, "ROLE", "cli-arg-admin-role")),
                 ),
         )
         .subcommand(
@@ -582,7 +592,10 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
             bind: value(sub, "bind"),
         },
         ("init", _) => Parsed::Init,
-        ("admin", Some(("create", m))) => Parsed::AdminCreate(required(m, "NAME")),
+        ("admin", Some(("create", m))) => Parsed::AdminCreate {
+            name: required(m, "NAME"),
+            role: value(m, "role"),
+        },
         ("admin", Some(("list", _))) => Parsed::AdminList,
         ("admin", Some(("password", m))) => Parsed::AdminPassword(required(m, "NAME")),
         ("admin", Some(("reset", m))) => Parsed::AdminReset(required(m, "NAME")),
@@ -593,6 +606,10 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
             yes: m.get_flag("yes"),
         },
         ("admin", Some(("unlock", m))) => Parsed::AdminUnlock(required(m, "NAME")),
+        ("admin", Some(("role", m))) => Parsed::AdminRole {
+            name: required(m, "NAME"),
+            role: required(m, "ROLE"),
+        },
         ("workflow", Some(("list", _))) => Parsed::WorkflowList,
         ("workflow", Some(("create", m))) => Parsed::WorkflowPut {
             create: true,

@@ -89,7 +89,9 @@ pub async fn run(args: Vec<String>) -> i32 {
         Err(e) => return out.err(e.message()),
     };
     let result = match command {
-        Parsed::AdminCreate(name) => admins::admin_create(&out, &db, &name).await,
+        Parsed::AdminCreate { name, role } => {
+            admins::admin_create(&out, &db, &name, role.as_deref()).await
+        }
         Parsed::AdminList => admins::admin_list(&out, &db, config.flood_cells).await,
         Parsed::AdminPassword(name) => admins::admin_password(&out, &db, &name).await,
         Parsed::AdminReset(name) => admins::admin_reset(&out, &db, &name).await,
@@ -107,6 +109,7 @@ pub async fn run(args: Vec<String>) -> i32 {
             admins::admin_change(&out, &db, &name, Change::Remove).await
         }
         Parsed::AdminUnlock(name) => admins::admin_unlock(&out, &db, &name).await,
+        Parsed::AdminRole { name, role } => admins::admin_role(&out, &db, &name, &role).await,
         Parsed::WorkflowList => instances::workflow_list(&db).await,
         Parsed::WorkflowPut {
             create,

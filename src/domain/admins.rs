@@ -5,6 +5,7 @@
 
 use crate::domain::keys::{SiteKeys, random_token};
 use crate::domain::login;
+use crate::domain::roles::Role;
 use crate::error::Refusable;
 use crate::i18n::Message;
 use crate::limits::address::Address;
@@ -55,6 +56,8 @@ pub enum Refusal {
     Unknown(String),
     LastActive(String),
     Disabled(String),
+    /// Disabling, removing or demoting the last active owner.
+    LastOwner(String),
 }
 
 impl Refusal {
@@ -63,18 +66,32 @@ impl Refusal {
             Self::Unknown(name) => Message::new("admins-unknown").arg("name", name.clone()),
             Self::LastActive(name) => Message::new("admins-last-active").arg("name", name.clone()),
             Self::Disabled(name) => Message::new("admins-is-disabled").arg("name", name.clone()),
+            Self::LastOwner(name) => Message::new("admins-last-owner").arg("name", name.clone()),
         }
     }
 }
 
-/// Makes an invitation for a new administrator named `name`; its URL, shown once, or the
-/// field errors of the name.
+/// Makes an invitation for a new owner named `name`; its URL, shown once, or the field errors
+/// of the name.
 pub async fn invite(
     db: &Db,
     keys: &SiteKeys,
     base_url: &str,
     by: Option<i64>,
     name: &str,
+) -> Result<String, Refusable<Vec<(String, Message)>>> {
+    invite_as(db, keys, base_url, by, name, Role::Owner).await
+}
+
+/// Makes an invitation for a new administrator named `name`, who will have `role`; its URL,
+/// shown once, or the field errors of the name.
+pub async fn invite_as(
+    db: &Db,
+    keys: &SiteKeys,
+    base_url: &str,
+    by: Option<i64>,
+    name: &str,
+    role: Role,
 ) -> Result<String, Refusable<Vec<(String, Message)>>> {
     if !login::name_is_valid(name) {
         let invalid = Message::new("admin-name-invalid");
@@ -86,8 +103,9 @@ pub async fn invite(
     }
     let token = random_token();
     let hash = Link::Invite.token_hash(keys, &token);
-    store::admins::put_invite(db, &hash, name, store::now() + INVITE_TTL).await?;
-    tracing::info!(by = ?by, "administrator invitation made");
+    let expires = store::now() + INVITE_TTL;
+    store::admins::put_invite_as(db, &hash, name, role.as_str(), expires).await?;
+    tracing::info!(by = ?by, role = role.as_str(), "administrator invitation made");
     Ok(format!("{base_url}{}{token}", Link::Invite.path()))
 }
 
@@ -194,6 +212,23 @@ pub async fn disable(db: &Db, admin: &store::admins::Admin) -> Result<(), Refusa
     refusal_of(outcome, &admin.name)
 }
 
+/// Gives an administrator a role; never takes away the last active owner.
+pub async fn set_role(
+    db: &Db,
+    admin: &store::admins::Admin,
+    role: Role,
+) -> Result<(), Refusable<Refusal>> {
+    let outcome = store::admins::set_role(db, admin.id, role.as_str()).await?;
+    if outcome == Outcome::Done {
+        tracing::info!(
+            admin = admin.id,
+            role = role.as_str(),
+            "administrator role changed"
+        );
+    }
+    refusal_of(outcome, &admin.name)
+}
+
 pub async fn enable(db: &Db, admin: &store::admins::Admin) -> Result<(), Refusable<Refusal>> {
     let outcome = store::admins::enable(db, admin.id).await?;
     if outcome == Outcome::Done {
@@ -215,6 +250,7 @@ fn refusal_of(outcome: Outcome, name: &str) -> Result<(), Refusable<Refusal>> {
         Outcome::Done | Outcome::Unchanged => Ok(()),
         Outcome::Unknown => Err(Refusable::Refused(Refusal::Unknown(name.to_owned()))),
         Outcome::LastActive => Err(Refusable::Refused(Refusal::LastActive(name.to_owned()))),
+        Outcome::LastOwner => Err(Refusable::Refused(Refusal::LastOwner(name.to_owned()))),
     }
 }
 

@@ -33,6 +33,8 @@ struct Flash {
 pub struct SignedIn {
     pub id: i64,
     pub name: String,
+    /// What they may do (`http::admin::roles`), as their row said at this request.
+    pub role: crate::domain::roles::Role,
 }
 
 impl FromRequestParts<AppState> for PageContext {
@@ -43,6 +45,7 @@ impl FromRequestParts<AppState> for PageContext {
         let snapshot = state.site.get().await;
         let site_name = snapshot.settings.site_name.clone();
         let admin = parts.extensions.get::<SignedIn>().map(|a| a.name.clone());
+        let role = parts.extensions.get::<SignedIn>().map(|a| a.role);
         let path = parts.uri.path().to_owned();
         let query = parts
             .uri
@@ -56,6 +59,7 @@ impl FromRequestParts<AppState> for PageContext {
             lang,
             site_name,
             admin,
+            role,
             path,
             query,
             ..PageContext::default()

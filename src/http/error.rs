@@ -28,6 +28,8 @@ pub enum AppError {
     TimedOut,
     /// The server holds all the request bodies or connections it may: refused at once.
     Crowded,
+    /// The signed-in administrator's role does not allow this form (`http::admin::roles`).
+    RoleForbidden,
 }
 
 pub type Result<T, E = AppError> = std::result::Result<T, E>;
@@ -42,7 +44,7 @@ impl AppError {
     fn status(&self) -> StatusCode {
         match self {
             AppError::NotFound => StatusCode::NOT_FOUND,
-            AppError::Forbidden => StatusCode::FORBIDDEN,
+            AppError::Forbidden | AppError::RoleForbidden => StatusCode::FORBIDDEN,
             AppError::BadRequest => StatusCode::BAD_REQUEST,
             AppError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             AppError::TooManyAttempts => StatusCode::TOO_MANY_REQUESTS,
@@ -116,6 +118,7 @@ impl AppError {
             AppError::TooLarge => ("error-too-large-title", "error-too-large"),
             AppError::TimedOut => ("error-timed-out-title", "error-timed-out"),
             AppError::Crowded => ("error-crowded-title", "error-crowded"),
+            AppError::RoleForbidden => ("error-role-title", "error-role"),
             other => messages_for(other.status()),
         }
     }

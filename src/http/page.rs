@@ -19,6 +19,8 @@ pub struct PageContext {
     pub path: String,
     /// The current query without `lang=`, so the language switch keeps the rest of it.
     pub query: String,
+    /// The signed-in administrator's role, on admin pages: which forms a page shows.
+    pub role: Option<crate::domain::roles::Role>,
 }
 
 /// The kind of a flash message, which styles it and its role.
@@ -42,6 +44,16 @@ impl FlashKind {
 }
 
 impl PageContext {
+    /// Whether the administrator may change the work (workflows, instances, links, webhooks).
+    pub fn can_edit(&self) -> bool {
+        self.role >= Some(crate::domain::roles::Role::Editor)
+    }
+
+    /// Whether the administrator may change the site (administrators, keys, settings, tokens).
+    pub fn is_owner(&self) -> bool {
+        self.role == Some(crate::domain::roles::Role::Owner)
+    }
+
     /// A context without a session: doorway pages and error pages.
     pub fn plain(lang: Lang) -> Self {
         Self {

@@ -28,6 +28,11 @@ const COLUMNS: &str = "id, name, password_hash, created_at, disabled_at, last_si
 /// What a one-time link is for, as its row's `purpose` says.
 pub const SETUP: &str = "setup";
 pub const INVITE: &str = "invite";
+/// An invitation's purpose carries the role it gives, after this: `invite:editor`. A bare
+/// `invite` (made before roles) gives an owner, what every administrator was then.
+const ROLE_AFTER: &str = ":";
+/// Matches the purpose `$2` and that purpose with a role after it.
+const PURPOSE_IS: &str = "(purpose = $2 OR purpose LIKE $2 || ':%')";
 pub const RESET: &str = "reset";
 
 pub async fn count(db: &Db) -> Result<i64, sqlx::Error> {
@@ -65,15 +70,26 @@ pub async fn by_id(db: &Db, id: i64) -> Result<Option<Admin>, sqlx::Error> {
         .await
 }
 
-/// Creates an administrator; `Ok(None)` when the name is taken.
+/// Creates an administrator, an owner; `Ok(None)` when the name is taken.
 pub async fn create(db: &Db, name: &str, password_hash: &str) -> Result<Option<i64>, sqlx::Error> {
+    create_as(db, name, password_hash, "owner").await
+}
+
+/// Creates an administrator with a role; `Ok(None)` when the name is taken.
+pub async fn create_as(
+    db: &Db,
+    name: &str,
+    password_hash: &str,
+    role: &str,
+) -> Result<Option<i64>, sqlx::Error> {
     sqlx::query_scalar(
-        "INSERT INTO admins (name, password_hash, created_at) VALUES ($1, $2, $3) \
+        "INSERT INTO admins (name, password_hash, created_at, role) VALUES ($1, $2, $3, $4) \
          ON CONFLICT (name) DO NOTHING RETURNING id",
     )
     .bind(name)
     .bind(password_hash)
     .bind(super::now())
+    .bind(role)
     .fetch_optional(&db.pool)
     .await
 }
@@ -119,6 +135,32 @@ pub async fn signed_in(db: &Db, id: i64, at: i64) -> Result<(), sqlx::Error> {
 const ANOTHER_ACTIVE: &str =
     "(SELECT COUNT(*) FROM admins AS other WHERE other.disabled_at IS NULL AND other.id <> $1) > 0";
 
+/// Whether a statement may take the administrator `$1` out of the active owners (a disable, a
+/// removal, a new role): true when it is not an active owner, or another active owner remains.
+/// Checked inside the statement, after `lock_owners`, so that two owners demoting each other at
+/// once cannot leave none.
+const OWNER_REMAINS: &str = "(admins.role <> 'owner' OR admins.disabled_at IS NOT NULL OR \
+     (SELECT COUNT(*) FROM admins AS other WHERE other.disabled_at IS NULL \
+      AND other.role = 'owner' AND other.id <> $1) > 0)";
+
+/// On PostgreSQL, locks the active owners' rows for the rest of the transaction: a second
+/// statement taking an owner away waits for the first to commit, and its check then counts
+/// what the first left (each statement reads afresh). SQLite's write transaction already holds
+/// the whole database.
+async fn lock_owners(
+    db: &Db,
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+) -> Result<(), sqlx::Error> {
+    if db.backend == super::Backend::Postgres {
+        sqlx::query(
+            "SELECT id FROM admins WHERE role = 'owner' AND disabled_at IS NULL FOR UPDATE",
+        )
+        .fetch_all(&mut **tx)
+        .await?;
+    }
+    Ok(())
+}
+
 /// What a disable or a removal did.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -126,6 +168,8 @@ pub enum Outcome {
     Unknown,
     /// Refused: it is the last active administrator.
     LastActive,
+    /// Refused: it is the last active owner.
+    LastOwner,
     /// Nothing to do (already disabled, already active).
     Unchanged,
 }
@@ -133,6 +177,7 @@ pub enum Outcome {
 /// Disables an administrator (and ends its sessions), unless it is the last active one.
 pub async fn disable(db: &Db, id: i64, at: i64) -> Result<Outcome, sqlx::Error> {
     let mut tx = db.write().await?;
+    lock_owners(db, &mut tx).await?;
     let current: Option<Option<i64>> =
         sqlx::query_scalar("SELECT disabled_at FROM admins WHERE id = $1")
             .bind(id)
@@ -144,17 +189,67 @@ pub async fn disable(db: &Db, id: i64, at: i64) -> Result<Outcome, sqlx::Error> 
         Some(None) => {
             let done = sqlx::query(&format!(
                 "UPDATE admins SET disabled_at = $2, auth_epoch = auth_epoch + 1 \
-                 WHERE id = $1 AND disabled_at IS NULL AND {ANOTHER_ACTIVE}"
+                 WHERE id = $1 AND disabled_at IS NULL AND {ANOTHER_ACTIVE} AND {OWNER_REMAINS}"
             ))
             .bind(id)
             .bind(at)
             .execute(&mut *tx)
             .await?
             .rows_affected();
-            if done == 0 {
-                Outcome::LastActive
-            } else {
+            if done > 0 {
                 Outcome::Done
+            } else {
+                last_of(&mut tx, id).await?
+            }
+        }
+    };
+    tx.commit().await?;
+    Ok(outcome)
+}
+
+/// Why a statement taking an administrator out of the active ones changed nothing: the last
+/// active administrator, else the last active owner.
+async fn last_of(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    id: i64,
+) -> Result<Outcome, sqlx::Error> {
+    let others: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM admins WHERE disabled_at IS NULL AND id <> $1")
+            .bind(id)
+            .fetch_one(&mut **tx)
+            .await?;
+    Ok(if others > 0 {
+        Outcome::LastOwner
+    } else {
+        Outcome::LastActive
+    })
+}
+
+/// Gives an administrator a role (`owner`, `editor` or `viewer`), unless it would take away the
+/// last active owner.
+pub async fn set_role(db: &Db, id: i64, role: &str) -> Result<Outcome, sqlx::Error> {
+    let mut tx = db.write().await?;
+    lock_owners(db, &mut tx).await?;
+    let current: Option<String> = sqlx::query_scalar("SELECT role FROM admins WHERE id = $1")
+        .bind(id)
+        .fetch_optional(&mut *tx)
+        .await?;
+    let outcome = match current {
+        None => Outcome::Unknown,
+        Some(current) if current == role => Outcome::Unchanged,
+        Some(_) => {
+            let done = sqlx::query(&format!(
+                "UPDATE admins SET role = $2 WHERE id = $1 AND ($2 = 'owner' OR {OWNER_REMAINS})"
+            ))
+            .bind(id)
+            .bind(role)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if done > 0 {
+                Outcome::Done
+            } else {
+                Outcome::LastOwner
             }
         }
     };
@@ -182,6 +277,7 @@ pub async fn enable(db: &Db, id: i64) -> Result<Outcome, sqlx::Error> {
 /// Removes an administrator and its waiting links, unless it is the last active one.
 pub async fn remove(db: &Db, id: i64) -> Result<Outcome, sqlx::Error> {
     let mut tx = db.write().await?;
+    lock_owners(db, &mut tx).await?;
     let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM admins WHERE id = $1")
         .bind(id)
         .fetch_optional(&mut *tx)
@@ -190,14 +286,15 @@ pub async fn remove(db: &Db, id: i64) -> Result<Outcome, sqlx::Error> {
         return Ok(Outcome::Unknown);
     }
     let done = sqlx::query(&format!(
-        "DELETE FROM admins WHERE id = $1 AND (disabled_at IS NOT NULL OR {ANOTHER_ACTIVE})"
+        "DELETE FROM admins WHERE id = $1 \
+         AND (disabled_at IS NOT NULL OR {ANOTHER_ACTIVE}) AND {OWNER_REMAINS}"
     ))
     .bind(id)
     .execute(&mut *tx)
     .await?
     .rows_affected();
     if done == 0 {
-        return Ok(Outcome::LastActive);
+        return last_of(&mut tx, id).await;
     }
     sqlx::query("DELETE FROM setup_tokens WHERE admin_id = $1")
         .bind(id)
@@ -290,25 +387,39 @@ pub struct Pending {
     pub name: Option<String>,
 }
 
-/// Stores an invitation for `name`, replacing any other waiting for that name.
+/// Stores an invitation for `name` as an owner, replacing any other waiting for that name.
 pub async fn put_invite(
     db: &Db,
     token_hash: &str,
     name: &str,
     expires: i64,
 ) -> Result<(), sqlx::Error> {
+    put_invite_as(db, token_hash, name, "owner", expires).await
+}
+
+/// Stores an invitation for `name` with the role it will have, replacing any other waiting
+/// for that name.
+pub async fn put_invite_as(
+    db: &Db,
+    token_hash: &str,
+    name: &str,
+    role: &str,
+    expires: i64,
+) -> Result<(), sqlx::Error> {
     let mut tx = db.write().await?;
-    sqlx::query("DELETE FROM setup_tokens WHERE purpose = $1 AND name = $2")
-        .bind(INVITE)
-        .bind(name)
-        .execute(&mut *tx)
-        .await?;
+    sqlx::query(&format!(
+        "DELETE FROM setup_tokens WHERE name = $1 AND {PURPOSE_IS}"
+    ))
+    .bind(name)
+    .bind(INVITE)
+    .execute(&mut *tx)
+    .await?;
     sqlx::query(
         "INSERT INTO setup_tokens (token_hash, expires, purpose, name) VALUES ($1, $2, $3, $4)",
     )
     .bind(token_hash)
     .bind(expires)
-    .bind(INVITE)
+    .bind(format!("{INVITE}{ROLE_AFTER}{role}"))
     .bind(name)
     .execute(&mut *tx)
     .await?;
@@ -347,10 +458,10 @@ pub async fn pending(
     purpose: &str,
     now: i64,
 ) -> Result<Option<Pending>, sqlx::Error> {
-    sqlx::query_as(
+    sqlx::query_as(&format!(
         "SELECT purpose, admin_id, name FROM setup_tokens \
-         WHERE token_hash = $1 AND purpose = $2 AND expires > $3",
-    )
+         WHERE token_hash = $1 AND {PURPOSE_IS} AND expires > $3"
+    ))
     .bind(token_hash)
     .bind(purpose)
     .bind(now)
@@ -367,25 +478,27 @@ pub async fn accept_invite(
     now: i64,
 ) -> Result<Option<(i64, String)>, sqlx::Error> {
     let mut tx = db.write().await?;
-    let name: Option<Option<String>> = sqlx::query_scalar(
-        "DELETE FROM setup_tokens WHERE token_hash = $1 AND purpose = $2 AND expires > $3 \
-         RETURNING name",
-    )
+    let spent: Option<(Option<String>, String)> = sqlx::query_as(&format!(
+        "DELETE FROM setup_tokens WHERE token_hash = $1 AND {PURPOSE_IS} AND expires > $3 \
+         RETURNING name, purpose"
+    ))
     .bind(token_hash)
     .bind(INVITE)
     .bind(now)
     .fetch_optional(&mut *tx)
     .await?;
-    let Some(Some(name)) = name else {
+    let Some((Some(name), purpose)) = spent else {
         return Ok(None);
     };
+    let role = invited_role(&purpose);
     let id: Option<i64> = sqlx::query_scalar(
-        "INSERT INTO admins (name, password_hash, created_at) VALUES ($1, $2, $3) \
+        "INSERT INTO admins (name, password_hash, created_at, role) VALUES ($1, $2, $3, $4) \
          ON CONFLICT (name) DO NOTHING RETURNING id",
     )
     .bind(&name)
     .bind(password_hash)
     .bind(now)
+    .bind(role)
     .fetch_optional(&mut *tx)
     .await?;
     let Some(id) = id else {
@@ -393,6 +506,13 @@ pub async fn accept_invite(
     };
     tx.commit().await?;
     Ok(Some((id, name)))
+}
+
+/// The role an invitation's purpose gives.
+pub fn invited_role(purpose: &str) -> &str {
+    purpose
+        .split_once(ROLE_AFTER)
+        .map_or("owner", |(_, role)| role)
 }
 
 /// Spends a reset link and sets the password it was made for, moving that administrator to a

@@ -18,7 +18,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_orchestra");
 const NEW_PASSWORD: &str = "a brand new passphrase";
 
 /// Creates another administrator directly in the store; its id.
-async fn other_admin(app: &TestApp, name: &str, password: &str) -> i64 {
+pub(crate) async fn other_admin(app: &TestApp, name: &str, password: &str) -> i64 {
     let hash = orchestra::domain::password::hash(password).unwrap();
     store::admins::create(&app.db, name, &hash)
         .await
@@ -39,7 +39,7 @@ async fn attempt(app: &TestApp, name: &str, password: &str) -> (Client, Page) {
     (client, page)
 }
 
-async fn signed_in_as(app: &TestApp, name: &str, password: &str) -> Client {
+pub(crate) async fn signed_in_as(app: &TestApp, name: &str, password: &str) -> Client {
     let (client, page) = attempt(app, name, password).await;
     assert_eq!(page.status, 303, "{name} could not sign in: {}", page.body);
     client
@@ -63,7 +63,12 @@ async fn still_signed_in(app: &TestApp, client: &Client) -> bool {
 }
 
 /// Posts a form of a page the client just saw, with that page's CSRF token.
-async fn submit(client: &Client, app: &TestApp, path: &str, form: &[(&str, &str)]) -> Page {
+pub(crate) async fn submit(
+    client: &Client,
+    app: &TestApp,
+    path: &str,
+    form: &[(&str, &str)],
+) -> Page {
     let token = get(client, app, "/admin/admins").await.csrf();
     let mut fields = vec![("csrf", token.as_str())];
     fields.extend_from_slice(form);
@@ -71,7 +76,7 @@ async fn submit(client: &Client, app: &TestApp, path: &str, form: &[(&str, &str)
 }
 
 /// The one-time link the list shows after an invitation or a reset, as a path.
-async fn link_shown(client: &Client, app: &TestApp) -> String {
+pub(crate) async fn link_shown(client: &Client, app: &TestApp) -> String {
     let page = get(client, app, "/admin/admins").await;
     assert_eq!(page.status, 200);
     let url = page
@@ -84,7 +89,12 @@ async fn link_shown(client: &Client, app: &TestApp) -> String {
 
 /// Sets a password through a one-time link's page, on a fresh client; that client and the
 /// answer.
-async fn spend_link(app: &TestApp, path: &str, password: &str, confirm: &str) -> (Client, Page) {
+pub(crate) async fn spend_link(
+    app: &TestApp,
+    path: &str,
+    password: &str,
+    confirm: &str,
+) -> (Client, Page) {
     let visitor = app.client();
     let page = get(&visitor, app, path).await;
     assert_eq!(page.status, 200, "the link's page: {}", page.body);
@@ -120,7 +130,7 @@ fn app_logs(app: &TestApp) -> String {
     crate::doorway::app_lines(app).join("\n")
 }
 
-fn row(page: &Page, name: &str, cell: &str) -> String {
+pub(crate) fn row(page: &Page, name: &str, cell: &str) -> String {
     page.first(&format!("tr[data-admin=\"{name}\"] {cell}"))
 }
 
@@ -466,11 +476,16 @@ async fn unlock_clears_one_accounts_lockout_and_leaves_the_limit_and_the_others(
 }
 
 /// Runs the binary on the app's database: exit code, standard output, standard error.
-fn run(app: &TestApp, args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
+pub(crate) fn run(app: &TestApp, args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
     run_in(app, args, stdin, "en")
 }
 
-fn run_in(app: &TestApp, args: &[&str], stdin: Option<&str>, lang: &str) -> (i32, String, String) {
+pub(crate) fn run_in(
+    app: &TestApp,
+    args: &[&str],
+    stdin: Option<&str>,
+    lang: &str,
+) -> (i32, String, String) {
     let mut child = Command::new(BIN)
         .args(args)
         .env_clear()

@@ -53,6 +53,7 @@ mod reads;
 mod reassign;
 mod receipts;
 mod retention;
+mod roles;
 mod rounds;
 mod routing;
 mod security;

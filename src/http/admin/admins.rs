@@ -14,6 +14,7 @@ use super::confirm::ConfirmPage;
 use super::{FieldErrors, error_for};
 use crate::domain::admins::{self, Refusal};
 use crate::domain::login;
+use crate::domain::roles::Role;
 use crate::http::AppState;
 use crate::http::client::ClientAddr;
 use crate::http::context::{
@@ -39,8 +40,11 @@ pub struct AdminLine {
     pub locked: bool,
     pub lock: String,
     pub me: bool,
-    /// The only active administrator: no Disable or Remove to offer.
+    /// The only active administrator, or the only active owner: no Disable or Remove to offer.
     pub last_active: bool,
+    /// `owner`, `editor` or `viewer`, and as the page says it.
+    pub role: &'static str,
+    pub role_label: String,
 }
 
 /// A link just made, as the list shows it once: what it is for, and the URL.
@@ -57,10 +61,20 @@ struct AdminsPage {
     admins: Vec<AdminLine>,
     made: Option<(String, String)>,
     name: String,
+    /// The role the invitation form has chosen.
+    role: &'static str,
     errors: FieldErrors,
 }
 
 impl AdminsPage {
+    /// Every role, with its words, for the role choices.
+    fn roles(&self) -> Vec<(&'static str, String)> {
+        Role::ALL
+            .into_iter()
+            .map(|r| (r.as_str(), self.ctx.t(role_label(r))))
+            .collect()
+    }
+
     fn error(&self, key: &str) -> Option<&str> {
         error_for(&self.errors, key)
     }
@@ -71,6 +85,10 @@ async fn page(state: &AppState, ctx: PageContext, me: i64) -> Result<AdminsPage>
     let never = ctx.t("admins-never");
     let rows = store::admins::list(&state.db).await?;
     let active = rows.iter().filter(|a| a.disabled_at.is_none()).count();
+    let owners = rows
+        .iter()
+        .filter(|a| a.disabled_at.is_none() && Role::of(&a.role) == Role::Owner)
+        .count();
     let admins = rows
         .into_iter()
         .map(|a| {
@@ -99,7 +117,10 @@ async fn page(state: &AppState, ctx: PageContext, me: i64) -> Result<AdminsPage>
                     ctx.t("admins-not-locked")
                 },
                 me: a.id == me,
-                last_active: active == 1 && a.disabled_at.is_none(),
+                last_active: a.disabled_at.is_none()
+                    && (active == 1 || (owners == 1 && Role::of(&a.role) == Role::Owner)),
+                role: Role::of(&a.role).as_str(),
+                role_label: ctx.t(role_label(Role::of(&a.role))),
                 id: a.id,
                 name: a.name,
             }
@@ -110,6 +131,7 @@ async fn page(state: &AppState, ctx: PageContext, me: i64) -> Result<AdminsPage>
         admins,
         made: None,
         name: String::new(),
+        role: Role::Owner.as_str(),
         errors: Vec::new(),
     })
 }
@@ -135,10 +157,29 @@ pub async fn list(
     Ok(response)
 }
 
+/// A role's name as the pages say it.
+pub fn role_label(role: Role) -> &'static str {
+    match role {
+        Role::Owner => "role-owner",
+        Role::Editor => "role-editor",
+        Role::Viewer => "role-viewer",
+    }
+}
+
 #[derive(Deserialize)]
 pub struct InviteForm {
     #[serde(default)]
     name: String,
+    /// The role the invitation gives; an owner when the form has none.
+    role: Option<String>,
+}
+
+/// A role a form sent: none is `default`, anything else a role's name or a bad request.
+fn role_of(sent: Option<&str>, default: Role) -> Result<Role> {
+    match sent {
+        None => Ok(default),
+        Some(r) => Role::parse(r.trim()).ok_or(AppError::BadRequest),
+    }
 }
 
 /// Invites a new administrator by name: the link is shown once, on the list.
@@ -150,13 +191,15 @@ pub async fn invite(
     Form(form): Form<InviteForm>,
 ) -> Result<Response> {
     let name = form.name.trim().to_owned();
+    let role = role_of(form.role.as_deref(), Role::Owner)?;
     let snapshot = state.site.get().await;
-    let made = admins::invite(
+    let made = admins::invite_as(
         &state.db,
         &snapshot.keys,
         &snapshot.settings.base_url,
         Some(me.id),
         &name,
+        role,
     )
     .await;
     match made {
@@ -174,6 +217,7 @@ pub async fn invite(
                 .map(|(f, m)| (f, page.ctx.msg(&m)))
                 .collect();
             page.name = form.name;
+            page.role = role.as_str();
             let mut response = html(&page);
             *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
             Ok(response)
@@ -192,6 +236,7 @@ async fn refused(session: &Session, refusal: &Refusal) -> Result<Response> {
     let id = match refusal {
         Refusal::Unknown(_) => return Err(AppError::NotFound),
         Refusal::LastActive(_) => "admins-last-active-flash",
+        Refusal::LastOwner(_) => "admins-last-owner-flash",
         Refusal::Disabled(_) => "admins-is-disabled-flash",
     };
     flash_as(session, FlashKind::Error, id).await?;
@@ -261,15 +306,24 @@ async fn confirm_form(
     id: i64,
 ) -> Result<Response> {
     let admin = admin_of(state, id).await?;
-    let others_active = store::admins::list(&state.db)
-        .await?
+    let others = store::admins::list(&state.db).await?;
+    let others = others
         .iter()
-        .any(|a| a.id != id && a.disabled_at.is_none());
+        .filter(|a| a.id != id && a.disabled_at.is_none());
+    let others_active = others.clone().next().is_some();
+    let other_owner = others.clone().any(|a| Role::of(&a.role) == Role::Owner);
     let page = confirm_page(ctx, action, &admin);
-    if admin.disabled_at.is_none() && !others_active {
-        let why = page
-            .ctx
-            .msg(&Refusal::LastActive(admin.name.clone()).message());
+    let refusal = if admin.disabled_at.is_some() {
+        None
+    } else if !others_active {
+        Some(Refusal::LastActive(admin.name.clone()))
+    } else if Role::of(&admin.role) == Role::Owner && !other_owner {
+        Some(Refusal::LastOwner(admin.name.clone()))
+    } else {
+        None
+    };
+    if let Some(refusal) = refusal {
+        let why = page.ctx.msg(&refusal.message());
         return Ok(page.refused(why));
     }
     Ok(html(&page))
@@ -348,6 +402,30 @@ pub async fn enable(
     let admin = admin_of(&state, id).await?;
     match admins::enable(&state.db, &admin).await {
         Ok(()) => flash_to(&session, "admins-enabled-flash", LIST).await,
+        Err(e) => refused(&session, &e.refusal()?).await,
+    }
+}
+
+#[derive(Deserialize)]
+pub struct RoleForm {
+    role: Option<String>,
+}
+
+/// Gives another administrator (or oneself) a role; never takes away the last active owner.
+pub async fn change_role(
+    State(state): State<AppState>,
+    session: Session,
+    Path(id): Path<i64>,
+    Form(form): Form<RoleForm>,
+) -> Result<Response> {
+    let admin = admin_of(&state, id).await?;
+    let role = form
+        .role
+        .as_deref()
+        .and_then(|r| Role::parse(r.trim()))
+        .ok_or(AppError::BadRequest)?;
+    match admins::set_role(&state.db, &admin, role).await {
+        Ok(()) => flash_to(&session, "admins-role-changed-flash", LIST).await,
         Err(e) => refused(&session, &e.refusal()?).await,
     }
 }

@@ -46,6 +46,7 @@ pub async fn require_admin(
         Some(admin) => {
             request.extensions_mut().insert(SignedIn {
                 id: admin.id,
+                role: crate::domain::roles::Role::of(&admin.role),
                 name: admin.name,
             });
             next.run(request).await

@@ -21,6 +21,7 @@ pub mod instance_list;
 pub mod instances;
 pub mod keys;
 pub mod preview;
+pub mod roles;
 pub mod settings;
 pub mod sizing;
 pub mod status;
@@ -112,6 +113,7 @@ pub fn router(state: AppState) -> Router<AppState> {
             get(admins::remove_form).post(admins::remove),
         )
         .route("/admin/admins/{id}/unlock", post(admins::unlock))
+        .route("/admin/admins/{id}/role", post(admins::change_role))
         .route(
             "/admin/webhooks",
             get(webhooks::list).post(webhooks::create),
@@ -130,6 +132,8 @@ pub fn router(state: AppState) -> Router<AppState> {
         )
         // An unknown page under /admin, for a signed-in administrator: the 404 with navigation.
         .route(UNKNOWN_PAGE, get(crate::http::error::not_found))
+        // Every post needs the role its route is classed under (`roles::POSTS`).
+        .route_layer(axum::middleware::from_fn(roles::enforce))
         // Inside the sign-in check: error pages keep the navigation (`auth::error_pages`).
         .route_layer(from_fn_with_state(state.clone(), auth::error_pages))
         .route_layer(from_fn_with_state(state.clone(), auth::require_admin));
