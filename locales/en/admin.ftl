@@ -796,3 +796,10 @@ keys-resend-what = Without rotating: a fresh link email to every participant a r
 keys-resend-confirm = Send fresh links
 keys-resent = Fresh link emails are queued for every participant a running instance waits on.
 option-verify-email-help = the link's page shows nothing of the step until its holder types a six-digit code emailed to the participant's address (10 minutes, 5 tries, 3 codes an hour)
+
+## OpenID Connect sign-in
+login-oidc = Sign in with { $provider }
+oidc-refused = Signing in with { $provider } did not finish. Start again from this page.
+oidc-unavailable = { $provider } cannot be reached just now. Try again in a moment, or sign in with your name and password.
+oidc-unverified = { $provider } did not give a verified email address, so it cannot sign you in here.
+oidc-unknown = No administrator of this site has the address { $provider } gave. An owner can add it to your account.

@@ -796,3 +796,10 @@ keys-resend-what = Sans changer les clés : un e-mail avec un nouveau lien pou
 keys-resend-confirm = Envoyer de nouveaux liens
 keys-resent = Les e-mails avec un nouveau lien sont en file pour chaque participant qu'une instance en cours attend.
 option-verify-email-help = la page du lien ne montre rien de l'étape tant que son détenteur n'a pas saisi un code à six chiffres envoyé à l'adresse du participant (10 minutes, 5 essais, 3 codes par heure)
+
+## OpenID Connect sign-in
+login-oidc = Se connecter avec { $provider }
+oidc-refused = La connexion avec { $provider } n'a pas abouti. Recommencez depuis cette page.
+oidc-unavailable = { $provider } est injoignable pour le moment. Réessayez dans un instant, ou connectez-vous avec votre nom et votre mot de passe.
+oidc-unverified = { $provider } n'a pas fourni d'adresse e-mail vérifiée : il ne peut pas vous connecter ici.
+oidc-unknown = Aucun administrateur de ce site n'a l'adresse fournie par { $provider }. Un propriétaire peut l'ajouter à votre compte.
