@@ -460,3 +460,19 @@ async fn a_provider_that_cannot_be_reached_is_a_plain_message() {
     );
     assert_eq!(page.lang(), "fr");
 }
+
+/// A sign-in left at the provider longer than the flow lives is refused when it comes back.
+#[tokio::test]
+async fn a_sign_in_that_took_too_long_is_refused() {
+    let Some((provider, app)) = both().await else {
+        return;
+    };
+    admin_with(&app, ADMIN, "ada@example.org").await;
+    let client = app.client();
+    let callback = callback_url(&provider, &app, &client, "ada").await;
+    app.clock.advance(std::time::Duration::from_secs(
+        orchestra::domain::oidc::FLOW_SECONDS as u64 + 1,
+    ));
+    refused(&fetch(&client, &callback).await, "too late");
+    assert!(!signed_in(&app, &client).await);
+}
