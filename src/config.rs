@@ -33,6 +33,10 @@ pub struct Config {
     /// `ORCHESTRA_FILES_DIR`: an existing directory for uploaded files' bytes; the database
     /// when unset.
     pub files_dir: Option<std::path::PathBuf>,
+    /// `ORCHESTRA_OIDC_ISSUER`, `ORCHESTRA_OIDC_CLIENT_ID`, `ORCHESTRA_OIDC_CLIENT_SECRET` (all
+    /// three or none) and `ORCHESTRA_OIDC_NAME`: the OpenID Provider administrators may sign in
+    /// through; `None` when unset.
+    pub oidc: Option<crate::domain::oidc::OidcConfig>,
 }
 
 /// How long a connection may take and how many may be open, and how much of request bodies the
@@ -154,7 +158,9 @@ impl Config {
             Some(dir) if std::path::Path::new(&dir).is_dir() => Some(dir.into()),
             Some(dir) => return Err(Message::new("config-env-files-dir").arg("value", dir)),
         };
+        let oidc = crate::domain::oidc::OidcConfig::from_lookup(&get)?;
         Ok(Self {
+            oidc,
             mailer,
             files_dir,
             database_url,
@@ -244,6 +250,7 @@ impl std::fmt::Debug for Config {
             .field("flood_sync", &self.flood_sync)
             .field("metrics_bind", &self.metrics_bind)
             .field("connections", &self.connections)
+            .field("oidc", &self.oidc)
             .finish()
     }
 }

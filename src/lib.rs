@@ -107,6 +107,7 @@ pub async fn build_state(
         webhook_figures: Default::default(),
         step_waits: Default::default(),
         receipts: Default::default(),
+        oidc: None,
     }))
 }
 
@@ -175,7 +176,8 @@ pub async fn serve(
         .starts_with("https://");
     let state = state
         .with_body_limits(&config.connections)
-        .with_mailer(config.mailer.clone());
+        .with_mailer(config.mailer.clone())
+        .with_oidc(config.oidc.clone());
     let app = http::app(state.clone(), secure);
     let metrics = metrics.map(|listener| {
         let recorder = Arc::new(

@@ -801,3 +801,10 @@ settings-advanced-intro = Limits keep a flood of requests, or someone guessing p
 interaction-advanced-intro = How many requests one link, and all links together, may make before the site answers "too many requests". The defaults suit most workflows.
 settings-advanced-sizing = Advanced: how busy each limit has been
 settings-operator-note = For operators: each limit is a counter over a rolling period, kept in the flood store (ORCHESTRA_FLOOD: sql or memory); API tokens draw from a bucket with a rate and a burst; the charts show each limit's busiest caller and the 99th percentile. The same settings are set with "orchestra config set" (docs/interaction.md).
+
+## OpenID Connect sign-in
+login-oidc = Sign in with { $provider }
+oidc-refused = Signing in with { $provider } did not finish. Start again from this page.
+oidc-unavailable = { $provider } cannot be reached just now. Try again in a moment, or sign in with your name and password.
+oidc-unverified = { $provider } did not give a verified email address, so it cannot sign you in here.
+oidc-unknown = No administrator of this site has the address { $provider } gave. An owner can add it to your account.

@@ -350,3 +350,5 @@ cli-receipt-matches = The instance's history still holds this answer, with the s
 cli-receipt-erased = The answer's words were erased from the history; the SHA-256 kept there is this receipt's.
 cli-receipt-differs = The instance's history holds a different SHA-256 for this answer.
 cli-receipt-absent = The history holds no such receipt (its instance may have been deleted).
+config-env-oidc-partial = OpenID Connect sign-in needs ORCHESTRA_OIDC_ISSUER, ORCHESTRA_OIDC_CLIENT_ID and ORCHESTRA_OIDC_CLIENT_SECRET together; missing: { $names }.
+config-env-oidc-issuer = ORCHESTRA_OIDC_ISSUER must be the provider's https address (the issuer, e.g. https://accounts.google.com); "{ $value }" is not one.

@@ -801,3 +801,10 @@ settings-advanced-intro = Les limites empêchent un afflux de requêtes, ou quel
 interaction-advanced-intro = Combien de requêtes un lien, et tous les liens ensemble, peuvent faire avant que le site réponde « trop de requêtes ». Les valeurs par défaut conviennent à la plupart des workflows.
 settings-advanced-sizing = Avancé : l’activité de chaque limite
 settings-operator-note = Pour les exploitants : chaque limite est un compteur sur une période glissante, gardé dans le stockage des compteurs (flood store, ORCHESTRA_FLOOD : sql ou memory) ; les jetons d’API puisent dans un seau (bucket) avec un débit et une rafale (burst) ; les graphiques montrent l’appelant le plus actif de chaque limite et le 99e centile. Les mêmes réglages se font avec « orchestra config set » (docs/interaction.md).
+
+## OpenID Connect sign-in
+login-oidc = Se connecter avec { $provider }
+oidc-refused = La connexion avec { $provider } n'a pas abouti. Recommencez depuis cette page.
+oidc-unavailable = { $provider } est injoignable pour le moment. Réessayez dans un instant, ou connectez-vous avec votre nom et votre mot de passe.
+oidc-unverified = { $provider } n'a pas fourni d'adresse e-mail vérifiée : il ne peut pas vous connecter ici.
+oidc-unknown = Aucun administrateur de ce site n'a l'adresse fournie par { $provider }. Un propriétaire peut l'ajouter à votre compte.

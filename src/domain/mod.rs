@@ -15,6 +15,7 @@ pub mod keys;
 pub mod lists;
 pub mod login;
 pub mod mail;
+pub mod oidc;
 pub mod outbox;
 pub mod password;
 pub mod receipts;

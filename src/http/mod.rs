@@ -108,6 +108,9 @@ pub struct Shared {
     /// How receipts went (downloaded, refused; the mailer counts those it emails), for the
     /// metrics.
     pub receipts: Arc<crate::domain::receipts::Figures>,
+    /// The OpenID Provider administrators may sign in through (`ORCHESTRA_OIDC_*`); `None`: the
+    /// sign-in page offers only the password.
+    pub oidc: Option<Arc<crate::domain::oidc::Oidc>>,
 }
 
 impl AppState {
@@ -119,6 +122,11 @@ impl AppState {
 
     pub fn with_mailer(mut self, mailer: Option<crate::domain::mail::Mailer>) -> Self {
         self.shared_mut().mailer = mailer.map(Arc::new);
+        self
+    }
+
+    pub fn with_oidc(mut self, oidc: Option<crate::domain::oidc::OidcConfig>) -> Self {
+        self.shared_mut().oidc = oidc.map(|c| Arc::new(crate::domain::oidc::Oidc::new(c)));
         self
     }
 

@@ -45,6 +45,7 @@ mod memory;
 mod metrics;
 mod metrics_business;
 mod notices;
+mod oidc;
 mod outbox;
 mod pages;
 mod preview;

@@ -442,7 +442,7 @@ where
 }
 
 /// The TLS client's settings, made once: ring, TLS 1.2 and 1.3, Mozilla's roots.
-fn tls_config() -> Arc<rustls::ClientConfig> {
+pub(crate) fn tls_config() -> Arc<rustls::ClientConfig> {
     static CONFIG: OnceLock<Arc<rustls::ClientConfig>> = OnceLock::new();
     CONFIG
         .get_or_init(|| {

@@ -73,6 +73,12 @@ pub struct Destination {
     destination: Option<String>,
 }
 
+impl Destination {
+    pub fn destination(&self) -> Option<&str> {
+        self.destination.as_deref()
+    }
+}
+
 /// Only paths inside the admin area: never another site, and nothing a header cannot carry
 /// (a control character would make the redirect itself fail).
 pub fn safe_destination(d: Option<&str>) -> &str {
@@ -96,6 +102,33 @@ struct LoginPage {
     name: String,
     destination: String,
     error: Option<String>,
+    /// The OpenID Provider's button, when one is configured: where it goes and what it says.
+    oidc: Option<(String, String)>,
+}
+
+/// The sign-in page: `error` above the form, the provider's button below it when configured.
+pub(super) fn login_page(
+    state: &AppState,
+    ctx: PageContext,
+    name: String,
+    destination: String,
+    error: Option<String>,
+) -> Response {
+    let oidc = state.oidc.as_ref().map(|oidc| {
+        let to = serde_urlencoded::to_string([("destination", destination.as_str())])
+            .unwrap_or_default();
+        let label = ctx.msg(
+            &crate::i18n::Message::new("login-oidc").arg("provider", oidc.config.name.clone()),
+        );
+        (format!("{}?{to}", crate::domain::oidc::START_PATH), label)
+    });
+    html(&LoginPage {
+        ctx,
+        name,
+        destination,
+        error,
+        oidc,
+    })
 }
 
 /// An error answered to a signed-in administrator is the themed page with the navigation and
@@ -120,13 +153,13 @@ pub async fn error_pages(State(state): State<AppState>, request: Request, next: 
     }
 }
 
-pub async fn login_form(ctx: PageContext, Query(q): Query<Destination>) -> Response {
-    html(&LoginPage {
-        ctx,
-        name: String::new(),
-        destination: safe_destination(q.destination.as_deref()).to_owned(),
-        error: None,
-    })
+pub async fn login_form(
+    State(state): State<AppState>,
+    ctx: PageContext,
+    Query(q): Query<Destination>,
+) -> Response {
+    let destination = safe_destination(q.destination.as_deref()).to_owned();
+    login_page(&state, ctx, String::new(), destination, None)
 }
 
 #[derive(Deserialize)]
@@ -168,7 +201,7 @@ pub async fn login(
         let _no_account = login::admit(&state.guard, settings, &address, None)
             .map_err(|_| AppError::TooManyAttempts)?;
         state.passwords.as_long_as_a_check().await;
-        return Ok(failed(ctx, name, destination));
+        return Ok(failed(&state, ctx, name, destination));
     };
     let now = state.clock.now_secs();
     let mut account = login::account_keys(&snapshot.keys, admin.id, admin.login_epoch, client);
@@ -193,7 +226,7 @@ pub async fn login(
         .map_err(pool_error)?;
     if !ok {
         login::failed(&state.guard, settings, &account, admitted);
-        return Ok(failed(ctx, name, destination));
+        return Ok(failed(&state, ctx, name, destination));
     }
     finish(&state, &session, &admin, &destination, now).await
 }
@@ -229,15 +262,10 @@ pub async fn finish(
 }
 
 /// The sign-in page again, with what was typed as the name and one message for any failure.
-fn failed(ctx: PageContext, name: String, destination: String) -> Response {
+fn failed(state: &AppState, ctx: PageContext, name: String, destination: String) -> Response {
     tracing::info!("failed sign-in");
     let error = Some(ctx.t("login-failed"));
-    let mut response = html(&LoginPage {
-        ctx,
-        name,
-        destination,
-        error,
-    });
+    let mut response = login_page(state, ctx, name, destination, error);
     *response.status_mut() = StatusCode::UNAUTHORIZED;
     response
 }

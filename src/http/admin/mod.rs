@@ -20,6 +20,7 @@ pub mod instance_files;
 pub mod instance_list;
 pub mod instances;
 pub mod keys;
+pub mod oidc;
 pub mod preview;
 pub mod roles;
 pub mod settings;
@@ -139,6 +140,8 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route_layer(from_fn_with_state(state.clone(), auth::require_admin));
     Router::new()
         .route("/admin/login", get(auth::login_form).post(auth::login))
+        .route(crate::domain::oidc::START_PATH, get(oidc::start))
+        .route(crate::domain::oidc::CALLBACK_PATH, get(oidc::callback))
         .merge(signed_in)
         // Outside the sign-in check, so a signed-out visitor's forged post is refused too.
         .route_layer(from_fn_with_state(state, csrf::check))

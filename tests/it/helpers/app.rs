@@ -502,6 +502,12 @@ pub async fn spawn_now_mailing(flood: Flood, mailer: orchestra::domain::mail::Ma
     spawn_now_as(flood, move |s| s.with_mailer(Some(mailer))).await
 }
 
+/// `spawn_now`, with the state adjusted as `serve` adjusts it from its configuration (an
+/// OpenID Provider, say).
+pub async fn spawn_now_with(flood: Flood, adjust: impl FnOnce(AppState) -> AppState) -> TestApp {
+    spawn_now_as(flood, adjust).await
+}
+
 async fn spawn_now_as(flood: Flood, adjust: impl FnOnce(AppState) -> AppState) -> TestApp {
     let now_ms = orchestra::store::now() * 1000;
     serve_from(
