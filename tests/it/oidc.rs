@@ -392,6 +392,37 @@ async fn the_callback_is_counted_by_the_sign_in_limits() {
     assert_eq!(held.status, 429, "{}", held.body);
 }
 
+/// Starting the flow writes a session row for a stranger: it is counted per address like a
+/// sign-in attempt, so one address cannot fill the sessions table.
+#[tokio::test]
+async fn starting_the_flow_is_counted_by_the_sign_in_limits() {
+    let Some((_provider, app)) = both().await else {
+        return;
+    };
+    app.set(&[("login.limits.per_address", "3")]).await;
+    sqlx::any::install_default_drivers();
+    let (_, url) = orchestra::store::normalize_url(&app.database.url).unwrap();
+    let pool = sqlx::AnyPool::connect(&url).await.unwrap();
+    let rows = || async {
+        sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM sessions")
+            .fetch_one(&pool)
+            .await
+            .unwrap()
+    };
+    let before = rows().await;
+    for _ in 0..3 {
+        let started = fetch(&app.client(), &app.url("/admin/login/oidc")).await;
+        assert_eq!(started.status, 303, "{}", started.body);
+    }
+    let held = fetch(&app.client(), &app.url("/admin/login/oidc")).await;
+    assert_eq!(held.status, 429, "{}", held.body);
+    assert_eq!(
+        rows().await,
+        before + 3,
+        "one row per admitted start, none after"
+    );
+}
+
 #[tokio::test]
 async fn the_sign_in_page_offers_the_provider_only_when_configured() {
     let plain = helpers::spawn(Flood::Memory).await;

@@ -25,18 +25,25 @@ fn redirect_uri(base_url: &str) -> String {
 }
 
 /// Sends the browser to the provider, keeping the state, nonce and PKCE verifier in its
-/// session for the callback.
+/// session for the callback. A start writes a session row for a visitor nobody knows yet, so
+/// it is counted per client address as a sign-in attempt is: the rows one address can make
+/// are bounded by the sign-in limit.
 pub async fn start(
     State(state): State<AppState>,
     ctx: PageContext,
+    ClientAddr(client): ClientAddr,
     session: Session,
     Query(q): Query<Destination>,
 ) -> Result<Response> {
     let Some(oidc) = state.oidc.clone() else {
         return Err(AppError::NotFound);
     };
+    let snapshot = state.site.get().await;
+    let address = login::address_key(&snapshot.keys, client);
+    let _admitted = login::admit(&state.guard, &snapshot.settings, &address, None)
+        .map_err(|_| AppError::TooManyAttempts)?;
     let destination = safe_destination(q.destination()).to_owned();
-    let base = state.site.get().await.settings.base_url.clone();
+    let base = snapshot.settings.base_url.clone();
     let now = state.clock.now_secs();
     match oidc
         .start(&redirect_uri(&base), destination.clone(), now)
