@@ -6,6 +6,7 @@
 //! it, and never written to a log line (rows and errors that hold one print without it).
 
 mod code;
+pub mod admin;
 pub mod compose;
 pub mod notice;
 pub mod send;

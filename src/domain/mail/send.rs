@@ -86,6 +86,10 @@ pub async fn run_until(
     now: i64,
     stop: &Stop,
 ) -> Result<Run, Error> {
+    // Administrators' own emails first: an invitation or a security notice is a handful.
+    if let Some(mailer) = mailer {
+        super::admin::run_until(db, site, mailer, now, stop).await?;
+    }
     let claimed = store::mails::claim(db, now, LEASE, BATCH, mailer.is_some()).await?;
     let lease = Lease::new(LEASE);
     let mut run = Run {
