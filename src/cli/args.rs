@@ -37,7 +37,10 @@ pub enum Parsed {
         bind: Option<String>,
     },
     Init,
-    AdminCreate(String),
+    AdminCreate {
+        name: String,
+        email: Option<String>,
+    },
     AdminList,
     AdminPassword(String),
     AdminReset(String),
@@ -48,6 +51,11 @@ pub enum Parsed {
         yes: bool,
     },
     AdminUnlock(String),
+    /// `admin invite NAME --email EMAIL`.
+    AdminInvite {
+        name: String,
+        email: String,
+    },
     WorkflowList,
     /// `workflow create NAME --label LABEL [--label-in LANG=LABEL]… [--file FILE]` (`create`),
     /// or `workflow save NAME [--label LABEL] [--label-in LANG=LABEL]… [--file FILE]`: the
@@ -267,11 +275,14 @@ pub fn grammar(lang: Lang) -> Command {
                 .subcommand_required(true)
                 .subcommand(command(lang, "list", "cli-about-admin-list"))
                 .subcommand(
-                    command(lang, "create", "cli-about-admin-create").arg(positional(
-                        lang,
-                        "NAME",
-                        "cli-arg-admin-name",
-                    )),
+                    command(lang, "create", "cli-about-admin-create")
+                        .arg(positional(lang, "NAME", "cli-arg-admin-name"))
+                        .arg(option(lang, "email", "EMAIL", "cli-arg-admin-email")),
+                )
+                .subcommand(
+                    command(lang, "invite", "cli-about-admin-invite")
+                        .arg(positional(lang, "NAME", "cli-arg-admin-name"))
+                        .arg(option(lang, "email", "EMAIL", "cli-arg-admin-email").required(true)),
                 )
                 .subcommands(
                     [
@@ -582,7 +593,14 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
             bind: value(sub, "bind"),
         },
         ("init", _) => Parsed::Init,
-        ("admin", Some(("create", m))) => Parsed::AdminCreate(required(m, "NAME")),
+        ("admin", Some(("create", m))) => Parsed::AdminCreate {
+            name: required(m, "NAME"),
+            email: value(m, "email"),
+        },
+        ("admin", Some(("invite", m))) => Parsed::AdminInvite {
+            name: required(m, "NAME"),
+            email: required(m, "email"),
+        },
         ("admin", Some(("list", _))) => Parsed::AdminList,
         ("admin", Some(("password", m))) => Parsed::AdminPassword(required(m, "NAME")),
         ("admin", Some(("reset", m))) => Parsed::AdminReset(required(m, "NAME")),

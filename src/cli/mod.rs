@@ -89,10 +89,17 @@ pub async fn run(args: Vec<String>) -> i32 {
         Err(e) => return out.err(e.message()),
     };
     let result = match command {
-        Parsed::AdminCreate(name) => admins::admin_create(&out, &db, &name).await,
+        Parsed::AdminCreate { name, email } => {
+            admins::admin_create(&out, &db, &name, email.as_deref()).await
+        }
+        Parsed::AdminInvite { name, email } => {
+            admins::admin_invite(&out, &db, &name, &email, config.mailer.is_some()).await
+        }
         Parsed::AdminList => admins::admin_list(&out, &db, config.flood_cells).await,
         Parsed::AdminPassword(name) => admins::admin_password(&out, &db, &name).await,
-        Parsed::AdminReset(name) => admins::admin_reset(&out, &db, &name).await,
+        Parsed::AdminReset(name) => {
+            admins::admin_reset(&out, &db, &name, config.mailer.is_some()).await
+        }
         Parsed::AdminDisable(name) => admins::admin_change(&out, &db, &name, Change::Disable).await,
         Parsed::AdminEnable(name) => admins::admin_change(&out, &db, &name, Change::Enable).await,
         Parsed::AdminRemove { name, yes } => {

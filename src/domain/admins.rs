@@ -5,8 +5,8 @@
 
 use crate::domain::keys::{SiteKeys, random_token};
 use crate::domain::login;
-use crate::error::Refusable;
 use crate::domain::mail::admin::{self as mail, About, To};
+use crate::error::Refusable;
 use crate::i18n::{Lang, Message};
 use crate::limits::address::Address;
 use crate::store::{self, Db};
@@ -219,7 +219,9 @@ pub async fn reset_link_with(
     let expires = store::now() + RESET_TTL;
     store::admins::put_reset(db, &hash, admin.id, expires).await?;
     let mut emailed = false;
-    if emailing && let Some((name, email, lang)) = store::admin_mails::contact_of(db, admin.id).await? {
+    if emailing
+        && let Some((name, email, lang)) = store::admin_mails::contact_of(db, admin.id).await?
+    {
         let to = To {
             admin_id: Some(admin.id),
             email: &email,

@@ -58,12 +58,7 @@ pub async fn queue(db: &Db, new: &New<'_>, now: i64) -> Result<i64, sqlx::Error>
 }
 
 /// Claims up to `limit` due rows for `lease` seconds (`store::queue`).
-pub async fn claim(
-    db: &Db,
-    now: i64,
-    lease: i64,
-    limit: i64,
-) -> Result<Vec<Claimed>, sqlx::Error> {
+pub async fn claim(db: &Db, now: i64, lease: i64, limit: i64) -> Result<Vec<Claimed>, sqlx::Error> {
     let due: Vec<Claimed> = sqlx::query_as(
         "SELECT id, kind, admin_id, email, name, lang, nonce, expires_at, attempts \
          FROM admin_mails WHERE state = 'pending' AND next_at <= $1 \
@@ -128,15 +123,13 @@ pub async fn set_invite_email(db: &Db, token_hash: &str, email: &str) -> Result<
 
 /// The address a waiting invitation was made for.
 pub async fn invite_email(db: &Db, token_hash: &str) -> Result<Option<String>, sqlx::Error> {
-    Ok(
-        sqlx::query_scalar::<_, Option<String>>(
-            "SELECT email FROM setup_tokens WHERE token_hash = $1",
-        )
-        .bind(token_hash)
-        .fetch_optional(db.reader())
-        .await?
-        .flatten(),
+    Ok(sqlx::query_scalar::<_, Option<String>>(
+        "SELECT email FROM setup_tokens WHERE token_hash = $1",
     )
+    .bind(token_hash)
+    .fetch_optional(db.reader())
+    .await?
+    .flatten())
 }
 
 /// Whether an administrator other than `except`, or a live invitation, holds `email`.

@@ -175,12 +175,7 @@ pub async fn run_until(
             expires: m.expires_at.unwrap_or(now),
         };
         // Its own space of Message-IDs: a participant's row of the same number is another email.
-        let id = message_id(
-            &site.keys,
-            -m.id,
-            &site.settings.base_url,
-            &mailer.from,
-        );
+        let id = message_id(&site.keys, -m.id, &site.settings.base_url, &mailer.from);
         let outcome = match message(
             mailer.from.clone(),
             to,
@@ -285,7 +280,12 @@ impl Letter<'_> {
             footer: tr(lang, "mail-admin-footer", &args),
             colon: tr(lang, "mail-colon", &[]),
         };
-        let text = Text { w: &w, url: self.url }.render().unwrap_or_default();
+        let text = Text {
+            w: &w,
+            url: self.url,
+        }
+        .render()
+        .unwrap_or_default();
         let html = Html {
             w: &w,
             url: self.url,
@@ -315,9 +315,15 @@ mod tests {
                     expires: 1_797_097_620,
                 };
                 let subject = letter.subject();
-                assert!(subject.contains("Acme") && !subject.contains("mail-admin"), "{subject}");
+                assert!(
+                    subject.contains("Acme") && !subject.contains("mail-admin"),
+                    "{subject}"
+                );
                 let (text, html) = letter.bodies();
-                assert!(!text.contains("mail-admin") && !html.contains("mail-admin"), "{text}");
+                assert!(
+                    !text.contains("mail-admin") && !html.contains("mail-admin"),
+                    "{text}"
+                );
                 assert_eq!(text.contains("https://x.example"), about.link().is_some());
             }
         }

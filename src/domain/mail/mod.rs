@@ -5,8 +5,8 @@
 //! An address is personal data: it is shown to administrators and to the API token that gave
 //! it, and never written to a log line (rows and errors that hold one print without it).
 
-mod code;
 pub mod admin;
+mod code;
 pub mod compose;
 pub mod notice;
 pub mod send;

@@ -32,6 +32,8 @@ const LIST: &str = "/admin/admins";
 pub struct AdminLine {
     pub id: i64,
     pub name: String,
+    /// Their address, or "" when they have none.
+    pub email: String,
     pub created: String,
     pub last_sign_in: String,
     pub active: bool,
@@ -57,6 +59,8 @@ struct AdminsPage {
     admins: Vec<AdminLine>,
     made: Option<(String, String)>,
     name: String,
+    /// The invitation's address, as typed.
+    email: String,
     errors: FieldErrors,
 }
 
@@ -102,6 +106,7 @@ async fn page(state: &AppState, ctx: PageContext, me: i64) -> Result<AdminsPage>
                 last_active: active == 1 && a.disabled_at.is_none(),
                 id: a.id,
                 name: a.name,
+                email: a.email.unwrap_or_default(),
             }
         })
         .collect();
@@ -110,6 +115,7 @@ async fn page(state: &AppState, ctx: PageContext, me: i64) -> Result<AdminsPage>
         admins,
         made: None,
         name: String::new(),
+        email: String::new(),
         errors: Vec::new(),
     })
 }
@@ -139,30 +145,42 @@ pub async fn list(
 pub struct InviteForm {
     #[serde(default)]
     name: String,
+    #[serde(default)]
+    email: String,
 }
 
-/// Invites a new administrator by name: the link is shown once, on the list.
+/// Invites a new administrator by name, and address when one is given: with an SMTP server
+/// set the link is emailed to it (and said so); without one it is shown once, on the list.
 pub async fn invite(
     State(state): State<AppState>,
     ctx: PageContext,
+    session: Session,
     Extension(me): Extension<SignedIn>,
     once: Once,
     Form(form): Form<InviteForm>,
 ) -> Result<Response> {
     let name = form.name.trim().to_owned();
     let snapshot = state.site.get().await;
-    let made = admins::invite(
+    let invitation = admins::Invitation {
+        name: &name,
+        email: &form.email,
+        lang: ctx.lang,
+        emailing: state.mailer.is_some(),
+    };
+    let made = admins::invite_with(
         &state.db,
         &snapshot.keys,
         &snapshot.settings.base_url,
         Some(me.id),
-        &name,
+        &invitation,
     )
     .await;
     match made {
-        Ok(url) => {
+        Ok(made) if made.emailed => flash_to(&session, "admins-invite-emailed", LIST).await,
+        Ok(made) => {
             let label = ctx.msg(&Message::new("admins-invite-made").arg("name", name));
             let mut response = Redirect::to(LIST).into_response();
+            let url = made.url;
             once.keep(&mut response, Slot::AdminLink, Made { label, url })?;
             Ok(response)
         }
@@ -174,6 +192,7 @@ pub async fn invite(
                 .map(|(f, m)| (f, page.ctx.msg(&m)))
                 .collect();
             page.name = form.name;
+            page.email = form.email;
             let mut response = html(&page);
             *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
             Ok(response)
@@ -209,16 +228,19 @@ pub async fn reset(
 ) -> Result<Response> {
     let admin = admin_of(&state, id).await?;
     let snapshot = state.site.get().await;
-    let made = admins::reset_link(
+    let made = admins::reset_link_with(
         &state.db,
         &snapshot.keys,
         &snapshot.settings.base_url,
         Some(me.id),
         &admin,
+        state.mailer.is_some(),
     )
     .await;
     match made {
-        Ok(url) => {
+        Ok(made) if made.emailed => flash_to(&session, "admins-reset-emailed", LIST).await,
+        Ok(made) => {
+            let url = made.url;
             let label = ctx.msg(&Message::new("admins-reset-made").arg("name", admin.name));
             let mut response = Redirect::to(LIST).into_response();
             once.keep(&mut response, Slot::AdminLink, Made { label, url })?;
