@@ -267,11 +267,14 @@ impl Letter<'_> {
                 &format!("mail-admin-{}-intro", self.about.as_str()),
                 &args,
             ),
-            action: tr(
-                lang,
-                &format!("mail-admin-{}-action", self.about.as_str()),
-                &[],
-            ),
+            action: match self.about.link() {
+                Some(_) => tr(
+                    lang,
+                    &format!("mail-admin-{}-action", self.about.as_str()),
+                    &[],
+                ),
+                None => String::new(),
+            },
             expires: tr(
                 lang,
                 "mail-admin-expires",

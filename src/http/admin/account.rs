@@ -130,6 +130,7 @@ pub async fn sessions(
     ctx: PageContext,
     session: Session,
     Extension(signed): Extension<SignedIn>,
+    headers: HeaderMap,
 ) -> Result<Response> {
     let current = match session.id() {
         Some(id) => key_of(&state.site.get().await.keys, &id),
@@ -152,10 +153,12 @@ pub async fn sessions(
             seen: r
                 .seen_at
                 .map_or_else(|| unknown.clone(), crate::time::format_utc),
-            agent: if r.agent.is_empty() {
-                unknown.clone()
-            } else {
-                r.agent
+            // This session's first page after signing in notes its browser as it is saved,
+            // after this read: this request's is the same.
+            agent: match (r.agent.is_empty(), r.id == current) {
+                (false, _) => r.agent,
+                (true, true) => agent_family(&headers),
+                (true, false) => unknown.clone(),
             },
             this: r.id == current,
         })
