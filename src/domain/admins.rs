@@ -5,7 +5,6 @@
 
 use crate::domain::keys::{SiteKeys, random_token};
 use crate::domain::login;
-use crate::domain::mail::admin::{self as mail, About, To};
 use crate::error::Refusable;
 use crate::i18n::{Lang, Message};
 use crate::limits::address::Address;
@@ -48,6 +47,90 @@ impl Link {
     pub fn token_hash(self, keys: &SiteKeys, token: &str) -> String {
         keys.keyed_hash(self.purpose().0, token)
     }
+}
+
+/// The keyed hash purpose a link's token is derived under, from its email row's nonce.
+const TOKEN_PURPOSE: &str = "admin-mail-link";
+
+/// What an administrator's email is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum About {
+    Invite,
+    Reset,
+    /// Their password changed (by them, by a reset link, by an operator).
+    Password,
+    /// Two-step sign-in was turned on for them.
+    TwoStepOn,
+    /// Two-step sign-in was turned off for them.
+    TwoStepOff,
+}
+
+impl About {
+    pub const ALL: [About; 5] = [
+        About::Invite,
+        About::Reset,
+        About::Password,
+        About::TwoStepOn,
+        About::TwoStepOff,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            About::Invite => "invite",
+            About::Reset => "reset",
+            About::Password => "password",
+            About::TwoStepOn => "two-step-on",
+            About::TwoStepOff => "two-step-off",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    pub fn link(self) -> Option<Link> {
+        match self {
+            About::Invite => Some(Link::Invite),
+            About::Reset => Some(Link::Reset),
+            _ => None,
+        }
+    }
+}
+
+/// A one-time link's token, derived from the site keys and a nonce: the nonce waits in the
+/// email's row, the token in no row (a copy of the database without the keys opens nothing).
+pub fn token_of(keys: &SiteKeys, nonce: &str) -> String {
+    keys.keyed_hash(TOKEN_PURPOSE, nonce)
+}
+
+/// Who an email goes to.
+pub struct To<'a> {
+    pub admin_id: Option<i64>,
+    pub email: &'a str,
+    pub name: &'a str,
+    pub lang: Lang,
+}
+
+/// Queues an email; `nonce` and `expires` for a link's.
+async fn queue_mail(
+    db: &Db,
+    about: About,
+    to: &To<'_>,
+    nonce: &str,
+    expires: Option<i64>,
+) -> Result<(), sqlx::Error> {
+    let new = store::admin_mails::New {
+        kind: about.as_str(),
+        admin_id: to.admin_id,
+        email: to.email,
+        name: to.name,
+        lang: to.lang.code(),
+        nonce,
+        expires_at: expires,
+    };
+    store::admin_mails::queue(db, &new, store::now()).await?;
+    tracing::info!(admin = ?to.admin_id, kind = about.as_str(), "an administrator's email was queued");
+    Ok(())
 }
 
 /// Why a change to an administrator was refused, as web and command line both say it.
@@ -162,7 +245,7 @@ pub async fn invite_with(
         return Err(Refusable::Refused(errors));
     }
     let nonce = random_token();
-    let token = crate::domain::mail::admin::token_of(keys, &nonce);
+    let token = token_of(keys, &nonce);
     let hash = Link::Invite.token_hash(keys, &token);
     let expires = store::now() + INVITE_TTL;
     store::admins::put_invite(db, &hash, name, expires).await?;
@@ -176,7 +259,7 @@ pub async fn invite_with(
                 name,
                 lang: invitation.lang,
             };
-            mail::queue(db, About::Invite, &to, &nonce, Some(expires)).await?;
+            queue_mail(db, About::Invite, &to, &nonce, Some(expires)).await?;
             emailed = true;
         }
     }
@@ -214,7 +297,7 @@ pub async fn reset_link_with(
         return Err(Refusable::Refused(Refusal::Disabled(admin.name.clone())));
     }
     let nonce = random_token();
-    let token = crate::domain::mail::admin::token_of(keys, &nonce);
+    let token = token_of(keys, &nonce);
     let hash = Link::Reset.token_hash(keys, &token);
     let expires = store::now() + RESET_TTL;
     store::admins::put_reset(db, &hash, admin.id, expires).await?;
@@ -228,7 +311,7 @@ pub async fn reset_link_with(
             name: &name,
             lang: Lang::from_code(&lang).unwrap_or_default(),
         };
-        mail::queue(db, About::Reset, &to, &nonce, Some(expires)).await?;
+        queue_mail(db, About::Reset, &to, &nonce, Some(expires)).await?;
         emailed = true;
     }
     tracing::info!(admin = admin.id, by = ?by, emailed, "administrator reset link made");
@@ -265,7 +348,7 @@ pub async fn notify_security_change(db: &Db, admin_id: i64, kind: SecurityChange
             name: &name,
             lang: Lang::from_code(&lang).unwrap_or_default(),
         };
-        mail::queue(db, about, &to, "", None).await?;
+        queue_mail(db, about, &to, "", None).await?;
         Ok(true)
     }
     .await;

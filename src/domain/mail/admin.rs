@@ -8,8 +8,8 @@ use askama::Template;
 
 use super::Mailer;
 use super::compose::{mailbox, message, message_id};
-use super::send::{LEASE, LONGEST_SEND, retry_at};
-use crate::domain::keys::SiteKeys;
+use super::{LEASE, LONGEST_SEND, retry_at};
+use crate::domain::admins::{About, opened, token_of};
 use crate::domain::outbox::{Lease, Stop};
 use crate::domain::site::Snapshot;
 use crate::error::Error;
@@ -18,89 +18,6 @@ use crate::store::{self, Db, admin_mails};
 
 /// Rows claimed per run.
 const BATCH: i64 = 20;
-/// The keyed hash purpose a link's token is derived under, from its row's nonce.
-const TOKEN_PURPOSE: &str = "admin-mail-link";
-
-/// What an administrator's email is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum About {
-    Invite,
-    Reset,
-    /// Their password changed (by them, by a reset link, by an operator).
-    Password,
-    /// Two-step sign-in was turned on for them.
-    TwoStepOn,
-    /// Two-step sign-in was turned off for them.
-    TwoStepOff,
-}
-
-impl About {
-    pub const ALL: [About; 5] = [
-        About::Invite,
-        About::Reset,
-        About::Password,
-        About::TwoStepOn,
-        About::TwoStepOff,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            About::Invite => "invite",
-            About::Reset => "reset",
-            About::Password => "password",
-            About::TwoStepOn => "two-step-on",
-            About::TwoStepOff => "two-step-off",
-        }
-    }
-
-    fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.as_str() == s)
-    }
-
-    fn link(self) -> Option<crate::domain::admins::Link> {
-        match self {
-            About::Invite => Some(crate::domain::admins::Link::Invite),
-            About::Reset => Some(crate::domain::admins::Link::Reset),
-            _ => None,
-        }
-    }
-}
-
-/// A one-time link's token, derived from the site keys and a nonce: the nonce waits in the
-/// email's row, the token in no row (a copy of the database without the keys opens nothing).
-pub fn token_of(keys: &SiteKeys, nonce: &str) -> String {
-    keys.keyed_hash(TOKEN_PURPOSE, nonce)
-}
-
-/// Who an email goes to.
-pub struct To<'a> {
-    pub admin_id: Option<i64>,
-    pub email: &'a str,
-    pub name: &'a str,
-    pub lang: Lang,
-}
-
-/// Queues an email; `nonce` and `expires` for a link's.
-pub async fn queue(
-    db: &Db,
-    about: About,
-    to: &To<'_>,
-    nonce: &str,
-    expires: Option<i64>,
-) -> Result<(), sqlx::Error> {
-    let new = admin_mails::New {
-        kind: about.as_str(),
-        admin_id: to.admin_id,
-        email: to.email,
-        name: to.name,
-        lang: to.lang.code(),
-        nonce,
-        expires_at: expires,
-    };
-    admin_mails::queue(db, &new, store::now()).await?;
-    tracing::info!(admin = ?to.admin_id, kind = about.as_str(), "an administrator's email was queued");
-    Ok(())
-}
 
 /// What one run did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -144,9 +61,7 @@ pub async fn run_until(
             Some(link) => {
                 let token = token_of(&site.keys, &m.nonce);
                 // A link spent, replaced or expired while it waited is not sent.
-                let live = crate::domain::admins::opened(db, &site.keys, link, &token)
-                    .await?
-                    .is_some();
+                let live = opened(db, &site.keys, link, &token).await?.is_some();
                 if !live {
                     admin_mails::finish(db, m.id, "skipped", now, None, false).await?;
                     run.skipped += 1;
