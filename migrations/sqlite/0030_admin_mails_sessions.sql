@@ -29,14 +29,17 @@ ALTER TABLE setup_tokens ADD COLUMN email TEXT;
 -- The language an administrator reads their emails in (the page's when they set their address).
 ALTER TABLE admins ADD COLUMN lang TEXT NOT NULL DEFAULT 'en';
 
--- A session names its administrator, when it was signed in, when it was last saved and the
+-- A session names its administrator and the epoch it was signed in under, when it was signed in, when it was last saved and the
 -- browser's family, so one's sessions can be listed and ended. Filled from the session's data
 -- on each save; the sessions signed in before this upgrade keep working and are given their
 -- administrator here (when and with what browser they were signed in is not known).
 ALTER TABLE sessions ADD COLUMN admin_id INTEGER;
+ALTER TABLE sessions ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE sessions ADD COLUMN created_at INTEGER;
 ALTER TABLE sessions ADD COLUMN seen_at INTEGER;
 ALTER TABLE sessions ADD COLUMN agent TEXT NOT NULL DEFAULT '';
 UPDATE sessions SET admin_id = CAST(json_extract(data, '$.admin_id') AS INTEGER)
     WHERE json_valid(data) AND json_type(data, '$.admin_id') = 'integer';
+UPDATE sessions SET epoch = CAST(json_extract(data, '$.admin_epoch') AS INTEGER)
+    WHERE json_valid(data) AND json_type(data, '$.admin_epoch') = 'integer';
 CREATE INDEX sessions_admin ON sessions (admin_id, expiry);

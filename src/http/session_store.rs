@@ -55,6 +55,11 @@ fn meta(record: &Record) -> store::sessions::Meta {
             .data
             .get(crate::http::context::ADMIN_KEY)
             .and_then(serde_json::Value::as_i64),
+        epoch: record
+            .data
+            .get(crate::http::context::EPOCH_KEY)
+            .and_then(serde_json::Value::as_i64)
+            .unwrap_or(0),
         agent: record
             .data
             .get(AGENT_KEY)

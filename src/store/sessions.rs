@@ -17,6 +17,8 @@ pub async fn load(db: &Db, id: &str, now: i64) -> Result<Option<(String, i64)>, 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Meta {
     pub admin_id: Option<i64>,
+    /// The administrator's epoch the session was signed in under (0 when none).
+    pub epoch: i64,
     pub agent: String,
 }
 
@@ -40,10 +42,11 @@ pub async fn save_with(
     now: i64,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "INSERT INTO sessions (id, data, expiry, admin_id, agent, created_at, seen_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $6) \
+        "INSERT INTO sessions (id, data, expiry, admin_id, agent, created_at, seen_at, epoch) \
+         VALUES ($1, $2, $3, $4, $5, $6, $6, $7) \
          ON CONFLICT (id) DO UPDATE SET data = excluded.data, expiry = excluded.expiry, \
-         admin_id = excluded.admin_id, agent = excluded.agent, seen_at = excluded.seen_at",
+         admin_id = excluded.admin_id, agent = excluded.agent, seen_at = excluded.seen_at, \
+         epoch = excluded.epoch",
     )
     .bind(id)
     .bind(data)
@@ -51,6 +54,7 @@ pub async fn save_with(
     .bind(meta.admin_id)
     .bind(&meta.agent)
     .bind(now)
+    .bind(meta.epoch)
     .execute(&db.pool)
     .await
     .map(|_| ())
@@ -66,8 +70,8 @@ pub async fn create_with(
     now: i64,
 ) -> Result<bool, sqlx::Error> {
     sqlx::query(
-        "INSERT INTO sessions (id, data, expiry, admin_id, agent, created_at, seen_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (id) DO NOTHING",
+        "INSERT INTO sessions (id, data, expiry, admin_id, agent, created_at, seen_at, epoch) \
+         VALUES ($1, $2, $3, $4, $5, $6, $6, $7) ON CONFLICT (id) DO NOTHING",
     )
     .bind(id)
     .bind(data)
@@ -75,6 +79,7 @@ pub async fn create_with(
     .bind(meta.admin_id)
     .bind(&meta.agent)
     .bind(now)
+    .bind(meta.epoch)
     .execute(&db.pool)
     .await
     .map(|r| r.rows_affected() == 1)
@@ -110,11 +115,14 @@ impl std::fmt::Debug for Listed {
     }
 }
 
-/// An administrator's live sessions, the last seen first, at most `LISTED` (`sessions_admin`).
+/// An administrator's live sessions, the last seen first, at most `LISTED` (`sessions_admin`):
+/// unexpired, and signed in under the administrator's current epoch (a session from before a
+/// password change, a reset or a sign-out everywhere no longer works, so it is not listed).
 pub async fn of_admin(db: &Db, admin_id: i64, now: i64) -> Result<Vec<Listed>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT id, created_at, seen_at, agent FROM sessions \
-         WHERE admin_id = $1 AND expiry > $2 ORDER BY seen_at DESC, id LIMIT $3",
+        "SELECT s.id, s.created_at, s.seen_at, s.agent FROM sessions s \
+         JOIN admins a ON a.id = s.admin_id AND a.auth_epoch = s.epoch \
+         WHERE s.admin_id = $1 AND s.expiry > $2 ORDER BY s.seen_at DESC, s.id LIMIT $3",
     )
     .bind(admin_id)
     .bind(now)

@@ -615,8 +615,18 @@ async fn sessions_from_before_the_upgrade_keep_working_and_are_ended_everywhere(
     let database = helpers::fresh_database().await;
     let pool = helpers::schema_before(&database.url, 30).await;
     sqlx::query(
+        "INSERT INTO admins (id, name, password_hash, created_at, auth_epoch) \
+         VALUES (7, 'old', 'x', 1700000000, 2)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    // A live session, one from before a password change (another epoch), one unreadable.
+    sqlx::query(
         "INSERT INTO sessions (id, data, expiry) VALUES \
-         ('old', '{\"admin_id\":7,\"admin_epoch\":0}', 4000000000), ('odd', 'not json', 4000000000)",
+         ('old', '{\"admin_id\":7,\"admin_epoch\":2}', 4000000000), \
+         ('stale', '{\"admin_id\":7,\"admin_epoch\":1}', 4000000000), \
+         ('odd', 'not json', 4000000000)",
     )
     .execute(&pool)
     .await
