@@ -104,13 +104,6 @@ pub async fn finish(
     .map(|_| ())
 }
 
-/// The rows waiting (for the tests and the status of one administrator's emails).
-pub async fn pending_count(db: &Db) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM admin_mails WHERE state = 'pending'")
-        .fetch_one(db.reader())
-        .await
-}
-
 /// Records the address an invitation was made for on its waiting row.
 pub async fn set_invite_email(db: &Db, token_hash: &str, email: &str) -> Result<(), sqlx::Error> {
     sqlx::query("UPDATE setup_tokens SET email = $1 WHERE token_hash = $2")
