@@ -129,3 +129,19 @@ mail-kind-code = Code
 instance-started-unverifiable = The instance was started. A step asks its participant for a code emailed to their address, and someone it asks has none: they cannot answer it until an administrator hands the step to a contact with an address.
 cli-code-unverifiable = Warning: { $participant } must type a code emailed to their address before step { $step }, and has no address in this instance: they cannot answer it.
 mail-outcome-receipts = Your receipts are attached (receipt-….jws): each is signed by this site and says what you answered and when. Anyone can check one with a JOSE library against this site's public keys at /.well-known/jwks.json. They hold no link.
+
+## Administrators' own emails
+mail-admin-footer = You receive this email because you are an administrator of { $site }, or were invited to be one.
+mail-admin-expires = This link works once, until { $expires }.
+mail-admin-invite-subject = You are invited to administer { $site }
+mail-admin-invite-intro = You were invited to administer { $site } as { $name }. Choose your password to begin.
+mail-admin-invite-action = Choose my password
+mail-admin-reset-subject = A new password for { $site }
+mail-admin-reset-intro = A link to choose a new password for { $name } on { $site } was made for you. If you did not ask for it, tell another administrator; your password stays as it is.
+mail-admin-reset-action = Choose a new password
+mail-admin-password-subject = Your password on { $site } was changed
+mail-admin-password-intro = The password of { $name } on { $site } was just changed, and every other session was signed out. If it was not you, ask another administrator to disable your account and reset its password now.
+mail-admin-two-step-on-subject = Two-step sign-in is on for { $site }
+mail-admin-two-step-on-intro = Two-step sign-in was just turned on for { $name } on { $site }: signing in now asks for a code after the password. If it was not you, tell another administrator now.
+mail-admin-two-step-off-subject = Two-step sign-in is off for { $site }
+mail-admin-two-step-off-intro = Two-step sign-in was just turned off for { $name } on { $site }: the password alone signs in again. If it was not you, tell another administrator now.

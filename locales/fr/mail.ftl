@@ -132,3 +132,19 @@ mail-kind-code = Code
 instance-started-unverifiable = L'instance a été démarrée. Une étape demande à son participant un code envoyé à son adresse, et une personne qu'elle interroge n'en a pas : elle ne pourra pas y répondre tant qu'un administrateur n'aura pas confié l'étape à un contact avec une adresse.
 cli-code-unverifiable = Attention : { $participant } doit saisir un code envoyé à son adresse avant l'étape { $step }, et n'a pas d'adresse dans cette instance : il ne pourra pas y répondre.
 mail-outcome-receipts = Vos reçus sont joints (receipt-….jws) : chacun est signé par ce site et dit ce que vous avez répondu et quand. Tout le monde peut en vérifier un avec une bibliothèque JOSE et les clés publiques de ce site, à l’adresse /.well-known/jwks.json. Ils ne contiennent aucun lien.
+
+## Courriels des administrateurs
+mail-admin-footer = Vous recevez ce courriel parce que vous administrez { $site }, ou y avez été invité.
+mail-admin-expires = Ce lien fonctionne une fois, jusqu'au { $expires }.
+mail-admin-invite-subject = Vous êtes invité à administrer { $site }
+mail-admin-invite-intro = Vous avez été invité à administrer { $site } sous le nom { $name }. Choisissez votre mot de passe pour commencer.
+mail-admin-invite-action = Choisir mon mot de passe
+mail-admin-reset-subject = Un nouveau mot de passe pour { $site }
+mail-admin-reset-intro = Un lien pour choisir un nouveau mot de passe pour { $name } sur { $site } a été créé pour vous. Si vous ne l'avez pas demandé, prévenez un autre administrateur. Votre mot de passe reste tel quel.
+mail-admin-reset-action = Choisir un nouveau mot de passe
+mail-admin-password-subject = Votre mot de passe sur { $site } a été changé
+mail-admin-password-intro = Le mot de passe de { $name } sur { $site } vient d'être changé, et toutes les autres sessions ont été déconnectées. Si ce n'était pas vous, demandez tout de suite à un autre administrateur de désactiver votre compte et de réinitialiser son mot de passe.
+mail-admin-two-step-on-subject = La connexion en deux étapes est activée sur { $site }
+mail-admin-two-step-on-intro = La connexion en deux étapes vient d'être activée pour { $name } sur { $site }. Se connecter demande désormais un code après le mot de passe. Si ce n'était pas vous, prévenez tout de suite un autre administrateur.
+mail-admin-two-step-off-subject = La connexion en deux étapes est désactivée sur { $site }
+mail-admin-two-step-off-intro = La connexion en deux étapes vient d'être désactivée pour { $name } sur { $site }. Le mot de passe seul suffit de nouveau pour se connecter. Si ce n'était pas vous, prévenez tout de suite un autre administrateur.

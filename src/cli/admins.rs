@@ -1,6 +1,6 @@
 //! The `admin` commands: administrators made, listed, changed, unlocked from the shell.
 
-use super::Out;
+use super::{Out, USAGE};
 use crate::domain::roles::Role;
 use crate::domain::settings::Settings;
 use crate::i18n::Message;
@@ -37,17 +37,29 @@ fn role_given(out: &Out, given: &str) -> Result<Role, i32> {
     })
 }
 
-/// `orchestra admin create NAME [--role ROLE]`: an owner unless `--role` says otherwise.
+/// `orchestra admin create NAME [--role ROLE] [--email EMAIL]`: an owner unless `--role` says
+/// otherwise.
 pub(super) async fn admin_create(
     out: &Out,
     db: &Db,
     name: &str,
     role: Option<&str>,
+    email: Option<&str>,
 ) -> Result<i32, sqlx::Error> {
     let role = match role.map(|r| role_given(out, r)).transpose() {
         Ok(r) => r.unwrap_or(Role::Owner),
         Err(code) => return Ok(code),
     };
+    // The address is checked before a password is asked for.
+    let email = match email.map(crate::domain::admins::email_of).transpose() {
+        Ok(e) => e.flatten(),
+        Err(m) => return Ok(out.err(m)),
+    };
+    if let Some(e) = &email
+        && store::admin_mails::email_taken(db, e, None, store::now()).await?
+    {
+        return Ok(out.err(Message::new("admin-email-taken")));
+    }
     let password = match new_password(out) {
         Ok(p) => p,
         Err(code) => return Ok(code),
@@ -62,6 +74,11 @@ pub(super) async fn admin_create(
     };
     match store::admins::create_as(db, name, &hash, role.as_str()).await? {
         Some(id) => {
+            if let Some(e) = &email
+                && !store::admin_mails::set_email(db, id, Some(e), Some(out.lang.code())).await?
+            {
+                return Ok(out.err(Message::new("admin-email-taken")));
+            }
             eprintln!(
                 "{}",
                 Message::new("cli-admin-created")
@@ -164,16 +181,30 @@ pub(super) async fn admin_password(out: &Out, db: &Db, name: &str) -> Result<i32
 
 /// `orchestra admin reset NAME`: prints a one-time link to a new password, alone on standard
 /// output (never logged).
-pub(super) async fn admin_reset(out: &Out, db: &Db, name: &str) -> Result<i32, sqlx::Error> {
+pub(super) async fn admin_reset(
+    out: &Out,
+    db: &Db,
+    name: &str,
+    emailing: bool,
+) -> Result<i32, sqlx::Error> {
     let admin = match admin_named(out, db, name).await? {
         Ok(a) => a,
         Err(code) => return Ok(code),
     };
     let settings = Settings::load(db).await?;
     let keys = store::keys::load_or_create(db).await?;
-    match crate::domain::admins::reset_link(db, &keys, &settings.base_url, None, &admin).await {
-        Ok(url) => {
-            println!("{url}");
+    let made = crate::domain::admins::reset_link_with(
+        db,
+        &keys,
+        &settings.base_url,
+        None,
+        &admin,
+        emailing,
+    )
+    .await;
+    match made {
+        Ok(made) => {
+            println!("{}", made.url);
             Ok(0)
         }
         Err(e) => Ok(match e.refusal() {
@@ -280,4 +311,56 @@ pub(super) async fn admin_unlock(out: &Out, db: &Db, name: &str) -> Result<i32, 
             .render(out.lang)
     );
     Ok(0)
+}
+
+/// `orchestra admin invite NAME --email EMAIL`: an invitation, emailed to the address when an
+/// email server is set (`ORCHESTRA_SMTP_URL`; sent by `serve` or `cron`), and its one-time link
+/// printed alone on standard output (never logged) for the operator to pass on otherwise.
+pub(super) async fn admin_invite(
+    out: &Out,
+    db: &Db,
+    name: &str,
+    email: &str,
+    role: Option<&str>,
+    emailing: bool,
+) -> Result<i32, sqlx::Error> {
+    let role = match role.map(|r| role_given(out, r)).transpose() {
+        Ok(r) => r.unwrap_or(Role::Owner),
+        Err(code) => return Ok(code),
+    };
+    let settings = Settings::load(db).await?;
+    let keys = store::keys::load_or_create(db).await?;
+    let invitation = crate::domain::admins::Invitation {
+        name,
+        email,
+        lang: out.lang,
+        emailing,
+        role,
+    };
+    if email.trim().is_empty() {
+        return Ok(out.err(Message::new("admin-email-invalid")));
+    }
+    let made =
+        crate::domain::admins::invite_with(db, &keys, &settings.base_url, None, &invitation).await;
+    match made {
+        Ok(made) => {
+            if made.emailed {
+                eprintln!(
+                    "{}",
+                    Message::new("cli-admin-invite-emailed")
+                        .arg("name", name.to_owned())
+                        .render(out.lang)
+                );
+            }
+            println!("{}", made.url);
+            Ok(0)
+        }
+        Err(e) => Ok(match e.refusal() {
+            Ok(errors) => match errors.into_iter().next() {
+                Some((_, m)) => out.err(m),
+                None => USAGE,
+            },
+            Err(failure) => out.fail(failure),
+        }),
+    }
 }

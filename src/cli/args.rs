@@ -40,6 +40,7 @@ pub enum Parsed {
     AdminCreate {
         name: String,
         role: Option<String>,
+        email: Option<String>,
     },
     AdminList,
     AdminPassword(String),
@@ -54,6 +55,12 @@ pub enum Parsed {
     AdminRole {
         name: String,
         role: String,
+    },
+    /// `admin invite NAME --email EMAIL [--role ROLE]`.
+    AdminInvite {
+        name: String,
+        email: String,
+        role: Option<String>,
     },
     WorkflowList,
     /// `workflow create NAME --label LABEL [--label-in LANG=LABEL]… [--file FILE]` (`create`),
@@ -276,6 +283,13 @@ pub fn grammar(lang: Lang) -> Command {
                 .subcommand(
                     command(lang, "create", "cli-about-admin-create")
                         .arg(positional(lang, "NAME", "cli-arg-admin-name"))
+                        .arg(option(lang, "role", "ROLE", "cli-arg-admin-create-role"))
+                        .arg(option(lang, "email", "EMAIL", "cli-arg-admin-email")),
+                )
+                .subcommand(
+                    command(lang, "invite", "cli-about-admin-invite")
+                        .arg(positional(lang, "NAME", "cli-arg-admin-name"))
+                        .arg(option(lang, "email", "EMAIL", "cli-arg-admin-email").required(true))
                         .arg(option(lang, "role", "ROLE", "cli-arg-admin-create-role")),
                 )
                 .subcommands(
@@ -594,6 +608,12 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
         ("init", _) => Parsed::Init,
         ("admin", Some(("create", m))) => Parsed::AdminCreate {
             name: required(m, "NAME"),
+            role: value(m, "role"),
+            email: value(m, "email"),
+        },
+        ("admin", Some(("invite", m))) => Parsed::AdminInvite {
+            name: required(m, "NAME"),
+            email: required(m, "email"),
             role: value(m, "role"),
         },
         ("admin", Some(("list", _))) => Parsed::AdminList,

@@ -89,12 +89,18 @@ pub async fn run(args: Vec<String>) -> i32 {
         Err(e) => return out.err(e.message()),
     };
     let result = match command {
-        Parsed::AdminCreate { name, role } => {
-            admins::admin_create(&out, &db, &name, role.as_deref()).await
+        Parsed::AdminCreate { name, role, email } => {
+            admins::admin_create(&out, &db, &name, role.as_deref(), email.as_deref()).await
+        }
+        Parsed::AdminInvite { name, email, role } => {
+            let mailing = config.mailer.is_some();
+            admins::admin_invite(&out, &db, &name, &email, role.as_deref(), mailing).await
         }
         Parsed::AdminList => admins::admin_list(&out, &db, config.flood_cells).await,
         Parsed::AdminPassword(name) => admins::admin_password(&out, &db, &name).await,
-        Parsed::AdminReset(name) => admins::admin_reset(&out, &db, &name).await,
+        Parsed::AdminReset(name) => {
+            admins::admin_reset(&out, &db, &name, config.mailer.is_some()).await
+        }
         Parsed::AdminDisable(name) => admins::admin_change(&out, &db, &name, Change::Disable).await,
         Parsed::AdminEnable(name) => admins::admin_change(&out, &db, &name, Change::Enable).await,
         Parsed::AdminRemove { name, yes } => {

@@ -7,7 +7,7 @@ use crate::domain::keys::{SiteKeys, random_token};
 use crate::domain::login;
 use crate::domain::roles::Role;
 use crate::error::Refusable;
-use crate::i18n::Message;
+use crate::i18n::{Lang, Message};
 use crate::limits::address::Address;
 use crate::store::{self, Db};
 
@@ -50,6 +50,90 @@ impl Link {
     }
 }
 
+/// The keyed hash purpose a link's token is derived under, from its email row's nonce.
+const TOKEN_PURPOSE: &str = "admin-mail-link";
+
+/// What an administrator's email is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum About {
+    Invite,
+    Reset,
+    /// Their password changed (by them, by a reset link, by an operator).
+    Password,
+    /// Two-step sign-in was turned on for them.
+    TwoStepOn,
+    /// Two-step sign-in was turned off for them.
+    TwoStepOff,
+}
+
+impl About {
+    pub const ALL: [About; 5] = [
+        About::Invite,
+        About::Reset,
+        About::Password,
+        About::TwoStepOn,
+        About::TwoStepOff,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            About::Invite => "invite",
+            About::Reset => "reset",
+            About::Password => "password",
+            About::TwoStepOn => "two-step-on",
+            About::TwoStepOff => "two-step-off",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    pub fn link(self) -> Option<Link> {
+        match self {
+            About::Invite => Some(Link::Invite),
+            About::Reset => Some(Link::Reset),
+            _ => None,
+        }
+    }
+}
+
+/// A one-time link's token, derived from the site keys and a nonce: the nonce waits in the
+/// email's row, the token in no row (a copy of the database without the keys opens nothing).
+pub fn token_of(keys: &SiteKeys, nonce: &str) -> String {
+    keys.keyed_hash(TOKEN_PURPOSE, nonce)
+}
+
+/// Who an email goes to.
+pub struct To<'a> {
+    pub admin_id: Option<i64>,
+    pub email: &'a str,
+    pub name: &'a str,
+    pub lang: Lang,
+}
+
+/// Queues an email; `nonce` and `expires` for a link's.
+async fn queue_mail(
+    db: &Db,
+    about: About,
+    to: &To<'_>,
+    nonce: &str,
+    expires: Option<i64>,
+) -> Result<(), sqlx::Error> {
+    let new = store::admin_mails::New {
+        kind: about.as_str(),
+        admin_id: to.admin_id,
+        email: to.email,
+        name: to.name,
+        lang: to.lang.code(),
+        nonce,
+        expires_at: expires,
+    };
+    store::admin_mails::queue(db, &new, store::now()).await?;
+    tracing::info!(admin = ?to.admin_id, kind = about.as_str(), "an administrator's email was queued");
+    Ok(())
+}
+
 /// Why a change to an administrator was refused, as web and command line both say it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Refusal {
@@ -83,8 +167,8 @@ pub async fn invite(
     invite_as(db, keys, base_url, by, name, Role::Owner).await
 }
 
-/// Makes an invitation for a new administrator named `name`, who will have `role`; its URL,
-/// shown once, or the field errors of the name.
+/// Makes an invitation for a new administrator named `name`, who will have `role`, with no
+/// address; its URL, shown once, or the field errors of the name.
 pub async fn invite_as(
     db: &Db,
     keys: &SiteKeys,
@@ -93,20 +177,118 @@ pub async fn invite_as(
     name: &str,
     role: Role,
 ) -> Result<String, Refusable<Vec<(String, Message)>>> {
+    let invitation = Invitation {
+        name,
+        email: "",
+        lang: Lang::En,
+        emailing: false,
+        role,
+    };
+    invite_with(db, keys, base_url, by, &invitation)
+        .await
+        .map(|made| made.url)
+}
+
+/// An invitation as a form or a command gives it.
+#[derive(Clone, Copy)]
+pub struct Invitation<'a> {
+    pub name: &'a str,
+    /// As typed; blank for none.
+    pub email: &'a str,
+    /// The language the email is written in (the inviter's).
+    pub lang: Lang,
+    /// An SMTP server is set: the link is emailed to the address.
+    pub emailing: bool,
+    /// The role the new administrator will have.
+    pub role: Role,
+}
+
+/// A link made: its URL (shown once), and whether it was queued to be emailed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Made {
+    pub url: String,
+    pub emailed: bool,
+}
+
+/// By hand: the URL is a one-time link and stays out of any log line.
+impl std::fmt::Debug for Made {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Made")
+            .field("emailed", &self.emailed)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An address as typed: `None` when blank, else lowercased and checked (`mail::valid_email`).
+pub fn email_of(typed: &str) -> Result<Option<String>, Message> {
+    let email = typed.trim().to_lowercase();
+    if email.is_empty() {
+        return Ok(None);
+    }
+    if crate::domain::mail::valid_email(&email) {
+        Ok(Some(email))
+    } else {
+        Err(Message::new("admin-email-invalid"))
+    }
+}
+
+/// Makes an invitation: checks the name and the address (free: no administrator and no live
+/// invitation holds it), stores the link's keyed hash, and queues its email when there is an
+/// address and an SMTP server. The field errors, each by its field, when refused.
+pub async fn invite_with(
+    db: &Db,
+    keys: &SiteKeys,
+    base_url: &str,
+    by: Option<i64>,
+    invitation: &Invitation<'_>,
+) -> Result<Made, Refusable<Vec<(String, Message)>>> {
+    let name = invitation.name;
+    let mut errors = Vec::new();
     if !login::name_is_valid(name) {
-        let invalid = Message::new("admin-name-invalid");
-        return Err(Refusable::Refused(vec![("name".into(), invalid)]));
-    }
-    if store::admins::by_name(db, name).await?.is_some() {
+        errors.push(("name".into(), Message::new("admin-name-invalid")));
+    } else if store::admins::by_name(db, name).await?.is_some() {
         let taken = Message::new("cli-admin-exists").arg("name", name.to_owned());
-        return Err(Refusable::Refused(vec![("name".into(), taken)]));
+        errors.push(("name".into(), taken));
     }
-    let token = random_token();
+    let email = match email_of(invitation.email) {
+        Ok(Some(e)) if store::admin_mails::email_taken(db, &e, None, store::now()).await? => {
+            errors.push(("email".into(), Message::new("admin-email-taken")));
+            None
+        }
+        Ok(e) => e,
+        Err(m) => {
+            errors.push(("email".into(), m));
+            None
+        }
+    };
+    if !errors.is_empty() {
+        return Err(Refusable::Refused(errors));
+    }
+    let nonce = random_token();
+    let token = token_of(keys, &nonce);
     let hash = Link::Invite.token_hash(keys, &token);
     let expires = store::now() + INVITE_TTL;
+    let role = invitation.role;
     store::admins::put_invite_as(db, &hash, name, role.as_str(), expires).await?;
-    tracing::info!(by = ?by, role = role.as_str(), "administrator invitation made");
-    Ok(format!("{base_url}{}{token}", Link::Invite.path()))
+    let mut emailed = false;
+    if let Some(email) = &email {
+        store::admin_mails::set_invite_email(db, &hash, email).await?;
+        if invitation.emailing {
+            let to = To {
+                admin_id: None,
+                email,
+                name,
+                lang: invitation.lang,
+            };
+            queue_mail(db, About::Invite, &to, &nonce, Some(expires)).await?;
+            emailed = true;
+        }
+    }
+    tracing::info!(by = ?by, emailed, role = role.as_str(), "administrator invitation made");
+    Ok(Made {
+        url: format!("{base_url}{}{token}", Link::Invite.path()),
+        emailed,
+    })
 }
 
 /// Makes a reset link for an administrator; its URL, shown once.
@@ -117,14 +299,84 @@ pub async fn reset_link(
     by: Option<i64>,
     admin: &store::admins::Admin,
 ) -> Result<String, Refusable<Refusal>> {
+    reset_link_with(db, keys, base_url, by, admin, false)
+        .await
+        .map(|made| made.url)
+}
+
+/// Makes a reset link for an administrator, queued to their address in their language when
+/// they have one and `emailing` (an SMTP server is set).
+pub async fn reset_link_with(
+    db: &Db,
+    keys: &SiteKeys,
+    base_url: &str,
+    by: Option<i64>,
+    admin: &store::admins::Admin,
+    emailing: bool,
+) -> Result<Made, Refusable<Refusal>> {
     if admin.disabled_at.is_some() {
         return Err(Refusable::Refused(Refusal::Disabled(admin.name.clone())));
     }
-    let token = random_token();
+    let nonce = random_token();
+    let token = token_of(keys, &nonce);
     let hash = Link::Reset.token_hash(keys, &token);
-    store::admins::put_reset(db, &hash, admin.id, store::now() + RESET_TTL).await?;
-    tracing::info!(admin = admin.id, by = ?by, "administrator reset link made");
-    Ok(format!("{base_url}{}{token}", Link::Reset.path()))
+    let expires = store::now() + RESET_TTL;
+    store::admins::put_reset(db, &hash, admin.id, expires).await?;
+    let mut emailed = false;
+    if emailing
+        && let Some((name, email, lang)) = store::admin_mails::contact_of(db, admin.id).await?
+    {
+        let to = To {
+            admin_id: Some(admin.id),
+            email: &email,
+            name: &name,
+            lang: Lang::from_code(&lang).unwrap_or_default(),
+        };
+        queue_mail(db, About::Reset, &to, &nonce, Some(expires)).await?;
+        emailed = true;
+    }
+    tracing::info!(admin = admin.id, by = ?by, emailed, "administrator reset link made");
+    Ok(Made {
+        url: format!("{base_url}{}{token}", Link::Reset.path()),
+        emailed,
+    })
+}
+
+/// What changed in an administrator's security, as they are told by email.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SecurityChange {
+    Password,
+    TwoStepOn,
+    TwoStepOff,
+}
+
+/// Tells an administrator by email that their password or their second factor changed, when
+/// they have an address: queued, and sent by the email sender once an SMTP server is set. A
+/// failure to queue is logged and does not undo the change. `true` when it was queued.
+pub async fn notify_security_change(db: &Db, admin_id: i64, kind: SecurityChange) -> bool {
+    let about = match kind {
+        SecurityChange::Password => About::Password,
+        SecurityChange::TwoStepOn => About::TwoStepOn,
+        SecurityChange::TwoStepOff => About::TwoStepOff,
+    };
+    let queued = async {
+        let Some((name, email, lang)) = store::admin_mails::contact_of(db, admin_id).await? else {
+            return Ok::<bool, sqlx::Error>(false);
+        };
+        let to = To {
+            admin_id: Some(admin_id),
+            email: &email,
+            name: &name,
+            lang: Lang::from_code(&lang).unwrap_or_default(),
+        };
+        queue_mail(db, about, &to, "", None).await?;
+        Ok(true)
+    }
+    .await;
+    queued.unwrap_or_else(|e| {
+        tracing::error!(admin = admin_id, error = %e, "an administrator's security notice was not queued");
+        false
+    })
 }
 
 /// What a one-time link opens while it is valid: the invitee's name, or the name of the
@@ -165,8 +417,12 @@ pub async fn spend(
     let now = store::now();
     Ok(match link {
         Link::Invite => {
+            let email = store::admin_mails::invite_email(db, &hash).await?;
             let made = store::admins::accept_invite(db, &hash, password_hash, now).await?;
             if let Some((id, _)) = &made {
+                if let Some(email) = email {
+                    store::admin_mails::set_email(db, *id, Some(&email), None).await?;
+                }
                 tracing::info!(admin = id, "invited administrator chose a password");
             }
             made.map(|(id, _)| id)
@@ -178,6 +434,7 @@ pub async fn spend(
                     admin = id,
                     "administrator password reset by link; its sessions are signed out"
                 );
+                notify_security_change(db, id, SecurityChange::Password).await;
             }
             reset
         }
@@ -197,6 +454,7 @@ pub async fn set_password(
             admin = id,
             "administrator password changed; its other sessions are signed out"
         );
+        notify_security_change(db, id, SecurityChange::Password).await;
     }
     Ok(epoch)
 }

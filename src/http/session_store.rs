@@ -36,11 +36,36 @@ impl DbSessionStore {
     }
 
     async fn key(&self, id: &Id) -> String {
-        self.site
-            .get()
-            .await
-            .keys
-            .keyed_hash(PURPOSE, &id.to_string())
+        key_of(&self.site.get().await.keys, id)
+    }
+}
+
+/// The keyed hash a session's row is named by.
+pub fn key_of(keys: &crate::domain::keys::SiteKeys, id: &Id) -> String {
+    keys.keyed_hash(PURPOSE, &id.to_string())
+}
+
+/// Where the browser's family waits in a session's data, for its row's `agent`.
+pub const AGENT_KEY: &str = "agent";
+
+/// The row's columns beside its data: whose session it is and the browser's family.
+fn meta(record: &Record) -> store::sessions::Meta {
+    store::sessions::Meta {
+        admin_id: record
+            .data
+            .get(crate::http::context::ADMIN_KEY)
+            .and_then(serde_json::Value::as_i64),
+        epoch: record
+            .data
+            .get(crate::http::context::EPOCH_KEY)
+            .and_then(serde_json::Value::as_i64)
+            .unwrap_or(0),
+        agent: record
+            .data
+            .get(AGENT_KEY)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
     }
 }
 
@@ -59,7 +84,9 @@ impl SessionStore for DbSessionStore {
         let data = encode(record)?;
         loop {
             let key = self.key(&record.id).await;
-            if store::sessions::create(&self.db, &key, &data, record.expiry_date.unix_timestamp())
+            let expiry = record.expiry_date.unix_timestamp();
+            let (meta, now) = (meta(record), store::now());
+            if store::sessions::create_with(&self.db, &key, &data, expiry, &meta, now)
                 .await
                 .map_err(backend)?
             {
@@ -70,11 +97,13 @@ impl SessionStore for DbSessionStore {
     }
 
     async fn save(&self, record: &Record) -> session_store::Result<()> {
-        store::sessions::save(
+        store::sessions::save_with(
             &self.db,
             &self.key(&record.id).await,
             &encode(record)?,
             record.expiry_date.unix_timestamp(),
+            &meta(record),
+            store::now(),
         )
         .await
         .map_err(backend)

@@ -9,6 +9,7 @@ use std::time::Duration;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, Executor};
 
+pub mod admin_mails;
 pub mod admins;
 pub mod api;
 pub mod email_codes;

@@ -11,6 +11,7 @@ use super::Db;
 pub enum Table {
     Mails,
     WebhookDeliveries,
+    AdminMails,
 }
 
 impl Table {
@@ -18,6 +19,7 @@ impl Table {
         match self {
             Table::Mails => "mails",
             Table::WebhookDeliveries => "webhook_deliveries",
+            Table::AdminMails => "admin_mails",
         }
     }
 }

@@ -610,6 +610,8 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
         ("cancel", format!("/admin/instances/{running}/cancel")),
         ("admins", "/admin/admins".to_owned()),
         ("password", "/admin/admins/password".to_owned()),
+        ("account", "/admin/account".to_owned()),
+        ("sessions", "/admin/account/sessions".to_owned()),
     ];
     for lang in ["en", "fr"] {
         b.resize(1280, 900).await;

@@ -470,3 +470,49 @@ fn the_layout_reader_finds_imports_and_skips_comments() {
     );
     assert_eq!(found, BTreeSet::from(["domain::mail::send".to_owned()]));
 }
+
+/// Every text file of the tree, under the folders the app is built and documented from.
+fn text_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            text_files(&path, out);
+        } else if path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+            ["rs", "html", "ftl", "md", "sql", "css", "js", "mjs", "toml"].contains(&e)
+        }) {
+            out.push(path);
+        }
+    }
+}
+
+/// A merge left half-done compiles when its markers sit in a template or a locale (they are
+/// text there): no line of the tree starts with one.
+#[test]
+fn no_merge_markers_are_left_in_the_tree() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in [
+        "src",
+        "templates",
+        "locales",
+        "docs",
+        "migrations",
+        "tests",
+        "static",
+    ] {
+        text_files(&root.join(dir), &mut files);
+    }
+    let markers = ["<<<<<<< ", ">>>>>>> ", "|||||||"];
+    let left: Vec<String> = files
+        .iter()
+        .flat_map(|path| {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            text.lines()
+                .enumerate()
+                .filter(|(_, l)| markers.iter().any(|m| l.starts_with(m)))
+                .map(|(n, _)| format!("{}:{}", path.display(), n + 1))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(left.is_empty(), "merge markers: {left:?}");
+}

@@ -9,6 +9,7 @@
 mod helpers;
 
 mod admin;
+mod admin_email;
 mod admins;
 mod api;
 mod api_contract;

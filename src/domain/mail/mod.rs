@@ -5,6 +5,7 @@
 //! An address is personal data: it is shown to administrators and to the API token that gave
 //! it, and never written to a log line (rows and errors that hold one print without it).
 
+pub mod admin;
 mod code;
 pub mod compose;
 pub mod notice;
@@ -180,6 +181,22 @@ pub fn check(
     } else {
         Err(refusals)
     }
+}
+
+/// How long a claim holds a batch; `outbox::Lease` starts no email that would end past it, and
+/// the rest of the batch is handed back.
+pub const LEASE: i64 = 120;
+/// The longest one email's SMTP exchange may take, whatever the server does.
+pub const LONGEST_SEND: Duration = Duration::from_secs(30);
+/// Waits before each new try of an email the server did not take (seconds): about two days in
+/// all, then the row is `failed`.
+pub const BACKOFF: [i64; 8] = [60, 300, 1800, 3600, 7200, 21_600, 43_200, 86_400];
+
+/// When to try again after the `attempts`-th failure (1 for the first), with up to 10% of
+/// jitter; `None` once the schedule is spent.
+pub fn retry_at(now: i64, attempts: i64, jitter: u8) -> Option<i64> {
+    let wait = *BACKOFF.get(usize::try_from(attempts - 1).ok()?)?;
+    Some(now + wait + wait * i64::from(jitter) / 2550)
 }
 
 /// How long one SMTP exchange may take, connection included.

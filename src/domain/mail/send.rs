@@ -8,12 +8,11 @@
 //! its record deleted again when the server does not take the email; no link is ever stored in
 //! a row, a log line or an error.
 
-use std::time::Duration;
-
 use lettre::message::Mailbox;
 
 use super::compose::{About, Letter, mailbox, message_id};
 use super::notice::{Notice, Told};
+pub use super::{BACKOFF, LEASE, LONGEST_SEND, retry_at};
 use super::{Mailer, Tried};
 use crate::domain::capability::{self, Claims, Kind as ClaimKind};
 use crate::domain::instance::progress;
@@ -29,24 +28,8 @@ use crate::store::instances::{InstanceRow, Lapsed};
 use crate::store::mails::{self, Claimed, Kind, Outcome};
 use crate::store::{self, Db};
 
-/// How long a claim holds a batch; `outbox::Lease` starts no email that would end past it, and
-/// the rest of the batch is handed back.
-pub const LEASE: i64 = 120;
-/// The longest one email's SMTP exchange may take, whatever the server does.
-pub const LONGEST_SEND: Duration = Duration::from_secs(30);
 /// Rows claimed per run.
 pub const BATCH: i64 = 20;
-/// Waits before each new try of an email the server did not take (seconds): about two days in
-/// all, then the row is `failed`.
-pub const BACKOFF: [i64; 8] = [60, 300, 1800, 3600, 7200, 21_600, 43_200, 86_400];
-
-/// When to try again after the `attempts`-th failure (1 for the first), with up to 10% of
-/// jitter; `None` once the schedule is spent.
-pub fn retry_at(now: i64, attempts: i64, jitter: u8) -> Option<i64> {
-    let wait = *BACKOFF.get(usize::try_from(attempts - 1).ok()?)?;
-    Some(now + wait + wait * i64::from(jitter) / 2550)
-}
-
 /// What one run did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Run {
@@ -86,6 +69,10 @@ pub async fn run_until(
     now: i64,
     stop: &Stop,
 ) -> Result<Run, Error> {
+    // Administrators' own emails first: an invitation or a security notice is a handful.
+    if let Some(mailer) = mailer {
+        super::admin::run_until(db, site, mailer, now, stop).await?;
+    }
     let claimed = store::mails::claim(db, now, LEASE, BATCH, mailer.is_some()).await?;
     let lease = Lease::new(LEASE);
     let mut run = Run {

@@ -33,6 +33,8 @@ const LIST: &str = "/admin/admins";
 pub struct AdminLine {
     pub id: i64,
     pub name: String,
+    /// Their address, or "" when they have none.
+    pub email: String,
     pub created: String,
     pub last_sign_in: String,
     pub active: bool,
@@ -63,6 +65,8 @@ struct AdminsPage {
     name: String,
     /// The role the invitation form has chosen.
     role: &'static str,
+    /// The invitation's address, as typed.
+    email: String,
     errors: FieldErrors,
 }
 
@@ -123,6 +127,7 @@ async fn page(state: &AppState, ctx: PageContext, me: i64) -> Result<AdminsPage>
                 role_label: ctx.t(role_label(Role::of(&a.role))),
                 id: a.id,
                 name: a.name,
+                email: a.email.unwrap_or_default(),
             }
         })
         .collect();
@@ -132,6 +137,7 @@ async fn page(state: &AppState, ctx: PageContext, me: i64) -> Result<AdminsPage>
         made: None,
         name: String::new(),
         role: Role::Owner.as_str(),
+        email: String::new(),
         errors: Vec::new(),
     })
 }
@@ -172,6 +178,8 @@ pub struct InviteForm {
     name: String,
     /// The role the invitation gives; an owner when the form has none.
     role: Option<String>,
+    #[serde(default)]
+    email: String,
 }
 
 /// A role a form sent: none is `default`, anything else a role's name or a bad request.
@@ -182,10 +190,12 @@ fn role_of(sent: Option<&str>, default: Role) -> Result<Role> {
     }
 }
 
-/// Invites a new administrator by name: the link is shown once, on the list.
+/// Invites a new administrator by name, and address when one is given: with an SMTP server
+/// set the link is emailed to it (and said so); without one it is shown once, on the list.
 pub async fn invite(
     State(state): State<AppState>,
     ctx: PageContext,
+    session: Session,
     Extension(me): Extension<SignedIn>,
     once: Once,
     Form(form): Form<InviteForm>,
@@ -193,19 +203,27 @@ pub async fn invite(
     let name = form.name.trim().to_owned();
     let role = role_of(form.role.as_deref(), Role::Owner)?;
     let snapshot = state.site.get().await;
-    let made = admins::invite_as(
+    let invitation = admins::Invitation {
+        name: &name,
+        email: &form.email,
+        lang: ctx.lang,
+        emailing: state.mailer.is_some(),
+        role,
+    };
+    let made = admins::invite_with(
         &state.db,
         &snapshot.keys,
         &snapshot.settings.base_url,
         Some(me.id),
-        &name,
-        role,
+        &invitation,
     )
     .await;
     match made {
-        Ok(url) => {
+        Ok(made) if made.emailed => flash_to(&session, "admins-invite-emailed", LIST).await,
+        Ok(made) => {
             let label = ctx.msg(&Message::new("admins-invite-made").arg("name", name));
             let mut response = Redirect::to(LIST).into_response();
+            let url = made.url;
             once.keep(&mut response, Slot::AdminLink, Made { label, url })?;
             Ok(response)
         }
@@ -218,6 +236,7 @@ pub async fn invite(
                 .collect();
             page.name = form.name;
             page.role = role.as_str();
+            page.email = form.email;
             let mut response = html(&page);
             *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
             Ok(response)
@@ -254,16 +273,19 @@ pub async fn reset(
 ) -> Result<Response> {
     let admin = admin_of(&state, id).await?;
     let snapshot = state.site.get().await;
-    let made = admins::reset_link(
+    let made = admins::reset_link_with(
         &state.db,
         &snapshot.keys,
         &snapshot.settings.base_url,
         Some(me.id),
         &admin,
+        state.mailer.is_some(),
     )
     .await;
     match made {
-        Ok(url) => {
+        Ok(made) if made.emailed => flash_to(&session, "admins-reset-emailed", LIST).await,
+        Ok(made) => {
+            let url = made.url;
             let label = ctx.msg(&Message::new("admins-reset-made").arg("name", admin.name));
             let mut response = Redirect::to(LIST).into_response();
             once.keep(&mut response, Slot::AdminLink, Made { label, url })?;

@@ -8,6 +8,7 @@ use axum::routing::{get, post};
 use super::AppState;
 use super::csrf;
 
+pub mod account;
 pub mod admins;
 pub mod auth;
 pub mod confirm;
@@ -131,10 +132,15 @@ pub fn router(state: AppState) -> Router<AppState> {
             "/admin/webhooks/{id}/deliveries/{delivery}/again",
             post(webhooks::send_again),
         )
+        .route("/admin/account", get(account::show).post(account::save))
+        .route("/admin/account/sessions", get(account::sessions))
+        .route("/admin/account/sessions/end", post(account::end_others))
         // An unknown page under /admin, for a signed-in administrator: the 404 with navigation.
         .route(UNKNOWN_PAGE, get(crate::http::error::not_found))
         // Every post needs the role its route is classed under (`roles::POSTS`).
         .route_layer(axum::middleware::from_fn(roles::enforce))
+        // Inside the sign-in check: a signed-in session notes its browser's family once.
+        .route_layer(axum::middleware::from_fn(account::mark_agent))
         // Inside the sign-in check: error pages keep the navigation (`auth::error_pages`).
         .route_layer(from_fn_with_state(state.clone(), auth::error_pages))
         .route_layer(from_fn_with_state(state.clone(), auth::require_admin));
