@@ -48,6 +48,11 @@ pub enum Parsed {
         yes: bool,
     },
     AdminUnlock(String),
+    /// `admin two-step NAME [--off]`
+    AdminTwoStep {
+        name: String,
+        off: bool,
+    },
     WorkflowList,
     /// `workflow create NAME --label LABEL [--label-in LANG=LABEL]… [--file FILE]` (`create`),
     /// or `workflow save NAME [--label LABEL] [--label-in LANG=LABEL]… [--file FILE]`: the
@@ -293,6 +298,17 @@ pub fn grammar(lang: Lang) -> Command {
                     command(lang, "remove", "cli-about-admin-remove")
                         .arg(positional(lang, "NAME", "cli-arg-admin-name"))
                         .arg(yes(lang).help(t(lang, "cli-arg-remove-yes"))),
+                )
+                .subcommand(
+                    command(lang, "two-step", "cli-about-admin-two-step")
+                        .arg(positional(lang, "NAME", "cli-arg-admin-name"))
+                        .arg(
+                            Arg::new("off")
+                                .long("off")
+                                .action(ArgAction::SetTrue)
+                                .help(t(lang, "cli-arg-two-step-off"))
+                                .help_heading(t(lang, "cli-heading-options")),
+                        ),
                 ),
         )
         .subcommand(
@@ -593,6 +609,10 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
             yes: m.get_flag("yes"),
         },
         ("admin", Some(("unlock", m))) => Parsed::AdminUnlock(required(m, "NAME")),
+        ("admin", Some(("two-step", m))) => Parsed::AdminTwoStep {
+            name: required(m, "NAME"),
+            off: m.get_flag("off"),
+        },
         ("workflow", Some(("list", _))) => Parsed::WorkflowList,
         ("workflow", Some(("create", m))) => Parsed::WorkflowPut {
             create: true,

@@ -107,6 +107,7 @@ pub async fn run(args: Vec<String>) -> i32 {
             admins::admin_change(&out, &db, &name, Change::Remove).await
         }
         Parsed::AdminUnlock(name) => admins::admin_unlock(&out, &db, &name).await,
+        Parsed::AdminTwoStep { name, off } => admins::admin_two_step(&out, &db, &name, off).await,
         Parsed::WorkflowList => instances::workflow_list(&db).await,
         Parsed::WorkflowPut {
             create,

@@ -25,6 +25,7 @@ pub mod settings;
 pub mod sizing;
 pub mod status;
 pub mod tokens;
+pub mod two_step;
 pub mod webhooks;
 pub mod workflows;
 
@@ -128,6 +129,10 @@ pub fn router(state: AppState) -> Router<AppState> {
             "/admin/webhooks/{id}/deliveries/{delivery}/again",
             post(webhooks::send_again),
         )
+        .route(
+            two_step::PATH,
+            get(two_step::account_show).post(two_step::account_save),
+        )
         // An unknown page under /admin, for a signed-in administrator: the 404 with navigation.
         .route(UNKNOWN_PAGE, get(crate::http::error::not_found))
         // Inside the sign-in check: error pages keep the navigation (`auth::error_pages`).
@@ -135,6 +140,10 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route_layer(from_fn_with_state(state.clone(), auth::require_admin));
     Router::new()
         .route("/admin/login", get(auth::login_form).post(auth::login))
+        .route(
+            two_step::CODE_PATH,
+            get(two_step::code_form).post(two_step::code_check),
+        )
         .merge(signed_in)
         // Outside the sign-in check, so a signed-out visitor's forged post is refused too.
         .route_layer(from_fn_with_state(state, csrf::check))
