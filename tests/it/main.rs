@@ -62,6 +62,7 @@ mod sizing;
 mod soak;
 mod soak_cluster;
 mod store;
+mod two_step;
 mod uploads;
 mod uploads_served;
 mod visitor;
