@@ -20,6 +20,7 @@ mod browser_receipts;
 mod browser_records;
 mod browser_rotation;
 mod browser_rounds;
+mod browser_two_step;
 mod chores;
 mod cli;
 mod connections;

@@ -62,7 +62,7 @@ fn pyotp_code(secret_or_url: &str, time: i64) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
 
-fn base32_decode(text: &str) -> Vec<u8> {
+pub(crate) fn base32_decode(text: &str) -> Vec<u8> {
     let (mut out, mut buffer, mut bits) = (Vec::new(), 0u32, 0u32);
     for c in text.bytes() {
         let v = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
