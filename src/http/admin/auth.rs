@@ -46,9 +46,9 @@ pub async fn require_admin(
         // Where the site requires two-step sign-in, an administrator without it sets it up
         // before anything else.
         Some(admin)
-            if super::two_step::must_set_up(&state, admin.id, request.uri().path()).await =>
+            if super::two_step_gate::must_set_up(&state, admin.id, request.uri().path()).await =>
         {
-            Redirect::to(super::two_step::PATH).into_response()
+            Redirect::to(super::two_step_gate::PATH).into_response()
         }
         Some(admin) => {
             request.extensions_mut().insert(SignedIn {
@@ -196,7 +196,7 @@ pub async fn login(
     }
     // With two-step sign-in on, the password alone signs nobody in: the code comes next.
     if crate::domain::two_step::is_on(&state.db, admin.id).await? {
-        return super::two_step::ask_code(&session, &admin, &destination, now).await;
+        return super::two_step_gate::ask_code(&session, &admin, &destination, now).await;
     }
     finish(&state, &session, &admin, &destination, now).await
 }

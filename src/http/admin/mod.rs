@@ -26,6 +26,7 @@ pub mod sizing;
 pub mod status;
 pub mod tokens;
 pub mod two_step;
+pub mod two_step_gate;
 pub mod webhooks;
 pub mod workflows;
 
