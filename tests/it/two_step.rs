@@ -526,3 +526,41 @@ async fn turning_it_off_asks_for_a_current_code_or_the_password() {
     );
     assert!(!two_step::is_on(&app.db, id).await.unwrap());
 }
+
+#[tokio::test]
+async fn a_reset_link_replaces_the_password_and_still_asks_for_the_code() {
+    let app = spawn_now(Flood::Sql).await;
+    app.create_admin().await;
+    let (secret, _) = turned_on(&app).await;
+    let admin = orchestra::store::admins::by_name(&app.db, ADMIN)
+        .await
+        .unwrap()
+        .unwrap();
+    let keys = orchestra::store::keys::load(&app.db).await.unwrap();
+    let url = orchestra::domain::admins::reset_link(&app.db, &keys, &app.base, None, &admin)
+        .await
+        .unwrap();
+    let path = url.trim_start_matches(&app.base);
+    let browser = app.client();
+    let page = get(&browser, &app, path).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let new = "a brand new password";
+    let done = post(
+        &browser,
+        &app,
+        path,
+        &[("csrf", &page.csrf()), ("password", new), ("confirm", new)],
+    )
+    .await;
+    assert_eq!(
+        (done.status, done.location().as_str()),
+        (303, "/admin/login/code")
+    );
+    assert!(
+        !signed_in(&browser, &app).await,
+        "the link alone opens nothing"
+    );
+    let page = send_code(&browser, &app, &pyotp_code(&secret, app.clock.now_secs())).await;
+    assert_eq!((page.status, page.location().as_str()), (303, "/admin"));
+    assert!(signed_in(&browser, &app).await);
+}
