@@ -364,3 +364,52 @@ pub(super) async fn admin_invite(
         }),
     }
 }
+
+/// `orchestra admin two-step NAME`: turns two-step sign-in on for the account and prints, on
+/// standard output, the `otpauth://` address for their authenticator app on the first line
+/// and the ten recovery codes after it, one a line (shown only now); `--off` turns it off.
+pub(super) async fn admin_two_step(
+    out: &Out,
+    db: &Db,
+    name: &str,
+    off: bool,
+) -> Result<i32, sqlx::Error> {
+    let admin = match admin_named(out, db, name).await? {
+        Ok(a) => a,
+        Err(code) => return Ok(code),
+    };
+    let said = |id: &'static str| {
+        Message::new(id)
+            .arg("name", name.to_owned())
+            .render(out.lang)
+    };
+    if off {
+        return Ok(
+            match crate::domain::two_step::turn_off(db, admin.id).await {
+                Ok(true) => {
+                    eprintln!("{}", said("cli-two-step-off"));
+                    0
+                }
+                Ok(false) => {
+                    eprintln!("{}", said("cli-two-step-was-off"));
+                    0
+                }
+                Err(e) => out.fail(e),
+            },
+        );
+    }
+    let settings = Settings::load(db).await?;
+    let now = store::now();
+    match crate::domain::two_step::turn_on(db, admin.id, &settings.site_name, name, now).await {
+        Ok(Some((setup, codes))) => {
+            eprintln!("{}", said("cli-two-step-on"));
+            println!("{}", setup.url);
+            for code in codes {
+                println!("{code}");
+            }
+            Ok(0)
+        }
+        Ok(None) => Ok(out.err(Message::new("cli-two-step-already").arg("name", name.to_owned()))),
+        Err(e) => Ok(out.fail(e)),
+    }
+}

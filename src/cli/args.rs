@@ -62,6 +62,11 @@ pub enum Parsed {
         email: String,
         role: Option<String>,
     },
+    /// `admin two-step NAME [--off]`
+    AdminTwoStep {
+        name: String,
+        off: bool,
+    },
     WorkflowList,
     /// `workflow create NAME --label LABEL [--label-in LANG=LABEL]… [--file FILE]` (`create`),
     /// or `workflow save NAME [--label LABEL] [--label-in LANG=LABEL]… [--file FILE]`: the
@@ -317,6 +322,17 @@ pub fn grammar(lang: Lang) -> Command {
                     command(lang, "role", "cli-about-admin-role")
                         .arg(positional(lang, "NAME", "cli-arg-admin-name"))
                         .arg(positional(lang, "ROLE", "cli-arg-admin-role")),
+                )
+                .subcommand(
+                    command(lang, "two-step", "cli-about-admin-two-step")
+                        .arg(positional(lang, "NAME", "cli-arg-admin-name"))
+                        .arg(
+                            Arg::new("off")
+                                .long("off")
+                                .action(ArgAction::SetTrue)
+                                .help(t(lang, "cli-arg-two-step-off"))
+                                .help_heading(t(lang, "cli-heading-options")),
+                        ),
                 ),
         )
         .subcommand(
@@ -629,6 +645,10 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
         ("admin", Some(("role", m))) => Parsed::AdminRole {
             name: required(m, "NAME"),
             role: required(m, "ROLE"),
+        },
+        ("admin", Some(("two-step", m))) => Parsed::AdminTwoStep {
+            name: required(m, "NAME"),
+            off: m.get_flag("off"),
         },
         ("workflow", Some(("list", _))) => Parsed::WorkflowList,
         ("workflow", Some(("create", m))) => Parsed::WorkflowPut {

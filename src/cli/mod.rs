@@ -116,6 +116,7 @@ pub async fn run(args: Vec<String>) -> i32 {
         }
         Parsed::AdminUnlock(name) => admins::admin_unlock(&out, &db, &name).await,
         Parsed::AdminRole { name, role } => admins::admin_role(&out, &db, &name, &role).await,
+        Parsed::AdminTwoStep { name, off } => admins::admin_two_step(&out, &db, &name, off).await,
         Parsed::WorkflowList => instances::workflow_list(&db).await,
         Parsed::WorkflowPut {
             create,

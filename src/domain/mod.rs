@@ -25,4 +25,6 @@ pub mod rotation;
 pub mod settings;
 pub mod site;
 pub mod status;
+pub mod totp;
+pub mod two_step;
 pub mod workflow;

@@ -208,6 +208,12 @@ async fn link_spend(
     let admin = store::admins::by_id(&state.db, id)
         .await?
         .ok_or(AppError::NotFound)?;
+    // A reset link replaces the password, not the second factor: with two-step sign-in on,
+    // the code still comes before the account opens.
+    if crate::domain::two_step::is_on(&state.db, admin.id).await? {
+        let now = state.clock.now_secs();
+        return super::admin::two_step_gate::ask_code(session, &admin, "/admin", now).await;
+    }
     session.cycle_id().await?;
     session.insert(ADMIN_KEY, admin.id).await?;
     session.insert(EPOCH_KEY, admin.auth_epoch).await?;

@@ -31,6 +31,7 @@ pub mod receipts;
 pub mod retention;
 pub mod sessions;
 pub mod settings;
+pub mod two_step;
 pub mod webhooks;
 pub mod workflows;
 

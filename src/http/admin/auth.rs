@@ -43,6 +43,13 @@ pub async fn require_admin(
     };
     let admin = admin.filter(|a| a.disabled_at.is_none() && a.auth_epoch == epoch);
     match admin {
+        // Where the site requires two-step sign-in, an administrator without it sets it up
+        // before anything else.
+        Some(admin)
+            if super::two_step_gate::must_set_up(&state, admin.id, request.uri().path()).await =>
+        {
+            Redirect::to(super::two_step_gate::PATH).into_response()
+        }
         Some(admin) => {
             request.extensions_mut().insert(SignedIn {
                 id: admin.id,
@@ -204,14 +211,7 @@ pub async fn login(
         return Ok(failed(&state, ctx, name, destination));
     };
     let now = state.clock.now_secs();
-    let mut account = login::account_keys(&snapshot.keys, admin.id, admin.login_epoch, client);
-    // The owner's browser, by its device cookie for this account, is counted on its own.
-    if let Some(device) = crate::http::device::sent(&headers, &snapshot.keys, now) {
-        if let Some(nonce) = device.nonce_for(admin.id, admin.auth_epoch) {
-            let key = login::device_key(&snapshot.keys, admin.id, admin.login_epoch, nonce);
-            account = account.through_device(key);
-        }
-    }
+    let account = counted_as(&snapshot.keys, &admin, client, &headers, now);
     // A place in the pool before anything is counted: a full pool's 503 counts nowhere. Then
     // the limits; a refused attempt never checks the password.
     let place = state.passwords.admit().map_err(pool_error)?;
@@ -228,7 +228,34 @@ pub async fn login(
         login::failed(&state.guard, settings, &account, admitted);
         return Ok(failed(&state, ctx, name, destination));
     }
+    // With two-step sign-in on, the password alone signs nobody in: the code comes next.
+    if crate::domain::two_step::is_on(&state.db, admin.id).await? {
+        return super::two_step_gate::ask_code(&session, &admin, &destination, now).await;
+    }
     finish(&state, &session, &admin, &destination, now).await
+}
+
+/// The sign-in limits' keys of an attempt on `admin`'s account (a password or a second-step
+/// code): the account from this address, or, by its device cookie for this account, the
+/// owner's browser, counted on its own.
+pub(super) fn counted_as(
+    keys: &crate::domain::keys::SiteKeys,
+    admin: &store::admins::Admin,
+    client: std::net::IpAddr,
+    headers: &axum::http::HeaderMap,
+    now: i64,
+) -> login::AccountKeys {
+    let account = login::account_keys(keys, admin.id, admin.login_epoch, client);
+    match crate::http::device::sent(headers, keys, now).and_then(|device| {
+        device
+            .nonce_for(admin.id, admin.auth_epoch)
+            .map(str::to_owned)
+    }) {
+        Some(nonce) => {
+            account.through_device(login::device_key(keys, admin.id, admin.login_epoch, &nonce))
+        }
+        None => account,
+    }
 }
 
 /// Signs `admin` in once every check has passed (the password, and whatever else a way of

@@ -28,6 +28,8 @@ pub mod settings;
 pub mod sizing;
 pub mod status;
 pub mod tokens;
+pub mod two_step;
+pub mod two_step_gate;
 pub mod webhooks;
 pub mod workflows;
 
@@ -135,6 +137,10 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/admin/account", get(account::show).post(account::save))
         .route("/admin/account/sessions", get(account::sessions))
         .route("/admin/account/sessions/end", post(account::end_others))
+        .route(
+            two_step::PATH,
+            get(two_step::account_show).post(two_step::account_save),
+        )
         // An unknown page under /admin, for a signed-in administrator: the 404 with navigation.
         .route(UNKNOWN_PAGE, get(crate::http::error::not_found))
         // Every post needs the role its route is classed under (`roles::POSTS`).
@@ -148,6 +154,10 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/admin/login", get(auth::login_form).post(auth::login))
         .route(crate::domain::oidc::START_PATH, get(oidc::start))
         .route(crate::domain::oidc::CALLBACK_PATH, get(oidc::callback))
+        .route(
+            two_step::CODE_PATH,
+            get(two_step::code_form).post(two_step::code_check),
+        )
         .merge(signed_in)
         // Outside the sign-in check, so a signed-out visitor's forged post is refused too.
         .route_layer(from_fn_with_state(state, csrf::check))

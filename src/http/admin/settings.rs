@@ -47,6 +47,7 @@ const SETTINGS_PAGE: &[Section] = &[
             "orchestra.request_limits.on_store_fault",
             "api.limits.rate_per_minute",
             "api.limits.burst",
+            "login.two_step_required",
         ],
     },
     Section {
