@@ -2,6 +2,7 @@
 
 use super::Out;
 use crate::domain::settings::Settings;
+use crate::domain::audit::{Event, Kind};
 use crate::i18n::Message;
 use crate::store::{self, Db};
 
@@ -44,6 +45,7 @@ pub(super) async fn admin_create(out: &Out, db: &Db, name: &str) -> Result<i32, 
     };
     match store::admins::create(db, name, &hash).await? {
         Some(id) => {
+            crate::domain::audit::by_cli(db, Event::Admin(Kind::AdminCreated, name.to_owned())).await;
             eprintln!(
                 "{}",
                 Message::new("cli-admin-created")
@@ -133,6 +135,7 @@ pub(super) async fn admin_password(out: &Out, db: &Db, name: &str) -> Result<i32
     {
         return Ok(out.err(crate::domain::admins::Refusal::Unknown(name.to_owned()).message()));
     }
+    crate::domain::audit::by_cli(db, Event::Admin(Kind::AdminPassword, admin.name)).await;
     eprintln!(
         "{}",
         Message::new("cli-admin-password-set")
@@ -153,6 +156,7 @@ pub(super) async fn admin_reset(out: &Out, db: &Db, name: &str) -> Result<i32, s
     let keys = store::keys::load_or_create(db).await?;
     match crate::domain::admins::reset_link(db, &keys, &settings.base_url, None, &admin).await {
         Ok(url) => {
+            crate::domain::audit::by_cli(db, Event::Admin(Kind::AdminReset, admin.name.clone())).await;
             println!("{url}");
             Ok(0)
         }
@@ -181,18 +185,21 @@ pub(super) async fn admin_change(
         Ok(a) => a,
         Err(code) => return Ok(code),
     };
-    let (done, said) = match change {
+    let (done, said, kind) = match change {
         Change::Disable => (
             crate::domain::admins::disable(db, &admin).await,
             "cli-admin-disabled",
+            Kind::AdminDisabled,
         ),
         Change::Enable => (
             crate::domain::admins::enable(db, &admin).await,
             "cli-admin-enabled",
+            Kind::AdminEnabled,
         ),
         Change::Remove => (
             crate::domain::admins::remove(db, &admin).await,
             "cli-admin-removed",
+            Kind::AdminRemoved,
         ),
     };
     if let Err(e) = done {
@@ -201,6 +208,7 @@ pub(super) async fn admin_change(
             Err(failure) => out.fail(failure),
         });
     }
+    crate::domain::audit::by_cli(db, Event::Admin(kind, admin.name)).await;
     eprintln!(
         "{}",
         Message::new(said)
@@ -221,6 +229,7 @@ pub(super) async fn admin_unlock(out: &Out, db: &Db, name: &str) -> Result<i32, 
     if !crate::domain::admins::unlock(db, &keys, admin.id).await? {
         return Ok(out.err(crate::domain::admins::Refusal::Unknown(name.to_owned()).message()));
     }
+    crate::domain::audit::by_cli(db, Event::Admin(Kind::AdminUnlocked, admin.name)).await;
     eprintln!(
         "{}",
         Message::new("cli-admin-unlocked")

@@ -59,6 +59,8 @@ pub struct Settings {
     /// Days an ended instance keeps its answers, files and contacts before cron erases them;
     /// 0 keeps them forever. A workflow's `keep:` line overrides it.
     pub retention_days: u64,
+    /// Days the audit log keeps an event before cron deletes it; 0 keeps them forever.
+    pub audit_retention_days: u64,
     /// Not a setting: where `serve` last said it listens (`record_listening`), to build links
     /// on before a base URL is saved, and to say when a saved one points elsewhere.
     pub listening_url: Option<String>,
@@ -106,6 +108,7 @@ impl Default for Settings {
             login_report_only: false,
             // Shipped off: what a site must keep, and for how long, is its own decision.
             retention_days: 0,
+            audit_retention_days: 365,
             listening_url: None,
         }
     }
@@ -291,6 +294,7 @@ pub const REGISTRY: &[Setting] = &[
     number!("login.limits.account_period", "login_account_period", login_account_period, MIN_LOGIN_PERIOD, MAX_PERIOD),
     switch!("login.limits.report_only", "login_report_only", login_report_only),
     number!("records.retention_days", "retention_days", retention_days, 0, MAX_RETENTION_DAYS),
+    number!("audit.retention_days", "", audit_retention_days, 0, MAX_RETENTION_DAYS),
 ];
 
 /// The setting named `key`, if there is one.

@@ -11,6 +11,7 @@ use sqlx::{AnyPool, Executor};
 
 pub mod admins;
 pub mod api;
+pub mod audit;
 pub mod email_codes;
 pub mod expired;
 mod file;

@@ -14,7 +14,9 @@ use super::confirm::ConfirmPage;
 use super::{FieldErrors, error_for};
 use crate::domain::admins::{self, Refusal};
 use crate::domain::login;
+use crate::domain::audit::{Event, Kind};
 use crate::http::AppState;
+use crate::http::audit::Audit;
 use crate::http::client::ClientAddr;
 use crate::http::context::{
     EPOCH_KEY, FlashKind, PageContext, SignedIn, flash, flash_as, flash_to, html,
@@ -144,6 +146,7 @@ pub struct InviteForm {
 /// Invites a new administrator by name: the link is shown once, on the list.
 pub async fn invite(
     State(state): State<AppState>,
+    audit: Audit,
     ctx: PageContext,
     Extension(me): Extension<SignedIn>,
     once: Once,
@@ -161,6 +164,7 @@ pub async fn invite(
     .await;
     match made {
         Ok(url) => {
+            audit.record(Event::Admin(Kind::AdminInvited, name.clone())).await;
             let label = ctx.msg(&Message::new("admins-invite-made").arg("name", name));
             let mut response = Redirect::to(LIST).into_response();
             once.keep(&mut response, Slot::AdminLink, Made { label, url })?;
@@ -201,6 +205,7 @@ async fn refused(session: &Session, refusal: &Refusal) -> Result<Response> {
 /// Makes a reset link for another administrator, shown once on the list.
 pub async fn reset(
     State(state): State<AppState>,
+    audit: Audit,
     ctx: PageContext,
     session: Session,
     Extension(me): Extension<SignedIn>,
@@ -219,6 +224,7 @@ pub async fn reset(
     .await;
     match made {
         Ok(url) => {
+            audit.record(Event::Admin(Kind::AdminReset, admin.name.clone())).await;
             let label = ctx.msg(&Message::new("admins-reset-made").arg("name", admin.name));
             let mut response = Redirect::to(LIST).into_response();
             once.keep(&mut response, Slot::AdminLink, Made { label, url })?;
@@ -297,6 +303,7 @@ async fn confirmed(
     session: &Session,
     action: Confirmed,
     id: i64,
+    audit: Audit,
 ) -> Result<Response> {
     let admin = admin_of(state, id).await?;
     let done = match action {
@@ -309,6 +316,11 @@ async fn confirmed(
                 Confirmed::Disable => "admins-disabled-flash",
                 Confirmed::Remove => "admins-removed-flash",
             };
+            let kind = match action {
+                Confirmed::Disable => Kind::AdminDisabled,
+                Confirmed::Remove => Kind::AdminRemoved,
+            };
+            audit.record(Event::Admin(kind, admin.name.clone())).await;
             flash_to(session, flash_id, LIST).await
         }
         // Refused meanwhile (another administrator was disabled since the page was drawn):
@@ -324,36 +336,43 @@ async fn confirmed(
 
 pub async fn disable(
     State(state): State<AppState>,
+    audit: Audit,
     ctx: PageContext,
     session: Session,
     Path(id): Path<i64>,
 ) -> Result<Response> {
-    confirmed(&state, ctx, &session, Confirmed::Disable, id).await
+    confirmed(&state, ctx, &session, Confirmed::Disable, id, audit).await
 }
 
 pub async fn remove(
     State(state): State<AppState>,
+    audit: Audit,
     ctx: PageContext,
     session: Session,
     Path(id): Path<i64>,
 ) -> Result<Response> {
-    confirmed(&state, ctx, &session, Confirmed::Remove, id).await
+    confirmed(&state, ctx, &session, Confirmed::Remove, id, audit).await
 }
 
 pub async fn enable(
     State(state): State<AppState>,
+    audit: Audit,
     session: Session,
     Path(id): Path<i64>,
 ) -> Result<Response> {
     let admin = admin_of(&state, id).await?;
     match admins::enable(&state.db, &admin).await {
-        Ok(()) => flash_to(&session, "admins-enabled-flash", LIST).await,
+        Ok(()) => {
+            audit.record(Event::Admin(Kind::AdminEnabled, admin.name)).await;
+            flash_to(&session, "admins-enabled-flash", LIST).await
+        }
         Err(e) => refused(&session, &e.refusal()?).await,
     }
 }
 
 pub async fn unlock(
     State(state): State<AppState>,
+    audit: Audit,
     session: Session,
     Path(id): Path<i64>,
 ) -> Result<Response> {
@@ -362,6 +381,7 @@ pub async fn unlock(
     if !admins::unlock(&state.db, &keys, admin.id).await? {
         return Err(AppError::NotFound);
     }
+    audit.record(Event::Admin(Kind::AdminUnlocked, admin.name)).await;
     flash_to(&session, "admins-unlocked-flash", LIST).await
 }
 
@@ -400,6 +420,7 @@ pub struct PasswordForm {
 /// session of this administrator is signed out; this one goes on under a new id.
 pub async fn change_password(
     State(state): State<AppState>,
+    audit: Audit,
     ctx: PageContext,
     session: Session,
     ClientAddr(client): ClientAddr,
@@ -437,6 +458,7 @@ pub async fn change_password(
         .ok_or(AppError::NotFound)?;
     session.cycle_id().await?;
     session.insert(EPOCH_KEY, epoch).await?;
+    audit.record(Event::Admin(Kind::AdminPassword, admin.name)).await;
     flash(&session, "admins-password-changed").await?;
     let mut response = Redirect::to(LIST).into_response();
     response.extensions_mut().insert(crate::http::csrf::Rotate);

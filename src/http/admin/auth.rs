@@ -7,8 +7,10 @@ use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use tower_sessions::Session;
 
+use crate::domain::audit::{Actor, Event};
 use crate::domain::login;
 use crate::http::AppState;
+use crate::http::audit::Audit;
 use crate::http::client::ClientAddr;
 use crate::http::context::{ADMIN_KEY, EPOCH_KEY, PageContext, SignedIn, html};
 use crate::http::csrf;
@@ -143,6 +145,7 @@ pub async fn login(
     ClientAddr(client): ClientAddr,
     session: Session,
     headers: axum::http::HeaderMap,
+    audit: Audit,
     Form(form): Form<Credentials>,
 ) -> Result<Response> {
     let name = form.name.trim().to_owned();
@@ -167,6 +170,7 @@ pub async fn login(
         let _no_account = login::admit(&state.guard, settings, &address, None)
             .map_err(|_| AppError::TooManyAttempts)?;
         state.passwords.as_long_as_a_check().await;
+        audit.record_as(&Actor::Visitor, Event::SignInFailed).await;
         return Ok(failed(ctx, name, destination));
     };
     let now = state.clock.now_secs();
@@ -190,10 +194,16 @@ pub async fn login(
         .run(move || crate::domain::password::verify(&password, &stored))
         .await
         .map_err(pool_error)?;
+    let actor = Actor::Admin {
+        id: admin.id,
+        name: admin.name.clone(),
+    };
     if !ok {
         login::failed(&state.guard, settings, &account, admitted);
+        audit.record_as(&actor, Event::SignInFailed).await;
         return Ok(failed(ctx, name, destination));
     }
+    audit.record_as(&actor, Event::SignedIn).await;
     finish(&state, &session, &admin, &destination, now).await
 }
 
