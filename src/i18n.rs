@@ -133,6 +133,11 @@ const FILES: &[(Lang, &str, &str)] = &[
         "drawing.ftl",
         include_str!("../locales/en/drawing.ftl"),
     ),
+    (
+        Lang::En,
+        "audit.ftl",
+        include_str!("../locales/en/audit.ftl"),
+    ),
     (Lang::Fr, "main.ftl", include_str!("../locales/fr/main.ftl")),
     (
         Lang::Fr,
@@ -164,6 +169,11 @@ const FILES: &[(Lang, &str, &str)] = &[
         Lang::Fr,
         "drawing.ftl",
         include_str!("../locales/fr/drawing.ftl"),
+    ),
+    (
+        Lang::Fr,
+        "audit.ftl",
+        include_str!("../locales/fr/audit.ftl"),
     ),
 ];
 

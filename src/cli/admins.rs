@@ -1,8 +1,8 @@
 //! The `admin` commands: administrators made, listed, changed, unlocked from the shell.
 
 use super::Out;
-use crate::domain::settings::Settings;
 use crate::domain::audit::{Event, Kind};
+use crate::domain::settings::Settings;
 use crate::i18n::Message;
 use crate::store::{self, Db};
 
@@ -45,7 +45,8 @@ pub(super) async fn admin_create(out: &Out, db: &Db, name: &str) -> Result<i32, 
     };
     match store::admins::create(db, name, &hash).await? {
         Some(id) => {
-            crate::domain::audit::by_cli(db, Event::Admin(Kind::AdminCreated, name.to_owned())).await;
+            crate::domain::audit::by_cli(db, Event::Admin(Kind::AdminCreated, name.to_owned()))
+                .await;
             eprintln!(
                 "{}",
                 Message::new("cli-admin-created")
@@ -156,7 +157,8 @@ pub(super) async fn admin_reset(out: &Out, db: &Db, name: &str) -> Result<i32, s
     let keys = store::keys::load_or_create(db).await?;
     match crate::domain::admins::reset_link(db, &keys, &settings.base_url, None, &admin).await {
         Ok(url) => {
-            crate::domain::audit::by_cli(db, Event::Admin(Kind::AdminReset, admin.name.clone())).await;
+            crate::domain::audit::by_cli(db, Event::Admin(Kind::AdminReset, admin.name.clone()))
+                .await;
             println!("{url}");
             Ok(0)
         }

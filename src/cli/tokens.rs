@@ -3,8 +3,8 @@
 use super::{Out, agreed};
 use crate::cli::args::ScopeArgs;
 use crate::domain::api::scope::Scope;
-use crate::domain::settings::Settings;
 use crate::domain::audit::Event;
+use crate::domain::settings::Settings;
 use crate::i18n::Message;
 use crate::store::{self, Db};
 

@@ -17,7 +17,8 @@ pub(super) async fn webhook_create(
     let keys = store::keys::load(db).await?;
     match endpoints::create(db, &keys, url, events, endpoints::allow_private()).await {
         Ok(created) => {
-            crate::domain::audit::by_cli(db, Event::WebhookCreated(created.id, url.to_owned())).await;
+            crate::domain::audit::by_cli(db, Event::WebhookCreated(created.id, url.to_owned()))
+                .await;
             println!("{}", created.secret.reveal());
             eprintln!(
                 "{}",

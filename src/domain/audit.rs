@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use crate::domain::keys::SiteKeys;
 use crate::domain::settings::{self, FieldError, Settings};
 use crate::error::Refusable;
+use crate::i18n::Message;
 use crate::store::{self, Db};
 
 /// The purpose a client's address is hashed under for the log (`SiteKeys::keyed_hash`).
@@ -259,6 +260,90 @@ pub async fn save_settings(
     Ok(saved)
 }
 
+/// The filters a page or `orchestra audit list` was given, as typed: an unknown kind or a
+/// date that is not `YYYY-MM-DD` is refused with a message saying which. `to` is a day
+/// included whole.
+pub fn filter(
+    kind: Option<&str>,
+    who: Option<&str>,
+    from: Option<&str>,
+    to: Option<&str>,
+) -> Result<store::audit::Filter, Message> {
+    let given = |v: Option<&str>| {
+        v.map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned)
+    };
+    let kind = match given(kind) {
+        Some(k) if Kind::parse(&k).is_none() => {
+            return Err(Message::new("audit-bad-kind").arg("kind", k));
+        }
+        k => k,
+    };
+    let day = |v: Option<String>| match v {
+        Some(d) => crate::time::parse_day(&d)
+            .map(Some)
+            .ok_or_else(|| Message::new("audit-bad-date").arg("date", d)),
+        None => Ok(None),
+    };
+    Ok(store::audit::Filter {
+        kind,
+        who: given(who),
+        from: day(given(from))?,
+        to: day(given(to))?.map(|t| t + 86_400),
+    })
+}
+
+/// An event's detail as one line for people: `key: value, …`, keys in alphabetical order.
+pub fn describe(detail: &str) -> String {
+    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(detail) else {
+        return String::new();
+    };
+    map.iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("{k}: {s}"),
+            other => format!("{k}: {other}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The CSV export's header: fixed words, whatever the language.
+pub const CSV_HEADER: &str = "id,at,kind,actor,actor_name,address,detail\r\n";
+
+/// One event as a CSV line (RFC 4180, formula cells neutralised as the instance export does).
+pub fn csv_line(out: &mut String, row: &store::audit::Row) {
+    let cells = [
+        row.id.to_string(),
+        crate::time::format_iso(row.at),
+        row.kind.clone(),
+        row.actor.clone(),
+        row.actor_name.clone().unwrap_or_default(),
+        row.address.clone().unwrap_or_default(),
+        row.detail.clone(),
+    ];
+    for (n, cell) in cells.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        crate::domain::lists::csv::push_cell(out, cell);
+    }
+    out.push_str("\r\n");
+}
+
+/// One event as JSON, its detail an object.
+pub fn json_of(row: &store::audit::Row) -> Value {
+    json!({
+        "id": row.id,
+        "at": crate::time::format_iso(row.at),
+        "kind": row.kind,
+        "actor": row.actor,
+        "actor_name": row.actor_name,
+        "address": row.address,
+        "detail": serde_json::from_str::<Value>(&row.detail).unwrap_or(Value::Null),
+    })
+}
+
 /// How many events cron deletes a statement.
 pub const BATCH: i64 = store::expired::BATCH;
 
@@ -291,7 +376,10 @@ mod tests {
             new: "6".into(),
         }
         .parts();
-        assert_eq!((d["old"].as_str(), d["new"].as_str()), (Some("5"), Some("6")));
+        assert_eq!(
+            (d["old"].as_str(), d["new"].as_str()),
+            (Some("5"), Some("6"))
+        );
     }
 
     #[test]

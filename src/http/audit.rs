@@ -22,7 +22,10 @@ pub struct Audit {
 impl FromRequestParts<AppState> for Audit {
     type Rejection = std::convert::Infallible;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
         let actor = if let Some(caller) = parts.extensions.get::<Caller>() {
             Actor::Token {
                 name: caller.0.name.clone(),

@@ -13,8 +13,8 @@ use tower_sessions::Session;
 use super::confirm::ConfirmPage;
 use super::{FieldErrors, error_for};
 use crate::domain::admins::{self, Refusal};
-use crate::domain::login;
 use crate::domain::audit::{Event, Kind};
+use crate::domain::login;
 use crate::http::AppState;
 use crate::http::audit::Audit;
 use crate::http::client::ClientAddr;
@@ -164,7 +164,9 @@ pub async fn invite(
     .await;
     match made {
         Ok(url) => {
-            audit.record(Event::Admin(Kind::AdminInvited, name.clone())).await;
+            audit
+                .record(Event::Admin(Kind::AdminInvited, name.clone()))
+                .await;
             let label = ctx.msg(&Message::new("admins-invite-made").arg("name", name));
             let mut response = Redirect::to(LIST).into_response();
             once.keep(&mut response, Slot::AdminLink, Made { label, url })?;
@@ -224,7 +226,9 @@ pub async fn reset(
     .await;
     match made {
         Ok(url) => {
-            audit.record(Event::Admin(Kind::AdminReset, admin.name.clone())).await;
+            audit
+                .record(Event::Admin(Kind::AdminReset, admin.name.clone()))
+                .await;
             let label = ctx.msg(&Message::new("admins-reset-made").arg("name", admin.name));
             let mut response = Redirect::to(LIST).into_response();
             once.keep(&mut response, Slot::AdminLink, Made { label, url })?;
@@ -363,7 +367,9 @@ pub async fn enable(
     let admin = admin_of(&state, id).await?;
     match admins::enable(&state.db, &admin).await {
         Ok(()) => {
-            audit.record(Event::Admin(Kind::AdminEnabled, admin.name)).await;
+            audit
+                .record(Event::Admin(Kind::AdminEnabled, admin.name))
+                .await;
             flash_to(&session, "admins-enabled-flash", LIST).await
         }
         Err(e) => refused(&session, &e.refusal()?).await,
@@ -381,7 +387,9 @@ pub async fn unlock(
     if !admins::unlock(&state.db, &keys, admin.id).await? {
         return Err(AppError::NotFound);
     }
-    audit.record(Event::Admin(Kind::AdminUnlocked, admin.name)).await;
+    audit
+        .record(Event::Admin(Kind::AdminUnlocked, admin.name))
+        .await;
     flash_to(&session, "admins-unlocked-flash", LIST).await
 }
 
@@ -458,7 +466,9 @@ pub async fn change_password(
         .ok_or(AppError::NotFound)?;
     session.cycle_id().await?;
     session.insert(EPOCH_KEY, epoch).await?;
-    audit.record(Event::Admin(Kind::AdminPassword, admin.name)).await;
+    audit
+        .record(Event::Admin(Kind::AdminPassword, admin.name))
+        .await;
     flash(&session, "admins-password-changed").await?;
     let mut response = Redirect::to(LIST).into_response();
     response.extensions_mut().insert(crate::http::csrf::Rotate);

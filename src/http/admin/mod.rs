@@ -9,6 +9,7 @@ use super::AppState;
 use super::csrf;
 
 pub mod admins;
+pub mod audit;
 pub mod auth;
 pub mod confirm;
 pub mod dashboard;
@@ -128,6 +129,7 @@ pub fn router(state: AppState) -> Router<AppState> {
             "/admin/webhooks/{id}/deliveries/{delivery}/again",
             post(webhooks::send_again),
         )
+        .route(audit::PATH, get(audit::show))
         // An unknown page under /admin, for a signed-in administrator: the 404 with navigation.
         .route(UNKNOWN_PAGE, get(crate::http::error::not_found))
         // Inside the sign-in check: error pages keep the navigation (`auth::error_pages`).
