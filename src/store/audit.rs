@@ -1,5 +1,5 @@
-//! The audit log's rows (`domain::audit`): one `INSERT` per event, pages newest first by id
-//! (keyset: `before` the last id shown), filtered by kind, by who, and by time.
+//! The audit log's rows (`domain::audit`): one `INSERT` per event, pages newest first by time
+//! (keyset: `before` the last event shown), filtered by kind, by who, and by time.
 
 use super::Db;
 use super::lists::{Bind, bind_all};
@@ -57,9 +57,11 @@ pub struct Filter {
     pub to: Option<i64>,
 }
 
-/// Up to `limit` events older than `before` (an id), newest first, and the id the next page
-/// starts before when there are more. One range read of an index in id order: the primary
-/// key, or `audit_log_kind` / `audit_log_who` with their filter.
+/// Up to `limit` events after `before` (an event's id) in the order newest first, and the id the
+/// next page starts after when there are more. The order is by time, then id (two events of one
+/// second), so that each filter is one range of an index read in its order, never a sort:
+/// `audit_log_at` (at, id), or `audit_log_kind` / `audit_log_who` with theirs (docs/plans/audit_*).
+/// An id that names no event (deleted since) starts from the newest.
 pub async fn page(
     db: &Db,
     filter: &Filter,
@@ -84,8 +86,22 @@ pub async fn page(
     if let Some(to) = filter.to {
         add("at < ?", Bind::Int(to));
     }
-    if let Some(before) = before {
-        add("id < ?", Bind::Int(before));
+    let start = match before {
+        Some(id) => sqlx::query_scalar::<_, i64>("SELECT at FROM audit_log WHERE id = $1")
+            .bind(id)
+            .fetch_optional(db.reader())
+            .await?
+            .map(|at| (at, id)),
+        None => None,
+    };
+    if let Some((at, id)) = start {
+        binds.push(Bind::Int(at));
+        binds.push(Bind::Int(id));
+        parts.push(format!(
+            "(at, id) < (${}, ${})",
+            binds.len() - 1,
+            binds.len()
+        ));
     }
     let limit = limit.max(1);
     binds.push(Bind::Int(limit + 1));
@@ -96,7 +112,7 @@ pub async fn page(
     };
     let sql = format!(
         "SELECT id, at, kind, actor, actor_id, actor_name, address, detail FROM audit_log \
-         WHERE {cond} ORDER BY id DESC LIMIT ${}",
+         WHERE {cond} ORDER BY at DESC, id DESC LIMIT ${}",
         binds.len()
     );
     let mut rows: Vec<Row> = bind_all(sqlx::query_as(&sql), binds)
