@@ -507,6 +507,7 @@ async fn the_page_pages_through_every_event_and_filters_them() {
         let (n, older) = listed(&get(&ada, &app, &path).await);
         seen += n;
         pages += 1;
+        assert!(pages <= 3, "a page again: {path}");
         match older {
             Some(next) => path = next.replace("&amp;", "&"),
             None => break,

@@ -522,6 +522,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("login.limits.account_period", "21600"),
     ("login.limits.report_only", "false"),
     ("records.retention_days", "0"),
+    ("audit.retention_days", "365"),
 ];
 
 #[tokio::test]
