@@ -389,6 +389,35 @@ mod tests {
     }
 
     #[test]
+    fn filters_are_read_or_refused_with_a_reason() {
+        let f = filter(
+            Some("signed_in"),
+            Some(" cli "),
+            Some("2026-01-10"),
+            Some("2026-01-10"),
+        )
+        .unwrap();
+        assert_eq!(f.who.as_deref(), Some("cli"));
+        assert_eq!(
+            f.to.unwrap() - f.from.unwrap(),
+            86_400,
+            "the `to` day is included whole"
+        );
+        assert_eq!(
+            filter(Some(""), None, None, None).unwrap(),
+            store::audit::Filter::default()
+        );
+        assert_eq!(
+            filter(Some("nothing"), None, None, None).unwrap_err().id,
+            "audit-bad-kind"
+        );
+        assert_eq!(
+            filter(None, None, Some("2026-02-30"), None).unwrap_err().id,
+            "audit-bad-date"
+        );
+    }
+
+    #[test]
     fn kinds_have_stable_distinct_names() {
         for k in Kind::ALL {
             assert_eq!(Kind::parse(k.as_str()), Some(*k));
