@@ -138,6 +138,11 @@ const FILES: &[(Lang, &str, &str)] = &[
         "two_step.ftl",
         include_str!("../locales/en/two_step.ftl"),
     ),
+    (
+        Lang::En,
+        "audit.ftl",
+        include_str!("../locales/en/audit.ftl"),
+    ),
     (Lang::Fr, "main.ftl", include_str!("../locales/fr/main.ftl")),
     (
         Lang::Fr,
@@ -174,6 +179,11 @@ const FILES: &[(Lang, &str, &str)] = &[
         Lang::Fr,
         "two_step.ftl",
         include_str!("../locales/fr/two_step.ftl"),
+    ),
+    (
+        Lang::Fr,
+        "audit.ftl",
+        include_str!("../locales/fr/audit.ftl"),
     ),
 ];
 

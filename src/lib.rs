@@ -129,8 +129,9 @@ pub async fn run_cron(db: &Db, guard: &FloodGuard) -> Result<(u64, u64, u64), sq
     store::keys::prune_retired(db, now).await?;
     // Uploads cut off by a kill, or whose answer was never recorded.
     let uploads = store::files::sweep(db, now - domain::files::ARRIVING_SECS, 100).await?;
-    let retention = domain::settings::Settings::load(db).await?.retention_days;
-    let erased = domain::retention::run(db, now, retention).await?;
+    let settings = domain::settings::Settings::load(db).await?;
+    let erased = domain::retention::run(db, now, settings.retention_days).await?;
+    let audit = domain::audit::expire(db, now, settings.audit_retention_days).await?;
     // No sync here: the server's upkeep writes its counts (and only while something counts),
     // and `orchestra cron`'s own store has counted nothing.
     let events = guard.collect_garbage().await.unwrap_or_else(|e| {
@@ -149,6 +150,7 @@ pub async fn run_cron(db: &Db, guard: &FloodGuard) -> Result<(u64, u64, u64), sq
         outbox,
         uploads,
         erased,
+        audit,
         flood_events = events,
         "cron ran"
     );

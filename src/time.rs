@@ -77,6 +77,29 @@ pub fn format_duration(secs: u64) -> String {
     }
 }
 
+/// The Unix second a `YYYY-MM-DD` date starts at (UTC), or `None` for anything else.
+pub fn parse_day(text: &str) -> Option<i64> {
+    let mut parts = text.trim().splitn(3, '-');
+    let y: i64 = parts.next()?.parse().ok()?;
+    let m: i64 = parts.next()?.parse().ok()?;
+    let d: i64 = parts.next()?.parse().ok()?;
+    if !(1..=9999).contains(&y) || !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    // Howard Hinnant's days_from_civil, the inverse of `civil_from_days`.
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    // 31 February is no day: the date must come back as it was written.
+    let (cy, cm, cd) = civil_from_days(days);
+    let y = if m <= 2 { y + 1 } else { y };
+    ((cy, cm, cd) == (y, m as u32, d as u32)).then_some(days * 86_400)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,5 +133,18 @@ mod tests {
         assert_eq!(parse_duration("1w"), None);
         assert_eq!(parse_duration("-5m"), None);
         assert_eq!(parse_duration(""), None);
+    }
+
+    #[test]
+    fn a_day_is_read_back_as_written_or_not_at_all() {
+        assert_eq!(super::parse_day("1970-01-01"), Some(0));
+        assert_eq!(super::parse_day("2026-12-06"), Some(1_796_515_200));
+        assert_eq!(
+            super::format_iso(super::parse_day("2024-02-29").unwrap()),
+            "2024-02-29T00:00:00Z"
+        );
+        for bad in ["2026-02-30", "2026-13-01", "yesterday", "2026-1", ""] {
+            assert_eq!(super::parse_day(bad), None, "{bad}");
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! The `admin` commands: administrators made, listed, changed, unlocked from the shell.
 
 use super::{Out, USAGE};
+use crate::domain::audit::{Event, Kind};
 use crate::domain::roles::Role;
 use crate::domain::settings::Settings;
 use crate::i18n::Message;
@@ -79,6 +80,8 @@ pub(super) async fn admin_create(
             {
                 return Ok(out.err(Message::new("admin-email-taken")));
             }
+            crate::domain::audit::by_cli(db, Event::Admin(Kind::AdminCreated, name.to_owned()))
+                .await;
             eprintln!(
                 "{}",
                 Message::new("cli-admin-created")
@@ -170,6 +173,7 @@ pub(super) async fn admin_password(out: &Out, db: &Db, name: &str) -> Result<i32
     {
         return Ok(out.err(crate::domain::admins::Refusal::Unknown(name.to_owned()).message()));
     }
+    crate::domain::audit::by_cli(db, Event::Admin(Kind::AdminPassword, admin.name)).await;
     eprintln!(
         "{}",
         Message::new("cli-admin-password-set")
@@ -204,6 +208,8 @@ pub(super) async fn admin_reset(
     .await;
     match made {
         Ok(made) => {
+            crate::domain::audit::by_cli(db, Event::Admin(Kind::AdminReset, admin.name.clone()))
+                .await;
             println!("{}", made.url);
             Ok(0)
         }
@@ -232,18 +238,21 @@ pub(super) async fn admin_change(
         Ok(a) => a,
         Err(code) => return Ok(code),
     };
-    let (done, said) = match change {
+    let (done, said, kind) = match change {
         Change::Disable => (
             crate::domain::admins::disable(db, &admin).await,
             "cli-admin-disabled",
+            Kind::AdminDisabled,
         ),
         Change::Enable => (
             crate::domain::admins::enable(db, &admin).await,
             "cli-admin-enabled",
+            Kind::AdminEnabled,
         ),
         Change::Remove => (
             crate::domain::admins::remove(db, &admin).await,
             "cli-admin-removed",
+            Kind::AdminRemoved,
         ),
     };
     if let Err(e) = done {
@@ -252,6 +261,7 @@ pub(super) async fn admin_change(
             Err(failure) => out.fail(failure),
         });
     }
+    crate::domain::audit::by_cli(db, Event::Admin(kind, admin.name)).await;
     eprintln!(
         "{}",
         Message::new(said)
@@ -283,6 +293,7 @@ pub(super) async fn admin_role(
             Err(failure) => out.fail(failure),
         });
     }
+    crate::domain::audit::by_cli(db, Event::role_changed(&admin, role)).await;
     eprintln!(
         "{}",
         Message::new("cli-admin-role-set")
@@ -304,6 +315,7 @@ pub(super) async fn admin_unlock(out: &Out, db: &Db, name: &str) -> Result<i32, 
     if !crate::domain::admins::unlock(db, &keys, admin.id).await? {
         return Ok(out.err(crate::domain::admins::Refusal::Unknown(name.to_owned()).message()));
     }
+    crate::domain::audit::by_cli(db, Event::Admin(Kind::AdminUnlocked, admin.name)).await;
     eprintln!(
         "{}",
         Message::new("cli-admin-unlocked")
@@ -387,6 +399,8 @@ pub(super) async fn admin_two_step(
         return Ok(
             match crate::domain::two_step::turn_off(db, admin.id).await {
                 Ok(true) => {
+                    let off = Event::Admin(Kind::TwoStepOff, name.to_owned());
+                    crate::domain::audit::by_cli(db, off).await;
                     eprintln!("{}", said("cli-two-step-off"));
                     0
                 }
@@ -402,6 +416,7 @@ pub(super) async fn admin_two_step(
     let now = store::now();
     match crate::domain::two_step::turn_on(db, admin.id, &settings.site_name, name, now).await {
         Ok(Some((setup, codes))) => {
+            crate::domain::audit::by_cli(db, Event::Admin(Kind::TwoStepOn, name.to_owned())).await;
             eprintln!("{}", said("cli-two-step-on"));
             println!("{}", setup.url);
             for code in codes {

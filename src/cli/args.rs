@@ -160,6 +160,21 @@ pub enum Parsed {
     WebhookList,
     /// `webhook delete|enable|disable|retry ID`.
     WebhookChange(WebhookChange, String),
+    /// `audit list [--kind K] [--who NAME] [--from DAY] [--to DAY] [--limit N] [--before ID]
+    /// [--format text|csv|json]`.
+    AuditList(AuditArgs),
+}
+
+/// `orchestra audit list`'s options, as typed (checked by the command).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct AuditArgs {
+    pub kind: Option<String>,
+    pub who: Option<String>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub limit: Option<String>,
+    pub before: Option<String>,
+    pub format: Option<String>,
 }
 
 /// A token's scope as its options wrote it (`--abilities`, `--reach`, `--workflows`); each
@@ -567,6 +582,20 @@ pub fn grammar(lang: Lang) -> Command {
                 ),
         )
         .subcommand(
+            command(lang, "audit", "cli-about-audit")
+                .subcommand_required(true)
+                .subcommand(
+                    command(lang, "list", "cli-about-audit-list")
+                        .arg(option(lang, "kind", "KIND", "cli-arg-audit-kind"))
+                        .arg(option(lang, "who", "NAME", "cli-arg-audit-who"))
+                        .arg(option(lang, "from", "DAY", "cli-arg-audit-from"))
+                        .arg(option(lang, "to", "DAY", "cli-arg-audit-to"))
+                        .arg(option(lang, "limit", "N", "cli-arg-audit-limit"))
+                        .arg(option(lang, "before", "ID", "cli-arg-audit-before"))
+                        .arg(option(lang, "format", "FORMAT", "cli-arg-audit-format")),
+                ),
+        )
+        .subcommand(
             command(lang, "completions", "cli-about-completions").arg(positional(
                 lang,
                 "SHELL",
@@ -765,6 +794,15 @@ pub fn parse(lang: Lang, args: &[String]) -> Result<Parsed, Message> {
             };
             Parsed::WebhookChange(change, required(m, "ID"))
         }
+        ("audit", Some(("list", m))) => Parsed::AuditList(AuditArgs {
+            kind: value(m, "kind"),
+            who: value(m, "who"),
+            from: value(m, "from"),
+            to: value(m, "to"),
+            limit: value(m, "limit"),
+            before: value(m, "before"),
+            format: value(m, "format"),
+        }),
         _ => return Err(unknown(args)),
     })
 }

@@ -25,7 +25,8 @@ pub(super) async fn config_set(out: &Out, db: &Db, pairs: &[&str]) -> Result<i32
         };
         values.push((key, *value));
     }
-    match Settings::save(db, &values).await {
+    let cli = crate::domain::audit::Actor::Cli;
+    match crate::domain::audit::save_settings(db, &cli, None, &values).await {
         Ok(saved) => {
             for (key, _) in &values {
                 eprintln!(

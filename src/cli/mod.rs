@@ -4,6 +4,7 @@
 
 mod admins;
 pub mod args;
+mod audit;
 mod config;
 mod contacts;
 mod instances;
@@ -251,6 +252,7 @@ pub async fn run(args: Vec<String>) -> i32 {
         }
         Parsed::WebhookList => webhooks::webhook_list(&db).await,
         Parsed::WebhookChange(change, id) => webhooks::webhook_change(&out, &db, &id, change).await,
+        Parsed::AuditList(args) => audit::audit_list(&out, &db, &args).await,
         // Answered above, before the database.
         Parsed::Help(_)
         | Parsed::Version

@@ -232,6 +232,7 @@ pub(super) async fn keys_rotate(
         return Ok(code);
     }
     crate::domain::rotation::rotate_keys(db).await?;
+    crate::domain::audit::by_cli(db, crate::domain::audit::Event::KeysRotated).await;
     eprintln!("{}", Message::new("cli-keys-rotated").render(out.lang));
     if resend {
         return keys_resend(out, db).await;

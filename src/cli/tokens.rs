@@ -3,6 +3,7 @@
 use super::{Out, agreed};
 use crate::cli::args::ScopeArgs;
 use crate::domain::api::scope::Scope;
+use crate::domain::audit::Event;
 use crate::domain::settings::Settings;
 use crate::i18n::Message;
 use crate::store::{self, Db};
@@ -13,6 +14,7 @@ pub(super) async fn token_rotate_key(out: &Out, db: &Db, yes: bool) -> Result<i3
         return Ok(code);
     }
     store::keys::rotate_token_key(db).await?;
+    crate::domain::audit::by_cli(db, Event::TokenKeyRotated).await;
     eprintln!("{}", Message::new("cli-token-key-rotated").render(out.lang));
     Ok(0)
 }
@@ -87,6 +89,7 @@ pub(super) async fn token_create(
     let keys = store::keys::load(db).await?;
     match crate::domain::api::create_scoped_token(db, &keys, name, rate, burst, &scope).await {
         Ok(Some(text)) => {
+            crate::domain::audit::by_cli(db, Event::TokenCreated(name.to_owned())).await;
             println!("{text}");
             eprintln!(
                 "{}",
@@ -167,6 +170,7 @@ pub(super) async fn token_scope(
 pub(super) async fn token_revoke(out: &Out, db: &Db, name: &str) -> Result<i32, sqlx::Error> {
     match store::api::revoke_token(db, name).await? {
         Some(_) => {
+            crate::domain::audit::by_cli(db, Event::TokenRevoked(name.to_owned())).await;
             eprintln!(
                 "{}",
                 Message::new("cli-token-revoked")

@@ -1,6 +1,7 @@
 //! The `webhook` commands: endpoints made, listed and changed as the admin page does.
 
 use super::Out;
+use crate::domain::audit::Event;
 use crate::i18n::Message;
 use crate::store::{self, Db};
 
@@ -16,6 +17,8 @@ pub(super) async fn webhook_create(
     let keys = store::keys::load(db).await?;
     match endpoints::create(db, &keys, url, events, endpoints::allow_private()).await {
         Ok(created) => {
+            crate::domain::audit::by_cli(db, Event::WebhookCreated(created.id, url.to_owned()))
+                .await;
             println!("{}", created.secret.reveal());
             eprintln!(
                 "{}",
@@ -95,6 +98,15 @@ pub(super) async fn webhook_change(
     let Some(said) = said else {
         return Ok(unknown());
     };
+    let event = match change {
+        WebhookChange::Delete => Some(Event::WebhookRemoved(n)),
+        WebhookChange::Disable => Some(Event::WebhookDisabled(n)),
+        WebhookChange::Enable => Some(Event::WebhookEnabled(n)),
+        WebhookChange::Retry => None,
+    };
+    if let Some(event) = event {
+        crate::domain::audit::by_cli(db, event).await;
+    }
     eprintln!("{}", said.arg("id", n.to_string()).render(out.lang));
     Ok(0)
 }

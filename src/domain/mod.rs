@@ -6,6 +6,7 @@
 
 pub mod admins;
 pub mod api;
+pub mod audit;
 pub mod capability;
 pub mod delivery;
 pub mod files;

@@ -62,6 +62,8 @@ pub struct Settings {
     /// Whether every administrator must sign in in two steps (a TOTP code after the password):
     /// one without it is sent to set it up before anything else.
     pub two_step_required: bool,
+    /// Days the audit log keeps an event before cron deletes it; 0 keeps them forever.
+    pub audit_retention_days: u64,
     /// Not a setting: where `serve` last said it listens (`record_listening`), to build links
     /// on before a base URL is saved, and to say when a saved one points elsewhere.
     pub listening_url: Option<String>,
@@ -111,6 +113,7 @@ impl Default for Settings {
             retention_days: 0,
             // Shipped off: an administrator needs an authenticator app first.
             two_step_required: false,
+            audit_retention_days: 365,
             listening_url: None,
         }
     }
@@ -297,6 +300,7 @@ pub const REGISTRY: &[Setting] = &[
     switch!("login.limits.report_only", "login_report_only", login_report_only),
     number!("records.retention_days", "retention_days", retention_days, 0, MAX_RETENTION_DAYS),
     switch!("login.two_step_required", "two_step_required", two_step_required),
+    number!("audit.retention_days", "", audit_retention_days, 0, MAX_RETENTION_DAYS),
 ];
 
 /// The setting named `key`, if there is one.

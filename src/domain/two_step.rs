@@ -179,7 +179,7 @@ pub async fn confirm(db: &Db, admin: i64, code: &str, now: i64) -> Result<Option
     if !store::two_step::enable(db, admin, step, &hashes, now).await? {
         return Ok(None);
     }
-    two_step_changed(admin, true);
+    two_step_changed(db, admin, true).await;
     Ok(Some(codes))
 }
 
@@ -202,7 +202,7 @@ pub async fn turn_on(
     if !store::two_step::enable(db, admin, 0, &hashes, now).await? {
         return Ok(None);
     }
-    two_step_changed(admin, true);
+    two_step_changed(db, admin, true).await;
     Ok(Some((setup, codes)))
 }
 
@@ -245,7 +245,7 @@ pub async fn turn_off(db: &Db, admin: i64) -> Result<bool> {
     let was_on = is_on(db, admin).await?;
     let removed = store::two_step::remove(db, admin).await?;
     if was_on {
-        two_step_changed(admin, false);
+        two_step_changed(db, admin, false).await;
     }
     Ok(removed)
 }
@@ -257,8 +257,14 @@ pub async fn recovery_left(db: &Db, admin: i64) -> Result<i64> {
 
 /// The one place told that an administrator's second factor was turned on or off: where the
 /// email telling them so (`notify_security_change`) is to be sent.
-pub fn two_step_changed(admin: i64, on: bool) {
+async fn two_step_changed(db: &Db, admin: i64, on: bool) {
     tracing::info!(admin, on, "two-step sign-in changed");
+    let change = if on {
+        crate::domain::admins::SecurityChange::TwoStepOn
+    } else {
+        crate::domain::admins::SecurityChange::TwoStepOff
+    };
+    crate::domain::admins::notify_security_change(db, admin, change).await;
 }
 
 #[cfg(test)]

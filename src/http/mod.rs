@@ -18,6 +18,7 @@ use crate::store::Db;
 
 pub mod admin;
 pub mod api;
+pub mod audit;
 pub mod body;
 pub mod client;
 pub mod common;

@@ -35,6 +35,8 @@ pub enum Expired {
     WebhookDeliveries,
     /// Outbox messages written before the cutoff that no delivery names any more.
     Outbox,
+    /// Audit events older than the log's retention; Unix seconds, through `audit_log_at`.
+    Audit,
 }
 
 impl Expired {
@@ -77,6 +79,10 @@ impl Expired {
                 "DELETE FROM outbox WHERE id IN \
                  (SELECT o.id FROM outbox o WHERE o.created_at <= $1 AND NOT EXISTS \
                  (SELECT 1 FROM webhook_deliveries d WHERE d.outbox_id = o.id) LIMIT $2)"
+            }
+            Expired::Audit => {
+                "DELETE FROM audit_log WHERE id IN \
+                 (SELECT id FROM audit_log WHERE at < $1 ORDER BY at LIMIT $2)"
             }
         }
     }

@@ -60,7 +60,7 @@ pub struct Listed {
     pub more: Option<i64>,
 }
 
-enum Bind {
+pub(crate) enum Bind {
     Int(i64),
     Text(String),
 }
@@ -128,7 +128,7 @@ fn conditions(filter: &Filter, from: From, binds: &mut Vec<Bind>) -> String {
     }
 }
 
-fn bind_all<'q, O>(
+pub(crate) fn bind_all<'q, O>(
     mut q: sqlx::query::QueryAs<'q, sqlx::Any, O, sqlx::any::AnyArguments<'q>>,
     binds: Vec<Bind>,
 ) -> sqlx::query::QueryAs<'q, sqlx::Any, O, sqlx::any::AnyArguments<'q>> {

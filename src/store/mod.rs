@@ -12,6 +12,7 @@ use sqlx::{AnyPool, Executor};
 pub mod admin_mails;
 pub mod admins;
 pub mod api;
+pub mod audit;
 pub mod email_codes;
 pub mod expired;
 mod file;

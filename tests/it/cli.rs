@@ -523,6 +523,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("login.limits.report_only", "false"),
     ("records.retention_days", "0"),
     ("login.two_step_required", "false"),
+    ("audit.retention_days", "365"),
 ];
 
 #[tokio::test]

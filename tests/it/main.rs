@@ -14,6 +14,7 @@ mod admins;
 mod api;
 mod api_contract;
 mod api_idempotency;
+mod audit;
 mod browser;
 mod browser_codes;
 mod browser_files;

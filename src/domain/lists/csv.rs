@@ -70,7 +70,7 @@ fn line(out: &mut String, row: &ListRow, waiting: Option<&Waiting>, lang: Lang) 
 /// A cell as RFC 4180 quotes it. A cell a spreadsheet would read as a formula (`=`, `+`, `-`,
 /// `@`, a tab or a carriage return first: a title an API client chose) gets a leading `'`, as
 /// OWASP's "CSV injection" advises, so opening the file runs nothing.
-fn push_cell(out: &mut String, cell: &str) {
+pub(crate) fn push_cell(out: &mut String, cell: &str) {
     let formula = cell.starts_with(['=', '+', '-', '@', '\t', '\r']);
     let quoted = formula || cell.contains([',', '"', '\n', '\r']);
     if quoted {

@@ -13,9 +13,11 @@ use tower_sessions::Session;
 use super::confirm::ConfirmPage;
 use super::{FieldErrors, error_for};
 use crate::domain::admins::{self, Refusal};
+use crate::domain::audit::{Event, Kind};
 use crate::domain::login;
 use crate::domain::roles::Role;
 use crate::http::AppState;
+use crate::http::audit::Audit;
 use crate::http::client::ClientAddr;
 use crate::http::context::{
     EPOCH_KEY, FlashKind, PageContext, SignedIn, flash, flash_as, flash_to, html,
@@ -194,6 +196,7 @@ fn role_of(sent: Option<&str>, default: Role) -> Result<Role> {
 /// set the link is emailed to it (and said so); without one it is shown once, on the list.
 pub async fn invite(
     State(state): State<AppState>,
+    audit: Audit,
     ctx: PageContext,
     session: Session,
     Extension(me): Extension<SignedIn>,
@@ -219,8 +222,16 @@ pub async fn invite(
     )
     .await;
     match made {
-        Ok(made) if made.emailed => flash_to(&session, "admins-invite-emailed", LIST).await,
+        Ok(made) if made.emailed => {
+            audit
+                .record(Event::Admin(Kind::AdminInvited, name.clone()))
+                .await;
+            flash_to(&session, "admins-invite-emailed", LIST).await
+        }
         Ok(made) => {
+            audit
+                .record(Event::Admin(Kind::AdminInvited, name.clone()))
+                .await;
             let label = ctx.msg(&Message::new("admins-invite-made").arg("name", name));
             let mut response = Redirect::to(LIST).into_response();
             let url = made.url;
@@ -265,6 +276,7 @@ async fn refused(session: &Session, refusal: &Refusal) -> Result<Response> {
 /// Makes a reset link for another administrator, shown once on the list.
 pub async fn reset(
     State(state): State<AppState>,
+    audit: Audit,
     ctx: PageContext,
     session: Session,
     Extension(me): Extension<SignedIn>,
@@ -283,8 +295,16 @@ pub async fn reset(
     )
     .await;
     match made {
-        Ok(made) if made.emailed => flash_to(&session, "admins-reset-emailed", LIST).await,
+        Ok(made) if made.emailed => {
+            audit
+                .record(Event::Admin(Kind::AdminReset, admin.name.clone()))
+                .await;
+            flash_to(&session, "admins-reset-emailed", LIST).await
+        }
         Ok(made) => {
+            audit
+                .record(Event::Admin(Kind::AdminReset, admin.name.clone()))
+                .await;
             let url = made.url;
             let label = ctx.msg(&Message::new("admins-reset-made").arg("name", admin.name));
             let mut response = Redirect::to(LIST).into_response();
@@ -373,6 +393,7 @@ async fn confirmed(
     session: &Session,
     action: Confirmed,
     id: i64,
+    audit: Audit,
 ) -> Result<Response> {
     let admin = admin_of(state, id).await?;
     let done = match action {
@@ -385,6 +406,11 @@ async fn confirmed(
                 Confirmed::Disable => "admins-disabled-flash",
                 Confirmed::Remove => "admins-removed-flash",
             };
+            let kind = match action {
+                Confirmed::Disable => Kind::AdminDisabled,
+                Confirmed::Remove => Kind::AdminRemoved,
+            };
+            audit.record(Event::Admin(kind, admin.name.clone())).await;
             flash_to(session, flash_id, LIST).await
         }
         // Refused meanwhile (another administrator was disabled since the page was drawn):
@@ -400,30 +426,38 @@ async fn confirmed(
 
 pub async fn disable(
     State(state): State<AppState>,
+    audit: Audit,
     ctx: PageContext,
     session: Session,
     Path(id): Path<i64>,
 ) -> Result<Response> {
-    confirmed(&state, ctx, &session, Confirmed::Disable, id).await
+    confirmed(&state, ctx, &session, Confirmed::Disable, id, audit).await
 }
 
 pub async fn remove(
     State(state): State<AppState>,
+    audit: Audit,
     ctx: PageContext,
     session: Session,
     Path(id): Path<i64>,
 ) -> Result<Response> {
-    confirmed(&state, ctx, &session, Confirmed::Remove, id).await
+    confirmed(&state, ctx, &session, Confirmed::Remove, id, audit).await
 }
 
 pub async fn enable(
     State(state): State<AppState>,
+    audit: Audit,
     session: Session,
     Path(id): Path<i64>,
 ) -> Result<Response> {
     let admin = admin_of(&state, id).await?;
     match admins::enable(&state.db, &admin).await {
-        Ok(()) => flash_to(&session, "admins-enabled-flash", LIST).await,
+        Ok(()) => {
+            audit
+                .record(Event::Admin(Kind::AdminEnabled, admin.name))
+                .await;
+            flash_to(&session, "admins-enabled-flash", LIST).await
+        }
         Err(e) => refused(&session, &e.refusal()?).await,
     }
 }
@@ -436,6 +470,7 @@ pub struct RoleForm {
 /// Gives another administrator (or oneself) a role; never takes away the last active owner.
 pub async fn change_role(
     State(state): State<AppState>,
+    audit: Audit,
     session: Session,
     Path(id): Path<i64>,
     Form(form): Form<RoleForm>,
@@ -447,13 +482,17 @@ pub async fn change_role(
         .and_then(|r| Role::parse(r.trim()))
         .ok_or(AppError::BadRequest)?;
     match admins::set_role(&state.db, &admin, role).await {
-        Ok(()) => flash_to(&session, "admins-role-changed-flash", LIST).await,
+        Ok(()) => {
+            audit.record(Event::role_changed(&admin, role)).await;
+            flash_to(&session, "admins-role-changed-flash", LIST).await
+        }
         Err(e) => refused(&session, &e.refusal()?).await,
     }
 }
 
 pub async fn unlock(
     State(state): State<AppState>,
+    audit: Audit,
     session: Session,
     Path(id): Path<i64>,
 ) -> Result<Response> {
@@ -462,6 +501,9 @@ pub async fn unlock(
     if !admins::unlock(&state.db, &keys, admin.id).await? {
         return Err(AppError::NotFound);
     }
+    audit
+        .record(Event::Admin(Kind::AdminUnlocked, admin.name))
+        .await;
     flash_to(&session, "admins-unlocked-flash", LIST).await
 }
 
@@ -500,6 +542,7 @@ pub struct PasswordForm {
 /// session of this administrator is signed out; this one goes on under a new id.
 pub async fn change_password(
     State(state): State<AppState>,
+    audit: Audit,
     ctx: PageContext,
     session: Session,
     ClientAddr(client): ClientAddr,
@@ -537,6 +580,9 @@ pub async fn change_password(
         .ok_or(AppError::NotFound)?;
     session.cycle_id().await?;
     session.insert(EPOCH_KEY, epoch).await?;
+    audit
+        .record(Event::Admin(Kind::AdminPassword, admin.name))
+        .await;
     flash(&session, "admins-password-changed").await?;
     let mut response = Redirect::to(LIST).into_response();
     response.extensions_mut().insert(crate::http::csrf::Rotate);

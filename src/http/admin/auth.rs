@@ -7,8 +7,10 @@ use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use tower_sessions::Session;
 
+use crate::domain::audit::{Actor, Event};
 use crate::domain::login;
 use crate::http::AppState;
+use crate::http::audit::Audit;
 use crate::http::client::ClientAddr;
 use crate::http::context::{ADMIN_KEY, EPOCH_KEY, PageContext, SignedIn, html};
 use crate::http::csrf;
@@ -184,6 +186,7 @@ pub async fn login(
     ClientAddr(client): ClientAddr,
     session: Session,
     headers: axum::http::HeaderMap,
+    audit: Audit,
     Form(form): Form<Credentials>,
 ) -> Result<Response> {
     let name = form.name.trim().to_owned();
@@ -208,6 +211,7 @@ pub async fn login(
         let _no_account = login::admit(&state.guard, settings, &address, None)
             .map_err(|_| AppError::TooManyAttempts)?;
         state.passwords.as_long_as_a_check().await;
+        audit.record_as(&Actor::Visitor, Event::SignInFailed).await;
         return Ok(failed(&state, ctx, name, destination));
     };
     let now = state.clock.now_secs();
@@ -224,14 +228,21 @@ pub async fn login(
         .run(move || crate::domain::password::verify(&password, &stored))
         .await
         .map_err(pool_error)?;
+    let actor = Actor::Admin {
+        id: admin.id,
+        name: admin.name.clone(),
+    };
     if !ok {
         login::failed(&state.guard, settings, &account, admitted);
+        audit.record_as(&actor, Event::SignInFailed).await;
         return Ok(failed(&state, ctx, name, destination));
     }
-    // With two-step sign-in on, the password alone signs nobody in: the code comes next.
+    // With two-step sign-in on, the password alone signs nobody in: the code comes next (its
+    // page records the sign-in, or the failure).
     if crate::domain::two_step::is_on(&state.db, admin.id).await? {
         return super::two_step_gate::ask_code(&session, &admin, &destination, now).await;
     }
+    audit.record_as(&actor, Event::SignedIn).await;
     finish(&state, &session, &admin, &destination, now).await
 }
 

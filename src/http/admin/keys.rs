@@ -47,9 +47,11 @@ pub struct RotateForm {
 pub async fn rotate(
     State(state): State<AppState>,
     ctx: PageContext,
+    audit: crate::http::audit::Audit,
     Form(form): Form<RotateForm>,
 ) -> Result<Response> {
     rotation::rotate_keys(&state.db).await?;
+    audit.record(crate::domain::audit::Event::KeysRotated).await;
     state.site.refresh().await;
     let by = ctx.admin.as_deref().unwrap_or("");
     tracing::warn!(by, "site keys rotated from the admin");

@@ -10,6 +10,7 @@ use super::csrf;
 
 pub mod account;
 pub mod admins;
+pub mod audit;
 pub mod auth;
 pub mod confirm;
 pub mod dashboard;
@@ -141,6 +142,7 @@ pub fn router(state: AppState) -> Router<AppState> {
             two_step::PATH,
             get(two_step::account_show).post(two_step::account_save),
         )
+        .route(audit::PATH, get(audit::show))
         // An unknown page under /admin, for a signed-in administrator: the 404 with navigation.
         .route(UNKNOWN_PAGE, get(crate::http::error::not_found))
         // Every post needs the role its route is classed under (`roles::POSTS`).

@@ -8,6 +8,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use tower_sessions::Session;
 
 use super::auth::{Destination, finish, login_page, safe_destination};
+use crate::domain::audit::{Actor, Event};
 use crate::domain::login;
 use crate::domain::oidc::{CALLBACK_PATH, Callback, Pending, Refusal};
 use crate::http::AppState;
@@ -64,6 +65,7 @@ pub async fn callback(
     ctx: PageContext,
     ClientAddr(client): ClientAddr,
     session: Session,
+    audit: crate::http::audit::Audit,
     Query(answer): Query<Callback>,
 ) -> Result<Response> {
     let Some(oidc) = state.oidc.clone() else {
@@ -83,8 +85,19 @@ pub async fn callback(
         .finish(&state.db, pending, answer, &redirect, now)
         .await?
     {
-        Ok(admin) => finish(&state, &session, &admin, &destination, now).await,
-        Err(refusal) => Ok(refused(&state, ctx, destination, refusal)),
+        Ok(admin) => {
+            let actor = Actor::Admin {
+                id: admin.id,
+                name: admin.name.clone(),
+            };
+            audit.record_as(&actor, Event::SignedInOidc).await;
+            finish(&state, &session, &admin, &destination, now).await
+        }
+        Err(refusal) => {
+            // Who it was is not known (or not to be believed) when the provider's answer fails.
+            audit.record_as(&Actor::Visitor, Event::SignInFailed).await;
+            Ok(refused(&state, ctx, destination, refusal))
+        }
     }
 }
 

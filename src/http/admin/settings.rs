@@ -16,6 +16,7 @@ use super::sizing::{self, SizingView};
 use super::{FieldErrors, error_for};
 use crate::domain::settings::{self as registry, FieldError, Settings};
 use crate::http::AppState;
+use crate::http::audit::Audit;
 use crate::http::context::{PageContext, flash_to, html};
 use crate::http::error::Result;
 use crate::http::form::Form;
@@ -157,11 +158,13 @@ async fn save_posted(
     page: &'static [Section],
     posted: Vec<(String, String)>,
     back: &'static str,
+    audit: &Audit,
     refused: impl FnOnce(Fields, Vec<FieldError>, &Settings) -> Response,
 ) -> Result<Response> {
     let values = posted_values(page, &posted);
     let pairs: Vec<(&'static str, &str)> = values.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    match Settings::save(&state.db, &pairs).await {
+    let (actor, address) = (&audit.actor, audit.address.as_deref());
+    match crate::domain::audit::save_settings(&state.db, actor, address, &pairs).await {
         Ok(saved) => {
             state.site.saved(saved);
             flash_to(session, "settings-saved", back).await
@@ -255,6 +258,7 @@ pub async fn save(
     State(state): State<AppState>,
     ctx: PageContext,
     session: Session,
+    audit: Audit,
     Form(posted): Posted,
 ) -> Result<Response> {
     let back = "/admin/config/orchestra";
@@ -264,6 +268,7 @@ pub async fn save(
         SETTINGS_PAGE,
         posted,
         back,
+        &audit,
         |fields, errors, saved| html(&SettingsPage::new(&state, ctx, fields, errors, saved)),
     )
     .await
@@ -353,6 +358,7 @@ pub async fn interaction_save(
     State(state): State<AppState>,
     ctx: PageContext,
     session: Session,
+    audit: Audit,
     Form(posted): Posted,
 ) -> Result<Response> {
     let back = "/admin/config/orchestra/interaction";
@@ -362,6 +368,7 @@ pub async fn interaction_save(
         INTERACTION_PAGE,
         posted,
         back,
+        &audit,
         |fields, errors, saved| html(&InteractionPage::new(&state, ctx, fields, errors, saved)),
     )
     .await

@@ -9,7 +9,9 @@ use tower_sessions::Session;
 use super::confirm::ConfirmPage;
 use super::{FieldErrors, error_for};
 use crate::domain::api::scope::{Ability, Reach, Scope};
+use crate::domain::audit::Event;
 use crate::http::AppState;
+use crate::http::audit::Audit;
 use crate::http::context::{PageContext, flash, flash_to, html};
 use crate::http::error::{AppError, Result};
 use crate::http::extract::Path;
@@ -242,6 +244,7 @@ fn optional(raw: &str, max: u32) -> std::result::Result<Option<u32>, ()> {
 
 pub async fn create(
     State(state): State<AppState>,
+    audit: Audit,
     ctx: PageContext,
     session: Session,
     once: Once,
@@ -293,6 +296,7 @@ pub async fn create(
         {
             Some(text) => {
                 flash(&session, "token-created").await?;
+                audit.record(Event::TokenCreated(name.to_owned())).await;
                 tracing::info!(token = name, "API token created");
                 let mut response = Redirect::to("/admin/config/api").into_response();
                 once.keep(&mut response, Slot::NewToken, text)?;
@@ -339,6 +343,7 @@ pub async fn revoke_form(
 
 pub async fn revoke(
     State(state): State<AppState>,
+    audit: Audit,
     session: Session,
     Path(name): Path<String>,
 ) -> Result<Response> {
@@ -346,6 +351,7 @@ pub async fn revoke(
         .await?
         .ok_or(AppError::NotFound)?;
     state.api_buckets.forget(id);
+    audit.record(Event::TokenRevoked(name)).await;
     state.api_seen.forget_id(id);
     flash_to(&session, "token-revoked-flash", "/admin/config/api").await
 }

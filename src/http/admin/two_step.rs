@@ -17,6 +17,7 @@ use tower_sessions::Session;
 
 pub use super::two_step_gate::{CODE_PATH, PATH};
 use super::two_step_gate::{PENDING_KEY, Pending, pending_of};
+use crate::domain::audit::{Actor, Event, Kind};
 use crate::domain::login;
 use crate::domain::two_step::{self, Setup};
 use crate::http::AppState;
@@ -67,6 +68,7 @@ pub async fn code_check(
     ClientAddr(client): ClientAddr,
     session: Session,
     headers: HeaderMap,
+    audit: crate::http::audit::Audit,
     Form(form): Form<CodeForm>,
 ) -> Result<Response> {
     let now = state.clock.now_secs();
@@ -87,8 +89,13 @@ pub async fn code_check(
     let account = super::auth::counted_as(&snapshot.keys, &admin, client, &headers, now);
     let admitted = login::admit(&state.guard, settings, &address, Some(&account))
         .map_err(|_| AppError::TooManyAttempts)?;
+    let actor = Actor::Admin {
+        id: admin.id,
+        name: admin.name.clone(),
+    };
     if !two_step::check(&state.db, admin.id, &form.code, now).await? {
         login::failed(&state.guard, settings, &account, admitted);
+        audit.record_as(&actor, Event::SignInFailed).await;
         tracing::info!("failed second step of a sign-in");
         let error = Some(ctx.t("two-step-code-wrong"));
         let mut response = html(&CodePage { ctx, error });
@@ -96,6 +103,7 @@ pub async fn code_check(
         return Ok(response);
     }
     session.remove::<Pending>(PENDING_KEY).await?;
+    audit.record_as(&actor, Event::SignedIn).await;
     super::auth::finish(&state, &session, &admin, &pending.destination, now).await
 }
 
@@ -175,9 +183,11 @@ pub async fn account_save(
     headers: HeaderMap,
     session: Session,
     Extension(me): Extension<SignedIn>,
+    audit: crate::http::audit::Audit,
     Form(form): Form<AccountForm>,
 ) -> Result<Response> {
     let now = state.clock.now_secs();
+    let recorded = |kind| audit.record(Event::Admin(kind, me.name.clone()));
     match form.action.as_str() {
         "begin" => {
             let site_name = state.site.get().await.settings.site_name.clone();
@@ -185,7 +195,10 @@ pub async fn account_save(
             Ok(Redirect::to(PATH).into_response())
         }
         "confirm" => match two_step::confirm(&state.db, me.id, &form.code, now).await? {
-            Some(codes) => account_page(&state, ctx, &me, codes, None).await,
+            Some(codes) => {
+                recorded(Kind::TwoStepOn).await;
+                account_page(&state, ctx, &me, codes, None).await
+            }
             None => {
                 let error = Some(ctx.t("two-step-code-wrong"));
                 account_page(&state, ctx, &me, Vec::new(), error).await
@@ -196,7 +209,9 @@ pub async fn account_save(
                 let error = Some(ctx.t("two-step-off-refused"));
                 return account_page(&state, ctx, &me, Vec::new(), error).await;
             }
-            two_step::turn_off(&state.db, me.id).await?;
+            if two_step::turn_off(&state.db, me.id).await? {
+                recorded(Kind::TwoStepOff).await;
+            }
             crate::http::context::flash_to(&session, "two-step-turned-off", PATH).await
         }
         _ => Err(AppError::BadRequest),

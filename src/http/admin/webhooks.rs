@@ -13,9 +13,11 @@ use tower_sessions::Session;
 use super::confirm::ConfirmPage;
 use super::tokens::Choice;
 use super::{FieldErrors, error_for};
+use crate::domain::audit::Event;
 use crate::domain::delivery::endpoints::{self, Refusal};
 use crate::domain::delivery::{Topic, topic};
 use crate::http::AppState;
+use crate::http::audit::Audit;
 use crate::http::context::{FlashKind, PageContext, flash, flash_as, flash_to, html};
 use crate::http::error::{AppError, Result};
 use crate::http::extract::{Path, Query};
@@ -166,6 +168,7 @@ pub async fn list(State(state): State<AppState>, ctx: PageContext, once: Once) -
 /// on a refusal the form again, what was typed kept, the error beside its field, nothing saved.
 pub async fn create(
     State(state): State<AppState>,
+    audit: Audit,
     ctx: PageContext,
     session: Session,
     once: Once,
@@ -192,6 +195,7 @@ pub async fn create(
     .await;
     let refusal = match made {
         Ok(created) => {
+            audit.record(Event::WebhookCreated(created.id, url)).await;
             flash(&session, "webhooks-created-flash").await?;
             let mut response = Redirect::to(LIST).into_response();
             once.keep(&mut response, Slot::WebhookSecret, created.secret.reveal())?;
@@ -238,6 +242,7 @@ pub async fn delete_form(
 
 pub async fn delete(
     State(state): State<AppState>,
+    audit: Audit,
     session: Session,
     Path(id): Path<i64>,
 ) -> Result<Response> {
@@ -245,6 +250,7 @@ pub async fn delete(
         return Err(AppError::NotFound);
     }
     tracing::info!(endpoint = id, "webhook endpoint deleted");
+    audit.record(Event::WebhookRemoved(id)).await;
     flash_to(&session, "webhooks-deleted-flash", LIST).await
 }
 
@@ -252,6 +258,7 @@ pub async fn delete(
 /// due at once.
 pub async fn enable(
     State(state): State<AppState>,
+    audit: Audit,
     session: Session,
     Path(id): Path<i64>,
 ) -> Result<Response> {
@@ -259,12 +266,14 @@ pub async fn enable(
         .await?
         .ok_or(AppError::NotFound)?;
     tracing::info!(endpoint = id, due, "webhook endpoint enabled again");
+    audit.record(Event::WebhookEnabled(id)).await;
     flash_to(&session, "webhooks-enabled-flash", LIST).await
 }
 
 /// Disables an endpoint: nothing is sent to it, and its messages wait for it.
 pub async fn disable(
     State(state): State<AppState>,
+    audit: Audit,
     session: Session,
     Path(id): Path<i64>,
 ) -> Result<Response> {
@@ -272,6 +281,7 @@ pub async fn disable(
         return Err(AppError::NotFound);
     }
     tracing::info!(endpoint = id, "webhook endpoint disabled");
+    audit.record(Event::WebhookDisabled(id)).await;
     flash_to(&session, "webhooks-disabled-flash", LIST).await
 }
 

@@ -28,7 +28,7 @@ use crate::i18n::Lang;
 mod doc;
 mod error;
 mod evidence;
-mod extract;
+pub(crate) mod extract;
 mod fields;
 mod files;
 mod gate;

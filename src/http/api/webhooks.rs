@@ -9,8 +9,10 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{Id, Read, Who, body, caller, needs, snapshot_of};
 use super::wire;
 use crate::domain::api::scope::Ability;
+use crate::domain::audit::Event;
 use crate::domain::delivery::endpoints;
 use crate::http::AppState;
+use crate::http::audit::Audit;
 use crate::i18n::{Lang, Message};
 use crate::store;
 
@@ -27,7 +29,13 @@ use crate::store;
         (status = 422, description = "a URL that is not https to a public address, or an unknown event; `field` is url or events (error: invalid)", body = wire::Error),
     )
 )]
-pub async fn create(State(state): State<AppState>, lang: Lang, who: Who, read: Read) -> ApiResult {
+pub async fn create(
+    State(state): State<AppState>,
+    lang: Lang,
+    who: Who,
+    audit: Audit,
+    read: Read,
+) -> ApiResult {
     let token = caller(&who)?;
     needs(&token, Ability::Start, lang)?;
     let bytes = read.json(lang)?;
@@ -71,6 +79,7 @@ pub async fn create(State(state): State<AppState>, lang: Lang, who: Who, read: R
             return Err(ApiError::invalid(lang, field, &refusal.message()));
         }
     };
+    audit.record(Event::WebhookCreated(created.id, url)).await;
     let row = store::webhooks::by_id(&state.db, created.id)
         .await?
         .ok_or_else(|| ApiError::not_found(lang))?;
@@ -126,6 +135,7 @@ pub async fn delete(
     State(state): State<AppState>,
     lang: Lang,
     who: Who,
+    audit: Audit,
     Id(id): Id<i64>,
 ) -> ApiResult {
     let token = caller(&who)?;
@@ -134,5 +144,6 @@ pub async fn delete(
         return Err(ApiError::not_found(lang));
     }
     tracing::info!(endpoint = id, "webhook endpoint deleted through the API");
+    audit.record(Event::WebhookRemoved(id)).await;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
