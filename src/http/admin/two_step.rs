@@ -176,6 +176,7 @@ pub struct AccountForm {
 /// `begin` makes a secret to set up, `confirm` turns it on with its first code, `off` turns
 /// two-step sign-in off with a current code or the password (checked under the sign-in limits,
 /// so a session left open is no way to guess either).
+#[allow(clippy::too_many_arguments)] // an axum handler: one argument per extractor
 pub async fn account_save(
     State(state): State<AppState>,
     ctx: PageContext,
