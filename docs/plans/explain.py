@@ -45,6 +45,19 @@ FILL = {
     "receipts": {
         "id": "'r' || n", "instance_id": "n / 6 + 1", "history_id": "n", "issued_at": "n",
     },
+    "sessions": {
+        "id": "'s' || n", "data": "'{}'", "expiry": "n + 100000000", "admin_id": "n % 1000",
+        "epoch": "0", "created_at": "n", "seen_at": "n", "agent": "'Firefox'",
+    },
+    "admins": {
+        "name": "'admin' || n", "password_hash": "'x'", "created_at": "n",
+        "email": "'a' || n || '@example.org'",
+    },
+    "admin_mails": {
+        "kind": "'invite'", "admin_id": "n % 1000", "email": "'a@example.org'", "name": "'a'",
+        "next_at": "n", "state": "CASE WHEN n % 1000 = 0 THEN 'pending' ELSE 'sent' END",
+        "created_at": "n",
+    },
     "email_codes": {
         "link_id": "n", "instance_id": "n / 2 + 1", "nonce": "'n' || n", "code_hash": "'c' || n",
         "expires_at": "n", "sends": "1", "window_start": "n", "mail_id": "n",
@@ -76,6 +89,17 @@ QUERIES = [
      "AND l.generation = 1 AND l.revoked_at IS NULL AND l.expires > 5) "
      "AND NOT EXISTS (SELECT 1 FROM mails m WHERE m.instance_id = i.id AND m.kind = 'link' "
      "AND m.state = 'pending')"),
+    ("sessions: an administrator's live sessions (account page)",
+     "SELECT s.id, s.created_at, s.seen_at, s.agent FROM sessions s "
+     "JOIN admins a ON a.id = s.admin_id AND a.auth_epoch = s.epoch "
+     "WHERE s.admin_id = 500 AND s.expiry > 5 ORDER BY s.seen_at DESC, s.id LIMIT 50"),
+    ("sessions: sign out everywhere else",
+     "DELETE FROM sessions WHERE admin_id = 500 AND id <> 's500'"),
+    ("admins: by address (OpenID Connect sign-in)",
+     "SELECT id FROM admins WHERE email = 'a500@example.org'"),
+    ("admin mails: the sender's claim",
+     "SELECT id FROM admin_mails WHERE state = 'pending' AND next_at <= 2000000 "
+     "AND (claimed_until IS NULL OR claimed_until < 2000000) ORDER BY next_at, id LIMIT 50"),
 ]
 
 

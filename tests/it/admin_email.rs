@@ -23,7 +23,7 @@ const FIREFOX: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 
 const SAFARI: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1";
 
 /// One run of the email sender, as `serve`'s background task makes it.
-async fn send(app: &TestApp, mailer: Option<&Mailer>, now: i64) {
+pub(crate) async fn send(app: &TestApp, mailer: Option<&Mailer>, now: i64) {
     let site = app.state.site.get().await;
     orchestra::domain::mail::send::run_once(&app.db, &app.state.versions, &site, mailer, now)
         .await

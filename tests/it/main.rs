@@ -15,6 +15,7 @@ mod api;
 mod api_contract;
 mod api_idempotency;
 mod audit;
+mod audit_accounts;
 mod browser;
 mod browser_codes;
 mod browser_files;

@@ -36,6 +36,8 @@ fn routes() -> Vec<(String, bool)> {
                 match name {
                     "keys::PATH" => orchestra::http::admin::keys::PATH.to_owned(),
                     "UNKNOWN_PAGE" => orchestra::http::admin::UNKNOWN_PAGE.to_owned(),
+                    "two_step::PATH" => orchestra::http::admin::two_step_gate::PATH.to_owned(),
+                    "audit::PATH" => orchestra::http::admin::audit::PATH.to_owned(),
                     other => panic!("tests/it/roles.rs: say what the route {other} is"),
                 }
             };

@@ -101,7 +101,7 @@ async fn password(app: &TestApp, name: &str) -> (Client, Page) {
 }
 
 /// The second step: the code page's form, posted with `code`.
-async fn send_code(client: &Client, app: &TestApp, code: &str) -> Page {
+pub(crate) async fn send_code(client: &Client, app: &TestApp, code: &str) -> Page {
     let form = get(client, app, "/admin/login/code").await;
     assert_eq!(form.status, 200, "{}", form.body);
     post(
