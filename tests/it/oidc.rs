@@ -251,6 +251,21 @@ async fn the_provider_signs_in_the_administrator_with_that_address() {
     let logs = app.logs();
     assert!(logs.contains("administrator signed in"), "{logs}");
     assert!(!logs.contains(&code), "the code is never logged");
+    // The audit log says how: through the provider, by that administrator, and once.
+    let (events, _) = orchestra::store::audit::page(
+        &app.db,
+        &orchestra::store::audit::Filter::default(),
+        None,
+        100,
+    )
+    .await
+    .unwrap();
+    let sign_ins: Vec<(&str, Option<&str>)> = events
+        .iter()
+        .filter(|e| e.kind.starts_with("signed_in"))
+        .map(|e| (e.kind.as_str(), e.actor_name.as_deref()))
+        .collect();
+    assert_eq!(sign_ins, [("signed_in_oidc", Some(ADMIN))]);
 }
 
 #[tokio::test]
