@@ -612,6 +612,7 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
         ("password", "/admin/admins/password".to_owned()),
         ("account", "/admin/account".to_owned()),
         ("sessions", "/admin/account/sessions".to_owned()),
+        ("audit", "/admin/audit".to_owned()),
     ];
     for lang in ["en", "fr"] {
         b.resize(1280, 900).await;
@@ -629,6 +630,9 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
                     | "admins"
                     | "instances"
                     | "workflow"
+                    | "account"
+                    | "sessions"
+                    | "audit"
             ) {
                 b.screenshot(&format!("{name}-{lang}")).await;
             }
@@ -640,6 +644,9 @@ async fn an_administrator_and_a_visitor_in_a_real_browser() {
                 !b.scrolls_sideways().await,
                 "{name} ({lang}) scrolls sideways at 390 px"
             );
+            if matches!(*name, "account" | "sessions" | "audit") {
+                b.screenshot(&format!("{name}-phone-{lang}")).await;
+            }
         }
         // A running instance on a phone: each link's state and its Revoke button on screen.
         b.goto(&format!("/admin/instances/{running}?lang={lang}"))

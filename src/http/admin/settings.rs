@@ -91,6 +91,7 @@ const SETTINGS_BASICS: &[&str] = &[
     "orchestra.base_url",
     "orchestra.default_link_ttl",
     "records.retention_days",
+    "login.two_step_required",
 ];
 const INTERACTION_BASICS: &[&str] = &["interaction.files.max_mb"];
 
