@@ -475,7 +475,7 @@ status-flood-store-failing-description = { $decisions ->
    *[count] compter dans ce serveur
 } ». Le comptage reprend par le stockage, et ce qui a été compté entre-temps est écrit, dès que la base de données répond à nouveau.
 settings-api-limits = L'API des intégrateurs
-settings-api-limits-help = Combien de requêtes chaque jeton d’API peut faire, sauf s’il a ses propres limites : tant par minute, et au plus tant à la fois. Une requête signée par un intégrateur de confiance en obtient davantage (docs/api.md). Ces limites ne valent que si « Compter et limiter les requêtes » (ci-dessus) est coché ; les plafonds d’instances en cours et de liens valent quel que soit l’interrupteur.
+settings-api-limits-help = Combien de requêtes chaque jeton d’API peut faire, sauf s’il a ses propres limites : tant par minute, et au plus tant à la fois. Une requête signée par un intégrateur de confiance en obtient davantage (docs/api.md). Ces limites ne valent que si « Compter et limiter les requêtes » (ci-dessus) est coché ; les plafonds d’instances en cours et de liens valent quel que soit l’interrupteur.
 
 ## Sizing chart (issue 10, part 2)
 sizing-title = { $address ->
@@ -796,15 +796,15 @@ keys-resend-what = Sans changer les clés : un e-mail avec un nouveau lien pou
 keys-resend-confirm = Envoyer de nouveaux liens
 keys-resent = Les e-mails avec un nouveau lien sont en file pour chaque participant qu'une instance en cours attend.
 option-verify-email-help = la page du lien ne montre rien de l'étape tant que son détenteur n'a pas saisi un code à six chiffres envoyé à l'adresse du participant (10 minutes, 5 essais, 3 codes par heure)
-settings-advanced = Avancé : limites de requêtes
-settings-advanced-intro = Les limites empêchent un afflux de requêtes, ou quelqu’un qui devine des mots de passe, de ralentir le site pour tout le monde. Les valeurs par défaut conviennent à la plupart des bureaux ; revenez ici quand le rapport d’état suggère un changement.
+settings-advanced = Avancé : limites de requêtes
+settings-advanced-intro = Les limites empêchent un afflux de requêtes, ou quelqu’un qui devine des mots de passe, de ralentir le site pour tout le monde. Les valeurs par défaut conviennent à la plupart des bureaux ; revenez ici quand le rapport d’état suggère un changement.
 interaction-advanced-intro = Combien de requêtes un lien, et tous les liens ensemble, peuvent faire avant que le site réponde « trop de requêtes ». Les valeurs par défaut conviennent à la plupart des workflows.
-settings-advanced-sizing = Avancé : l’activité de chaque limite
-settings-operator-note = Pour les exploitants : chaque limite est un compteur sur une période glissante, gardé dans le stockage des compteurs (flood store, ORCHESTRA_FLOOD : sql ou memory) ; les jetons d’API puisent dans un seau (bucket) avec un débit et une rafale (burst) ; les graphiques montrent l’appelant le plus actif de chaque limite et le 99e centile. Les mêmes réglages se font avec « orchestra config set » (docs/interaction.md).
+settings-advanced-sizing = Avancé : l’activité de chaque limite
+settings-operator-note = Pour les exploitants : chaque limite est un compteur sur une période glissante, gardé dans le stockage des compteurs (flood store, ORCHESTRA_FLOOD : sql ou memory) ; les jetons d’API puisent dans un seau (bucket) avec un débit et une rafale (burst) ; les graphiques montrent l’appelant le plus actif de chaque limite et le 99e centile. Les mêmes réglages se font avec « orchestra config set » (docs/interaction.md).
 
 ## OpenID Connect sign-in
 login-oidc = Se connecter avec { $provider }
 oidc-refused = La connexion avec { $provider } n'a pas abouti. Recommencez depuis cette page.
 oidc-unavailable = { $provider } est injoignable pour le moment. Réessayez dans un instant, ou connectez-vous avec votre nom et votre mot de passe.
-oidc-unverified = { $provider } n'a pas fourni d'adresse e-mail vérifiée : il ne peut pas vous connecter ici.
+oidc-unverified = { $provider } n'a pas fourni d'adresse e-mail vérifiée : il ne peut pas vous connecter ici.
 oidc-unknown = Aucun administrateur de ce site n'a l'adresse fournie par { $provider }. Un propriétaire peut l'ajouter à votre compte.

@@ -354,5 +354,5 @@ cli-receipt-matches = L’historique de l’instance contient toujours cette ré
 cli-receipt-erased = Les mots de la réponse ont été effacés de l’historique ; le SHA-256 qui y est gardé est celui de ce reçu.
 cli-receipt-differs = L’historique de l’instance contient un autre SHA-256 pour cette réponse.
 cli-receipt-absent = L’historique ne contient pas ce reçu (son instance a peut-être été supprimée).
-config-env-oidc-partial = La connexion OpenID Connect demande ORCHESTRA_OIDC_ISSUER, ORCHESTRA_OIDC_CLIENT_ID et ORCHESTRA_OIDC_CLIENT_SECRET ensemble ; il manque : { $names }.
-config-env-oidc-issuer = ORCHESTRA_OIDC_ISSUER doit être l'adresse https du fournisseur (l'émetteur, par ex. https://accounts.google.com) ; « { $value } » n'en est pas une.
+config-env-oidc-partial = La connexion OpenID Connect demande ORCHESTRA_OIDC_ISSUER, ORCHESTRA_OIDC_CLIENT_ID et ORCHESTRA_OIDC_CLIENT_SECRET ensemble ; il manque : { $names }.
+config-env-oidc-issuer = ORCHESTRA_OIDC_ISSUER doit être l'adresse https du fournisseur (l'émetteur, par ex. https://accounts.google.com) ; « { $value } » n'en est pas une.
