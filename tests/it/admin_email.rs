@@ -670,3 +670,44 @@ async fn sessions_from_before_the_upgrade_keep_working_and_are_ended_everywhere(
     assert_eq!(get(&there, &app, "/admin").await.status, 303);
     assert_eq!(get(&here, &app, "/admin").await.status, 200);
 }
+
+/// Two senders at once (two processes' background tasks, or one and cron) over the same queued
+/// invitations: each is claimed by one and sent once, and a later run sends nothing again.
+#[tokio::test]
+async fn two_senders_at_once_send_each_invitation_once() {
+    let smtp = Smtp::start();
+    let mailer = Mailer::new(&smtp.url(), FROM).unwrap();
+    let app = spawn_now_mailing(Flood::Memory, mailer.clone()).await;
+    let site = app.state.site.get().await;
+    for n in 0..6 {
+        let name = format!("invitee{n}");
+        let email = format!("invitee{n}@example.org");
+        let invitation = orchestra::domain::admins::Invitation {
+            name: &name,
+            email: &email,
+            lang: orchestra::i18n::Lang::En,
+            emailing: true,
+            role: orchestra::domain::roles::Role::Editor,
+        };
+        let made = orchestra::domain::admins::invite_with(
+            &app.db,
+            &site.keys,
+            &site.settings.base_url,
+            None,
+            &invitation,
+        )
+        .await
+        .unwrap();
+        assert!(made.emailed);
+    }
+    let now = store::now();
+    tokio::join!(
+        send(&app, Some(&mailer), now),
+        send(&app, Some(&mailer), now)
+    );
+    send(&app, Some(&mailer), now + 3600).await;
+    let mut to: Vec<String> = smtp.received().iter().map(|r| r.to.join(",")).collect();
+    to.sort();
+    let expected: Vec<String> = (0..6).map(|n| format!("invitee{n}@example.org")).collect();
+    assert_eq!(to, expected, "each invitation once");
+}
